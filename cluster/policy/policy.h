@@ -1,0 +1,228 @@
+// Scheduling policy API of the cluster scheduler: one policy code drives both the live
+// scheduler service (cluster/service) and the trace-replay simulator (cluster/sim).
+//
+// The API is pure: no I/O, no clocks, no threads, no torch. A caller (the service or the
+// simulator) owns the state of the cluster, builds a ClusterView snapshot of it, calls
+// Policy::Decide(view) and carries out the returned actions. The live service calls Decide on
+// every event (job submitted, job finished, checkpoint done, node joined or lost) and carries out
+// the actions through its node agents; the simulator does the same on every simulated event.
+//
+//   std::unique_ptr<Policy> policy = NewSingularityPolicy();
+//   ClusterView view = ...;                          // built from the service's state
+//   std::vector<Action> actions = policy->Decide(view);
+//   TESSERA_RETURN_IF_ERROR(ValidateActions(view, actions));  // optional safety net
+//   for (const Action& a : actions) Execute(a);     // node agents: start, checkpoint, ...
+//
+// Model (shared by every policy, the simulator and the service):
+//
+// * A node has `slots` worker slots; a slot stands for one accelerator.
+// * A job has a world size `requested_workers` (n) fixed for its whole life, and may run on
+//   k slots for any k that divides n with min_workers <= k <= n. With k < n the job runs by
+//   *replica splicing* (Singularity): its n ranks are time-sliced, n/k ranks per slot, so it
+//   progresses at the known fraction k/n of its ideal speed (SpeedFraction in sla.h). The world
+//   size, hence the training semantics, never changes.
+// * Gang placement: all k workers are placed at once, on the fewest nodes possible
+//   (IsCompactPlacement): a job that fits in one node uses one node, a larger one uses
+//   ceil(k / largest node size) nodes. Fragmented free slots therefore cannot host a large job
+//   until jobs are migrated, which is what Migrate actions are for.
+// * SLA tiers (Singularity's GPU-fraction SLA, T_ideal / T_real): premium >= 95 %, standard
+//   >= 70 % of ideal speed, basic best effort. A job's *achieved fraction* at time t is
+//   progress / (t - submit_time), where progress counts ideal seconds of work done (seconds
+//   it would have run at full speed on n workers). At completion this is exactly
+//   T_ideal / T_real, queueing included. It needs no knowledge of the job's duration, so a
+//   live service can compute it too. Helpers: cluster/policy/sla.h.
+// * Costs: preempting, resizing or migrating a job writes a checkpoint at a step boundary and
+//   restores it; the job makes no progress meanwhile. A Preempt keeps the job's slots until
+//   its checkpoint is written (state kCheckpointing), then frees them (kSuspended). A job
+//   started from kSuspended, resized or migrated first restores (JobView::stalled_until): it
+//   holds its slots but makes no progress until then. The durations are the caller's (the
+//   simulator's options, the agents' measurements); policies only see their effect in the view.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera::cluster {
+
+// ---------------------------------------------------------------------------------------------
+// Tiers
+
+enum class Tier : uint8_t { kPremium = 0, kStandard = 1, kBasic = 2 };
+inline constexpr int kNumTiers = 3;
+
+// "premium", "standard", "basic".
+std::string_view TierName(Tier tier);
+// Inverse of TierName; INVALID_ARGUMENT for anything else.
+Result<Tier> ParseTier(std::string_view name);
+// The promised fraction of ideal speed: 0.95, 0.70, 0 (best effort).
+double TierTarget(Tier tier);
+
+// ---------------------------------------------------------------------------------------------
+// Jobs, nodes, placements
+
+// What the submitter asked for. Immutable for the job's life.
+struct JobSpec {
+  std::string id;  // unique within the cluster
+  std::string tenant;
+  Tier tier = Tier::kBasic;
+  int requested_workers = 1;  // world size n; the job runs at full speed on n slots
+  int min_workers = 1;        // fewest slots it may be spliced onto (1 <= min <= n)
+  double submit_time = 0;     // seconds, on the caller's clock (the view's `now` clock)
+};
+
+// True when the job may run on k slots: min_workers <= k <= requested_workers and k divides
+// requested_workers (replica splicing time-slices an equal number of ranks on every slot).
+bool IsValidWorkerCount(const JobSpec& spec, int k);
+
+// Largest valid worker count <= limit, or 0 when none.
+int LargestValidWorkerCount(const JobSpec& spec, int limit);
+
+enum class JobState : uint8_t {
+  kPending,        // submitted, never started
+  kRunning,        // holds its placement; progresses unless stalled (restoring)
+  kCheckpointing,  // a Preempt was ordered; still holds its slots until the checkpoint is written
+  kSuspended,      // checkpointed, holds no slots; resumes from its checkpoint when started
+  kFinished,       // done; ignored by policies
+};
+std::string_view JobStateName(JobState state);
+
+// Slots a job holds on one node. `node` is an index into ClusterView::nodes (not an id):
+// indices keep Decide fast on large views; the caller maps them to node ids.
+struct Slice {
+  int node = 0;
+  int slots = 0;
+  friend bool operator==(const Slice&, const Slice&) = default;
+};
+// A job's placement: at most one Slice per node, each with slots > 0.
+using Placement = std::vector<Slice>;
+int TotalSlots(const Placement& placement);
+
+// A job as the policy sees it.
+struct JobView {
+  JobSpec spec;
+  JobState state = JobState::kPending;
+  Placement placement;  // held slots (kRunning, kCheckpointing); empty otherwise
+
+  // Accounting, kept by the caller with the helpers of sla.h.
+  double progress = 0;       // ideal seconds of work done (see the model above)
+  double stalled_until = 0;  // kRunning but restoring (no progress) until this time
+  double first_start = -1;   // when it first started; -1 if never
+  double last_change = -1;   // when it last started, resized or migrated; -1 if never
+  int preemptions = 0;
+  int migrations = 0;
+  int resizes = 0;
+
+  int workers() const { return TotalSlots(placement); }
+};
+
+struct NodeView {
+  std::string id;
+  int slots = 0;
+  bool alive = true;  // a dead node gets no new work; its jobs are the caller's to recover
+};
+
+// A snapshot of the cluster. `jobs` holds the jobs the caller still tracks; finished ones may be
+// present and are ignored. Jobs should appear in nondecreasing submit_time order (ties broken
+// any fixed way): policies use that order as the FIFO order (they re-sort if it is violated,
+// which costs O(n log n) per call).
+struct ClusterView {
+  double now = 0;
+  std::vector<NodeView> nodes;
+  std::vector<JobView> jobs;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Actions
+
+// What a policy asks the caller to do. Actions of one Decide call are independent of each
+// other's *future* effects: a Start may only use slots that are free in the view (not held by
+// any job, including kCheckpointing ones). Slots freed by a Preempt become usable in a later
+// Decide call, after the checkpoint is written. Resize and Migrate release the slots of the
+// old placement that the new one does not reuse at once, and may use slots freed by earlier
+// Resize/Migrate actions of the same call (ValidateActions applies them in order).
+struct Action {
+  enum class Kind : uint8_t {
+    kStart,    // kPending or kSuspended job -> kRunning on `placement` (a suspended job restores)
+    kPreempt,  // kRunning job -> kCheckpointing -> kSuspended; `placement` is empty
+    kResize,   // kRunning job -> kRunning on `placement` with a different worker count
+    kMigrate,  // kRunning job -> kRunning on `placement` with the same worker count
+  };
+  Kind kind = Kind::kStart;
+  int job = 0;         // index into ClusterView::jobs
+  std::string job_id;  // ClusterView::jobs[job].spec.id, for logs and the service
+  Placement placement;
+};
+std::string_view ActionKindName(Action::Kind kind);
+// "start job-7 on n3:4,n5:4" (node ids taken from the view), for logs and tests.
+std::string DescribeAction(const ClusterView& view, const Action& action);
+
+// True when `placement` uses live nodes at most once each, positive slot counts, and the fewest
+// nodes a job of that many workers can use (see the model above).
+bool IsCompactPlacement(const ClusterView& view, const Placement& placement);
+
+// Checks that `actions` are legal for `view`: known jobs in the right state, at most one action
+// per job, valid worker counts, compact placements, and no slot of any node allocated twice or
+// beyond its capacity. The simulator runs it on every decision in debug builds and tests; the
+// service may run it before touching any node. INVALID_ARGUMENT naming the first bad action.
+Status ValidateActions(const ClusterView& view, const std::vector<Action>& actions);
+
+// ---------------------------------------------------------------------------------------------
+// Policies
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+  // Returns what to change now. Deterministic: the same view gives the same actions. Must not
+  // keep references into `view`. May keep its own state between calls (e.g. for hysteresis),
+  // but the shipped policies are stateless so that a restarted service decides the same.
+  virtual std::vector<Action> Decide(const ClusterView& view) = 0;
+  virtual std::string_view name() const = 0;
+};
+
+// FIFO gang scheduling without preemption: jobs start in submit order on `requested_workers`
+// slots; the first job that does not fit blocks every job behind it (no backfilling, no
+// resizing, no migration). The classic baseline.
+std::unique_ptr<Policy> NewFifoPolicy();
+
+// Tiresias-style discretized two-dimensional least-attained-service (NSDI'19): a job's attained
+// service is its GPU time (slot-seconds held); jobs are put in priority queues by thresholds on
+// it, FIFO within a queue; higher queues preempt lower ones. Gang, no resizing, tier-blind.
+struct TiresiasOptions {
+  // Attained-service thresholds (slot-seconds) between the queues. Tiresias' defaults use two
+  // queues; the threshold here is one GPU-hour.
+  std::vector<double> queue_thresholds = {3600.0};
+  // A running job is not preempted before it ran this long since its last (re)start, so that
+  // checkpoint costs are not paid for seconds of work (Tiresias' lease-like guard).
+  double min_run_s = 300;
+};
+std::unique_ptr<Policy> NewTiresiasPolicy(TiresiasOptions options = {});
+
+// Singularity-style SLA-aware policy (the design is ours; Singularity publishes no policy, see
+// docs/cluster-replay.md): tiers in strict priority, each job kept at or above its tier's
+// target, the rest of the fleet filled by best-effort work.
+struct SingularityOptions {
+  // Slots kept free (when possible by preempting basic jobs in the background) so that a
+  // premium job that arrives starts at once instead of waiting for a checkpoint.
+  int premium_headroom_slots = 8;
+  // Elastic jobs are first started shrunk rather than kept waiting, and grow back when slots
+  // free up; guaranteed tiers are never shrunk below their SLA target.
+  bool elastic = true;
+  // Migrate small jobs to free a whole node when a waiting gang needs one.
+  bool defragment = true;
+  // A running basic job is not preempted, resized or migrated again within this many seconds of
+  // its last change, unless a premium or standard job needs its slots.
+  double min_run_s = 300;
+};
+std::unique_ptr<Policy> NewSingularityPolicy(SingularityOptions options = {});
+
+// "fifo", "tiresias", "singularity" with default options; INVALID_ARGUMENT otherwise.
+Result<std::unique_ptr<Policy>> NewPolicyByName(std::string_view name);
+// The names NewPolicyByName accepts.
+std::vector<std::string> PolicyNames();
+
+}  // namespace tessera::cluster
