@@ -8,7 +8,7 @@ namespace tessera::cluster {
 std::vector<int> FreeSlots(const ClusterView& view) {
   std::vector<int> free(view.nodes.size());
   for (size_t i = 0; i < view.nodes.size(); ++i) {
-    free[i] = view.nodes[i].alive ? view.nodes[i].slots : 0;
+    free[i] = view.nodes[i].alive ? view.nodes[i].slots - view.nodes[i].draining : 0;
   }
   for (const JobView& job : view.jobs) {
     if (job.state != JobState::kRunning && job.state != JobState::kCheckpointing) continue;
@@ -19,12 +19,17 @@ std::vector<int> FreeSlots(const ClusterView& view) {
   return free;
 }
 
-std::vector<int> CheckpointingSlots(const ClusterView& view) {
+std::vector<int> ReleasingSlots(const ClusterView& view) {
   std::vector<int> held(view.nodes.size(), 0);
+  for (size_t i = 0; i < view.nodes.size(); ++i) {
+    if (view.nodes[i].alive) held[i] = view.nodes[i].draining;
+  }
   for (const JobView& job : view.jobs) {
     if (job.state != JobState::kCheckpointing) continue;
     for (const Slice& s : job.placement) {
-      if (s.node >= 0 && static_cast<size_t>(s.node) < held.size()) held[s.node] += s.slots;
+      if (s.node >= 0 && static_cast<size_t>(s.node) < held.size() && view.nodes[s.node].alive) {
+        held[s.node] += s.slots;
+      }
     }
   }
   return held;

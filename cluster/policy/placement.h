@@ -9,12 +9,13 @@
 
 namespace tessera::cluster {
 
-// Free slots per node of `view`: slots minus the slots held by kRunning and kCheckpointing jobs;
-// 0 for dead nodes. A negative count means the view itself is over-allocated.
+// Free slots per node of `view`: slots minus draining slots and the slots held by kRunning and
+// kCheckpointing jobs; 0 for dead nodes. A negative count means the view is over-allocated.
 std::vector<int> FreeSlots(const ClusterView& view);
 
-// Slots per node that a kCheckpointing job holds now and will free when its checkpoint is written.
-std::vector<int> CheckpointingSlots(const ClusterView& view);
+// Slots per node that will become free when checkpoints in flight are written: those held by
+// kCheckpointing jobs plus draining ones (0 for dead nodes).
+std::vector<int> ReleasingSlots(const ClusterView& view);
 
 // Slot count of the largest node (alive or not): the unit of compact placement.
 int MaxNodeSlots(const ClusterView& view);

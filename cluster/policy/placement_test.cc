@@ -19,8 +19,9 @@ TEST(FreeSlotsTest, CountsRunningAndCheckpointingJobs) {
   view.jobs[b].state = JobState::kCheckpointing;
   AddJob(view, "c", Tier::kBasic, 8);  // pending: holds nothing
   view.nodes[2].alive = false;
-  EXPECT_EQ(FreeSlots(view), (std::vector<int>{4, 6, 0}));
-  EXPECT_EQ(CheckpointingSlots(view), (std::vector<int>{0, 2, 0}));
+  view.nodes[0].draining = 1;
+  EXPECT_EQ(FreeSlots(view), (std::vector<int>{3, 6, 0}));
+  EXPECT_EQ(ReleasingSlots(view), (std::vector<int>{1, 2, 0}));
 }
 
 TEST(FindCompactPlacementTest, BestFitForSmallGangs) {

@@ -150,18 +150,27 @@ Status ValidateActions(const ClusterView& view, const std::vector<Action>& actio
     if (seen[a.job]) return bad("second action for the same job");
     seen[a.job] = true;
     const std::string state(JobStateName(job.state));
-    auto check_fit = [&]() -> Status {
+    // `own`: the job's current placement, usable by its own Resize/Migrate. Slots it gives up
+    // are draining afterwards, so they stay unusable for the rest of the actions.
+    auto check_fit = [&](const Placement& own) -> Status {
       const int k = TotalSlots(a.placement);
       if (!IsValidWorkerCount(job.spec, k)) {
         return bad(std::to_string(k) + " workers is not a valid count for this job");
       }
       if (!IsCompactPlacement(view, a.placement)) return bad("placement is not compact");
+      auto own_on = [&](int node) {
+        int n = 0;
+        for (const Slice& o : own) n += o.node == node ? o.slots : 0;
+        return n;
+      };
       for (const Slice& s : a.placement) {
-        if (free[s.node] < s.slots)
-          return bad("node " + view.nodes[s.node].id + " has only " + std::to_string(free[s.node]) +
-                     " free slots");
+        const int usable = free[s.node] + own_on(s.node);
+        if (usable < s.slots) {
+          return bad("node " + view.nodes[s.node].id + " has only " + std::to_string(usable) +
+                     " usable slots");
+        }
       }
-      Take(free, a.placement);
+      for (const Slice& s : a.placement) free[s.node] -= std::max(0, s.slots - own_on(s.node));
       return Status::Ok();
     };
     switch (a.kind) {
@@ -169,7 +178,7 @@ Status ValidateActions(const ClusterView& view, const std::vector<Action>& actio
         if (job.state != JobState::kPending && job.state != JobState::kSuspended) {
           return bad("cannot start a " + state + " job");
         }
-        TESSERA_RETURN_IF_ERROR(check_fit());
+        TESSERA_RETURN_IF_ERROR(check_fit({}));
         break;
       case Action::Kind::kPreempt:
         if (job.state != JobState::kRunning) return bad("cannot preempt a " + state + " job");
@@ -186,8 +195,7 @@ Status ValidateActions(const ClusterView& view, const std::vector<Action>& actio
           if (!same_count) return bad("migrate must keep the worker count");
           if (SameSlices(a.placement, job.placement)) return bad("migrate to the same placement");
         }
-        Take(free, job.placement, +1);
-        TESSERA_RETURN_IF_ERROR(check_fit());
+        TESSERA_RETURN_IF_ERROR(check_fit(job.placement));
         break;
       }
     }

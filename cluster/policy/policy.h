@@ -33,9 +33,10 @@
 //   live service can compute it too. Helpers: cluster/policy/sla.h.
 // * Costs: preempting, resizing or migrating a job writes a checkpoint at a step boundary and
 //   restores it; the job makes no progress meanwhile. A Preempt keeps the job's slots until
-//   its checkpoint is written (state kCheckpointing), then frees them (kSuspended). A job
-//   started from kSuspended, resized or migrated first restores (JobView::stalled_until): it
-//   holds its slots but makes no progress until then. The durations are the caller's (the
+//   its checkpoint is written (state kCheckpointing), then frees them (kSuspended); a Resize or
+//   Migrate releases the slots it gives up only then too (NodeView::draining). A job started
+//   from kSuspended, resized or migrated restores first (JobView::stalled_until): it holds its
+//   slots but makes no progress until then. The durations are the caller's (the
 //   simulator's options, the agents' measurements); policies only see their effect in the view.
 #pragma once
 
@@ -124,6 +125,9 @@ struct NodeView {
   std::string id;
   int slots = 0;
   bool alive = true;  // a dead node gets no new work; its jobs are the caller's to recover
+  // Slots no job holds any more but that are not usable yet: released by a Resize or Migrate
+  // whose checkpoint is still being written. They become free when it is.
+  int draining = 0;
 };
 
 // A snapshot of the cluster. `jobs` holds the jobs the caller still tracks; finished ones may be
@@ -139,12 +143,16 @@ struct ClusterView {
 // ---------------------------------------------------------------------------------------------
 // Actions
 
-// What a policy asks the caller to do. Actions of one Decide call are independent of each
-// other's *future* effects: a Start may only use slots that are free in the view (not held by
-// any job, including kCheckpointing ones). Slots freed by a Preempt become usable in a later
-// Decide call, after the checkpoint is written. Resize and Migrate release the slots of the
-// old placement that the new one does not reuse at once, and may use slots freed by earlier
-// Resize/Migrate actions of the same call (ValidateActions applies them in order).
+// What a policy asks the caller to do. Every action is a checkpoint/restore transition, and
+// slots are only ever handed to a job once nobody uses them:
+// * Start may only use slots free in the view: not held by any job (kCheckpointing ones
+//   included) and not draining.
+// * Preempt keeps the job's slots until its checkpoint is written (kCheckpointing); they become
+//   free afterwards, so a job waiting for them starts in a later Decide call.
+// * Resize and Migrate may use free slots plus the job's own current ones. Its old slots that
+//   the new placement does not reuse are released as draining (NodeView::draining) until the
+//   checkpoint is written. The job then stalls (restores) before progressing again.
+// Actions are checked in order against the slots left by the previous ones (ValidateActions).
 struct Action {
   enum class Kind : uint8_t {
     kStart,    // kPending or kSuspended job -> kRunning on `placement` (a suspended job restores)

@@ -50,18 +50,36 @@ TEST(CompactPlacementTest, FewestNodes) {
 }
 
 TEST(ValidateActionsTest, AcceptsLegalActions) {
-  ClusterView view = MakeCluster(2, 8, 100);
+  ClusterView view = MakeCluster(3, 8, 100);
   const int a = AddJob(view, "a", Tier::kBasic, 8);
   const int b = AddJob(view, "b", Tier::kPremium, 4);
   const int c = AddJob(view, "c", Tier::kStandard, 8, 2);
+  const int d = AddJob(view, "d", Tier::kBasic, 2, 1);
   StartRunning(view, a, {{0, 8}});
   StartRunning(view, c, {{1, 8}});
+  StartRunning(view, d, {{2, 2}});
   std::vector<Action> actions = {
       {Action::Kind::kPreempt, a, "a", {}},
       {Action::Kind::kResize, c, "c", {{1, 4}}},
-      {Action::Kind::kStart, b, "b", {{1, 4}}},  // uses the slots the resize released
+      {Action::Kind::kResize, d, "d", {{2, 1}}},
+      {Action::Kind::kStart, b, "b", {{2, 4}}},
   };
   EXPECT_TRUE(ValidateActions(view, actions).ok()) << ValidateActions(view, actions);
+}
+
+TEST(ValidateActionsTest, ReleasedSlotsDrainBeforeReuse) {
+  ClusterView view = MakeCluster(2, 8);
+  const int c = AddJob(view, "c", Tier::kStandard, 8, 2);
+  const int b = AddJob(view, "b", Tier::kPremium, 4);
+  StartRunning(view, c, {{1, 8}});
+  // The 4 slots c gives up are still busy while c checkpoints.
+  Status s = ValidateActions(
+      view, {{Action::Kind::kResize, c, "c", {{1, 4}}}, {Action::Kind::kStart, b, "b", {{1, 4}}}});
+  EXPECT_NE(s.message().find("usable slots"), std::string::npos) << s;
+  // A job may move onto free slots, but not onto draining ones.
+  EXPECT_TRUE(ValidateActions(view, {{Action::Kind::kMigrate, c, "c", {{0, 8}}}}).ok());
+  view.nodes[0].draining = 1;
+  EXPECT_FALSE(ValidateActions(view, {{Action::Kind::kMigrate, c, "c", {{0, 8}}}}).ok());
 }
 
 TEST(ValidateActionsTest, RejectsOverAllocation) {
@@ -74,7 +92,7 @@ TEST(ValidateActionsTest, RejectsOverAllocation) {
                                  {Action::Kind::kStart, b, "b", {{0, 4}}}};
   Status s = ValidateActions(view, actions);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("free slots"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("usable slots"), std::string::npos) << s;
 }
 
 TEST(ValidateActionsTest, RejectsBadTransitions) {
