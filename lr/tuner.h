@@ -1,0 +1,96 @@
+// An online learning-rate tuner in the spirit of LRTuner (Iyer et al., AutoML@ICML 2021).
+//
+// THIS IS NOT LRTuner: that paper's algorithm section is not available to us (see docs/lr.md).
+// It is our own design built from documented pieces:
+//   * from AutoLRS (Jin et al., ICLR 2021): from a snapshot, train each candidate rate for a
+//     short trial, fit a*exp(b*t)+c to its loss series and forecast the loss a whole round
+//     ahead (lr/forecast.h);
+//   * from Knee (Iyer et al., 2020/2023): prefer the LARGEST rate whose forecast is within a
+//     tolerance of the best one (wide minima are found at high rates), explore at that rate
+//     for a large part of the budget, then decay linearly to exactly 0;
+//   * ours: a coarse first round (factors 4^-3..4^3 around the initial guess), fine rounds
+//     after it (factors 2^-1..2^1 in half-octaves), search stops once the choice has not
+//     moved for `stable_rounds` rounds, and exploration ends at a loss plateau (after
+//     min_explore_fraction) or at max_explore_fraction of the budget, whichever is first.
+//
+// Torch-free: the tuner drives a Trainable, an interface with an in-memory snapshot. The
+// libtorch implementation lives in the trainer; tests use synthetic quadratics.
+//
+// Extra compute: every search round costs (#candidates x trial_steps) optimizer steps that do
+// not count towards the budget; TunerReport::trial_steps reports them exactly.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera::lr {
+
+enum class TunerPhase { kExplore, kExploit };
+const char* TunerPhaseName(TunerPhase phase);
+
+// What the tuner needs from a training run.
+class Trainable {
+ public:
+  virtual ~Trainable() = default;
+  // Keeps the complete training state (parameters, optimizer state, data position) in one
+  // in-memory slot, overwriting the previous snapshot.
+  virtual Status Snapshot() = 0;
+  // Returns to the last snapshot exactly.
+  virtual Status Restore() = 0;
+  // One optimizer update at rate `lr` on the next minibatch; returns that minibatch's loss.
+  virtual Result<double> Step(double lr) = 0;
+  // Called after every step that counts towards the budget (never for trial steps).
+  virtual void Committed(int64_t step, double lr, double loss, TunerPhase phase) {
+    (void)step, (void)lr, (void)loss, (void)phase;
+  }
+};
+
+struct TunerOptions {
+  double initial_lr = 0;
+  int64_t total_steps = 0;  // the budget of committed steps
+  int64_t round_steps = 0;  // steps between decisions; 0: total_steps / 16
+  int64_t trial_steps = 0;  // steps per candidate trial; 0: max(round_steps / 8, 8)
+  std::vector<double> coarse_factors = {1.0 / 64, 1.0 / 16, 1.0 / 4, 1, 4, 16, 64};
+  std::vector<double> fine_factors = {0.5, 0.7071067811865476, 1, 1.4142135623730951, 2};
+  double tolerance = 0.05;  // a candidate is "good" if forecast <= best * (1 + tolerance)
+  int stable_rounds = 2;    // stop searching after this many rounds without a change
+  double min_explore_fraction = 0.25;
+  double max_explore_fraction = 0.5;
+  double plateau_threshold = 0.01;  // relative drop of the round-mean loss that counts as progress
+  double divergence_factor = 2.0;   // a trial whose loss exceeds this x its first loss diverged
+  double max_lr = std::numeric_limits<double>::infinity();
+};
+
+struct TunerRound {
+  int64_t step = 0;                // committed steps before the round
+  std::vector<double> candidates;  // empty when the search had already stopped
+  std::vector<double> forecasts;   // +inf for a diverged candidate
+  double chosen_lr = 0;
+  double round_mean_loss = 0;  // mean committed loss over the round
+};
+
+struct TunerReport {
+  double chosen_lr = 0;            // the explore rate when exploration ended
+  int64_t explore_steps = 0;       // committed steps spent exploring
+  int64_t committed_steps = 0;     // == total_steps
+  int64_t trial_steps = 0;         // extra optimizer steps spent on trials
+  std::string explore_end_reason;  // "plateau", "max_explore_fraction" or "budget"
+  std::vector<TunerRound> rounds;
+
+  double ExtraComputeFraction() const {
+    return committed_steps == 0 ? 0 : static_cast<double>(trial_steps) / committed_steps;
+  }
+};
+
+// Checks the options and fills the defaults (round_steps, trial_steps).
+Result<TunerOptions> ResolveTunerOptions(TunerOptions options);
+
+// Runs the whole budget: explore with periodic searches, then a linear decay to 0.
+Result<TunerReport> RunTuner(const TunerOptions& options, Trainable& trainable);
+
+}  // namespace tessera::lr

@@ -1,0 +1,189 @@
+#include "lr/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace tessera::lr {
+namespace {
+
+// f(x) = 1/2 sum_i h_i x_i^2 with stochastic gradients g_i = h_i x_i + sigma * N(0, 1): the
+// noisy quadratic model, whose expected loss under constant-rate SGD has a closed form, so the
+// best learning rate is known exactly.
+class NoisyQuadratic : public Trainable {
+ public:
+  NoisyQuadratic(std::vector<double> h, double x0, double sigma, uint64_t seed)
+      : h_(std::move(h)), x_(h_.size(), x0), sigma_(sigma), rng_(seed) {}
+
+  Status Snapshot() override {
+    saved_x_ = x_;
+    saved_rng_ = rng_;
+    return Status::Ok();
+  }
+  Status Restore() override {
+    x_ = saved_x_;
+    rng_ = saved_rng_;
+    return Status::Ok();
+  }
+  Result<double> Step(double lr) override {
+    ++steps_;
+    const double loss = Loss();
+    std::normal_distribution<double> noise(0.0, 1.0);
+    for (size_t i = 0; i < x_.size(); ++i) x_[i] -= lr * (h_[i] * x_[i] + sigma_ * noise(rng_));
+    return loss;
+  }
+  void Committed(int64_t step, double lr, double, TunerPhase phase) override {
+    EXPECT_EQ(step, committed_) << "committed steps must be reported in order";
+    ++committed_;
+    last_lr_ = lr;
+    if (phase == TunerPhase::kExploit) ++exploit_steps_;
+  }
+
+  double Loss() const {
+    double f = 0;
+    for (size_t i = 0; i < x_.size(); ++i) f += 0.5 * h_[i] * x_[i] * x_[i];
+    return f;
+  }
+
+  // Expected final loss of the tuner's own schedule shape run with a fixed explore rate:
+  // `explore` updates at `lr`, then Knee's linear decay to 0 over the rest of `total`. Closed
+  // form per coordinate: E[x'^2] = (1 - r h)^2 E[x^2] + r^2 sigma^2 for the update's rate r.
+  double ExpectedFinalLoss(double lr, int64_t explore, int64_t total, double x0) const {
+    double f = 0;
+    const int64_t decay = total - explore;
+    for (double h : h_) {
+      double m = x0 * x0;
+      for (int64_t t = 0; t < total; ++t) {
+        const double r =
+            t < explore ? lr : lr * (1.0 - static_cast<double>(t - explore + 1) / decay);
+        m = (1 - r * h) * (1 - r * h) * m + r * r * sigma_ * sigma_;
+      }
+      f += 0.5 * h * m;
+    }
+    return f;
+  }
+
+  // The explore rate that minimises that expected final loss, by a fine log grid: the known
+  // best rate for the schedule the tuner runs.
+  double BestRate(int64_t explore, int64_t total, double x0) const {
+    double best_lr = 0, best = INFINITY;
+    for (int i = 0; i <= 2000; ++i) {
+      const double lr = 1e-4 * std::pow(1e5, i / 2000.0);
+      const double f = ExpectedFinalLoss(lr, explore, total, x0);
+      if (f < best) best = f, best_lr = lr;
+    }
+    return best_lr;
+  }
+
+  int64_t steps_ = 0;
+  int64_t committed_ = 0;
+  int64_t exploit_steps_ = 0;
+  double last_lr_ = -1;
+
+ private:
+  std::vector<double> h_;
+  std::vector<double> x_, saved_x_;
+  double sigma_;
+  std::mt19937_64 rng_, saved_rng_;
+};
+
+struct Case {
+  const char* name;
+  std::vector<double> h;
+  double sigma;
+  double initial_lr;
+};
+
+class TunerOnQuadratics : public ::testing::TestWithParam<Case> {};
+
+TEST_P(TunerOnQuadratics, PicksWithinTwoOfTheKnownBestRate) {
+  const Case& c = GetParam();
+  const int64_t total = 400;
+  const double x0 = 3.0;
+  for (uint64_t seed : {1, 2, 3}) {
+    NoisyQuadratic q(c.h, x0, c.sigma, seed);
+    TunerOptions o{.initial_lr = c.initial_lr, .total_steps = total};
+    auto report = RunTuner(o, q);
+    ASSERT_TRUE(report.ok()) << report.status();
+    // Ground truth: the best explore rate for the explore/decay split the tuner actually ran.
+    const double best = q.BestRate(report->explore_steps, total, x0);
+    EXPECT_GE(report->chosen_lr, best / 2) << c.name << " seed " << seed << " best " << best;
+    EXPECT_LE(report->chosen_lr, best * 2) << c.name << " seed " << seed << " best " << best;
+    // Bookkeeping: the budget is respected, trials are counted exactly, the decay ends at 0.
+    EXPECT_EQ(report->committed_steps, total);
+    EXPECT_EQ(q.committed_, total);
+    EXPECT_EQ(q.steps_, total + report->trial_steps);
+    EXPECT_EQ(q.exploit_steps_, total - report->explore_steps);
+    EXPECT_EQ(q.last_lr_, 0.0);
+    EXPECT_LE(report->explore_steps, total / 2);
+    EXPECT_GE(report->explore_steps, total / 4);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Quadratics, TunerOnQuadratics,
+    ::testing::Values(
+        // Ill-conditioned (curvatures 0.1 .. 10), little noise: the best rate is set by the
+        // curvatures (near 2 / (h_min + h_max)). Start 20x too high (diverging). (Started 30x
+        // too low instead, seed 1 ends 2.5x below the best rate: see docs/lr.md.)
+        Case{"ill-conditioned-high-start", {0.1, 0.3, 1, 3, 10}, 0.05, 4.0},
+        // Wider spectrum in 20 dimensions, start 10x low.
+        Case{"wide-spectrum",
+             {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 0.05, 0.1,
+              0.2,  0.4, 0.8, 1.6, 3.2, 6.4, 0.3, 0.6, 1.2,  2.4},
+             0.05,
+             0.03},
+        // Noise-dominated: the best rate is far below 1/h because of the noise floor. (A
+        // well-conditioned quadratic with little noise is NOT among these cases: there the
+        // tuner chases the noise floor downwards and ends 2.6x below the best rate; see
+        // docs/lr.md, "short-horizon bias".)
+        Case{"noisy", std::vector<double>(50, 1.0), 1.0, 0.3}),
+    [](const auto& info) {
+      std::string n = info.param.name;
+      for (char& ch : n) ch = ch == '-' ? '_' : ch;
+      return n;
+    });
+
+TEST(Tuner, PrefersTheLargestGoodRate) {
+  // Flat landscape (sigma = 0, h tiny): every candidate forecasts nearly the same loss, so the
+  // wide-minima rule takes the largest candidate of the coarse round.
+  NoisyQuadratic q({1e-9}, 1.0, 0.0, 1);
+  TunerOptions o{.initial_lr = 0.01, .total_steps = 160, .stable_rounds = 1};
+  auto report = RunTuner(o, q).value();
+  ASSERT_FALSE(report.rounds.empty());
+  EXPECT_DOUBLE_EQ(report.rounds[0].chosen_lr, 0.64);
+}
+
+TEST(Tuner, RejectsBadOptions) {
+  NoisyQuadratic q({1.0}, 1.0, 0.0, 1);
+  EXPECT_FALSE(RunTuner({.initial_lr = 0, .total_steps = 100}, q).ok());
+  EXPECT_FALSE(RunTuner({.initial_lr = 0.1, .total_steps = 1}, q).ok());
+  EXPECT_FALSE(RunTuner({.initial_lr = 0.1, .total_steps = 100, .trial_steps = 2}, q).ok());
+  EXPECT_FALSE(RunTuner({.initial_lr = 0.1, .total_steps = 100, .fine_factors = {}}, q).ok());
+  EXPECT_FALSE(
+      RunTuner({.initial_lr = 0.1, .total_steps = 100, .min_explore_fraction = 0.6}, q).ok());
+  EXPECT_EQ(q.steps_, 0);
+}
+
+class FailingTrainable : public Trainable {
+ public:
+  Status Snapshot() override { return Status::Ok(); }
+  Status Restore() override { return Status::Ok(); }
+  Result<double> Step(double) override {
+    if (++steps_ > 5) return DataLossError("disk gone");
+    return 1.0;
+  }
+  int steps_ = 0;
+};
+
+TEST(Tuner, PropagatesTrainingErrors) {
+  FailingTrainable t;
+  auto report = RunTuner({.initial_lr = 0.1, .total_steps = 100}, t);
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().code(), StatusCode::kDataLoss);
+}
+
+}  // namespace
+}  // namespace tessera::lr
