@@ -1,0 +1,157 @@
+// The ledger's signed and hashed messages and their canonical encodings (canonical.h).
+//
+// Every encoding starts with a one-byte message type, so bytes of one type never decode as
+// another, and every signature is domain-separated by the type's name (ed25519.h). A signed
+// message encodes as body || signature(64); the signature covers exactly the body.
+//
+//   Transaction tx{.from = alice.public_key(), .to = bob, .amount = 5, .nonce = 0};
+//   SignTransaction(tx, alice);
+//   std::string wire = EncodeTransaction(tx);
+//   TESSERA_ASSIGN_OR_RETURN(Transaction back, DecodeTransaction(AsBytes(wire)));
+//   bool ok = VerifyTransaction(back);
+//
+// Decoders accept exactly the bytes their encoder produces: anything truncated, with
+// trailing bytes, an unknown type or step, an over-limit list, or a list that must be
+// strictly ordered but is not (duplicates included) is INVALID_ARGUMENT with the field and
+// offset. Semantic checks (a transfer to oneself, a stale nonce) belong to the state
+// transition, not to decoding.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/crypto/ed25519.h"
+#include "ledger/crypto/vrf.h"
+
+namespace tessera::ledger {
+
+enum class MessageType : uint8_t {
+  kTransaction = 1,
+  kTxPoolCommitment = 2,
+  kWitnessList = 3,
+  kVote = 4,
+  kBlockHeader = 5,
+  kCommitteeCertificate = 6,
+};
+
+// List limits: generous for the protocol's sizes (research note §6: ~2000-member committees,
+// low hundreds of politicians), small enough that a decoder's memory stays bounded.
+inline constexpr uint32_t kMaxWitnessEntries = 4096;
+inline constexpr uint32_t kMaxPoolHashes = 4096;
+inline constexpr uint32_t kMaxCertificateSigners = 65536;
+
+// A transfer of `amount` from `from` to `to`; `nonce` is the sender's count of earlier
+// transfers, so a transaction cannot be replayed. Signed by `from`. Encoded size: 145 bytes.
+struct Transaction {
+  PublicKey from{};
+  PublicKey to{};
+  uint64_t amount = 0;
+  uint64_t nonce = 0;
+  Signature signature{};
+  friend bool operator==(const Transaction&, const Transaction&) = default;
+};
+
+// A politician's signed commitment to the pool of transactions it froze for a block.
+struct TxPoolCommitment {
+  uint32_t politician_id = 0;
+  uint64_t height = 0;
+  uint32_t tx_count = 0;
+  Hash256 pool_hash{};  // PoolHash() of the pool's transactions, in pool order
+  Signature signature{};
+  friend bool operator==(const TxPoolCommitment&, const TxPoolCommitment&) = default;
+};
+
+// A committee citizen's signed statement of which pools it saw for a block.
+struct WitnessEntry {
+  uint32_t politician_id = 0;
+  Hash256 pool_hash{};
+  friend bool operator==(const WitnessEntry&, const WitnessEntry&) = default;
+};
+struct WitnessList {
+  uint64_t height = 0;
+  PublicKey citizen{};
+  VrfProof credential{};              // the citizen's committee-membership proof (sortition.h)
+  std::vector<WitnessEntry> entries;  // strictly increasing politician_id
+  Signature signature{};
+  friend bool operator==(const WitnessList&, const WitnessList&) = default;
+};
+
+enum class VoteStep : uint8_t { kSoft = 1, kCert = 2 };
+
+// One agreement vote of a committee citizen for a block value.
+struct Vote {
+  uint64_t height = 0;
+  VoteStep step = VoteStep::kSoft;
+  Hash256 value{};  // the hash of the block header voted for
+  PublicKey citizen{};
+  VrfProof credential{};
+  Signature signature{};
+  friend bool operator==(const Vote&, const Vote&) = default;
+};
+
+// A block header. The body (the pools' transactions) is stored by politicians and addressed
+// by pool hash; a citizen needs only the header.
+struct BlockHeader {
+  uint64_t height = 0;
+  Hash256 prev_hash{};
+  Hash256 seed{};  // this block's sortition seed (sortition.h NextSeed)
+  PublicKey proposer{};
+  VrfProof proposer_credential{};
+  std::vector<Hash256> pool_hashes;  // in block order (duplicates rejected)
+  Hash256 state_root{};              // state after applying this block
+  friend bool operator==(const BlockHeader&, const BlockHeader&) = default;
+};
+
+// The committee's signatures on a block: with enough valid signers it proves the block to a
+// light client.
+struct CertificateSigner {
+  PublicKey citizen{};
+  VrfProof credential{};
+  Signature signature{};  // SignBlock() over (height, block_hash)
+  friend bool operator==(const CertificateSigner&, const CertificateSigner&) = default;
+};
+struct CommitteeCertificate {
+  uint64_t height = 0;
+  Hash256 block_hash{};
+  std::vector<CertificateSigner> signers;  // strictly increasing citizen key
+  friend bool operator==(const CommitteeCertificate&, const CommitteeCertificate&) = default;
+};
+
+std::string EncodeTransaction(const Transaction& tx);
+Result<Transaction> DecodeTransaction(ByteSpan bytes);
+std::string TransactionSigningBytes(const Transaction& tx);
+void SignTransaction(Transaction& tx, const KeyPair& from);
+bool VerifyTransaction(const Transaction& tx);
+// SHA-256 of the full encoding (signature included).
+Hash256 TransactionId(const Transaction& tx);
+// SHA-256 over "tessera/tx-pool", the count and every transaction's encoding, in order.
+Hash256 PoolHash(const std::vector<Transaction>& pool);
+
+std::string EncodeTxPoolCommitment(const TxPoolCommitment& c);
+Result<TxPoolCommitment> DecodeTxPoolCommitment(ByteSpan bytes);
+void SignTxPoolCommitment(TxPoolCommitment& c, const KeyPair& politician);
+bool VerifyTxPoolCommitment(const TxPoolCommitment& c, const PublicKey& politician);
+
+std::string EncodeWitnessList(const WitnessList& w);
+Result<WitnessList> DecodeWitnessList(ByteSpan bytes);
+void SignWitnessList(WitnessList& w, const KeyPair& citizen);  // sets w.citizen too
+bool VerifyWitnessList(const WitnessList& w);
+
+std::string EncodeVote(const Vote& v);
+Result<Vote> DecodeVote(ByteSpan bytes);
+void SignVote(Vote& v, const KeyPair& citizen);  // sets v.citizen too
+bool VerifyVote(const Vote& v);
+
+std::string EncodeBlockHeader(const BlockHeader& h);
+Result<BlockHeader> DecodeBlockHeader(ByteSpan bytes);
+Hash256 BlockHash(const BlockHeader& h);  // SHA-256 of the encoding
+
+std::string EncodeCommitteeCertificate(const CommitteeCertificate& c);
+Result<CommitteeCertificate> DecodeCommitteeCertificate(ByteSpan bytes);
+// A certificate signer's signature over (height, block_hash).
+Signature SignBlock(uint64_t height, const Hash256& block_hash, const KeyPair& citizen);
+bool VerifyBlockSignature(uint64_t height, const Hash256& block_hash, const PublicKey& citizen,
+                          const Signature& signature);
+
+}  // namespace tessera::ledger

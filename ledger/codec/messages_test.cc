@@ -1,0 +1,236 @@
+#include "ledger/codec/messages.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "ledger/codec/canonical.h"
+
+namespace tessera::ledger {
+namespace {
+
+template <size_t N>
+std::array<uint8_t, N> Fill(uint8_t seed) {
+  std::array<uint8_t, N> a;
+  for (size_t i = 0; i < N; ++i) a[i] = static_cast<uint8_t>(seed + 7 * i);
+  return a;
+}
+
+Transaction SampleTx() {
+  KeyPair alice = KeyPair::FromSeed(Fill<32>(1));
+  Transaction tx{.to = Fill<32>(2), .amount = 500, .nonce = 3};
+  SignTransaction(tx, alice);
+  return tx;
+}
+
+WitnessList SampleWitness() {
+  WitnessList w{.height = 9, .credential = Fill<80>(3), .entries = {}};
+  for (uint32_t id : {2u, 5u, 11u}) w.entries.push_back({id, Fill<32>(static_cast<uint8_t>(id))});
+  SignWitnessList(w, KeyPair::FromSeed(Fill<32>(4)));
+  return w;
+}
+
+Vote SampleVote() {
+  Vote v{.height = 9, .step = VoteStep::kCert, .value = Fill<32>(5), .credential = Fill<80>(6)};
+  SignVote(v, KeyPair::FromSeed(Fill<32>(7)));
+  return v;
+}
+
+BlockHeader SampleHeader() {
+  return BlockHeader{.height = 10,
+                     .prev_hash = Fill<32>(8),
+                     .seed = Fill<32>(9),
+                     .proposer = Fill<32>(10),
+                     .proposer_credential = Fill<80>(11),
+                     .pool_hashes = {Fill<32>(12), Fill<32>(13)},
+                     .state_root = Fill<32>(14)};
+}
+
+CommitteeCertificate SampleCertificate() {
+  CommitteeCertificate c{.height = 10, .block_hash = BlockHash(SampleHeader()), .signers = {}};
+  for (uint8_t s : {20, 21, 22}) {
+    KeyPair k = KeyPair::FromSeed(Fill<32>(s));
+    c.signers.push_back({k.public_key(), Fill<80>(s), SignBlock(c.height, c.block_hash, k)});
+  }
+  std::sort(c.signers.begin(), c.signers.end(),
+            [](const auto& a, const auto& b) { return a.citizen < b.citizen; });
+  return c;
+}
+
+TxPoolCommitment SampleCommitment() {
+  TxPoolCommitment c{
+      .politician_id = 4, .height = 10, .tx_count = 1, .pool_hash = PoolHash({SampleTx()})};
+  SignTxPoolCommitment(c, KeyPair::FromSeed(Fill<32>(30)));
+  return c;
+}
+
+// Every message type: decode(encode(x)) == x; every proper prefix is rejected as truncated;
+// a trailing byte and a wrong type byte are rejected.
+struct Case {
+  const char* name;
+  std::string bytes;
+  std::function<Status(ByteSpan)> decode_and_compare;
+};
+
+std::vector<Case> Cases() {
+  auto make = [](const char* name, auto value, auto encode, auto decode) {
+    return Case{name, encode(value), [value, decode](ByteSpan b) -> Status {
+                  auto r = decode(b);
+                  if (!r.ok()) return r.status();
+                  if (!(*r == value)) return InternalError("round trip changed the value");
+                  return Status::Ok();
+                }};
+  };
+  return {make("transaction", SampleTx(), EncodeTransaction, DecodeTransaction),
+          make("tx pool", SampleCommitment(), EncodeTxPoolCommitment, DecodeTxPoolCommitment),
+          make("witness", SampleWitness(), EncodeWitnessList, DecodeWitnessList),
+          make("vote", SampleVote(), EncodeVote, DecodeVote),
+          make("header", SampleHeader(), EncodeBlockHeader, DecodeBlockHeader),
+          make("certificate", SampleCertificate(), EncodeCommitteeCertificate,
+               DecodeCommitteeCertificate)};
+}
+
+TEST(MessagesTest, RoundTripTruncationTrailingAndType) {
+  for (const Case& c : Cases()) {
+    SCOPED_TRACE(c.name);
+    EXPECT_TRUE(c.decode_and_compare(AsBytes(c.bytes)).ok());
+    for (size_t len = 0; len < c.bytes.size(); ++len) {
+      Status s = c.decode_and_compare(AsBytes(std::string_view(c.bytes).substr(0, len)));
+      ASSERT_FALSE(s.ok()) << "prefix " << len;
+      EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s;
+      EXPECT_NE(s.message().find("truncated"), std::string::npos) << s;
+    }
+    Status trailing = c.decode_and_compare(AsBytes(c.bytes + '\0'));
+    EXPECT_NE(trailing.message().find("trailing"), std::string::npos) << trailing;
+    std::string wrong_type = c.bytes;
+    wrong_type[0] = static_cast<char>(wrong_type[0] % 6 + 1);
+    EXPECT_NE(c.decode_and_compare(AsBytes(wrong_type)).message().find("wrong message type"),
+              std::string::npos);
+  }
+}
+
+TEST(MessagesTest, TransactionSizeAndSignature) {
+  Transaction tx = SampleTx();
+  EXPECT_EQ(EncodeTransaction(tx).size(), 145u);
+  EXPECT_TRUE(VerifyTransaction(tx));
+  Transaction more = tx;
+  more.amount += 1;
+  EXPECT_FALSE(VerifyTransaction(more));
+  Transaction replay = tx;
+  replay.nonce += 1;
+  EXPECT_FALSE(VerifyTransaction(replay));
+  EXPECT_NE(TransactionId(tx), TransactionId(more));
+}
+
+TEST(MessagesTest, SignaturesCoverEveryField) {
+  WitnessList w = SampleWitness();
+  EXPECT_TRUE(VerifyWitnessList(w));
+  w.entries[1].pool_hash[0] ^= 1;
+  EXPECT_FALSE(VerifyWitnessList(w));
+  Vote v = SampleVote();
+  EXPECT_TRUE(VerifyVote(v));
+  v.step = VoteStep::kSoft;
+  EXPECT_FALSE(VerifyVote(v));
+  TxPoolCommitment c = SampleCommitment();
+  PublicKey politician = KeyPair::FromSeed(Fill<32>(30)).public_key();
+  EXPECT_TRUE(VerifyTxPoolCommitment(c, politician));
+  c.tx_count = 2;
+  EXPECT_FALSE(VerifyTxPoolCommitment(c, politician));
+  CommitteeCertificate cert = SampleCertificate();
+  for (const auto& s : cert.signers) {
+    EXPECT_TRUE(VerifyBlockSignature(cert.height, cert.block_hash, s.citizen, s.signature));
+    EXPECT_FALSE(VerifyBlockSignature(cert.height + 1, cert.block_hash, s.citizen, s.signature));
+  }
+}
+
+TEST(MessagesTest, SignaturesDoNotTransferBetweenMessageTypes) {
+  // A vote signature is not valid as a witness-list signature over the same key.
+  KeyPair k = KeyPair::FromSeed(Fill<32>(40));
+  Vote v = SampleVote();
+  SignVote(v, k);
+  std::string body = EncodeVote(v).substr(0, EncodeVote(v).size() - 64);
+  EXPECT_TRUE(Verify(k.public_key(), "vote", AsBytes(body), v.signature));
+  EXPECT_FALSE(Verify(k.public_key(), "witness-list", AsBytes(body), v.signature));
+}
+
+TEST(MessagesTest, NonCanonicalListsAreRejected) {
+  WitnessList w = SampleWitness();
+  std::swap(w.entries[0], w.entries[1]);
+  auto r = DecodeWitnessList(AsBytes(EncodeWitnessList(w)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("strictly increasing"), std::string::npos);
+  w = SampleWitness();
+  w.entries[1].politician_id = w.entries[0].politician_id;  // duplicate
+  EXPECT_FALSE(DecodeWitnessList(AsBytes(EncodeWitnessList(w))).ok());
+
+  CommitteeCertificate c = SampleCertificate();
+  std::swap(c.signers[0], c.signers[2]);
+  r = DecodeWitnessList(AsBytes(EncodeCommitteeCertificate(c)));
+  EXPECT_FALSE(r.ok());
+  auto rc = DecodeCommitteeCertificate(AsBytes(EncodeCommitteeCertificate(c)));
+  ASSERT_FALSE(rc.ok());
+  EXPECT_NE(rc.status().message().find("strictly increasing key order"), std::string::npos);
+
+  BlockHeader h = SampleHeader();
+  h.pool_hashes.push_back(h.pool_hashes[0]);
+  auto rh = DecodeBlockHeader(AsBytes(EncodeBlockHeader(h)));
+  ASSERT_FALSE(rh.ok());
+  EXPECT_NE(rh.status().message().find("appears twice"), std::string::npos);
+}
+
+TEST(MessagesTest, UnknownVoteStepAndOversizedCountsAreRejected) {
+  std::string bytes = EncodeVote(SampleVote());
+  bytes[9] = 7;  // type(1) height(8) step
+  auto r = DecodeVote(AsBytes(bytes));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown vote step 7"), std::string::npos);
+
+  // A count above the limit, and a count the remaining bytes cannot hold.
+  CanonicalWriter w;
+  w.U8(static_cast<uint8_t>(MessageType::kBlockHeader))
+      .U64(1)
+      .Array(Hash256{})
+      .Array(Hash256{})
+      .Array(PublicKey{})
+      .Array(VrfProof{})
+      .U32(kMaxPoolHashes + 1);
+  auto over = DecodeBlockHeader(AsBytes(w.bytes()));
+  ASSERT_FALSE(over.ok());
+  EXPECT_NE(over.status().message().find("exceeds the limit"), std::string::npos);
+  CanonicalWriter w2;
+  w2.U8(static_cast<uint8_t>(MessageType::kBlockHeader))
+      .U64(1)
+      .Array(Hash256{})
+      .Array(Hash256{})
+      .Array(PublicKey{})
+      .Array(VrfProof{})
+      .U32(100);
+  auto big = DecodeBlockHeader(AsBytes(w2.bytes()));
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.status().message().find("truncated"), std::string::npos);
+}
+
+TEST(CanonicalTest, BooleansAndIntegers) {
+  CanonicalWriter w;
+  w.U16(0x0102).U32(0x03040506).U64(0x0708090a0b0c0d0e).Bool(true).U8(2);
+  CanonicalReader r(AsBytes(w.bytes()), "test");
+  uint16_t a;
+  uint32_t b;
+  uint64_t c;
+  bool d;
+  ASSERT_TRUE(r.U16(&a, "a").ok());
+  ASSERT_TRUE(r.U32(&b, "b").ok());
+  ASSERT_TRUE(r.U64(&c, "c").ok());
+  ASSERT_TRUE(r.Bool(&d, "d").ok());
+  EXPECT_EQ(a, 0x0102);
+  EXPECT_EQ(b, 0x03040506u);
+  EXPECT_EQ(c, 0x0708090a0b0c0d0eu);
+  EXPECT_TRUE(d);
+  Status bad = r.Bool(&d, "e");
+  EXPECT_NE(bad.message().find("non-canonical boolean 2"), std::string::npos) << bad;
+  EXPECT_EQ(ToHex(AsBytes(w.bytes())).substr(0, 12), "010203040506");
+}
+
+}  // namespace
+}  // namespace tessera::ledger
