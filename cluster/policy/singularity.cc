@@ -1,0 +1,370 @@
+// Singularity-style SLA-aware policy. Singularity (Microsoft, 2022) publishes its mechanisms
+// (transparent preemption, migration, replica splicing) and its SLA tiers but no policy; this is
+// our policy on top of those mechanisms. One Decide call runs these passes, each working on the
+// slots the previous ones left:
+//
+//  1. Guaranteed jobs (premium, then standard; least SLA slack first) that wait get their full
+//     gang: on free slots if possible; else on slots that checkpoints in flight will release
+//     (reserved, no new eviction); else by evicting lower-priority work from the cheapest nodes:
+//     an elastic victim is shrunk in place when that frees enough, a small one is migrated to
+//     free slots elsewhere when there are some, and only otherwise preempted. Premium may evict
+//     standard jobs that have plenty of slack; nobody evicts premium.
+//  2. Premium headroom: keep `premium_headroom_slots` free on one node (evicting basic work in
+//     the background) so that the next premium job starts without waiting for a checkpoint.
+//  3. Basic jobs start in FIFO order with backfilling, shrunk (replica splicing) when their full
+//     gang does not fit. The oldest basic job that waited longer than kStarvationS reserves the
+//     nodes it needs, so that backfilling cannot starve large gangs forever.
+//  4. Shrunk jobs grow back (guaranteed first) when slots are free and they ran long enough
+//     since their last change for a checkpoint/restore to be worth it.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "cluster/policy/placement.h"
+#include "cluster/policy/policy.h"
+#include "cluster/policy/sla.h"
+
+namespace tessera::cluster {
+namespace {
+
+// Premium jobs may evict a standard job only if it keeps at least this much SLA slack (s), so
+// that the standard job can afford the checkpoint, the wait and the restore.
+constexpr double kEvictStandardSlackS = 3600;
+// A basic job that waited this long reserves the nodes it needs against backfilling.
+constexpr double kStarvationS = 6 * 3600;
+
+bool IsWaiting(const JobView& job) {
+  return job.state == JobState::kPending || job.state == JobState::kSuspended;
+}
+
+class Decision {
+ public:
+  Decision(const ClusterView& view, const SingularityOptions& options)
+      : view_(view),
+        options_(options),
+        free_(FreeSlots(view)),
+        releasing_(ReleasingSlots(view)),
+        max_node_(MaxNodeSlots(view)),
+        touched_(view.jobs.size(), false),
+        on_node_(view.nodes.size()) {
+    for (size_t n = 0; n < free_.size(); ++n) free_[n] = std::max(0, free_[n]);
+    soon_ = free_;
+    for (size_t n = 0; n < soon_.size(); ++n) soon_[n] += releasing_[n];
+    for (size_t i = 0; i < view.jobs.size(); ++i) {
+      const JobView& job = view.jobs[i];
+      if (job.state != JobState::kRunning) continue;
+      for (const Slice& s : job.placement) {
+        if (s.node >= 0 && static_cast<size_t>(s.node) < on_node_.size()) {
+          on_node_[s.node].push_back(static_cast<int>(i));
+        }
+      }
+    }
+  }
+
+  std::vector<Action> Run() {
+    std::vector<int> guaranteed;
+    for (size_t i = 0; i < view_.jobs.size(); ++i) {
+      const JobView& job = view_.jobs[i];
+      if (IsWaiting(job) && job.spec.tier != Tier::kBasic) guaranteed.push_back(i);
+    }
+    std::sort(guaranteed.begin(), guaranteed.end(), [&](int a, int b) {
+      const JobView& x = view_.jobs[a];
+      const JobView& y = view_.jobs[b];
+      if (x.spec.tier != y.spec.tier) return x.spec.tier < y.spec.tier;
+      const double sx = SlaSlack(x, view_.now), sy = SlaSlack(y, view_.now);
+      if (sx != sy) return sx < sy;
+      return a < b;
+    });
+    for (int i : guaranteed) PlaceGuaranteed(i);
+    KeepHeadroom();
+    StartBasic();
+    Grow();
+    return std::move(actions_);
+  }
+
+ private:
+  // Reserves `placement` for a job that waits for slots being released: those slots are
+  // neither counted again for other guaranteed jobs nor given to basic ones.
+  void Reserve(const Placement& placement) {
+    for (const Slice& s : placement) {
+      soon_[s.node] -= s.slots;
+      free_[s.node] -= std::min(free_[s.node], s.slots);
+    }
+  }
+
+  void Emit(Action::Kind kind, int job, Placement placement) {
+    touched_[job] = true;
+    actions_.push_back({kind, job, view_.jobs[job].spec.id, std::move(placement)});
+  }
+
+  void Start(int job, Placement placement) {
+    Take(free_, placement);
+    Take(soon_, placement);
+    Emit(Action::Kind::kStart, job, std::move(placement));
+  }
+
+  // May `victim` be evicted (shrunk, migrated or preempted) for a job of tier `for_tier`?
+  bool Evictable(int victim, std::optional<Tier> for_tier) const {
+    if (touched_[victim]) return false;
+    const JobView& v = view_.jobs[victim];
+    if (v.state != JobState::kRunning) return false;
+    if (!for_tier) {  // background work (headroom): only basic jobs that ran a while
+      return v.spec.tier == Tier::kBasic && view_.now - v.last_change >= options_.min_run_s;
+    }
+    if (v.spec.tier == Tier::kBasic) return true;
+    return *for_tier == Tier::kPremium && v.spec.tier == Tier::kStandard &&
+           SlaSlack(v, view_.now) >= kEvictStandardSlackS;
+  }
+
+  // Frees at least `need` slots on node `n` by evicting evictable jobs there, cheapest first.
+  // Freed slots go to soon_ (they are released when the checkpoints are written).
+  void Evict(int n, int need, std::optional<Tier> for_tier, const std::vector<bool>& keep_off) {
+    std::vector<int> victims;
+    for (int v : on_node_[n]) {
+      if (Evictable(v, for_tier)) victims.push_back(v);
+    }
+    // Basic before standard; then the victim whose slots here best cover the need alone
+    // (fewest evictions), then the most recently changed (least work since its checkpoint).
+    auto slots_here = [&](int v) {
+      for (const Slice& s : view_.jobs[v].placement) {
+        if (s.node == n) return s.slots;
+      }
+      return 0;
+    };
+    std::sort(victims.begin(), victims.end(), [&](int a, int b) {
+      const JobView& x = view_.jobs[a];
+      const JobView& y = view_.jobs[b];
+      if (x.spec.tier != y.spec.tier) return x.spec.tier > y.spec.tier;
+      const bool xa = slots_here(a) >= need, ya = slots_here(b) >= need;
+      if (xa != ya) return xa;
+      if (xa && slots_here(a) != slots_here(b)) return slots_here(a) < slots_here(b);
+      if (x.last_change != y.last_change) return x.last_change > y.last_change;
+      return a < b;
+    });
+    for (int v : victims) {
+      if (need <= 0) break;
+      need -= Displace(v, n, need, keep_off);
+    }
+  }
+
+  // Moves job `v` off (part of) node `n`; returns the slots released on `n`.
+  int Displace(int v, int n, int need, const std::vector<bool>& keep_off) {
+    const JobView& job = view_.jobs[v];
+    const int k = job.workers();
+    const bool single_node = job.placement.size() == 1;
+    if (options_.elastic && single_node) {
+      // Shrink in place just enough (replica splicing): the job keeps running, slower.
+      const int target = LargestValidWorkerCount(job.spec, k - need);
+      const bool sla_ok = job.spec.tier == Tier::kBasic;  // guaranteed jobs are not shrunk here
+      if (target > 0 && target < k && sla_ok) {
+        Emit(Action::Kind::kResize, v, {{n, target}});
+        soon_[n] += k - target;
+        return k - target;
+      }
+    }
+    if (options_.defragment && single_node) {
+      // Migrate to free slots on another node, so that the job keeps running.
+      std::vector<int> elsewhere = free_;
+      for (size_t m = 0; m < elsewhere.size(); ++m) {
+        if (keep_off[m] || static_cast<int>(m) == n) elsewhere[m] = 0;
+      }
+      if (std::optional<Placement> p = FindCompactPlacement(elsewhere, k, max_node_)) {
+        Take(free_, *p);
+        Take(soon_, *p);
+        Emit(Action::Kind::kMigrate, v, std::move(*p));
+        soon_[n] += k;
+        return k;
+      }
+    }
+    Emit(Action::Kind::kPreempt, v, {});
+    int here = 0;
+    for (const Slice& s : job.placement) {
+      soon_[s.node] += s.slots;
+      if (s.node == n) here = s.slots;
+    }
+    return here;
+  }
+
+  // Slots on each node that evictions for a job of tier `for_tier` could release.
+  std::vector<int> Reclaimable(std::optional<Tier> for_tier) const {
+    std::vector<int> avail = soon_;
+    for (size_t n = 0; n < avail.size(); ++n) {
+      if (!view_.nodes[n].alive) continue;
+      for (int v : on_node_[n]) {
+        if (!Evictable(v, for_tier)) continue;
+        for (const Slice& s : view_.jobs[v].placement) {
+          if (s.node == static_cast<int>(n)) avail[n] += s.slots;
+        }
+      }
+    }
+    return avail;
+  }
+
+  void PlaceGuaranteed(int i) {
+    const JobView& job = view_.jobs[i];
+    const int k = job.spec.requested_workers;
+    if (std::optional<Placement> p = FindCompactPlacement(free_, k, max_node_)) {
+      Start(i, std::move(*p));
+      return;
+    }
+    if (std::optional<Placement> p = FindCompactPlacement(soon_, k, max_node_)) {
+      Reserve(*p);  // checkpoints in flight will make room: wait for them
+      return;
+    }
+    // Evict basic work if that is enough (evictions "for a standard job" touch basic jobs
+    // only); premium jobs then may also evict standard jobs with slack.
+    for (Tier as : {Tier::kStandard, job.spec.tier}) {
+      std::optional<Placement> target = FindCompactPlacement(Reclaimable(as), k, max_node_);
+      if (!target) continue;
+      std::vector<bool> keep_off(view_.nodes.size(), false);
+      for (const Slice& s : *target) keep_off[s.node] = true;
+      for (const Slice& s : *target) {
+        const int need = s.slots - soon_[s.node];
+        if (need > 0) Evict(s.node, need, as, keep_off);
+      }
+      Reserve(*target);
+      return;
+    }
+    // Not even eviction makes room: wait.
+  }
+
+  void KeepHeadroom() {
+    const int want = std::min(options_.premium_headroom_slots, max_node_);
+    if (want <= 0) return;
+    int best = -1;
+    for (size_t n = 0; n < soon_.size(); ++n) {
+      if (soon_[n] >= want && (best < 0 || soon_[n] < soon_[best])) best = static_cast<int>(n);
+    }
+    if (best < 0) {
+      // Evict basic work from the node where that costs the fewest slots.
+      const std::vector<int> avail = Reclaimable(std::nullopt);
+      for (size_t n = 0; n < avail.size(); ++n) {
+        if (!view_.nodes[n].alive || avail[n] < want) continue;
+        if (best < 0 || want - soon_[n] < want - soon_[best]) best = static_cast<int>(n);
+      }
+      if (best < 0) return;
+      Evict(best, want - soon_[best], std::nullopt, std::vector<bool>(view_.nodes.size(), false));
+    }
+    Reserve({{best, want}});
+  }
+
+  // Starts `i` on the largest valid gang that fits the free slots; true if started.
+  bool StartShrunkIfNeeded(int i) {
+    const JobSpec& spec = view_.jobs[i].spec;
+    const int limit = options_.elastic ? spec.min_workers : spec.requested_workers;
+    for (int k = spec.requested_workers; k >= std::max(1, limit); --k) {
+      if (!IsValidWorkerCount(spec, k)) continue;
+      if (std::optional<Placement> p = FindCompactPlacement(free_, k, max_node_)) {
+        Start(i, std::move(*p));
+        return true;
+      }
+    }
+    return false;
+  }
+
+  void StartBasic() {
+    int total_free = 0, max_free = 0;
+    for (int f : free_) total_free += f, max_free = std::max(max_free, f);
+    if (total_free == 0) return;
+    bool reserved = false;
+    for (int i : FifoOrder(view_)) {
+      const JobView& job = view_.jobs[i];
+      if (!IsWaiting(job) || job.spec.tier != Tier::kBasic) continue;
+      // Cheap skip: the smallest gang that fits one node must find a node with room.
+      const int smallest =
+          options_.elastic ? std::max(1, job.spec.min_workers) : job.spec.requested_workers;
+      if (smallest <= max_node_ && smallest > max_free) continue;
+      if (StartShrunkIfNeeded(i)) {
+        total_free = 0, max_free = 0;
+        for (int f : free_) total_free += f, max_free = std::max(max_free, f);
+        if (total_free == 0) return;
+        continue;
+      }
+      if (!reserved && view_.now - job.spec.submit_time >= kStarvationS) {
+        // Hold the emptiest nodes for it: nothing else starts there until it fits.
+        reserved = true;
+        const int nodes = NodesNeeded(smallest, max_node_);
+        std::vector<int> order(free_.size());
+        for (size_t n = 0; n < order.size(); ++n) order[n] = static_cast<int>(n);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int a, int b) { return soon_[a] > soon_[b]; });
+        for (int r = 0; r < nodes && r < static_cast<int>(order.size()); ++r) {
+          free_[order[r]] = 0;
+        }
+        max_free = *std::max_element(free_.begin(), free_.end());
+        if (max_free == 0) return;
+      }
+    }
+  }
+
+  void Grow() {
+    if (!options_.elastic) return;
+    int total_free = 0;
+    for (int f : free_) total_free += f;
+    if (total_free == 0) return;
+    std::vector<int> shrunk;
+    for (size_t i = 0; i < view_.jobs.size(); ++i) {
+      const JobView& job = view_.jobs[i];
+      if (job.state == JobState::kRunning && !touched_[i] &&
+          job.workers() < job.spec.requested_workers &&
+          view_.now - job.last_change >= options_.min_run_s) {
+        shrunk.push_back(static_cast<int>(i));
+      }
+    }
+    std::stable_sort(shrunk.begin(), shrunk.end(), [&](int a, int b) {
+      return view_.jobs[a].spec.tier < view_.jobs[b].spec.tier;
+    });
+    for (int i : shrunk) {
+      const JobView& job = view_.jobs[i];
+      std::vector<int> usable = free_;
+      Take(usable, job.placement, +1);
+      for (int k = job.spec.requested_workers; k > job.workers(); --k) {
+        if (!IsValidWorkerCount(job.spec, k)) continue;
+        std::optional<Placement> p = FindCompactPlacement(usable, k, max_node_);
+        if (!p) continue;
+        // Slots of the old placement that the new one does not reuse drain: not free.
+        for (const Slice& s : *p) {
+          int own = 0;
+          for (const Slice& o : job.placement) own += o.node == s.node ? o.slots : 0;
+          free_[s.node] -= std::max(0, s.slots - own);
+          soon_[s.node] -= std::max(0, s.slots - own);
+        }
+        Emit(Action::Kind::kResize, i, std::move(*p));
+        break;
+      }
+    }
+  }
+
+  const ClusterView& view_;
+  const SingularityOptions& options_;
+  std::vector<int> free_;       // usable now by a Start
+  std::vector<int> releasing_;  // released when checkpoints in flight are written
+  std::vector<int> soon_;       // free_ + releasing_ - reservations
+  const int max_node_;
+  std::vector<bool> touched_;              // jobs that already got an action
+  std::vector<std::vector<int>> on_node_;  // running jobs per node
+  std::vector<Action> actions_;
+};
+
+class SingularityPolicy final : public Policy {
+ public:
+  explicit SingularityPolicy(SingularityOptions options) : options_(options) {}
+  std::vector<Action> Decide(const ClusterView& view) override {
+    return Decision(view, options_).Run();
+  }
+  std::string_view name() const override { return "singularity"; }
+
+ private:
+  SingularityOptions options_;
+};
+
+}  // namespace
+
+std::unique_ptr<Policy> NewSingularityPolicy(SingularityOptions options) {
+  return std::make_unique<SingularityPolicy>(options);
+}
+
+}  // namespace tessera::cluster

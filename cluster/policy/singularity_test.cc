@@ -1,0 +1,191 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cluster/policy/policy.h"
+#include "cluster/policy/sla.h"
+#include "cluster/policy/test_util.h"
+
+namespace tessera::cluster {
+namespace {
+
+using testing::AddJob;
+using testing::MakeCluster;
+using testing::StartRunning;
+
+// Actions by job id, after checking they are legal.
+std::map<std::string, Action> Decide(const ClusterView& view, SingularityOptions options = {}) {
+  std::vector<Action> actions = NewSingularityPolicy(options)->Decide(view);
+  Status valid = ValidateActions(view, actions);
+  EXPECT_TRUE(valid.ok()) << valid;
+  std::map<std::string, Action> by_id;
+  for (Action& a : actions) {
+    EXPECT_FALSE(by_id.count(a.job_id)) << a.job_id;
+    by_id[a.job_id] = std::move(a);
+  }
+  return by_id;
+}
+
+SingularityOptions NoHeadroom() {
+  SingularityOptions o;
+  o.premium_headroom_slots = 0;
+  return o;
+}
+
+TEST(SingularityPolicyTest, PremiumPreemptsBasicThenStartsAfterCheckpoint) {
+  ClusterView view = MakeCluster(1, 8, 1000);
+  const int basic = AddJob(view, "basic", Tier::kBasic, 8, 8, 0);
+  StartRunning(view, basic, {{0, 8}}, 0);
+  const int premium = AddJob(view, "premium", Tier::kPremium, 8, 8, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("basic"));
+  EXPECT_EQ(a["basic"].kind, Action::Kind::kPreempt);
+  EXPECT_FALSE(a.count("premium"));  // its slots are busy until the checkpoint is written
+
+  // While the checkpoint is written nothing more is evicted.
+  view.jobs[basic].state = JobState::kCheckpointing;
+  view.now = 1005;
+  EXPECT_TRUE(Decide(view, NoHeadroom()).empty());
+
+  // Checkpoint written: the premium job gets the node; the basic job waits.
+  view.jobs[basic].state = JobState::kSuspended;
+  view.jobs[basic].placement.clear();
+  view.now = 1010;
+  a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("premium"));
+  EXPECT_EQ(a["premium"].kind, Action::Kind::kStart);
+  EXPECT_EQ(a["premium"].placement, (Placement{{0, 8}}));
+  EXPECT_FALSE(a.count("basic"));
+  (void)premium;
+}
+
+TEST(SingularityPolicyTest, EvictsBasicBeforeStandardAndNeverPremium) {
+  ClusterView view = MakeCluster(3, 8, 100000);
+  StartRunning(view, AddJob(view, "prem-run", Tier::kPremium, 8, 8, 0), {{0, 8}}, 0);
+  StartRunning(view, AddJob(view, "std-run", Tier::kStandard, 8, 8, 0), {{1, 8}}, 0);
+  StartRunning(view, AddJob(view, "basic-run", Tier::kBasic, 8, 8, 0), {{2, 8}}, 0);
+  AddJob(view, "prem-new", Tier::kPremium, 8, 8, 100000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("basic-run"));
+  EXPECT_EQ(a["basic-run"].kind, Action::Kind::kPreempt);
+  EXPECT_FALSE(a.count("std-run"));
+  EXPECT_FALSE(a.count("prem-run"));
+}
+
+TEST(SingularityPolicyTest, PremiumEvictsStandardOnlyWithSlack) {
+  ClusterView view = MakeCluster(1, 8, 100000);
+  const int s = AddJob(view, "std-run", Tier::kStandard, 8, 8, 0);
+  StartRunning(view, s, {{0, 8}}, 0);  // ran at full speed since submit: lots of slack
+  AddJob(view, "prem-new", Tier::kPremium, 8, 8, 100000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("std-run"));
+  EXPECT_EQ(a["std-run"].kind, Action::Kind::kPreempt);
+
+  // A standard job at its SLA edge is not touched: the premium job waits.
+  view.jobs[s].progress = 0.7 * 100000 + 10;
+  EXPECT_LT(SlaSlack(view.jobs[s], view.now), 3600);
+  EXPECT_TRUE(Decide(view, NoHeadroom()).empty());
+}
+
+TEST(SingularityPolicyTest, StandardNeverEvictsStandard) {
+  ClusterView view = MakeCluster(1, 8, 100000);
+  StartRunning(view, AddJob(view, "std-run", Tier::kStandard, 8, 8, 0), {{0, 8}}, 0);
+  AddJob(view, "std-new", Tier::kStandard, 8, 8, 100000);
+  EXPECT_TRUE(Decide(view, NoHeadroom()).empty());
+}
+
+TEST(SingularityPolicyTest, ShrinksElasticBasicInsteadOfPreempting) {
+  ClusterView view = MakeCluster(1, 8, 1000);
+  StartRunning(view, AddJob(view, "elastic", Tier::kBasic, 8, 2, 0), {{0, 8}}, 0);
+  AddJob(view, "prem", Tier::kPremium, 4, 4, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("elastic"));
+  EXPECT_EQ(a["elastic"].kind, Action::Kind::kResize);
+  EXPECT_EQ(a["elastic"].placement, (Placement{{0, 4}}));  // spliced: 8 ranks on 4 slots
+}
+
+TEST(SingularityPolicyTest, NeverShrinksBelowMinWorkers) {
+  ClusterView view = MakeCluster(1, 8, 1000);
+  StartRunning(view, AddJob(view, "rigid", Tier::kBasic, 8, 8, 0), {{0, 8}}, 0);
+  AddJob(view, "prem", Tier::kPremium, 4, 4, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("rigid"));
+  EXPECT_EQ(a["rigid"].kind, Action::Kind::kPreempt);
+}
+
+TEST(SingularityPolicyTest, MigratesSmallJobToFreeAWholeNode) {
+  ClusterView view = MakeCluster(2, 8, 1000);
+  // Node 0: one 1-slot basic job; node 1: 7 busy slots. 8 slots free in total, no node whole.
+  StartRunning(view, AddJob(view, "small", Tier::kBasic, 1, 1, 0), {{0, 1}}, 0);
+  StartRunning(view, AddJob(view, "other", Tier::kStandard, 7, 7, 0), {{1, 7}}, 0);
+  AddJob(view, "prem", Tier::kPremium, 8, 8, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("small"));
+  EXPECT_EQ(a["small"].kind, Action::Kind::kMigrate);
+  EXPECT_EQ(a["small"].placement, (Placement{{1, 1}}));
+  EXPECT_FALSE(a.count("other"));
+}
+
+TEST(SingularityPolicyTest, KeepsPremiumHeadroomFree) {
+  ClusterView view = MakeCluster(2, 8, 0);
+  for (int i = 0; i < 20; ++i) AddJob(view, "b" + std::to_string(i), Tier::kBasic, 1, 1, 0);
+  SingularityOptions options;
+  options.premium_headroom_slots = 8;
+  std::map<std::string, Action> a = Decide(view, options);
+  EXPECT_EQ(a.size(), 8u);  // one node of 8 stays free for premium arrivals
+  // A premium job may use the headroom.
+  AddJob(view, "prem", Tier::kPremium, 8, 8, 0);
+  a = Decide(view, options);
+  ASSERT_TRUE(a.count("prem"));
+  EXPECT_EQ(a["prem"].kind, Action::Kind::kStart);
+}
+
+TEST(SingularityPolicyTest, StartsBasicShrunkAndGrowsItBack) {
+  ClusterView view = MakeCluster(1, 8, 0);
+  StartRunning(view, AddJob(view, "rigid", Tier::kStandard, 4, 4, 0), {{0, 4}}, 0);
+  const int e = AddJob(view, "elastic", Tier::kBasic, 8, 2, 0);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("elastic"));
+  EXPECT_EQ(a["elastic"].placement, (Placement{{0, 4}}));
+
+  // The rigid job finished; after its minimum run the elastic job grows back to 8.
+  view.jobs.erase(view.jobs.begin());
+  StartRunning(view, e - 1, {{0, 4}}, 0);
+  view.now = 10;
+  EXPECT_TRUE(Decide(view, NoHeadroom()).empty());  // too soon: a resize costs a checkpoint
+  view.now = 1000;
+  a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("elastic"));
+  EXPECT_EQ(a["elastic"].kind, Action::Kind::kResize);
+  EXPECT_EQ(a["elastic"].placement, (Placement{{0, 8}}));
+}
+
+TEST(SingularityPolicyTest, GuaranteedJobsByTierThenSlack) {
+  ClusterView view = MakeCluster(1, 8, 1000);
+  AddJob(view, "std-old", Tier::kStandard, 8, 8, 0);  // waited long: negative slack
+  AddJob(view, "std-new", Tier::kStandard, 8, 8, 999);
+  AddJob(view, "prem", Tier::kPremium, 8, 8, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(a.count("prem"));
+  view.jobs.pop_back();
+  a = Decide(view, NoHeadroom());
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(a.count("std-old"));
+}
+
+TEST(SingularityPolicyTest, StarvingBasicGangReservesNodes) {
+  ClusterView view = MakeCluster(2, 8, 100000);
+  StartRunning(view, AddJob(view, "a", Tier::kBasic, 4, 4, 0), {{0, 4}}, 0);
+  StartRunning(view, AddJob(view, "b", Tier::kBasic, 4, 4, 0), {{1, 4}}, 0);
+  AddJob(view, "big", Tier::kBasic, 8, 8, 1);  // waited > 6 h, cannot fit (4 + 4 free)
+  AddJob(view, "small1", Tier::kBasic, 1, 1, 50000);
+  AddJob(view, "small2", Tier::kBasic, 1, 1, 50001);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  // One node is held for `big`; small jobs backfill the other one only.
+  ASSERT_EQ(a.size(), 2u);
+  EXPECT_EQ(a["small1"].placement[0].node, a["small2"].placement[0].node);
+}
+
+}  // namespace
+}  // namespace tessera::cluster
