@@ -1,0 +1,112 @@
+// The live scheduler's brain: the cluster's state, the policy calls and the bookkeeping of
+// every order, independent of RPC, clocks and threads (the server in server.h adds those).
+//
+// It owns nodes (registered by agents) and jobs (submitted by users). On every event - a
+// submission, a cancel, a node joining or going silent, a job run reporting progress or exit,
+// a periodic tick - it accrues each job's SLA accounting, builds a ClusterView, asks the policy
+// (cluster/policy, the same code the trace replay runs) what to change, and turns the actions
+// into per-node assignments that agents fetch with their next heartbeat:
+//
+//   Start    -> a new run of the job on the node holding most of its slots (workers = slots)
+//   Preempt  -> the running run is asked to checkpoint and exit; the job is suspended once the
+//               agent reports the checkpointed exit, and later restarts from that checkpoint
+//   Resize / Migrate -> checkpoint-and-exit of the current run, then a new run on the new
+//               placement with the new worker count (the world size never changes)
+//
+// A node silent for longer than the heartbeat timeout is declared dead: its runs died with it
+// (agents run jobs with PR_SET_PDEATHSIG), so its jobs are suspended and restart from their last
+// periodic checkpoint wherever the policy puts them.
+//
+// Every change is written through a StateStore (store.h) before it is acknowledged, so a
+// restarted scheduler continues with the same jobs; agents keep running their jobs meanwhile.
+//
+// Not thread-safe: the server serializes calls.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/agent/cluster.pb.h"
+#include "cluster/policy/policy.h"
+#include "cluster/service/store.h"
+#include "core/status.h"
+
+namespace tessera::cluster {
+
+struct SchedulerOptions {
+  double heartbeat_timeout_s = 2.0;
+  // Crashes (runs that exit without an exit report, node losses excluded) before a job fails.
+  int max_crashes = 3;
+  // Where job directories live (storage every node can reach): <job_root>/<job id>.
+  std::filesystem::path job_root;
+};
+
+class Scheduler {
+ public:
+  // Loads the state in `store` (empty on first start). Nodes loaded from the store are given a
+  // full heartbeat timeout, from `now`, to check in again.
+  static Result<std::unique_ptr<Scheduler>> Create(SchedulerOptions options,
+                                                   std::unique_ptr<Policy> policy,
+                                                   std::unique_ptr<StateStore> store, double now);
+
+  // Users.
+  Result<std::string> Submit(const rpc::SubmitRequest& request, double now);
+  Status Cancel(const std::string& job_id, double now);
+  std::vector<rpc::JobInfo> ListJobs(double now) const;
+  std::vector<rpc::NodeInfo> ListNodes(double now) const;
+  std::vector<rpc::Event> ListEvents(int limit) const;
+
+  // Agents.
+  Status RegisterNode(const std::string& node_id, int slots, double now);
+  Result<rpc::HeartbeatReply> Heartbeat(const rpc::HeartbeatRequest& request, double now);
+
+  // Periodic: declares silent nodes dead and lets the policy act on the passage of time.
+  Status Tick(double now);
+
+  const SchedulerOptions& options() const { return options_; }
+  const Policy& policy() const { return *policy_; }
+
+  // Counters for metrics.
+  struct Stats {
+    int64_t decisions = 0;
+    int64_t actions = 0;
+    int64_t rejected_decisions = 0;  // ValidateActions refused the policy's answer
+    int64_t node_losses = 0;
+  };
+  const Stats& stats() const { return stats_; }
+
+ private:
+  Scheduler(SchedulerOptions options, std::unique_ptr<Policy> policy,
+            std::unique_ptr<StateStore> store);
+
+  int NodeIndex(const std::string& id) const;  // -1 if unknown
+  JobRecord* FindJob(const std::string& id);
+  static bool Active(const JobRecord& job) { return job.outcome == JobOutcome::kNone; }
+
+  void AccrueAll(double now);
+  Status Reschedule(double now);
+  Status ApplyAction(const Action& action, double now);
+  Status HandleReport(const rpc::RunReport& report, const std::string& node, double now);
+  // The current run of `job` is gone (its node died, or it crashed): back to the queue.
+  void LoseRun(JobRecord& job, double now, const std::string& why);
+  void StartRunOnPlacement(JobRecord& job, double now);
+  void Finish(JobRecord& job, JobOutcome outcome, double now, const std::string& message);
+  Status Event(double now, std::string text);
+  Status SaveJob(const JobRecord& job);
+  std::string DescribePlacement(const Placement& placement) const;
+
+  SchedulerOptions options_;
+  std::unique_ptr<Policy> policy_;
+  std::unique_ptr<StateStore> store_;
+  std::vector<NodeRecord> nodes_;  // index = the node's index in every ClusterView
+  std::vector<JobRecord> jobs_;    // in submission order
+  std::vector<rpc::Event> events_;
+  int64_t next_job_ = 1;
+  Stats stats_;
+};
+
+}  // namespace tessera::cluster
