@@ -1,0 +1,214 @@
+#include "reviews/urs/urs.h"
+
+#include <gtest/gtest.h>
+
+#include <bitset>
+#include <cmath>
+
+namespace tessera::reviews::urs {
+namespace {
+
+Bytes B(std::string_view s) { return Bytes(s.begin(), s.end()); }
+
+struct Fixture {
+  std::vector<KeyPair> keys;
+  Ring ring;
+};
+
+Fixture MakeRing(size_t n) {
+  Fixture f;
+  std::vector<Point> pks;
+  for (size_t i = 0; i < n; ++i) {
+    f.keys.push_back(GenerateKeyPair());
+    pks.push_back(f.keys.back().public_key);
+  }
+  f.ring = *Ring::Create(pks);
+  return f;
+}
+
+TEST(Urs, SignVerifyForEveryPositionAndSeveralSizes) {
+  for (size_t n : {1u, 2u, 3u, 8u, 17u}) {
+    Fixture f = MakeRing(n);
+    for (const KeyPair& k : f.keys) {
+      auto sig = Sign(k, f.ring, B("item-1|epoch-7"), B("rating=4"));
+      ASSERT_TRUE(sig.ok()) << sig.status();
+      EXPECT_EQ(sig->s.size(), n);
+      EXPECT_TRUE(Verify(f.ring, B("item-1|epoch-7"), B("rating=4"), *sig).ok()) << "n=" << n;
+    }
+  }
+}
+
+// Test required by the issue: a second review of one item by one key is detected.
+TEST(Urs, SecondSignatureInOneScopeHasTheSameTag) {
+  Fixture f = MakeRing(10);
+  const KeyPair& k = f.keys[3];
+  auto first = Sign(k, f.ring, B("item-A"), B("5 stars"));
+  auto second = Sign(k, f.ring, B("item-A"), B("1 star, changed my mind"));
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->tag, second->tag);
+  EXPECT_NE(first->c0, second->c0);  // the signatures themselves are fresh
+  // Even over a different ring that contains the key, the tag stays: no second tag by
+  // choosing another ring.
+  std::vector<Point> sub = {f.keys[3].public_key, f.keys[4].public_key};
+  auto other_ring = Ring::Create(sub);
+  ASSERT_TRUE(other_ring.ok());
+  auto third = Sign(k, *other_ring, B("item-A"), B("again"));
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->tag, first->tag);
+  auto expected = ComputeTag(k.secret, B("item-A"));
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(*expected, first->tag);
+  // Other keys in the same scope get other tags.
+  auto other = Sign(f.keys[4], f.ring, B("item-A"), B("5 stars"));
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(other->tag, first->tag);
+}
+
+// Test required by the issue: reviews of two items by one key have different tags, and the
+// tags cannot be linked without the secret key.
+TEST(Urs, TagsOfDifferentItemsDifferAndAreNotThePublicDlogFlaw) {
+  Fixture f = MakeRing(6);
+  const KeyPair& k = f.keys[0];
+  auto a = Sign(k, f.ring, B("item-A"), B("m"));
+  auto b = Sign(k, f.ring, B("item-B"), B("m"));
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_NE(a->tag, b->tag);
+  // The flaw of the public Go URS library: with hash-to-group g^H(scope), the tag equals
+  // Y^H(scope) and anyone can link it to a member. With a proper hash-to-group it does not,
+  // for any member.
+  Scalar h = HashToScalar("tessera/reviews/urs/v1/tag", {B("item-A")});
+  for (const Point& y : f.ring.members()) {
+    auto guess = Mul(h, y);
+    ASSERT_TRUE(guess.ok());
+    EXPECT_NE(*guess, a->tag);
+  }
+}
+
+int HammingDistance(const Point& a, const Point& b) {
+  int d = 0;
+  for (size_t i = 0; i < a.size(); ++i) d += std::bitset<8>(a[i] ^ b[i]).count();
+  return d;
+}
+
+// Structural/statistical unlinkability check. Tags of one key across items are x*H_i for
+// independent random-oracle points H_i, so they should look exactly like tags of unrelated
+// keys: the same bit balance and the same pairwise distances. A linkable construction (a
+// global key image, or a tag with public discrete log relation) fails this: identical tags,
+// or tags sharing structure.
+TEST(Urs, TagsOfOneKeyAcrossItemsLookLikeTagsOfUnrelatedKeys) {
+  constexpr int kItems = 400;
+  KeyPair k = GenerateKeyPair();
+  std::vector<Point> same_key, different_keys;
+  for (int i = 0; i < kItems; ++i) {
+    Bytes scope = B("item-" + std::to_string(i));
+    same_key.push_back(*ComputeTag(k.secret, scope));
+    different_keys.push_back(*ComputeTag(GenerateKeyPair().secret, scope));
+  }
+  auto mean_distance = [](const std::vector<Point>& tags) {
+    double sum = 0;
+    for (size_t i = 0; i + 1 < tags.size(); ++i) sum += HammingDistance(tags[i], tags[i + 1]);
+    return sum / static_cast<double>(tags.size() - 1);
+  };
+  // A ristretto encoding has two fixed bits (the sign bit of the first byte and the top bit),
+  // so uniform encodings are ~127 bits apart; the standard error of the mean over 399 pairs is
+  // ~0.4 bits, so a 4-bit band is ten standard errors wide.
+  double same = mean_distance(same_key), diff = mean_distance(different_keys);
+  EXPECT_NEAR(same, 127.0, 4.0);
+  EXPECT_NEAR(diff, 127.0, 4.0);
+  EXPECT_NEAR(same, diff, 4.0);
+  // Bit balance per position (ignoring the two fixed bits): each free bit is set in about half
+  // of the tags; 400 samples give a standard deviation of 10, so 50 is five sigma.
+  for (int bit = 1; bit < 255; ++bit) {
+    int set = 0;
+    for (const Point& t : same_key) set += (t[bit / 8] >> (bit % 8)) & 1;
+    EXPECT_NEAR(set, kItems / 2, 50) << "bit " << bit;
+  }
+  // No two items share a tag.
+  std::sort(same_key.begin(), same_key.end());
+  EXPECT_EQ(std::adjacent_find(same_key.begin(), same_key.end()), same_key.end());
+}
+
+// Test required by the issue: a key not in the ring cannot produce a valid signature.
+TEST(Urs, OutsiderCannotSign) {
+  Fixture f = MakeRing(5);
+  KeyPair outsider = GenerateKeyPair();
+  auto refused = Sign(outsider, f.ring, B("item"), B("m"));
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied);
+  // An outsider who pretends to hold member 0's public key (but has its own secret) produces
+  // a signature that does not verify.
+  KeyPair forged = outsider;
+  forged.public_key = f.keys[0].public_key;
+  auto sig = Sign(forged, f.ring, B("item"), B("m"));
+  ASSERT_TRUE(sig.ok());
+  EXPECT_EQ(Verify(f.ring, B("item"), B("m"), *sig).code(), StatusCode::kPermissionDenied);
+  // A signature made over a ring that includes the outsider does not verify for the real ring.
+  std::vector<Point> with_outsider = f.ring.members();
+  with_outsider.back() = outsider.public_key;
+  auto wider = Ring::Create(with_outsider);
+  ASSERT_TRUE(wider.ok());
+  auto sig2 = Sign(outsider, *wider, B("item"), B("m"));
+  ASSERT_TRUE(sig2.ok());
+  EXPECT_TRUE(Verify(*wider, B("item"), B("m"), *sig2).ok());
+  EXPECT_FALSE(Verify(f.ring, B("item"), B("m"), *sig2).ok());
+}
+
+// Test required by the issue: a tampered signature, ring, message or tag fails verification.
+TEST(Urs, TamperingFails) {
+  Fixture f = MakeRing(7);
+  auto sig = Sign(f.keys[2], f.ring, B("item-9"), B("rating=2"));
+  ASSERT_TRUE(sig.ok());
+  ASSERT_TRUE(Verify(f.ring, B("item-9"), B("rating=2"), *sig).ok());
+  EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=3"), *sig).ok());  // message
+  EXPECT_FALSE(Verify(f.ring, B("item-8"), B("rating=2"), *sig).ok());  // scope
+  // Tag: another valid point, e.g. the signer's tag for another item.
+  Signature bad_tag = *sig;
+  bad_tag.tag = *ComputeTag(f.keys[2].secret, B("item-8"));
+  EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), bad_tag).ok());
+  // Each response and the challenge.
+  for (size_t i = 0; i < sig->s.size(); ++i) {
+    Signature bad = *sig;
+    bad.s[i][0] ^= 1;
+    EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), bad).ok()) << i;
+  }
+  Signature bad_c = *sig;
+  bad_c.c0[1] ^= 1;
+  EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), bad_c).ok());
+  // Ring: one member replaced, one member removed (size mismatch), one added.
+  std::vector<Point> members = f.ring.members();
+  members[5] = GenerateKeyPair().public_key;
+  EXPECT_FALSE(Verify(*Ring::Create(members), B("item-9"), B("rating=2"), *sig).ok());
+  members = f.ring.members();
+  members.pop_back();
+  EXPECT_FALSE(Verify(*Ring::Create(members), B("item-9"), B("rating=2"), *sig).ok());
+  members = f.ring.members();
+  members.push_back(GenerateKeyPair().public_key);
+  EXPECT_FALSE(Verify(*Ring::Create(members), B("item-9"), B("rating=2"), *sig).ok());
+  // Zero and non-canonical scalars are rejected outright.
+  Signature zero = *sig;
+  zero.s[0] = Scalar{};
+  EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), zero).ok());
+  Signature identity_tag = *sig;
+  identity_tag.tag = Point{};
+  EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), identity_tag).ok());
+}
+
+TEST(Urs, RingValidation) {
+  EXPECT_FALSE(Ring::Create({}).ok());
+  KeyPair k = GenerateKeyPair();
+  auto dup = Ring::Create({k.public_key, k.public_key});
+  EXPECT_FALSE(dup.ok());
+  EXPECT_NE(dup.status().message().find("duplicate"), std::string::npos);
+  Point bad;
+  bad.fill(0xee);
+  EXPECT_FALSE(Ring::Create({k.public_key, bad}).ok());
+  // The order of the input does not matter: rings are canonical.
+  KeyPair k2 = GenerateKeyPair();
+  auto r1 = Ring::Create({k.public_key, k2.public_key});
+  auto r2 = Ring::Create({k2.public_key, k.public_key});
+  ASSERT_TRUE(r1.ok() && r2.ok());
+  EXPECT_EQ(r1->members(), r2->members());
+  EXPECT_EQ(r1->digest(), r2->digest());
+}
+
+}  // namespace
+}  // namespace tessera::reviews::urs
