@@ -1,0 +1,58 @@
+#include "pipeline/checkpoint.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace tessera::pipeline {
+namespace {
+
+std::filesystem::path TempRoot(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() /
+           ("pipeline_ckpt_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(p);
+  return p;
+}
+
+UnitState Sample(float x) {
+  UnitState s;
+  s.params = {{{2, 2}, {x, 2, 3, 4}}, {{3}, {5, 6, 7}}};
+  s.momentum = {{{2, 2}, {0, 0, 1, 1}}, {{3}, {0, 0, 0}}};
+  return s;
+}
+
+TEST(Checkpoint, UnitStateRoundTripAndCorruption) {
+  const std::string bytes = EncodeUnitState(Sample(1));
+  auto back = DecodeUnitState(bytes);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->params, Sample(1).params);
+  EXPECT_EQ(back->momentum, Sample(1).momentum);
+  std::string bad = bytes;
+  bad[bad.size() - 3] ^= 1;
+  EXPECT_EQ(DecodeUnitState(bad).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeUnitState(bytes.substr(0, 20)).status().code(), StatusCode::kDataLoss);
+  EXPECT_EQ(DecodeUnitState("garbage").status().code(), StatusCode::kDataLoss);
+}
+
+TEST(Checkpoint, LatestCompleteSkipsPartialOnes) {
+  auto root = TempRoot("latest");
+  EXPECT_EQ(LatestCompleteCheckpoint(root).status().code(), StatusCode::kNotFound);
+  CheckpointMeta meta{.steps_done = 5, .lr = 0.1, .momentum = 0.9, .seed = 1, .num_units = 2};
+  ASSERT_TRUE(WriteMeta(root, meta).ok());
+  ASSERT_TRUE(WriteUnitState(root, 5, 0, Sample(1)).ok());
+  ASSERT_TRUE(WriteUnitState(root, 5, 1, Sample(2)).ok());
+  // Step 9 lacks unit 1: a crash mid-save.
+  meta.steps_done = 9;
+  ASSERT_TRUE(WriteMeta(root, meta).ok());
+  ASSERT_TRUE(WriteUnitState(root, 9, 0, Sample(3)).ok());
+  EXPECT_EQ(*LatestCompleteCheckpoint(root), 5);
+  ASSERT_TRUE(WriteUnitState(root, 9, 1, Sample(4)).ok());
+  EXPECT_EQ(*LatestCompleteCheckpoint(root), 9);
+  EXPECT_EQ(ReadUnitState(root, 9, 1)->params[0].values[0], 4.0f);
+  EXPECT_DOUBLE_EQ(ReadMeta(root, 9)->lr, 0.1);
+  EXPECT_FALSE(ReadUnitState(root, 9, 7).ok());
+  std::filesystem::remove_all(root);
+}
+
+}  // namespace
+}  // namespace tessera::pipeline
