@@ -172,6 +172,7 @@ Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path)
   std::ostringstream gp;
   gp << "set terminal pngcairo size 900,560 font 'sans,11'\n"
      << "set output '" << png_path << "'\n"
+     << "set termoption noenhanced\n"
      << "set datafile separator ','\n"
      << "set logscale xy\n"
      << "set key top left\n"
@@ -179,13 +180,15 @@ Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path)
      << "set xlabel 'N/k (identities per ring slot)'\n"
      << "set ylabel 'identities the adversary needs'\n"
      << "set title 'Shifting one item by delta: identities needed with and without DRAC'\n"
-     << "plot '" << csv_path << "' every ::1 using 3:($10==1?$7:1/0):6:8 with yerrorbars "
+     << "plot '" << csv_path
+     << "' every ::1 using 3:($10==1?$7:1/0):6:($8>0?$8:$1) with yerrorbars "
      << "pt 7 lc rgb '#1f77b4' title 'DRAC, simulated (median, p10-p90)', \\\n"
      << "     '' every ::1 using 3:($9>0?$9:1/0) with linespoints dt 2 lc rgb '#ff7f0e' "
      << "title 'metric A_min (binomial)', \\\n"
      << "     '' every ::1 using 3:($4*$3) with lines lc rgb '#2ca02c' title 't * N/k', \\\n"
      << "     '' every ::1 using 3:5 with linespoints pt 5 lc rgb '#d62728' "
-     << "title 'no DRAC, simulated'\n";
+     << "title 'no DRAC, simulated', \\\n"
+     << "     '' every ::1 using 3:1 with lines dt 3 lc rgb 'black' title 'N (every identity)'\n";
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(script_path, gp.str()));
   std::string cmd = "gnuplot '" + script_path + "' 2>&1";
   int rc = std::system(cmd.c_str());
