@@ -9,7 +9,8 @@ int main(int argc, char** argv) {
   tessera::cli::Program program("ledger-tool",
                                 "Ledger foundations: keys, VRF sortition, authenticated state.");
   CLI::App& app = program.app();
-  app.require_subcommand(1);
+  // The subcommand is checked in the body, so that an unknown flag is reported as such.
+  app.require_subcommand(0, 1);
 
   std::string prefix;
   CLI::App* keygen = app.add_subcommand("keygen", "Create a key pair (PREFIX.key, PREFIX.pub)");
@@ -51,6 +52,8 @@ int main(int argc, char** argv) {
     if (*lot) return LotteryCommand(lottery, std::cout);
     if (*st) return StateCommand(state, std::cout);
     if (*wb) return WriteBlocksCommand(write, std::cout);
-    return InspectCommand(inspect_db, std::cout);
+    if (*in) return InspectCommand(inspect_db, std::cout);
+    return tessera::cli::UsageError(
+        "usage: a subcommand is required (keygen, lottery, state, write-blocks, inspect)");
   });
 }
