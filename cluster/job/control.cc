@@ -145,7 +145,7 @@ Status JobDir::Prepare() {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) return InternalError(fmt::format("creating {}: {}", dir_.string(), ec.message()));
-  for (const char* name : {kOrderFile, kExitFile}) {
+  for (const char* name : {kOrderFile, kProgressFile, kExitFile}) {
     std::filesystem::remove(dir_ / name, ec);
     if (ec)
       return InternalError(fmt::format("removing {}: {}", (dir_ / name).string(), ec.message()));

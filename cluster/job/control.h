@@ -101,8 +101,9 @@ class JobDir {
 
   const std::filesystem::path& path() const { return dir_; }
 
-  // Creates the directory and removes the order and exit files of an earlier incarnation, so a
-  // restarted job does not obey a stale order. Checkpoints are kept: they are the point.
+  // Creates the directory and removes the order, progress and exit files of an earlier
+  // incarnation, so a restarted job does not obey a stale order and its first progress report
+  // marks its restore as done. Checkpoints are kept: they are the point.
   Status Prepare();
   Status OrderCheckpointAndExit(std::string_view reason);
   bool HasPendingOrder() const;

@@ -1,0 +1,53 @@
+// cluster-agent: the node agent daemon (see agent.h).
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+
+#include "cluster/agent/agent.h"
+#include "core/cli.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  using namespace tessera::cluster;
+  cli::Program program("cluster-agent",
+                       "Node agent: offers this node's slots to the cluster scheduler and runs, "
+                       "checkpoints, resumes, migrates and resizes jobs on its orders.");
+  AgentOptions options;
+  std::string job_binary, log_dir;
+  int heartbeat_ms = 100;
+  auto& app = program.app();
+  app.add_option("--node-id", options.node_id, "This node's name")->required();
+  app.add_option("--slots", options.slots, "Worker slots (accelerators) this node offers")
+      ->required()
+      ->check(CLI::Range(1, 4096));
+  app.add_option("--scheduler", options.scheduler, "Scheduler address, host:port")->required();
+  app.add_option("--job-binary", job_binary,
+                 "Training job program (default: cluster-train-job beside this binary)");
+  app.add_option("--log-dir", log_dir, "Where job logs go")->required();
+  app.add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat period")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 60000));
+  return program.Run(argc, argv, [&]() -> Status {
+    if (job_binary.empty()) {
+      std::error_code ec;
+      auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+      if (ec) return InternalError("cannot locate this binary: " + ec.message());
+      job_binary = (self.parent_path() / "cluster-train-job").string();
+    }
+    options.job_binary = job_binary;
+    options.log_dir = log_dir;
+    options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+    struct sigaction action = {};
+    action.sa_handler = OnSignal;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    return Agent(options).Run(g_stop);
+  });
+}

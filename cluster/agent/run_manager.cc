@@ -1,0 +1,186 @@
+#include "cluster/agent/run_manager.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+#include <thread>
+
+namespace tessera::cluster {
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+RunManager::RunManager(RunManagerOptions options) : options_(std::move(options)) {}
+
+int RunManager::live_runs() const {
+  int n = 0;
+  for (const auto& [id, run] : runs_) {
+    if (run.process && !run.exited_at) ++n;
+  }
+  return n;
+}
+
+void RunManager::Start(Run& run) {
+  const rpc::Assignment& a = run.assignment;
+  run.report.set_job_id(a.job_id());
+  run.report.set_run(a.run());
+  run.report.set_workers(a.workers());
+  run.started_at = Clock::now();
+  if (Status s = run.dir.Prepare(); !s.ok()) {
+    spdlog::error("{} run {}: {}", a.job_id(), a.run(), s.ToString());
+    run.report.set_exit(rpc::RunReport::CRASHED);
+    run.report.set_exit_code(127);
+    run.exited_at = Clock::now();
+    return;
+  }
+  ProcessOptions po;
+  po.argv.push_back(options_.job_binary.string());
+  for (const std::string& arg : a.args()) po.argv.push_back(arg);
+  po.argv.push_back("--world-size");
+  po.argv.push_back(std::to_string(a.world_size()));
+  po.env = {{kEnvJobId, a.job_id()},
+            {kEnvJobDir, a.job_dir()},
+            {kEnvJobWorkers, std::to_string(a.workers())}};
+  po.log_file = options_.log_dir / (a.job_id() + "-run" + std::to_string(a.run()) + ".log");
+  Result<Process> process = Process::Spawn(po);
+  if (!process.ok()) {
+    spdlog::error("{} run {}: {}", a.job_id(), a.run(), process.status().ToString());
+    run.report.set_exit(rpc::RunReport::CRASHED);
+    run.report.set_exit_code(127);
+    run.exited_at = Clock::now();
+    return;
+  }
+  spdlog::info("{} run {}: started pid {} with {} worker(s), world size {}", a.job_id(), a.run(),
+               process->pid(), a.workers(), a.world_size());
+  run.process.emplace(std::move(*process));
+}
+
+bool RunManager::ReconcileList(const std::vector<rpc::Assignment>& assignments) {
+  bool changed = false;
+  std::set<std::string> wanted;
+  for (const rpc::Assignment& a : assignments) {
+    wanted.insert(a.job_id());
+    auto it = runs_.find(a.job_id());
+    if (it != runs_.end() && it->second.assignment.run() != a.run()) {
+      // A newer run of the same job replaces one the scheduler gave up on: never two writers.
+      if (it->second.process && !it->second.exited_at) {
+        spdlog::warn("{} run {}: replaced by run {}, killing it", a.job_id(),
+                     it->second.assignment.run(), a.run());
+        it->second.process->Signal(SIGKILL);
+        it->second.process->Wait();
+      }
+      runs_.erase(it);
+      it = runs_.end();
+    }
+    if (it == runs_.end()) {
+      Run& run = runs_.emplace(a.job_id(), Run(a)).first->second;
+      if (a.stop()) {
+        // Asked to stop a run that never started here: nothing to checkpoint.
+        run.report.set_job_id(a.job_id());
+        run.report.set_run(a.run());
+        run.report.set_exit(rpc::RunReport::CHECKPOINTED);
+        run.started_at = run.exited_at.emplace(Clock::now());
+      } else {
+        Start(run);
+      }
+      changed = true;
+      continue;
+    }
+    Run& run = it->second;
+    if (a.stop() && !run.stop_ordered_at && run.process && !run.exited_at) {
+      if (Status s = run.dir.OrderCheckpointAndExit("scheduler"); !s.ok()) {
+        spdlog::error("{} run {}: cannot order a checkpoint: {}", a.job_id(), a.run(),
+                      s.ToString());
+        continue;  // retried at the next heartbeat
+      }
+      run.stop_ordered_at = Clock::now();
+      spdlog::info("{} run {}: checkpoint-and-exit ordered", a.job_id(), a.run());
+      changed = true;
+    }
+  }
+  for (auto it = runs_.begin(); it != runs_.end();) {
+    if (wanted.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    if (it->second.process && !it->second.exited_at) {
+      spdlog::warn("{} run {}: no longer assigned to this node, killing it", it->first,
+                   it->second.assignment.run());
+      it->second.process->Signal(SIGKILL);
+      it->second.process->Wait();
+      changed = true;
+    }
+    it = runs_.erase(it);
+  }
+  return changed;
+}
+
+void RunManager::Update(Run& run, bool* changed) {
+  if (run.exited_at || !run.process) return;
+  auto progress = run.dir.ReadProgress();
+  if (progress.ok() && progress->has_value()) {
+    const Progress& p = **progress;
+    run.report.set_step(p.step);
+    run.report.set_total_steps(p.total_steps);
+    run.report.set_loss(p.loss);
+    if (!run.first_progress_at) {
+      run.first_progress_at = Clock::now();
+      run.report.set_started(true);
+      run.report.set_restore_seconds(Seconds(*run.first_progress_at - run.started_at));
+      if (changed) *changed = true;
+    }
+  }
+  std::optional<int> status = run.process->Poll();
+  if (!status) return;
+  run.exited_at = Clock::now();
+  if (changed) *changed = true;
+  run.report.set_exit_code(*status);
+  auto exit = run.dir.ReadExit();
+  if (*status == 0 && exit.ok() && exit->has_value()) {
+    run.report.set_step((*exit)->step);
+    run.report.set_exit((*exit)->kind == ExitReport::Kind::kFinished
+                            ? rpc::RunReport::FINISHED
+                            : rpc::RunReport::CHECKPOINTED);
+    if (run.stop_ordered_at) {
+      run.report.set_checkpoint_seconds(Seconds(*run.exited_at - *run.stop_ordered_at));
+    }
+  } else {
+    run.report.set_exit(rpc::RunReport::CRASHED);
+  }
+  spdlog::info("{} run {}: exited with status {} ({}) at step {}", run.assignment.job_id(),
+               run.assignment.run(), *status, rpc::RunReport::Exit_Name(run.report.exit()),
+               run.report.step());
+}
+
+std::vector<rpc::RunReport> RunManager::Collect(bool* changed) {
+  std::vector<rpc::RunReport> reports;
+  for (auto& [id, run] : runs_) {
+    Update(run, changed);
+    reports.push_back(run.report);
+  }
+  return reports;
+}
+
+void RunManager::StopAll(std::chrono::milliseconds grace) {
+  for (auto& [id, run] : runs_) {
+    if (run.process && !run.exited_at) run.dir.OrderCheckpointAndExit("agent shutdown").ok();
+  }
+  auto deadline = Clock::now() + grace;
+  for (auto& [id, run] : runs_) {
+    if (!run.process || run.exited_at) continue;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (!run.process->WaitFor(std::max(left, std::chrono::milliseconds(0)))) {
+      spdlog::warn("{} run {}: did not checkpoint within the grace period, killing it", id,
+                   run.assignment.run());
+    }
+  }
+  runs_.clear();  // ~Process kills and reaps whatever is left
+}
+
+}  // namespace tessera::cluster

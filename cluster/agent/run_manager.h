@@ -1,0 +1,81 @@
+// The node agent's job runs, without RPC: starts and stops job processes so that the node runs
+// exactly the runs the scheduler assigned, and reports on each.
+//
+//   RunManager runs({.job_binary = "bin/cluster-train-job", .log_dir = "logs"});
+//   runs.Reconcile(reply.assignments());   // start new runs, order stops, kill unwanted runs
+//   std::vector<rpc::RunReport> reports = runs.Collect();   // poll processes and job dirs
+//
+// A run is one process of the training job binary, started with the assignment's flags plus
+// --world-size, and the control environment of cluster/job/control.h (TESSERA_JOB_ID,
+// TESSERA_JOB_DIR, TESSERA_JOB_WORKERS). A stop is a checkpoint-and-exit order through the job
+// directory; the run's exit report then tells an obeyed order (CHECKPOINTED), a completed job
+// (FINISHED) and a crash (CRASHED: no exit report or a non-zero exit code) apart.
+//
+// A run the scheduler no longer lists (it was moved while this node was thought dead) is killed
+// at once: the job already restarts elsewhere from a checkpoint, and two live runs must not
+// share a job directory. Runs are started with PR_SET_PDEATHSIG, so they die with the agent.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cluster/agent/cluster.pb.h"
+#include "cluster/job/control.h"
+#include "cluster/job/process.h"
+#include "core/status.h"
+
+namespace tessera::cluster {
+
+struct RunManagerOptions {
+  std::filesystem::path job_binary;
+  std::filesystem::path log_dir;  // <job>-run<N>.log per run
+};
+
+class RunManager {
+ public:
+  explicit RunManager(RunManagerOptions options);
+
+  // Makes the node's runs match `assignments` (the scheduler's full list for this node).
+  // Returns true when something changed (a run started, stopped or was killed).
+  template <typename Assignments>
+  bool Reconcile(const Assignments& assignments) {
+    std::vector<rpc::Assignment> list(assignments.begin(), assignments.end());
+    return ReconcileList(list);
+  }
+  bool ReconcileList(const std::vector<rpc::Assignment>& assignments);
+
+  // Polls every run. Returns one report per known run; sets `*changed` when a run exited or
+  // reported its first progress since the last call (worth an early heartbeat).
+  std::vector<rpc::RunReport> Collect(bool* changed = nullptr);
+
+  // Orders every live run to checkpoint and exit, waits up to `grace`, then kills the rest.
+  void StopAll(std::chrono::milliseconds grace);
+
+  int live_runs() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Run {
+    Run(rpc::Assignment a) : assignment(std::move(a)), dir(assignment.job_dir()) {}
+    rpc::Assignment assignment;
+    JobDir dir;
+    std::optional<Process> process;
+    Clock::time_point started_at;
+    std::optional<Clock::time_point> first_progress_at;
+    std::optional<Clock::time_point> stop_ordered_at;
+    std::optional<Clock::time_point> exited_at;
+    rpc::RunReport report;  // last state
+  };
+
+  void Start(Run& run);
+  void Update(Run& run, bool* changed);
+
+  RunManagerOptions options_;
+  std::map<std::string, Run> runs_;  // by job id: at most one run of a job per node
+};
+
+}  // namespace tessera::cluster

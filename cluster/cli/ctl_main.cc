@@ -1,0 +1,94 @@
+// cluster-ctl: submit, list, cancel, nodes, events, metrics, wait (see ctl.h).
+#include <cstdio>
+#include <thread>
+
+#include "cluster/cli/ctl.h"
+#include "core/cli.h"
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  using namespace tessera::cluster;
+  cli::Program program("cluster-ctl", "Talks to the cluster scheduler.");
+  auto& app = program.app();
+  std::string address;
+  app.add_option("--scheduler", address, "Scheduler address, host:port")->required();
+  app.require_subcommand(1);
+
+  rpc::SubmitRequest submit;
+  std::string tier = "basic", tenant = "default";
+  int workers = 1, min_workers = 0;
+  std::vector<std::string> job_args;
+  auto* submit_cmd = app.add_subcommand("submit", "Submit a training job; prints its id");
+  submit_cmd->add_option("--tier", tier, "premium, standard or basic")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"premium", "standard", "basic"}));
+  submit_cmd->add_option("--tenant", tenant, "Tenant (team) the job belongs to")
+      ->capture_default_str();
+  submit_cmd->add_option("--workers", workers, "Requested workers = world size")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1024));
+  submit_cmd->add_option("--min-workers", min_workers,
+                         "Fewest workers it may be shrunk to (default: --workers)");
+  submit_cmd->add_option("job_args", job_args, "Training job flags, after --");
+
+  auto* list_cmd = app.add_subcommand("list", "Jobs as a table");
+  std::string cancel_id;
+  auto* cancel_cmd = app.add_subcommand("cancel", "Cancel a job");
+  cancel_cmd->add_option("job", cancel_id, "Job id")->required();
+  auto* nodes_cmd = app.add_subcommand("nodes", "Nodes as a table");
+  int limit = 0;
+  auto* events_cmd = app.add_subcommand("events", "The scheduler's event log");
+  events_cmd->add_option("--limit", limit, "Only the last N events (0 = all)");
+  auto* metrics_cmd = app.add_subcommand("metrics", "Prometheus metrics");
+  std::vector<std::string> wait_ids;
+  double wait_timeout = 120;
+  auto* wait_cmd = app.add_subcommand("wait", "Wait until jobs finish (or are cancelled/fail)");
+  wait_cmd->add_option("jobs", wait_ids, "Job ids")->required();
+  wait_cmd->add_option("--timeout", wait_timeout, "Seconds")->capture_default_str();
+
+  return program.Run(argc, argv, [&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(ClusterClient client, ClusterClient::Connect(address));
+    if (submit_cmd->parsed()) {
+      submit.set_tier(tier);
+      submit.set_tenant(tenant);
+      submit.set_requested_workers(workers);
+      submit.set_min_workers(min_workers);
+      for (const auto& a : job_args) submit.add_args(a);
+      TESSERA_ASSIGN_OR_RETURN(std::string id, client.Submit(submit));
+      std::printf("%s\n", id.c_str());
+    } else if (list_cmd->parsed()) {
+      TESSERA_ASSIGN_OR_RETURN(auto jobs, client.ListJobs());
+      std::printf("%s", FormatJobTable(jobs).c_str());
+    } else if (cancel_cmd->parsed()) {
+      TESSERA_RETURN_IF_ERROR(client.Cancel(cancel_id));
+      std::printf("cancel of %s requested\n", cancel_id.c_str());
+    } else if (nodes_cmd->parsed()) {
+      TESSERA_ASSIGN_OR_RETURN(auto nodes, client.ListNodes());
+      std::printf("%s", FormatNodeTable(nodes).c_str());
+    } else if (events_cmd->parsed()) {
+      TESSERA_ASSIGN_OR_RETURN(auto events, client.ListEvents(limit));
+      std::printf("%s", FormatEvents(events).c_str());
+    } else if (metrics_cmd->parsed()) {
+      TESSERA_ASSIGN_OR_RETURN(std::string text, client.Metrics());
+      std::printf("%s", text.c_str());
+    } else if (wait_cmd->parsed()) {
+      auto deadline = std::chrono::steady_clock::now() +
+                      std::chrono::milliseconds(static_cast<int64_t>(wait_timeout * 1000));
+      while (true) {
+        TESSERA_ASSIGN_OR_RETURN(auto jobs, client.ListJobs());
+        size_t done = 0;
+        for (const auto& id : wait_ids) {
+          auto it = std::find_if(jobs.begin(), jobs.end(), [&](auto& j) { return j.id() == id; });
+          if (it == jobs.end()) return NotFoundError("no job " + id);
+          if (IsTerminalState(it->state())) ++done;
+        }
+        if (done == wait_ids.size()) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+          return DeadlineExceededError("jobs not done after the timeout");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+    }
+    return Status::Ok();
+  });
+}

@@ -1,0 +1,69 @@
+// cluster-scheduler: the scheduler daemon (see server.h, scheduler.h).
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "cluster/service/server.h"
+#include "core/cli.h"
+#include "core/file.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop.store(true); }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  using namespace tessera::cluster;
+  cli::Program program("cluster-scheduler",
+                       "Cluster scheduler: SLA tiers, preemption, elastic resizing and migration "
+                       "of training jobs over node agents; state kept in RocksDB.");
+  ServerOptions options;
+  std::string state_dir, job_root, port_file;
+  int tick_ms = 250;
+  auto& app = program.app();
+  app.add_option("--listen", options.listen, "Address to serve on (port 0 picks a free port)")
+      ->capture_default_str();
+  app.add_option("--state-dir", state_dir, "RocksDB directory (survives restarts)")->required();
+  app.add_option("--job-root", job_root, "Job directories (checkpoints), shared with agents")
+      ->required();
+  app.add_option("--policy", options.policy, "singularity, fifo or tiresias")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"singularity", "fifo", "tiresias"}));
+  app.add_option("--premium-headroom", options.singularity.premium_headroom_slots,
+                 "Slots the Singularity policy keeps free for arriving premium jobs")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--min-run-s", options.singularity.min_run_s,
+                 "Seconds a basic job runs before it may be moved again for other basic work")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--heartbeat-timeout-s", options.heartbeat_timeout_s,
+                 "Silence after which a node is declared dead")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  app.add_option("--tick-ms", tick_ms, "Period of the scheduling tick")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 60000));
+  app.add_option("--port-file", port_file, "Write the port served on to this file");
+  return program.Run(argc, argv, [&]() -> Status {
+    options.state_dir = state_dir;
+    options.job_root = job_root;
+    options.tick = std::chrono::milliseconds(tick_ms);
+    struct sigaction action = {};
+    action.sa_handler = OnSignal;
+    sigaction(SIGINT, &action, nullptr);
+    sigaction(SIGTERM, &action, nullptr);
+    TESSERA_ASSIGN_OR_RETURN(auto server, SchedulerServer::Start(options));
+    std::printf("listening on port %d\n", server->port());
+    std::fflush(stdout);
+    if (!port_file.empty()) {
+      TESSERA_RETURN_IF_ERROR(WriteFileAtomically(port_file, std::to_string(server->port())));
+    }
+    while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    server->Shutdown();
+    return Status::Ok();
+  });
+}

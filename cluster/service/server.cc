@@ -1,0 +1,211 @@
+#include "cluster/service/server.h"
+
+#include <fmt/format.h>
+#include <grpcpp/grpcpp.h>
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "cluster/agent/cluster.grpc.pb.h"
+#include "cluster/service/scheduler.h"
+#include "core/metrics.h"
+
+namespace tessera::cluster {
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+namespace {
+
+grpc::Status ToGrpc(const Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), s.message());
+}
+
+// Prometheus text, rebuilt from the scheduler's state on every scrape (cheap at this scale,
+// and nothing to keep consistent).
+std::string RenderMetrics(const Scheduler& scheduler, double now) {
+  Metrics metrics;
+  for (const rpc::JobInfo& job : scheduler.ListJobs(now)) {
+    metrics
+        .AddGauge("cluster_jobs", "Jobs by tier and state",
+                  {{"tier", job.tier()}, {"state", job.state()}})
+        .Add(1);
+    metrics
+        .AddCounter("cluster_job_preemptions_total", "Preemptions, by tier", {{"tier", job.tier()}})
+        .Increment(job.preemptions());
+    metrics
+        .AddCounter("cluster_job_recoveries_total",
+                    "Restarts from a checkpoint after a crash or a lost node",
+                    {{"tier", job.tier()}})
+        .Increment(job.recoveries());
+    if (job.time_to_workers() >= 0) {
+      metrics
+          .AddHistogram("cluster_time_to_workers_seconds", "Submission to first start",
+                        {0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60}, {{"tier", job.tier()}})
+          .Observe(job.time_to_workers());
+    }
+    if (job.state() == "finished") {
+      metrics
+          .AddHistogram("cluster_sla_fraction", "Achieved fraction of ideal speed of finished jobs",
+                        {0.5, 0.7, 0.8, 0.9, 0.95, 0.99, 1}, {{"tier", job.tier()}})
+          .Observe(job.sla_fraction());
+    }
+  }
+  for (const rpc::NodeInfo& node : scheduler.ListNodes(now)) {
+    metrics.AddGauge("cluster_slots", "Slots by node", {{"node", node.id()}}).Set(node.slots());
+    metrics.AddGauge("cluster_slots_used", "Slots held by jobs, by node", {{"node", node.id()}})
+        .Set(node.used());
+    metrics.AddGauge("cluster_node_alive", "1 when the node heartbeats", {{"node", node.id()}})
+        .Set(node.alive() ? 1 : 0);
+  }
+  const Scheduler::Stats& stats = scheduler.stats();
+  metrics.AddCounter("cluster_policy_decisions_total", "Policy calls since start")
+      .Increment(stats.decisions);
+  metrics.AddCounter("cluster_policy_actions_total", "Actions carried out since start")
+      .Increment(stats.actions);
+  metrics.AddCounter("cluster_policy_rejected_total", "Policy answers refused by ValidateActions")
+      .Increment(stats.rejected_decisions);
+  metrics.AddCounter("cluster_node_losses_total", "Nodes declared dead since start")
+      .Increment(stats.node_losses);
+  return metrics.RenderPrometheus();
+}
+
+class Service final : public rpc::Scheduler::Service {
+ public:
+  Service(std::mutex& mu, Scheduler& scheduler) : mu_(mu), scheduler_(scheduler) {}
+
+  grpc::Status RegisterNode(grpc::ServerContext*, const rpc::RegisterNodeRequest* request,
+                            rpc::RegisterNodeReply* reply) override {
+    std::lock_guard lock(mu_);
+    reply->set_heartbeat_timeout_s(scheduler_.options().heartbeat_timeout_s);
+    return ToGrpc(scheduler_.RegisterNode(request->node_id(), request->slots(), WallSeconds()));
+  }
+  grpc::Status Heartbeat(grpc::ServerContext*, const rpc::HeartbeatRequest* request,
+                         rpc::HeartbeatReply* reply) override {
+    std::lock_guard lock(mu_);
+    Result<rpc::HeartbeatReply> r = scheduler_.Heartbeat(*request, WallSeconds());
+    if (!r.ok()) return ToGrpc(r.status());
+    *reply = std::move(*r);
+    return grpc::Status::OK;
+  }
+  grpc::Status Submit(grpc::ServerContext*, const rpc::SubmitRequest* request,
+                      rpc::SubmitReply* reply) override {
+    std::lock_guard lock(mu_);
+    Result<std::string> id = scheduler_.Submit(*request, WallSeconds());
+    if (!id.ok()) return ToGrpc(id.status());
+    reply->set_job_id(*id);
+    return grpc::Status::OK;
+  }
+  grpc::Status Cancel(grpc::ServerContext*, const rpc::CancelRequest* request,
+                      rpc::CancelReply*) override {
+    std::lock_guard lock(mu_);
+    return ToGrpc(scheduler_.Cancel(request->job_id(), WallSeconds()));
+  }
+  grpc::Status ListJobs(grpc::ServerContext*, const rpc::ListJobsRequest*,
+                        rpc::ListJobsReply* reply) override {
+    std::lock_guard lock(mu_);
+    for (auto& job : scheduler_.ListJobs(WallSeconds())) *reply->add_jobs() = std::move(job);
+    return grpc::Status::OK;
+  }
+  grpc::Status ListNodes(grpc::ServerContext*, const rpc::ListNodesRequest*,
+                         rpc::ListNodesReply* reply) override {
+    std::lock_guard lock(mu_);
+    for (auto& node : scheduler_.ListNodes(WallSeconds())) *reply->add_nodes() = std::move(node);
+    return grpc::Status::OK;
+  }
+  grpc::Status ListEvents(grpc::ServerContext*, const rpc::ListEventsRequest* request,
+                          rpc::ListEventsReply* reply) override {
+    std::lock_guard lock(mu_);
+    for (auto& e : scheduler_.ListEvents(request->limit())) *reply->add_events() = std::move(e);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetMetrics(grpc::ServerContext*, const rpc::GetMetricsRequest*,
+                          rpc::GetMetricsReply* reply) override {
+    std::lock_guard lock(mu_);
+    reply->set_prometheus_text(RenderMetrics(scheduler_, WallSeconds()));
+    return grpc::Status::OK;
+  }
+
+ private:
+  std::mutex& mu_;
+  Scheduler& scheduler_;
+};
+
+}  // namespace
+
+struct SchedulerServer::Impl {
+  std::mutex mu;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<Service> service;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+  std::thread ticker;
+  std::condition_variable stop_cv;
+  bool stopping = false;
+  std::chrono::milliseconds tick{250};
+};
+
+Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOptions& options) {
+  if (options.state_dir.empty()) return InvalidArgumentError("no state directory");
+  if (options.tick.count() <= 0) return InvalidArgumentError("tick must be positive");
+  std::unique_ptr<Policy> policy;
+  if (options.policy == "singularity") {
+    policy = NewSingularityPolicy(options.singularity);
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(policy, NewPolicyByName(options.policy));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store, StateStore::Open(options.state_dir));
+  auto impl = std::make_unique<Impl>();
+  impl->tick = options.tick;
+  TESSERA_ASSIGN_OR_RETURN(impl->scheduler,
+                           Scheduler::Create({.heartbeat_timeout_s = options.heartbeat_timeout_s,
+                                              .max_crashes = options.max_crashes,
+                                              .job_root = options.job_root},
+                                             std::move(policy), std::move(store), WallSeconds()));
+  impl->service = std::make_unique<Service>(impl->mu, *impl->scheduler);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &impl->port);
+  builder.RegisterService(impl->service.get());
+  impl->server = builder.BuildAndStart();
+  if (!impl->server || impl->port == 0) {
+    return UnavailableError("cannot listen on " + options.listen);
+  }
+  Impl* raw = impl.get();
+  impl->ticker = std::thread([raw] {
+    std::unique_lock lock(raw->mu);
+    while (!raw->stopping) {
+      raw->stop_cv.wait_for(lock, raw->tick);
+      if (raw->stopping) break;
+      if (Status s = raw->scheduler->Tick(WallSeconds()); !s.ok()) {
+        spdlog::error("tick: {}", s.ToString());
+      }
+    }
+  });
+  spdlog::info("scheduler listening on port {} with policy {}", impl->port,
+               impl->scheduler->policy().name());
+  return std::unique_ptr<SchedulerServer>(new SchedulerServer(std::move(impl)));
+}
+
+SchedulerServer::SchedulerServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+SchedulerServer::~SchedulerServer() { Shutdown(); }
+
+int SchedulerServer::port() const { return impl_->port; }
+
+void SchedulerServer::Shutdown() {
+  if (!impl_ || !impl_->server) return;
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->stop_cv.notify_all();
+  if (impl_->ticker.joinable()) impl_->ticker.join();
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+  impl_->server.reset();
+}
+
+}  // namespace tessera::cluster

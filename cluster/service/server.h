@@ -1,0 +1,52 @@
+// The scheduler daemon: Scheduler (scheduler.h) behind a gRPC server, driven by the wall clock
+// and a periodic tick.
+//
+//   TESSERA_ASSIGN_OR_RETURN(auto server, SchedulerServer::Start(options));
+//   std::cout << server->port();   // options.listen may ask for port 0
+//   ...
+//   server->Shutdown();
+//
+// Every RPC and every tick takes one mutex: the scheduler core is single-threaded by design
+// (its decisions are microseconds; the policy is pure).
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "cluster/policy/policy.h"
+#include "core/status.h"
+
+namespace tessera::cluster {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:0";
+  std::filesystem::path state_dir;  // RocksDB
+  std::filesystem::path job_root;   // job directories (checkpoints), shared with the agents
+  std::string policy = "singularity";
+  SingularityOptions singularity;  // used when policy == "singularity"
+  double heartbeat_timeout_s = 2.0;
+  int max_crashes = 3;
+  std::chrono::milliseconds tick{250};
+};
+
+class SchedulerServer {
+ public:
+  static Result<std::unique_ptr<SchedulerServer>> Start(const ServerOptions& options);
+  ~SchedulerServer();
+
+  int port() const;
+  void Shutdown();
+
+  struct Impl;
+
+ private:
+  explicit SchedulerServer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Wall-clock seconds since the Unix epoch: the scheduler's `now`, comparable across restarts.
+double WallSeconds();
+
+}  // namespace tessera::cluster
