@@ -1,0 +1,153 @@
+// pipeline-launch: trains a model with pipeline + data parallelism. Starts stages x replicas
+// pipeline-worker processes (here, or on the hosts of --hosts), shows their progress, and
+// reports samples/s, the measured bubble and the simulator's prediction for the same run.
+#include <filesystem>
+#include <string>
+
+#include "core/cli.h"
+#include "core/file.h"
+#include "fmt/format.h"
+#include "pipeline/launcher.h"
+#include "pipeline/partition.h"
+
+namespace {
+
+namespace pl = tessera::pipeline;
+
+std::string DefaultWorker(const char* argv0) {
+  std::error_code ec;
+  auto self = std::filesystem::canonical("/proc/self/exe", ec);
+  if (ec) return "pipeline-worker";
+  return (self.parent_path() / "pipeline-worker").string();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tessera::cli::Program program(
+      "pipeline-launch",
+      "Trains a model split into pipeline stages (Varuna, GPipe or 1F1B schedule) with "
+      "data-parallel replicas, one worker process per (stage, replica).");
+  auto& app = program.app();
+  pl::JobConfig job;
+  std::string schedule = "varuna", partition = "balanced", hosts_path, run_dir, json_out;
+  std::string worker = DefaultWorker(argv[0]);
+  int base_port = 0, timeout_s = 600;
+  double link_mbps = 0, link_latency_ms = 0;
+  bool no_opportunistic = false;
+  app.add_option("--model", job.model.kind, "gpt or cnn")->capture_default_str();
+  app.add_option("--layers", job.model.layers, "Transformer or conv blocks")->capture_default_str();
+  app.add_option("--width", job.model.width, "Model width (gpt) or channels (cnn)")
+      ->capture_default_str();
+  app.add_option("--heads", job.model.heads, "Attention heads (gpt)")->capture_default_str();
+  app.add_option("--vocab", job.model.vocab, "Vocabulary (gpt; 96 with --text)")
+      ->capture_default_str();
+  app.add_option("--seq-len", job.model.seq_len, "Sequence length (gpt)")->capture_default_str();
+  app.add_option("--image", job.model.image, "Image side (cnn)")->capture_default_str();
+  app.add_option("--dropout", job.model.dropout, "Dropout rate")->capture_default_str();
+  app.add_option("--text", job.model.text_path, "Train the gpt on this text file");
+  app.add_option("--dataset-size", job.model.dataset_size, "Synthetic samples")
+      ->capture_default_str();
+  app.add_option("--schedule", schedule, "varuna, gpipe or 1f1b")->capture_default_str();
+  app.add_flag("--no-opportunistic", no_opportunistic, "Disable Varuna's forward pull-ahead");
+  app.add_option("--stages", job.stages, "Pipeline stages (P)")->capture_default_str();
+  app.add_option("--replicas", job.replicas, "Data-parallel replicas (D)")->capture_default_str();
+  app.add_option("--micro-batch", job.micro_batch, "Samples per micro-batch")
+      ->capture_default_str();
+  app.add_option("--global-batch", job.global_batch, "Samples per step, all replicas")
+      ->capture_default_str();
+  app.add_option("--steps", job.steps, "Steps to train")->capture_default_str();
+  app.add_option("--lr", job.lr, "SGD learning rate")->capture_default_str();
+  app.add_option("--momentum", job.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--seed", job.seed, "Seed of weights, data and dropout")->capture_default_str();
+  app.add_option("--partition", partition, "balanced (by estimated FLOPs) or uniform (Varuna)")
+      ->capture_default_str();
+  app.add_option("--hosts", hosts_path, "Hosts file: 'address [command prefix]' per line");
+  app.add_option("--base-port", base_port, "Rank r listens on base-port + r (0: free ports)");
+  app.add_option("--run-dir", run_dir, "Job description and worker reports (default: temp)");
+  app.add_option("--save-dir", job.save_dir, "Write a cut-keyed checkpoint here at the end");
+  app.add_option("--resume-dir", job.resume_dir, "Resume from the newest checkpoint here");
+  app.add_option("--timeout", timeout_s, "Seconds before the job is stopped")
+      ->capture_default_str();
+  app.add_option("--worker", worker, "pipeline-worker binary")->capture_default_str();
+  app.add_option("--link-mbps", link_mbps, "Link bandwidth for the simulator (0: unlimited)");
+  app.add_option("--link-latency-ms", link_latency_ms, "Link latency for the simulator");
+  app.add_option("--json", json_out, "Write the summary as JSON here");
+  return program.Run(argc, argv, [&]() -> tessera::Status {
+    TESSERA_ASSIGN_OR_RETURN(job.schedule, pl::ParseScheduleKind(schedule));
+    job.opportunistic = !no_opportunistic;
+    TESSERA_RETURN_IF_ERROR(pl::ValidateModelSpec(job.model));
+    const int units = pl::NumUnits(job.model);
+    if (job.stages < 1 || job.stages > units) {
+      return tessera::cli::UsageError(
+          fmt::format("usage: --stages must be in [1, {}] for this model", units));
+    }
+    if (partition == "balanced") {
+      TESSERA_ASSIGN_OR_RETURN(job.boundaries,
+                               pl::BalancedPartition(pl::EstimateUnitFlops(job.model), job.stages));
+    } else if (partition == "uniform") {
+      TESSERA_ASSIGN_OR_RETURN(job.boundaries, pl::UniformPartition(units, job.stages));
+    } else {
+      return tessera::cli::UsageError("usage: --partition must be balanced or uniform");
+    }
+    pl::LaunchOptions options;
+    job.timeout_ms = timeout_s * 1000;
+    options.job = job;
+    options.worker_binary = worker;
+    options.base_port = base_port;
+    options.timeout = std::chrono::seconds(timeout_s);
+    if (!hosts_path.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(hosts_path));
+      TESSERA_ASSIGN_OR_RETURN(options.hosts, pl::ParseHosts(text));
+    }
+    if (run_dir.empty()) {
+      run_dir =
+          (std::filesystem::temp_directory_path() / fmt::format("pipeline-run-{}", ::getpid()))
+              .string();
+    }
+    options.run_dir = run_dir;
+    std::string cuts;
+    for (size_t s = 0; s + 1 < job.boundaries.size(); ++s) {
+      cuts += fmt::format("{}[{},{})", s ? " " : "", job.boundaries[s], job.boundaries[s + 1]);
+    }
+    fmt::print(
+        "pipeline: {} model, {} units; {} schedule; P={} D={} micro-batch {} x {} per "
+        "replica; global batch {}; stage units {}\n",
+        job.model.kind, units, schedule, job.stages, job.replicas, job.micro_batch,
+        pl::MicroBatches(job), job.global_batch, cuts);
+    std::fflush(stdout);
+    TESSERA_ASSIGN_OR_RETURN(pl::LaunchResult run, pl::Launch(options));
+    TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
+    const pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3};
+    TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
+                                                    run.job, run.reports, link, link)));
+    fmt::print(
+        "result: {:.1f} samples/s, step {:.4f} s (simulated {:.4f} s, {:+.1f} %), bubble "
+        "stage 0 {:.1f} % (simulated {:.1f} %), mean over stages {:.1f} % (simulated "
+        "{:.1f} %), final loss {:.4f}\n",
+        summary.samples_per_s, summary.step_s, sim.step_s,
+        summary.step_s > 0 ? 100 * (sim.step_s / summary.step_s - 1) : 0.0,
+        100 * summary.bubble_stage0, 100 * sim.bubble_stage0, 100 * summary.bubble_mean,
+        100 * sim.bubble_mean, summary.losses.empty() ? 0.0 : summary.losses.back());
+    fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
+    if (!json_out.empty()) {
+      nlohmann::json j = {{"schedule", schedule},
+                          {"stages", job.stages},
+                          {"replicas", job.replicas},
+                          {"micro_batch", job.micro_batch},
+                          {"micro_batches", pl::MicroBatches(job)},
+                          {"global_batch", job.global_batch},
+                          {"samples_per_s", summary.samples_per_s},
+                          {"step_s", summary.step_s},
+                          {"sim_step_s", sim.step_s},
+                          {"bubble_stage0", summary.bubble_stage0},
+                          {"sim_bubble_stage0", sim.bubble_stage0},
+                          {"bubble_mean", summary.bubble_mean},
+                          {"sim_bubble_mean", sim.bubble_mean},
+                          {"losses", summary.losses},
+                          {"wall_s", run.wall_s}};
+      TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
+    }
+    return tessera::Status::Ok();
+  });
+}

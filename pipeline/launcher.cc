@@ -1,0 +1,235 @@
+#include "pipeline/launcher.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+#include "core/file.h"
+#include "fmt/format.h"
+#include "spdlog/spdlog.h"
+
+namespace tessera::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+pid_t Spawn(const std::vector<std::string>& argv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+void StopAll(std::vector<pid_t>& pids) {
+  for (pid_t p : pids) {
+    if (p > 0) kill(p, SIGTERM);
+  }
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  for (pid_t& p : pids) {
+    while (p > 0) {
+      if (waitpid(p, nullptr, WNOHANG) == p) {
+        p = -1;
+      } else if (Clock::now() > deadline) {
+        kill(p, SIGKILL);
+        waitpid(p, nullptr, 0);
+        p = -1;
+      } else {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<Host>> ParseHosts(const std::string& text) {
+  std::vector<Host> hosts;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    if (auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    Host h;
+    if (!(words >> h.address)) continue;
+    for (std::string w; words >> w;) h.prefix.push_back(w);
+    if (h.address.find(':') != std::string::npos) {
+      return InvalidArgumentError(
+          fmt::format("hosts line {}: give an address without a port", number));
+    }
+    hosts.push_back(std::move(h));
+  }
+  if (hosts.empty()) return InvalidArgumentError("the hosts file lists no host");
+  return hosts;
+}
+
+Result<LaunchResult> Launch(const LaunchOptions& options) {
+  LaunchResult result;
+  result.job = options.job;
+  JobConfig& job = result.job;
+  const int world = WorldSize(job);
+  job.endpoints.clear();
+  std::vector<int> ports;
+  if (options.base_port == 0) {
+    if (!options.hosts.empty()) {
+      return InvalidArgumentError("--base-port is required with a hosts file");
+    }
+    TESSERA_ASSIGN_OR_RETURN(ports, FreeLocalPorts(world));
+  } else {
+    for (int r = 0; r < world; ++r) ports.push_back(options.base_port + r);
+  }
+  for (int r = 0; r < world; ++r) {
+    const std::string host =
+        options.hosts.empty() ? "127.0.0.1" : options.hosts[r % options.hosts.size()].address;
+    job.endpoints.push_back({host, ports[r]});
+  }
+  TESSERA_RETURN_IF_ERROR(ValidateJob(job));
+  std::error_code ec;
+  std::filesystem::create_directories(options.run_dir, ec);
+  if (ec) return UnavailableError(fmt::format("creating {}: {}", options.run_dir, ec.message()));
+  const std::string job_path = options.run_dir + "/job.json";
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(job_path, JobToJson(job).dump(2) + "\n"));
+  if (access(options.worker_binary.c_str(), X_OK) != 0) {
+    return NotFoundError(fmt::format("worker binary {} is not executable", options.worker_binary));
+  }
+
+  const auto start = Clock::now();
+  std::vector<pid_t> pids(world, -1);
+  for (int r = 0; r < world; ++r) {
+    std::vector<std::string> argv;
+    if (!options.hosts.empty()) {
+      const Host& h = options.hosts[r % options.hosts.size()];
+      argv = h.prefix;
+    }
+    for (std::string a : {options.worker_binary, std::string("--job"), job_path,
+                          std::string("--rank"), std::to_string(r), std::string("--report"),
+                          fmt::format("{}/report-{}.json", options.run_dir, r),
+                          std::string("--log-level"), std::string("warn")}) {
+      argv.push_back(a);
+    }
+    pids[r] = Spawn(argv);
+    if (pids[r] < 0) {
+      StopAll(pids);
+      return UnavailableError(fmt::format("could not start worker {}", r));
+    }
+  }
+  int running = world;
+  Status failure;
+  while (running > 0) {
+    for (int r = 0; r < world; ++r) {
+      if (pids[r] <= 0) continue;
+      int status = 0;
+      if (waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
+      pids[r] = -1;
+      --running;
+      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        failure = AbortedError(
+            WIFEXITED(status)
+                ? fmt::format("worker {} (stage {}, replica {}) exited with code {}", r,
+                              StageOf(job, r), ReplicaOf(job, r), WEXITSTATUS(status))
+                : fmt::format("worker {} was killed by signal {}", r, WTERMSIG(status)));
+      }
+    }
+    if (!failure.ok()) break;
+    if (Clock::now() - start > options.timeout) {
+      failure = DeadlineExceededError(
+          fmt::format("job did not finish within {} s", options.timeout.count()));
+      break;
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (!failure.ok()) {
+    StopAll(pids);
+    return failure;
+  }
+  result.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  for (int r = 0; r < world; ++r) {
+    const std::string path = fmt::format("{}/report-{}.json", options.run_dir, r);
+    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    auto json = nlohmann::json::parse(text, nullptr, false);
+    if (json.is_discarded()) return DataLossError(fmt::format("{} is not JSON", path));
+    TESSERA_ASSIGN_OR_RETURN(WorkerReport report, ReportFromJson(json));
+    result.reports.push_back(std::move(report));
+  }
+  return result;
+}
+
+Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerReport>& reports) {
+  if (static_cast<int>(reports.size()) != WorldSize(job)) {
+    return InvalidArgumentError("one report per worker is needed");
+  }
+  RunSummary s;
+  const size_t steps = reports[0].steps.size();
+  for (const auto& r : reports) {
+    if (r.steps.size() != steps) return InvalidArgumentError("reports differ in step count");
+  }
+  s.losses.assign(steps, 0.0);
+  for (int rep = 0; rep < job.replicas; ++rep) {
+    const WorkerReport& r = reports[RankOf(job, job.stages - 1, rep)];
+    for (size_t k = 0; k < steps; ++k) s.losses[k] += r.steps[k].loss;
+  }
+  const size_t skip = steps > 1 ? 1 : 0;  // the first step warms caches and connections up
+  auto bubble = [&](const WorkerReport& r) {
+    std::vector<double> b;
+    for (size_t k = skip; k < steps; ++k) {
+      const StepStats& x = r.steps[k];
+      b.push_back(x.pipeline_s > 0 ? 1.0 - x.busy_s / x.pipeline_s : 0.0);
+    }
+    return Median(b);
+  };
+  std::vector<double> walls;
+  for (size_t k = skip; k < steps; ++k) walls.push_back(reports[0].steps[k].wall_s);
+  s.step_s = Median(walls);
+  s.samples_per_s = s.step_s > 0 ? job.global_batch / s.step_s : 0;
+  s.bubble_stage0 = bubble(reports[0]);
+  double sum = 0;
+  for (int st = 0; st < job.stages; ++st) sum += bubble(reports[RankOf(job, st, 0)]);
+  s.bubble_mean = sum / job.stages;
+  return s;
+}
+
+SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerReport>& reports,
+                               const LinkModel& pipeline_link, const LinkModel& allreduce_link) {
+  SimConfig c;
+  c.schedule = job.schedule;
+  c.micro_batches = MicroBatches(job);
+  c.opportunistic = job.opportunistic;
+  c.replicas = job.replicas;
+  c.pipeline_link = pipeline_link;
+  c.allreduce_link = allreduce_link;
+  for (int st = 0; st < job.stages; ++st) {
+    // Average the replicas of the stage.
+    StageCost cost;
+    for (int rep = 0; rep < job.replicas; ++rep) {
+      const WorkerReport& r = reports[RankOf(job, st, rep)];
+      cost.forward_s += r.forward_s / job.replicas;
+      cost.recompute_s += r.recompute_s / job.replicas;
+      cost.backward_s += r.backward_s / job.replicas;
+      cost.gradient_bytes = r.gradient_bytes;
+    }
+    c.stages.push_back(cost);
+    if (st + 1 < job.stages)
+      c.boundary_bytes.push_back(reports[RankOf(job, st, 0)].activation_bytes);
+  }
+  return c;
+}
+
+}  // namespace tessera::pipeline

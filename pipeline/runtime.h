@@ -1,0 +1,68 @@
+// The worker: one process per (stage, replica) that trains its stage's units.
+//
+// Per step, the worker walks its stage's task list (pipeline/schedule.h) with a TaskCursor:
+// forwards receive the previous stage's activation (stage 0 reads its rows of the batch), run
+// the stage's units and send the output on; stages that recompute run the forward without
+// autograd and keep only the input; recompute reruns it with autograd; backwards wait for the
+// next stage's gradient (the last stage has the loss), backpropagate and send the input's
+// gradient back. Messages go over pipeline/transport.h; while the next task waits, the worker
+// sleeps on "a message arrived". After the last backward, the replicas of the stage sum their
+// gradients with a ring all-reduce and every replica applies the same SGD step.
+//
+// Losses are scaled by micro_batch / global_batch, so the summed gradients equal those of one
+// forward over the global batch, and the sum of the replicas' losses is the global mean loss.
+//
+// This header is torch-free: workers are driven by pipeline/worker_main.cc and compared against
+// TrainReference, the single-process trainer on the same batches.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "nlohmann/json.hpp"
+#include "pipeline/checkpoint.h"
+#include "pipeline/job.h"
+
+namespace tessera::pipeline {
+
+struct StepStats {
+  int64_t step = 0;
+  double loss = 0;         // last stage: this replica's share of the global mean loss; else 0
+  double wall_s = 0;       // the whole step, including all-reduce and optimizer
+  double pipeline_s = 0;   // step start to this stage's last backward
+  double busy_s = 0;       // time in forward, recompute and backward tasks
+  double allreduce_s = 0;  // gradient all-reduce with the other replicas
+  int pulled_ahead = 0;    // opportunistic forwards
+};
+
+struct WorkerReport {
+  int rank = 0, stage = 0, replica = 0;
+  std::vector<StepStats> steps;
+  // Mean seconds per micro-batch task, over all steps but the first (warm-up) when possible.
+  double forward_s = 0, recompute_s = 0, backward_s = 0;
+  double activation_bytes = 0;  // one micro-batch's output sent to the next stage
+  double gradient_bytes = 0;    // this stage's parameter gradients
+  uint64_t bytes_sent = 0, bytes_received = 0;
+  std::string first_step_order;  // tasks as executed in the first step ("F0 F1 R0 B0 ...")
+};
+
+nlohmann::json ReportToJson(const WorkerReport& report);
+Result<WorkerReport> ReportFromJson(const nlohmann::json& json);
+
+// Runs worker `rank` of `job` to completion (connects to its peers, trains job.steps steps,
+// saves a checkpoint if job.save_dir is set). Uses one intra-op thread.
+Result<WorkerReport> RunWorker(const JobConfig& job, int rank);
+
+struct ReferenceRun {
+  std::vector<double> losses;    // global mean loss per step
+  std::vector<UnitState> units;  // final parameters and momentum, per unit
+};
+
+// Trains job.model for job.steps steps in this process on the same global batches as the
+// pipeline (same initialization, data, SGD). accumulate_micro_batch = 0 runs one forward over
+// each global batch; otherwise micro-batches of that size, indexed as in the pipeline, which
+// reproduces the pipeline's dropout masks. Honors job.resume_dir and job.save_dir.
+Result<ReferenceRun> TrainReference(const JobConfig& job, int accumulate_micro_batch);
+
+}  // namespace tessera::pipeline
