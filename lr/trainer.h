@@ -1,0 +1,88 @@
+// The training harness of the experiments: one run of a model on Fashion-MNIST or on a
+// character-level fortunes corpus, with a schedule (lr/schedule_spec.h) or the online tuner
+// (lr/tuner.h), per-step CSV logs, and checkpoint/resume.
+//
+// Torch-free header: binaries and tests that only call Train() compile without libtorch.
+//
+// Determinism: with the same config a run is bit-for-bit repeatable on one machine: the seed
+// fixes the initialisation (torch::manual_seed) and the data order is a pure function of
+// (seed, step) -- Fashion-MNIST shuffles per epoch with a seeded generator, the LM samples its
+// windows from a generator seeded with (seed, step). So a resumed run needs no data-loader
+// state, and a run resumed from a checkpoint continues with the identical learning rate and the
+// identical loss as an uninterrupted one (tested in lr/trainer_test.cc).
+//
+// Checkpoints (one file, <checkpoint_dir>/checkpoint.pt, replaced atomically) hold the model,
+// the optimizer state, the step, every group's learning rate (libtorch 1.13 drops them on load),
+// the schedule's state (reduce-on-plateau) and a fingerprint of the config, so resuming with a
+// different config is refused.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "core/status.h"
+#include "lr/tuner.h"
+
+namespace tessera::lr {
+
+struct TrainConfig {
+  std::string task = "fmnist";    // "fmnist" or "lm"
+  std::string model;              // fmnist: "mlp" (default) or "resnet"; lm: "transformer"
+  std::string optimizer = "sgd";  // "sgd" (with momentum), "adam" or "adamw"
+  double lr = 0.1;                // the schedule's peak rate; the tuner's initial guess
+  double momentum = 0.9;          // SGD only
+  double weight_decay = 0;        // SGD and Adam: L2; AdamW: decoupled
+  double head_lr_ratio = 1.0;     // output layer's rate relative to the body (a 2nd group)
+  std::string schedule = "knee";  // a spec for MakeSchedule; ignored when tune is set
+  bool tune = false;              // use the online tuner instead of a schedule
+  TunerOptions tuner;             // initial_lr and total_steps are filled in by Train()
+
+  int64_t epochs = 1;            // budget in epochs (when steps == 0)
+  int64_t steps = 0;             // budget in steps; overrides epochs when > 0
+  double budget_fraction = 1.0;  // shortened budgets: the budget is scaled by this
+  int64_t batch_size = 128;
+  uint64_t seed = 1;
+
+  std::string data_dir;     // default: the Debian package's directory
+  int64_t train_limit = 0;  // use only the first N training examples (fmnist) / bytes (lm)
+  int64_t test_limit = 0;   // evaluate on the first N test examples / windows; 0: all
+  int64_t lm_context = 64;
+  int64_t lm_d_model = 64;
+  int64_t lm_layers = 2;
+  int64_t lm_heads = 4;
+  int64_t evals = 0;         // evaluations spread over the run; 0: once per epoch
+  int64_t metric_every = 0;  // feed plateau the mean train loss every N steps; 0: budget/20
+
+  std::string log_csv;           // per-step log (step,lr,loss,phase); evaluations go to
+                                 // <log_csv minus .csv>.eval.csv (step,epoch,test_loss,test_acc)
+  std::string checkpoint_dir;    // empty: no checkpoints
+  int64_t checkpoint_every = 0;  // steps; 0: only at stop_after and at the end
+  bool resume = false;           // continue from <checkpoint_dir>/checkpoint.pt if it exists
+  int64_t stop_after = 0;        // stop (after checkpointing) once this many steps are done
+  int threads = 1;               // torch::set_num_threads
+};
+
+struct TrainResult {
+  int64_t total_steps = 0;   // the budget
+  int64_t steps_done = 0;    // == total_steps unless stop_after cut the run short
+  int64_t resumed_from = 0;  // step the run resumed at (0: fresh)
+  bool finished = false;
+  double final_lr = 0;       // first group's rate at the last step done
+  double last_loss = 0;      // training loss of the last step done
+  double test_loss = 0;      // final evaluation (cross-entropy, nats; per byte for lm)
+  double test_accuracy = 0;  // fmnist only, in [0, 1]
+  double seconds = 0;        // wall time of the training loop
+  // Tuner runs only:
+  double tuner_lr = 0;
+  int64_t tuner_explore_steps = 0;
+  int64_t tuner_trial_steps = 0;
+  std::string tuner_end_reason;
+};
+
+// Progress lines (one per epoch or evaluation) for long runs; may be empty.
+using ProgressFn = std::function<void(const std::string&)>;
+
+Result<TrainResult> Train(const TrainConfig& config, const ProgressFn& progress = {});
+
+}  // namespace tessera::lr
