@@ -214,8 +214,9 @@ std::unique_ptr<Policy> NewTiresiasPolicy(TiresiasOptions options = {});
 // docs/cluster-replay.md): tiers in strict priority, each job kept at or above its tier's
 // target, the rest of the fleet filled by best-effort work.
 struct SingularityOptions {
-  // Slots kept free (when possible by preempting basic jobs in the background) so that a
-  // premium job that arrives starts at once instead of waiting for a checkpoint.
+  // Slots kept free (when possible by evicting basic jobs in the background), preferably on the
+  // emptiest nodes, so that a premium job that arrives starts at once instead of waiting for a
+  // checkpoint. Premium and standard jobs may use them; basic jobs may not.
   int premium_headroom_slots = 8;
   // Elastic jobs are first started shrunk rather than kept waiting, and grow back when slots
   // free up; guaranteed tiers are never shrunk below their SLA target.

@@ -9,8 +9,8 @@
 //     an elastic victim is shrunk in place when that frees enough, a small one is migrated to
 //     free slots elsewhere when there are some, and only otherwise preempted. Premium may evict
 //     standard jobs that have plenty of slack; nobody evicts premium.
-//  2. Premium headroom: keep `premium_headroom_slots` free on one node (evicting basic work in
-//     the background) so that the next premium job starts without waiting for a checkpoint.
+//  2. Premium headroom: keep `premium_headroom_slots` free (evicting basic work in the
+//     background) so that the next premium job starts without waiting for a checkpoint.
 //  3. Basic jobs start in FIFO order with backfilling, shrunk (replica splicing) when their full
 //     gang does not fit. The oldest basic job that waited longer than kStarvationS reserves the
 //     nodes it needs, so that backfilling cannot starve large gangs forever.
@@ -121,7 +121,9 @@ class Decision {
 
   // Frees at least `need` slots on node `n` by evicting evictable jobs there, cheapest first.
   // Freed slots go to soon_ (they are released when the checkpoints are written).
-  void Evict(int n, int need, std::optional<Tier> for_tier, const std::vector<bool>& keep_off) {
+  // `keep_off` marks nodes a migrated victim must avoid; nullptr: never migrate (the slots
+  // would only move, as when making headroom).
+  void Evict(int n, int need, std::optional<Tier> for_tier, const std::vector<bool>* keep_off) {
     std::vector<int> victims;
     for (int v : on_node_[n]) {
       if (Evictable(v, for_tier)) victims.push_back(v);
@@ -151,7 +153,7 @@ class Decision {
   }
 
   // Moves job `v` off (part of) node `n`; returns the slots released on `n`.
-  int Displace(int v, int n, int need, const std::vector<bool>& keep_off) {
+  int Displace(int v, int n, int need, const std::vector<bool>* keep_off) {
     const JobView& job = view_.jobs[v];
     const int k = job.workers();
     const bool single_node = job.placement.size() == 1;
@@ -165,11 +167,11 @@ class Decision {
         return k - target;
       }
     }
-    if (options_.defragment && single_node) {
+    if (options_.defragment && single_node && keep_off != nullptr) {
       // Migrate to free slots on another node, so that the job keeps running.
       std::vector<int> elsewhere = free_;
       for (size_t m = 0; m < elsewhere.size(); ++m) {
-        if (keep_off[m] || static_cast<int>(m) == n) elsewhere[m] = 0;
+        if ((*keep_off)[m] || static_cast<int>(m) == n) elsewhere[m] = 0;
       }
       if (std::optional<Placement> p = FindCompactPlacement(elsewhere, k, max_node_)) {
         Take(free_, *p);
@@ -223,7 +225,7 @@ class Decision {
       for (const Slice& s : *target) keep_off[s.node] = true;
       for (const Slice& s : *target) {
         const int need = s.slots - soon_[s.node];
-        if (need > 0) Evict(s.node, need, as, keep_off);
+        if (need > 0) Evict(s.node, need, as, &keep_off);
       }
       Reserve(*target);
       return;
@@ -231,24 +233,40 @@ class Decision {
     // Not even eviction makes room: wait.
   }
 
+  // Keeps `premium_headroom_slots` slots (anywhere) free or about to be, evicting basic work
+  // that ran at least min_run_s, and hides them from basic jobs. Slots on the emptiest nodes
+  // are kept, so that a premium gang of a whole node finds one when possible.
   void KeepHeadroom() {
-    const int want = std::min(options_.premium_headroom_slots, max_node_);
+    const int want = options_.premium_headroom_slots;
     if (want <= 0) return;
-    int best = -1;
-    for (size_t n = 0; n < soon_.size(); ++n) {
-      if (soon_[n] >= want && (best < 0 || soon_[n] < soon_[best])) best = static_cast<int>(n);
-    }
-    if (best < 0) {
-      // Evict basic work from the node where that costs the fewest slots.
+    auto total = [](const std::vector<int>& v) {
+      int sum = 0;
+      for (int x : v) sum += std::max(0, x);
+      return sum;
+    };
+    if (total(soon_) < want) {
+      // Evict from the nodes with the most old basic work first.
       const std::vector<int> avail = Reclaimable(std::nullopt);
-      for (size_t n = 0; n < avail.size(); ++n) {
-        if (!view_.nodes[n].alive || avail[n] < want) continue;
-        if (best < 0 || want - soon_[n] < want - soon_[best]) best = static_cast<int>(n);
+      std::vector<int> order(avail.size());
+      for (size_t n = 0; n < order.size(); ++n) order[n] = static_cast<int>(n);
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int a, int b) { return avail[a] - soon_[a] > avail[b] - soon_[b]; });
+      for (int n : order) {
+        const int need = want - total(soon_);
+        if (need <= 0 || avail[n] <= soon_[n]) break;
+        Evict(n, std::min(need, avail[n] - soon_[n]), std::nullopt, nullptr);
       }
-      if (best < 0) return;
-      Evict(best, want - soon_[best], std::nullopt, std::vector<bool>(view_.nodes.size(), false));
     }
-    Reserve({{best, want}});
+    std::vector<int> order(soon_.size());
+    for (size_t n = 0; n < order.size(); ++n) order[n] = static_cast<int>(n);
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return soon_[a] > soon_[b]; });
+    int left = want;
+    for (int n : order) {
+      if (left <= 0 || soon_[n] <= 0) break;
+      const int take = std::min(left, soon_[n]);
+      Reserve({{n, take}});
+      left -= take;
+    }
   }
 
   // Starts `i` on the largest valid gang that fits the free slots; true if started.

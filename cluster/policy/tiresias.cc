@@ -19,10 +19,17 @@ class TiresiasPolicy final : public Policy {
     std::sort(options_.queue_thresholds.begin(), options_.queue_thresholds.end());
   }
 
+  // Cost: one cheap pass over the view, then work proportional to the running jobs and to the
+  // prefix of the ranking that fills the cluster (the replay calls this ~10^6 times).
   std::vector<Action> Decide(const ClusterView& view) override {
     std::vector<Action> actions;
+    const int n = static_cast<int>(view.jobs.size());
+    std::vector<int> free(view.nodes.size());
     int capacity = 0;
-    for (const NodeView& n : view.nodes) capacity += n.alive ? n.slots : 0;
+    for (size_t k = 0; k < view.nodes.size(); ++k) {
+      free[k] = view.nodes[k].alive ? view.nodes[k].slots - view.nodes[k].draining : 0;
+      capacity += view.nodes[k].alive ? view.nodes[k].slots : 0;
+    }
     // Attained service in slot-seconds: progress is in ideal seconds of the full gang.
     auto queue_of = [&](const JobView& job) {
       const double service = job.progress * job.spec.requested_workers;
@@ -31,53 +38,75 @@ class TiresiasPolicy final : public Policy {
                               options_.queue_thresholds.begin());
     };
     const int queues = static_cast<int>(options_.queue_thresholds.size()) + 1;
-    const std::vector<int> fifo = FifoOrder(view);
-    std::vector<int> queue(view.jobs.size());
-    for (size_t i = 0; i < view.jobs.size(); ++i) queue[i] = queue_of(view.jobs[i]);
+    // One pass over the (large) view; the rest works on these compact lists.
+    std::vector<int> holding;                      // running and checkpointing jobs
+    std::vector<std::vector<int>> ranked(queues);  // other candidates per queue, view order
+    bool waiting = false;
+    bool sorted = true;
+    for (int i = 0; i < n; ++i) {
+      const JobView& job = view.jobs[i];
+      if (i > 0 && view.jobs[i - 1].spec.submit_time > job.spec.submit_time) sorted = false;
+      if (job.state == JobState::kFinished) continue;
+      if (job.state == JobState::kRunning || job.state == JobState::kCheckpointing) {
+        holding.push_back(i);
+        for (const Slice& s : job.placement) free[s.node] -= s.slots;
+        if (job.state == JobState::kCheckpointing ||
+            view.now - job.last_change < options_.min_run_s) {
+          continue;  // kept whatever its rank
+        }
+      } else {
+        waiting = true;
+      }
+      ranked[queue_of(job)].push_back(i);
+    }
+    if (!waiting) return actions;  // preempting only ever serves a waiting job
+    if (!sorted) {
+      const std::vector<int> fifo = FifoOrder(view);
+      std::vector<int> position(n);
+      for (int r = 0; r < n; ++r) position[fifo[r]] = r;
+      for (std::vector<int>& q : ranked) {
+        std::sort(q.begin(), q.end(), [&](int a, int b) { return position[a] < position[b]; });
+      }
+    }
 
-    // The jobs that should run: the ranking's prefix that fits by slot count. Running jobs inside
-    // their minimum run are kept whatever their rank, and counted first.
-    std::vector<bool> keep(view.jobs.size(), false);
+    // The jobs that should run: the ranking's prefix that fits by slot count. Checkpointing jobs
+    // and running jobs inside their minimum run are kept whatever their rank, and counted first.
+    std::vector<char> keep(n, 0);
     int left = capacity;
-    for (size_t i = 0; i < view.jobs.size(); ++i) {
+    for (int i : holding) {
       const JobView& job = view.jobs[i];
       if (job.state == JobState::kCheckpointing ||
-          (job.state == JobState::kRunning && view.now - job.last_change < options_.min_run_s)) {
-        keep[i] = true;
+          view.now - job.last_change < options_.min_run_s) {
+        keep[i] = 1;
         left -= job.workers();
       }
     }
+    std::vector<int> selected;  // waiting jobs to start, in rank order
     for (int q = 0; q < queues && left > 0; ++q) {
-      for (int i : fifo) {
+      for (int i : ranked[q]) {
+        if (left <= 0) break;
         const JobView& job = view.jobs[i];
-        if (keep[i] || queue[i] != q || job.state == JobState::kFinished) continue;
         if (job.spec.requested_workers <= left) {
-          keep[i] = true;
+          keep[i] = 1;
           left -= job.spec.requested_workers;
+          if (job.state != JobState::kRunning) selected.push_back(i);
         }
       }
     }
-
-    std::vector<int> free = FreeSlots(view);
-    for (int& f : free) f = std::max(0, f);
-    for (size_t i = 0; i < view.jobs.size(); ++i) {
+    for (int i : holding) {
       const JobView& job = view.jobs[i];
       if (job.state == JobState::kRunning && !keep[i]) {
-        actions.push_back({Action::Kind::kPreempt, static_cast<int>(i), job.spec.id, {}});
+        actions.push_back({Action::Kind::kPreempt, i, job.spec.id, {}});
       }
     }
     const int max_node = MaxNodeSlots(view);
-    for (int q = 0; q < queues; ++q) {
-      for (int i : fifo) {
-        const JobView& job = view.jobs[i];
-        if (!keep[i] || queue[i] != q) continue;
-        if (job.state != JobState::kPending && job.state != JobState::kSuspended) continue;
-        // A selected job that does not fit yet waits for the checkpoints in flight.
-        if (std::optional<Placement> p =
-                FindCompactPlacement(free, job.spec.requested_workers, max_node)) {
-          Take(free, *p);
-          actions.push_back({Action::Kind::kStart, i, job.spec.id, std::move(*p)});
-        }
+    for (int i : selected) {
+      const JobView& job = view.jobs[i];
+      // A selected job that does not fit yet waits for the checkpoints in flight.
+      if (std::optional<Placement> p =
+              FindCompactPlacement(free, job.spec.requested_workers, max_node)) {
+        Take(free, *p);
+        actions.push_back({Action::Kind::kStart, i, job.spec.id, std::move(*p)});
       }
     }
     return actions;
