@@ -46,6 +46,12 @@ Status KeygenCommand(const std::filesystem::path& prefix, std::ostream& out) {
   return Status::Ok();
 }
 
+Status PubkeyCommand(const std::filesystem::path& key_file, std::ostream& out) {
+  TESSERA_ASSIGN_OR_RETURN(KeyPair keys, ReadSecretKeyFile(key_file));
+  out << ToHex(keys.public_key()) << "\n";
+  return Status::Ok();
+}
+
 Status LotteryCommand(const LotteryOptions& o, std::ostream& out) {
   SortitionParams params{.population = o.citizens,
                          .committee_size = o.committee,

@@ -14,6 +14,9 @@ namespace tessera::ledger::tools {
 // Writes PREFIX.key (mode 0600) and PREFIX.pub for a fresh key.
 Status KeygenCommand(const std::filesystem::path& prefix, std::ostream& out);
 
+// Loads a secret key file (refusing one readable by group or others) and prints its public key.
+Status PubkeyCommand(const std::filesystem::path& key_file, std::ostream& out);
+
 struct LotteryOptions {
   uint64_t citizens = 500;  // citizen keys derived from key_seed (deterministic)
   uint64_t committee = 50;  // expected committee size

@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
   CLI::App* keygen = app.add_subcommand("keygen", "Create a key pair (PREFIX.key, PREFIX.pub)");
   keygen->add_option("--out", prefix, "Path prefix for the key files")->required();
 
+  std::string key_file;
+  CLI::App* pubkey = app.add_subcommand("pubkey", "Print the public key of a secret key file");
+  pubkey->add_option("--key", key_file, "Secret key file (must be mode 0600 or stricter)")
+      ->required();
+
   LotteryOptions lottery;
   CLI::App* lot = app.add_subcommand("lottery", "Run a VRF committee/proposer lottery");
   lot->add_option("--citizens", lottery.citizens, "Number of citizens")
@@ -49,11 +54,12 @@ int main(int argc, char** argv) {
 
   return program.Run(argc, argv, [&]() -> tessera::Status {
     if (*keygen) return KeygenCommand(prefix, std::cout);
+    if (*pubkey) return PubkeyCommand(key_file, std::cout);
     if (*lot) return LotteryCommand(lottery, std::cout);
     if (*st) return StateCommand(state, std::cout);
     if (*wb) return WriteBlocksCommand(write, std::cout);
     if (*in) return InspectCommand(inspect_db, std::cout);
     return tessera::cli::UsageError(
-        "usage: a subcommand is required (keygen, lottery, state, write-blocks, inspect)");
+        "usage: a subcommand is required (keygen, pubkey, lottery, state, write-blocks, inspect)");
   });
 }
