@@ -23,18 +23,24 @@ int main(int argc, char** argv) {
   std::string job_binary, log_dir;
   int heartbeat_ms = 100;
   auto& app = program.app();
-  app.add_option("--node-id", options.node_id, "This node's name")->required();
-  app.add_option("--slots", options.slots, "Worker slots (accelerators) this node offers")
-      ->required()
+  app.add_option("--node-id", options.node_id, "This node's name (required)");
+  app.add_option("--slots", options.slots,
+                 "Worker slots (accelerators) this node offers (required)")
       ->check(CLI::Range(1, 4096));
-  app.add_option("--scheduler", options.scheduler, "Scheduler address, host:port")->required();
+  app.add_option("--scheduler", options.scheduler, "Scheduler address, host:port (required)");
   app.add_option("--job-binary", job_binary,
                  "Training job program (default: cluster-train-job beside this binary)");
-  app.add_option("--log-dir", log_dir, "Where job logs go")->required();
+  app.add_option("--log-dir", log_dir, "Where job logs go (required)");
   app.add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat period")
       ->capture_default_str()
       ->check(CLI::Range(10, 60000));
   return program.Run(argc, argv, [&]() -> Status {
+    // Checked here rather than with CLI11's required(), which would report a missing flag
+    // before an unknown one.
+    if (options.node_id.empty()) return cli::UsageError("--node-id is required");
+    if (options.slots == 0) return cli::UsageError("--slots is required");
+    if (options.scheduler.empty()) return cli::UsageError("--scheduler is required");
+    if (log_dir.empty()) return cli::UsageError("--log-dir is required");
     if (job_binary.empty()) {
       std::error_code ec;
       auto self = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -11,8 +11,7 @@ int main(int argc, char** argv) {
   cli::Program program("cluster-ctl", "Talks to the cluster scheduler.");
   auto& app = program.app();
   std::string address;
-  app.add_option("--scheduler", address, "Scheduler address, host:port")->required();
-  app.require_subcommand(1);
+  app.add_option("--scheduler", address, "Scheduler address, host:port (required)");
 
   rpc::SubmitRequest submit;
   std::string tier = "basic", tenant = "default";
@@ -47,6 +46,14 @@ int main(int argc, char** argv) {
   wait_cmd->add_option("--timeout", wait_timeout, "Seconds")->capture_default_str();
 
   return program.Run(argc, argv, [&]() -> Status {
+    // Checked here rather than with CLI11's required(), which would report a missing flag
+    // before an unknown one.
+    if (address.empty()) return cli::UsageError("--scheduler is required");
+    if (app.get_subcommands().empty()) {
+      return cli::UsageError(
+          "a command is required: submit, list, cancel, nodes, events, "
+          "metrics or wait");
+    }
     TESSERA_ASSIGN_OR_RETURN(ClusterClient client, ClusterClient::Connect(address));
     if (submit_cmd->parsed()) {
       submit.set_tier(tier);

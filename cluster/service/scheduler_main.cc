@@ -26,9 +26,9 @@ int main(int argc, char** argv) {
   auto& app = program.app();
   app.add_option("--listen", options.listen, "Address to serve on (port 0 picks a free port)")
       ->capture_default_str();
-  app.add_option("--state-dir", state_dir, "RocksDB directory (survives restarts)")->required();
-  app.add_option("--job-root", job_root, "Job directories (checkpoints), shared with agents")
-      ->required();
+  app.add_option("--state-dir", state_dir, "RocksDB directory, survives restarts (required)");
+  app.add_option("--job-root", job_root,
+                 "Job directories (checkpoints), shared with agents (required)");
   app.add_option("--policy", options.policy, "singularity, fifo or tiresias")
       ->capture_default_str()
       ->check(CLI::IsMember({"singularity", "fifo", "tiresias"}));
@@ -49,6 +49,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(10, 60000));
   app.add_option("--port-file", port_file, "Write the port served on to this file");
   return program.Run(argc, argv, [&]() -> Status {
+    // Checked here rather than with CLI11's required(), which would report a missing flag
+    // before an unknown one.
+    if (state_dir.empty()) return cli::UsageError("--state-dir is required");
+    if (job_root.empty()) return cli::UsageError("--job-root is required");
     options.state_dir = state_dir;
     options.job_root = job_root;
     options.tick = std::chrono::milliseconds(tick_ms);
