@@ -89,8 +89,10 @@ Result<LaunchResult> Launch(const LaunchOptions& options) {
   job.endpoints.clear();
   std::vector<int> ports;
   if (options.base_port == 0) {
-    if (!options.hosts.empty()) {
-      return InvalidArgumentError("--base-port is required with a hosts file");
+    for (const Host& h : options.hosts) {
+      if (h.address.rfind("127.", 0) != 0) {
+        return InvalidArgumentError("--base-port is required with hosts beyond loopback");
+      }
     }
     TESSERA_ASSIGN_OR_RETURN(ports, FreeLocalPorts(world));
   } else {
