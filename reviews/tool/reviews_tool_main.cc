@@ -12,7 +12,9 @@ int main(int argc, char** argv) {
                        "Anonymous review keys (RFC 9474 blind signatures), DRAC rings, unique "
                        "ring signatures and hijack-resistance, on files.");
   CLI::App& app = program.app();
-  app.require_subcommand(1);
+  // At most one subcommand; none is a usage error reported by the body, so that an unknown
+  // flag is reported as such (scripts/check_cli).
+  app.require_subcommand(0, 1);
   std::function<Status()> action;
 
   int bits = 2048;
@@ -121,5 +123,8 @@ int main(int argc, char** argv) {
   c->callback(
       [&] { action = [&] { return t::Hijack(identities, k, honest, mean, delta, std::cout); }; });
 
-  return program.Run(argc, argv, [&]() -> Status { return action(); });
+  return program.Run(argc, argv, [&]() -> Status {
+    if (!action) return cli::UsageError("usage: a subcommand is required (see --help)");
+    return action();
+  });
 }
