@@ -123,6 +123,17 @@ TEST(MessagesTest, TransactionSizeAndSignature) {
   EXPECT_NE(TransactionId(tx), TransactionId(more));
 }
 
+TEST(MessagesTest, EncodedSizesAreFixedByTheLayout) {
+  EXPECT_EQ(EncodeTxPoolCommitment(SampleCommitment()).size(), 113u);
+  EXPECT_EQ(EncodeVote(SampleVote()).size(), 218u);
+  WitnessList w = SampleWitness();
+  EXPECT_EQ(EncodeWitnessList(w).size(), 189u + 36u * w.entries.size());
+  BlockHeader h = SampleHeader();
+  EXPECT_EQ(EncodeBlockHeader(h).size(), 221u + 32u * h.pool_hashes.size());
+  CommitteeCertificate c = SampleCertificate();
+  EXPECT_EQ(EncodeCommitteeCertificate(c).size(), 45u + 176u * c.signers.size());
+}
+
 TEST(MessagesTest, SignaturesCoverEveryField) {
   WitnessList w = SampleWitness();
   EXPECT_TRUE(VerifyWitnessList(w));
