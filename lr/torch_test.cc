@@ -27,7 +27,8 @@ std::vector<torch::optim::OptimizerParamGroup> ThreeGroups(std::vector<torch::Te
     if (adam) {
       o = std::make_unique<torch::optim::AdamOptions>(lrs[i]);
     } else {
-      o = std::make_unique<torch::optim::SGDOptions>(torch::optim::SGDOptions(lrs[i]).momentum(0.9));
+      o = std::make_unique<torch::optim::SGDOptions>(
+          torch::optim::SGDOptions(lrs[i]).momentum(0.9));
     }
     groups.emplace_back(std::vector<torch::Tensor>{params[i]}, std::move(o));
   }
@@ -44,7 +45,8 @@ TEST(ScheduleAdapter, SetsEveryGroupKeepingRatios) {
     } else {
       opt = std::make_unique<torch::optim::SGD>(groups, torch::optim::SGDOptions(1.0));
     }
-    auto knee = KneeSchedule::Create({.peak_lr = 1.0, .explore_steps = 5, .total_steps = 10}).value();
+    auto knee =
+        KneeSchedule::Create({.peak_lr = 1.0, .explore_steps = 5, .total_steps = 10}).value();
     auto adapter = ScheduleAdapter::Create(*opt, *knee).value();
     EXPECT_EQ(adapter.ratios(), (std::vector<double>{1.0, 2.0, 0.5}));
     for (int64_t step : {0, 4, 5, 7, 9, 20}) {

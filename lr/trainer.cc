@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -264,13 +265,21 @@ Status TruncateCsv(const std::string& path, int64_t before) {
   std::istringstream in(text);
   std::string line, kept;
   bool header = true;
+  std::ptrdiff_t header_commas = 0;
   while (std::getline(in, line)) {
     if (header) {
       kept += line + "\n";
+      header_commas = std::count(line.begin(), line.end(), ',');
       header = false;
       continue;
     }
-    const int64_t step = std::strtoll(line.c_str(), nullptr, 10);
+    // A run killed mid-write can leave a torn last line: keep only complete rows (ended by a
+    // newline, with every field of the header).
+    if (in.eof()) break;
+    if (std::count(line.begin(), line.end(), ',') != header_commas) continue;
+    char* end = nullptr;
+    const int64_t step = std::strtoll(line.c_str(), &end, 10);
+    if (end == line.c_str() || *end != ',') continue;
     if (step < before) kept += line + "\n";
   }
   return WriteFileAtomically(path, kept);
@@ -473,6 +482,10 @@ class Run {
   }
 
   Status SaveCheckpoint() {
+    // The logs must hold every row up to the checkpoint before it exists: a run killed after
+    // this point resumes from here and would otherwise lose rows still in the buffers.
+    if (log_.is_open()) log_.flush();
+    if (eval_log_.is_open()) eval_log_.flush();
     std::ostringstream out;
     try {
       torch::serialize::OutputArchive archive;
