@@ -1,0 +1,94 @@
+#include "pipeline/model.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::pipeline {
+namespace {
+
+ModelSpec Gpt(double dropout) {
+  ModelSpec s;
+  s.layers = 2;
+  s.width = 16;
+  s.vocab = 32;
+  s.seq_len = 8;
+  s.dropout = dropout;
+  return s;
+}
+
+// The recompute must see the first forward's dropout masks: the same key gives bit-identical
+// outputs, a different key does not (so the check has teeth).
+TEST(CutModel, SameKeyRepeatsDropoutExactly) {
+  auto model = CutModel::Build(Gpt(0.3), 1);
+  auto data = Dataset::Create(Gpt(0.3), 1);
+  ASSERT_TRUE(model.ok() && data.ok());
+  Batch b = (*data)->Rows(0, 8, 0, 4);
+  const RngKey key{1, 3, 5};
+  torch::Tensor first, again, other;
+  {
+    torch::NoGradGuard no_grad;  // the forward without autograd...
+    first = (*model)->ForwardRange(0, 4, b.input, key);
+  }
+  torch::rand({100});                                  // unrelated draws in between do not matter
+  again = (*model)->ForwardRange(0, 4, b.input, key);  // ...and the recompute with it
+  other = (*model)->ForwardRange(0, 4, b.input, RngKey{1, 3, 6});
+  EXPECT_TRUE(torch::equal(first, again.detach()));
+  EXPECT_FALSE(torch::equal(first, other.detach()));
+}
+
+// Masks depend on the unit, not on how units are grouped into stages.
+TEST(CutModel, SplittingIntoStagesChangesNothing) {
+  auto model = CutModel::Build(Gpt(0.2), 2);
+  auto data = Dataset::Create(Gpt(0.2), 2);
+  ASSERT_TRUE(model.ok() && data.ok());
+  Batch b = (*data)->Rows(1, 8, 2, 2);
+  const RngKey key{2, 1, 1};
+  torch::NoGradGuard no_grad;
+  auto whole = (*model)->ForwardRange(0, 4, b.input, key);
+  auto split = (*model)->ForwardRange(0, 1, b.input, key);
+  split = (*model)->ForwardRange(1, 3, split, key);
+  split = (*model)->ForwardRange(3, 4, split, key);
+  EXPECT_TRUE(torch::equal(whole, split));
+  EXPECT_EQ(whole.sizes(), (std::vector<int64_t>{2, 8, 32}));
+}
+
+TEST(CutModel, SameSeedSameWeights) {
+  auto a = CutModel::Build(Gpt(0), 5);
+  auto b = CutModel::Build(Gpt(0), 5);
+  auto c = CutModel::Build(Gpt(0), 6);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_EQ((*a)->num_units(), 4);
+  for (int u = 0; u < 4; ++u) {
+    auto pa = (*a)->UnitParameters(u), pb = (*b)->UnitParameters(u), pc = (*c)->UnitParameters(u);
+    ASSERT_EQ(pa.size(), pb.size());
+    for (size_t k = 0; k < pa.size(); ++k) EXPECT_TRUE(torch::equal(pa[k], pb[k]));
+  }
+  bool differs = false;  // LayerNorm weights start at 1 whatever the seed; linear ones do not
+  for (size_t k = 0; k < (*a)->UnitParameters(1).size(); ++k) {
+    differs |= !torch::equal((*a)->UnitParameters(1)[k], (*c)->UnitParameters(1)[k]);
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(CutModel, CnnShapesAndBadSpecs) {
+  ModelSpec cnn;
+  cnn.kind = "cnn";
+  cnn.layers = 2;
+  cnn.width = 4;
+  cnn.image = 8;
+  auto model = CutModel::Build(cnn, 1);
+  auto data = Dataset::Create(cnn, 1);
+  ASSERT_TRUE(model.ok() && data.ok());
+  Batch b = (*data)->Rows(0, 4, 0, 4);
+  auto out = (*model)->ForwardRange(0, 3, b.input, {});
+  EXPECT_EQ(out.sizes(), (std::vector<int64_t>{4, 10}));
+  EXPECT_GT((*model)->Loss(out, b.target).item<double>(), 0);
+  cnn.kind = "mlp";
+  EXPECT_FALSE(CutModel::Build(cnn, 1).ok());
+  ModelSpec text = Gpt(0);
+  text.text_path = "/nonexistent/text";
+  text.vocab = 96;
+  EXPECT_EQ(Dataset::Create(text, 1).status().code(), StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace tessera::pipeline
