@@ -444,10 +444,13 @@ Status Scheduler::Reschedule(double now) {
         if (job.view.first_start < 0) job.view.first_start = now;
         StartRunOnPlacement(job, now);
         TESSERA_RETURN_IF_ERROR(Event(
-            now, fmt::format("{} ({}) as run {}{}", what, TierName(job.view.spec.tier), job.run,
-                             resumed ? fmt::format(", resuming from step {}", job.step)
-                                     : fmt::format(", {:.2f} s after submission",
-                                                   now - job.view.spec.submit_time))));
+            now,
+            fmt::format(
+                "{} ({}) as run {}{}", what, TierName(job.view.spec.tier), job.run,
+                resumed ? fmt::format(", resuming from its last checkpoint (last reported step {})",
+                                      job.step)
+                        : fmt::format(", {:.2f} s after submission",
+                                      now - job.view.spec.submit_time))));
         break;
       }
       case Action::Kind::kPreempt:
