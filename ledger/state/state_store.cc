@@ -178,6 +178,14 @@ Result<SparseMerkleTree> StateStore::TreeAt(uint64_t version) const {
   return Rebuild(version);
 }
 
+Result<StateProof> StateStore::ProveAt(std::span<const Hash256> keys, uint64_t version) const {
+  TESSERA_RETURN_IF_ERROR(CheckVersion(version));
+  auto cached = cache_.find(version);
+  if (cached != cache_.end()) return cached->second.Prove(keys);
+  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree tree, Rebuild(version));
+  return tree.Prove(keys);
+}
+
 Result<Hash256> StateStore::Commit(std::vector<LeafUpdate> updates) {
   TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree().Update(updates));
   uint64_t v = version_ + 1;

@@ -58,6 +58,10 @@ class StateStore {
   // The whole tree as of `version` (from memory if cached, else rebuilt from disk).
   Result<SparseMerkleTree> TreeAt(uint64_t version) const;
 
+  // A multi-proof for `keys` against RootAt(version): what a politician serves a citizen
+  // (research note §3 step 6 reads accounts against the previous block's root).
+  Result<StateProof> ProveAt(std::span<const Hash256> keys, uint64_t version) const;
+
   // Forgets every version below `keep_from` (which must be <= version()).
   Status Prune(uint64_t keep_from);
 

@@ -61,6 +61,17 @@ TEST_F(StateStoreTest, CommitsReopenAndServeOldVersions) {
     EXPECT_EQ(*store->GetAt(key, 3), v3.Get(key)) << i;
   }
   EXPECT_EQ(store->RootAt(7).status().code(), StatusCode::kNotFound);
+  // Proofs against an old (rebuilt) and the latest (cached) version.
+  std::vector<Hash256> keys = {SyntheticAccountKey(1), SyntheticAccountKey(2)};
+  for (uint64_t v : {2u, 6u}) {
+    auto proof = store->ProveAt(keys, v);
+    ASSERT_TRUE(proof.ok()) << proof.status();
+    auto values = proof->Verify(roots[v], keys);
+    ASSERT_TRUE(values.ok()) << values.status();
+    SparseMerkleTree tree = *store->TreeAt(v);
+    EXPECT_EQ((*values)[0], tree.Get(keys[0]));
+  }
+  EXPECT_FALSE(store->ProveAt(keys, 9).ok());
 }
 
 TEST_F(StateStoreTest, PruneForgetsOldVersionsButKeepsNewerOnesExact) {
