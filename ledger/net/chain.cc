@@ -1,0 +1,108 @@
+#include "ledger/net/chain.h"
+
+namespace tessera::ledger::net {
+
+Result<CertifiedBlockData> DecodeCertifiedBlock(const std::string& header,
+                                                const std::string& certificate,
+                                                const std::vector<std::string>& identities) {
+  CertifiedBlockData b;
+  TESSERA_ASSIGN_OR_RETURN(b.header, DecodeBlockHeader(AsBytes(header)));
+  TESSERA_ASSIGN_OR_RETURN(b.certificate, DecodeCommitteeCertificate(AsBytes(certificate)));
+  for (const std::string& id : identities) {
+    TESSERA_ASSIGN_OR_RETURN(Identity i, DecodeIdentity(AsBytes(id)));
+    b.identities.push_back(i);
+  }
+  return b;
+}
+
+Status CheckIdentity(const Genesis& genesis, const Identity& identity, const PublicKey& key,
+                     uint64_t height) {
+  if (identity.citizen != key) return InvalidArgumentError("identity is for another key");
+  if (!VerifyIdentity(identity, genesis.registrar)) {
+    return PermissionDeniedError("identity of " + ToHex(key).substr(0, 16) +
+                                 " is not signed by the registrar");
+  }
+  if (!EligibleAt(identity, height, genesis.registration_delay)) {
+    return FailedPreconditionError("citizen " + ToHex(key).substr(0, 16) + " registered at " +
+                                   std::to_string(identity.registered_at) +
+                                   " is not yet eligible at height " + std::to_string(height));
+  }
+  return Status::Ok();
+}
+
+Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev,
+                                 const BlockHeader& proposal, const Identity& proposer) {
+  const uint64_t h = prev.height + 1;
+  if (proposal.height != h) {
+    return InvalidArgumentError("proposal height " + std::to_string(proposal.height) +
+                                ", expected " + std::to_string(h));
+  }
+  if (proposal.prev_hash != BlockHash(prev)) {
+    return InvalidArgumentError("proposal for height " + std::to_string(h) +
+                                " does not extend the certified block " +
+                                std::to_string(prev.height));
+  }
+  TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, proposal.proposer, h));
+  TESSERA_ASSIGN_OR_RETURN(Ticket t, VerifyTicket(proposal.proposer, Role::kProposer, h, prev.seed,
+                                                  proposal.proposer_credential,
+                                                  genesis.sortition));
+  if (!t.selected) return PermissionDeniedError("proposer ticket does not win");
+  if (proposal.seed != NextSeed(prev.seed, t.output)) {
+    return InvalidArgumentError("proposal seed is not NextSeed(prev seed, proposer output)");
+  }
+  return t.output;
+}
+
+bool TicketCache::Selected(const Genesis& genesis, const PublicKey& key, uint64_t height,
+                           const Hash256& seed, const VrfProof& proof) {
+  if (height != height_ || seed != seed_) {
+    verdicts_.clear();
+    height_ = height;
+    seed_ = seed;
+  }
+  auto [it, inserted] = verdicts_.try_emplace({key, proof}, false);
+  if (inserted) {
+    auto t = VerifyTicket(key, Role::kCommittee, height, seed, proof, genesis.sortition);
+    it->second = t.ok() && t->selected;
+  }
+  return it->second;
+}
+
+Status VerifyCertifiedBlock(const Genesis& genesis, const BlockHeader& prev,
+                            const CertifiedBlockData& block, TicketCache* cache) {
+  const uint64_t h = prev.height + 1;
+  std::map<PublicKey, const Identity*> ids;
+  for (const Identity& i : block.identities) ids[i.citizen] = &i;
+  auto proposer = ids.find(block.header.proposer);
+  if (proposer == ids.end()) return InvalidArgumentError("block carries no proposer identity");
+  TESSERA_RETURN_IF_ERROR(
+      VerifyProposal(genesis, prev, block.header, *proposer->second).status());
+  if (block.certificate.height != h || block.certificate.block_hash != BlockHash(block.header)) {
+    return InvalidArgumentError("certificate is for another block");
+  }
+  auto registered = [&](const PublicKey& key) {
+    auto it = ids.find(key);
+    return it != ids.end() && CheckIdentity(genesis, *it->second, key, h).ok();
+  };
+  TicketCache local;
+  if (cache == nullptr) cache = &local;
+  size_t valid = 0;
+  const PublicKey* last = nullptr;
+  for (const CertificateSigner& s : block.certificate.signers) {
+    if (last != nullptr && !(*last < s.citizen)) {
+      return InvalidArgumentError("certificate signers are not strictly ordered");
+    }
+    last = &s.citizen;
+    if (!registered(s.citizen)) continue;
+    if (!VerifyBlockSignature(h, block.certificate.block_hash, s.citizen, s.signature)) continue;
+    if (cache->Selected(genesis, s.citizen, h, prev.seed, s.credential)) ++valid;
+  }
+  if (valid < genesis.cert_threshold) {
+    return FailedPreconditionError("certificate for block " + std::to_string(h) + " has " +
+                                   std::to_string(valid) + " valid signers, quorum is " +
+                                   std::to_string(genesis.cert_threshold));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::ledger::net

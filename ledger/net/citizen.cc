@@ -1,0 +1,440 @@
+#include "ledger/net/citizen.h"
+
+#include <spdlog/spdlog.h>
+#include <time.h>
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/state/transfer.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t ThreadCpuNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+Hash256 FromBytes(const std::string& s) {
+  Hash256 h{};
+  if (s.size() == h.size()) std::copy(s.begin(), s.end(), h.begin());
+  return h;
+}
+
+}  // namespace
+
+struct Citizen::Round {
+  struct Proposal {
+    BlockHeader header;
+    VrfOutput beta{};
+    std::optional<Status> verdict;  // set once known for sure (valid or invalid)
+  };
+  uint64_t h = 0;
+  std::vector<PoliticianClient*> sample;
+  std::map<PoliticianClient*, uint64_t> offsets;
+  std::set<Hash256> seen;
+  std::map<std::string, bool> identities;  // encoded identity -> valid for this height
+  std::map<uint32_t, std::set<Hash256>> commitments;
+  std::map<PublicKey, WitnessList> witnesses;
+  std::map<Hash256, Proposal> proposals;
+  std::map<Hash256, std::set<PublicKey>> soft, cert;
+  PoliticianClient* committed_at = nullptr;  // a politician that reports block h committed
+  std::string my_identity;
+};
+
+Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
+    : options_(std::move(options)), politicians_(std::move(politicians)), rng_(options_.rng_seed) {
+  latest_ = options_.genesis.GenesisHeader().value();
+  stats_.head = BlockHash(latest_);
+}
+
+CitizenStats Citizen::stats() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return stats_;
+}
+
+void Citizen::UpdateStats() {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.height = latest_.height;
+  stats_.head = BlockHash(latest_);
+  stats_.bytes_up = traffic_.up;
+  stats_.bytes_down = traffic_.down;
+  stats_.cpu_ns = ThreadCpuNs() - cpu_start_ns_;
+}
+
+std::vector<PoliticianClient*> Citizen::SafeSample() {
+  std::vector<PoliticianClient*> all;
+  for (auto& p : politicians_) all.push_back(p.get());
+  std::shuffle(all.begin(), all.end(), rng_);
+  all.resize(std::min<size_t>(all.size(), options_.genesis.safe_sample));
+  return all;
+}
+
+Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
+  while (latest_.height < target) {
+    TESSERA_ASSIGN_OR_RETURN(BlockReply reply, source.GetBlock(latest_.height + 1, &traffic_));
+    const CertifiedBlock& cb = reply.block();
+    TESSERA_ASSIGN_OR_RETURN(
+        CertifiedBlockData block,
+        DecodeCertifiedBlock(cb.header(), cb.certificate(),
+                             {cb.identities().begin(), cb.identities().end()}));
+    TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block, &tickets_));
+    latest_ = block.header;
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.blocks_followed;
+  }
+  return Status::Ok();
+}
+
+bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample) {
+  uint64_t before = latest_.height;
+  for (PoliticianClient* p : sample) {
+    auto status = p->GetStatus(&traffic_);
+    if (!status.ok() || status->height() <= latest_.height) continue;
+    Status s = SyncTo(status->height(), *p);
+    if (!s.ok()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bad_politician_answers;
+    }
+  }
+  return latest_.height > before;
+}
+
+void Citizen::Run(const std::atomic<bool>& stop) {
+  cpu_start_ns_ = ThreadCpuNs();
+  while (!stop.load()) {
+    TryAdvance(SafeSample());
+    const uint64_t h = latest_.height + 1;
+    auto ticket = Draw(options_.keys, Role::kCommittee, h, latest_.seed, options_.genesis.sortition);
+    if (ticket.ok() && ticket->selected &&
+        EligibleAt(options_.identity, h, options_.genesis.registration_delay)) {
+      {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.committee_rounds;
+      }
+      PlayRound(h, *ticket, stop);
+    } else {
+      auto until = Clock::now() + std::chrono::milliseconds(options_.timing.round_timeout_ms);
+      while (!stop.load() && Clock::now() < until && !TryAdvance(SafeSample())) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(options_.timing.poll_ms * 2));
+      }
+    }
+    UpdateStats();
+  }
+  UpdateStats();
+}
+
+// ---- One committee round ----------------------------------------------------------------------
+
+void Citizen::Poll(Round& r) {
+  for (PoliticianClient* p : r.sample) {
+    auto reply = p->GetRound(r.h, r.offsets[p], &traffic_);
+    if (!reply.ok()) continue;
+    r.offsets[p] = reply->next_offset();
+    if (reply->height() >= r.h) r.committed_at = p;
+    for (const RoundItem& item : reply->items()) Process(r, item);
+  }
+}
+
+void Citizen::Process(Round& r, const RoundItem& item) {
+  const std::string& payload = item.payload();
+  if (payload.empty()) return;
+  Sha256Hasher hasher;
+  Hash256 key = hasher.Update(payload).UpdateByte(0).Update(item.block_signature()).Final();
+  if (!r.seen.insert(key).second) return;
+  auto registered = [&](const PublicKey& who) {
+    auto [it, inserted] = r.identities.try_emplace(item.identity(), false);
+    if (inserted) {
+      auto id = DecodeIdentity(AsBytes(item.identity()));
+      it->second = id.ok() && CheckIdentity(options_.genesis, *id, id->citizen, r.h).ok();
+    }
+    if (!it->second) return false;
+    return DecodeIdentity(AsBytes(item.identity()))->citizen == who;
+  };
+  auto member = [&](const PublicKey& who, const VrfProof& proof) {
+    return registered(who) && tickets_.Selected(options_.genesis, who, r.h, latest_.seed, proof);
+  };
+  switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
+    case MessageType::kTxPoolCommitment: {
+      auto c = DecodeTxPoolCommitment(AsBytes(payload));
+      if (!c.ok() || c->height != r.h) return;
+      const PoliticianInfo* owner = options_.genesis.Politician(c->politician_id);
+      if (owner && VerifyTxPoolCommitment(*c, owner->key)) {
+        r.commitments[c->politician_id].insert(c->pool_hash);
+      }
+      return;
+    }
+    case MessageType::kWitnessList: {
+      auto w = DecodeWitnessList(AsBytes(payload));
+      if (!w.ok() || w->height != r.h || !VerifyWitnessList(*w)) return;
+      if (member(w->citizen, w->credential)) r.witnesses.try_emplace(w->citizen, *w);
+      return;
+    }
+    case MessageType::kBlockHeader: {
+      auto p = DecodeBlockHeader(AsBytes(payload));
+      if (!p.ok()) return;
+      auto id = DecodeIdentity(AsBytes(item.identity()));
+      if (!id.ok()) return;
+      auto beta = VerifyProposal(options_.genesis, latest_, *p, *id);
+      if (beta.ok()) r.proposals[BlockHash(*p)] = {*p, *beta, std::nullopt};
+      return;
+    }
+    case MessageType::kVote: {
+      auto v = DecodeVote(AsBytes(payload));
+      if (!v.ok() || v->height != r.h || !VerifyVote(*v)) return;
+      if (!member(v->citizen, v->credential)) return;
+      (v->step == VoteStep::kSoft ? r.soft : r.cert)[v->value].insert(v->citizen);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void Citizen::PostAll(Round& r, const RoundItem& item) {
+  for (PoliticianClient* p : r.sample) (void)p->Post(r.h, item, &traffic_);
+}
+
+Result<std::vector<Hash256>> Citizen::EligiblePools(const Round& r) const {
+  std::map<std::pair<uint32_t, Hash256>, size_t> count;
+  for (const auto& [who, w] : r.witnesses) {
+    for (const WitnessEntry& e : w.entries) ++count[{e.politician_id, e.pool_hash}];
+  }
+  const Hash256 empty = PoolHash({});
+  std::map<uint32_t, std::vector<Hash256>> winners;
+  for (const auto& [entry, n] : count) {
+    if (n >= options_.genesis.witness_threshold) winners[entry.first].push_back(entry.second);
+  }
+  std::vector<Hash256> pools;
+  std::set<Hash256> distinct;
+  for (const auto& [pid, hashes] : winners) {
+    // Two eligible pools of one politician: it equivocated, and neither is used.
+    if (hashes.size() == 1 && hashes[0] != empty && distinct.insert(hashes[0]).second) {
+      pools.push_back(hashes[0]);
+    }
+  }
+  return pools;
+}
+
+Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
+                                        const std::vector<Hash256>& pools) {
+  if (static_cast<size_t>(reply.pools_size()) != pools.size()) {
+    return InvalidArgumentError("execution returned the wrong number of pools");
+  }
+  std::vector<Transaction> txs;
+  for (size_t i = 0; i < pools.size(); ++i) {
+    std::vector<Transaction> pool;
+    for (const std::string& t : reply.pools(static_cast<int>(i)).txs()) {
+      TESSERA_ASSIGN_OR_RETURN(Transaction tx, DecodeTransaction(AsBytes(t)));
+      pool.push_back(tx);
+    }
+    if (PoolHash(pool) != pools[i]) return InvalidArgumentError("pool does not match its hash");
+    txs.insert(txs.end(), pool.begin(), pool.end());
+  }
+  TESSERA_ASSIGN_OR_RETURN(StateProof proof, StateProof::Decode(AsBytes(reply.proof())));
+  // Every transaction is checked (signature, nonce, balance) against the previous certified
+  // root, through the proof; the new root is then recomputed from the same proof.
+  TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome,
+                           ApplyTransfers(ProofLookup(proof, latest_.state_root), txs, true));
+  TESSERA_ASSIGN_OR_RETURN(Hash256 root, proof.RootAfter(latest_.state_root, outcome.updates));
+  if (FromBytes(reply.new_root()) != root) {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    ++stats_.bad_politician_answers;  // its claimed root was wrong; ours is from the proof
+  }
+  return root;
+}
+
+Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> eligible, EligiblePools(r));
+  std::set<Hash256> ok(eligible.begin(), eligible.end());
+  for (const Hash256& p : proposal.pool_hashes) {
+    if (!ok.count(p)) return UnavailableError("pool " + ToHex(p).substr(0, 12) + " not (yet) eligible");
+  }
+  for (PoliticianClient* p : r.sample) {
+    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_);
+    if (!reply.ok()) continue;
+    auto root = CheckExecution(*reply, proposal.pool_hashes);
+    if (!root.ok()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bad_politician_answers;
+      continue;
+    }
+    if (*root != proposal.state_root) return InvalidArgumentError("proposed state root is wrong");
+    return Status::Ok();
+  }
+  return UnavailableError("no politician in the sample could execute the proposal");
+}
+
+Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> pools, EligiblePools(r));
+  BlockHeader h;
+  h.height = r.h;
+  h.prev_hash = BlockHash(latest_);
+  h.seed = NextSeed(latest_.seed, proposer.output);
+  h.proposer = options_.keys.public_key();
+  h.proposer_credential = proposer.proof;
+  // The full body if some politician can execute it, else the empty block (always possible).
+  for (const std::vector<Hash256>& body : {pools, std::vector<Hash256>{}}) {
+    for (PoliticianClient* p : r.sample) {
+      auto reply = p->Execute(r.h, body, &traffic_);
+      if (!reply.ok()) continue;
+      auto root = CheckExecution(*reply, body);
+      if (!root.ok()) continue;
+      h.pool_hashes = body;
+      h.state_root = *root;
+      return h;
+    }
+  }
+  return UnavailableError("no politician could execute a body");
+}
+
+void Citizen::PlayRound(uint64_t h, const Ticket& ticket, const std::atomic<bool>& stop) {
+  Round r;
+  r.h = h;
+  r.sample = SafeSample();
+  r.my_identity = EncodeIdentity(options_.identity);
+  const CitizenTiming& t = options_.timing;
+  const bool silent = options_.fault == CitizenFault::kSilent;
+  const bool liar = options_.fault == CitizenFault::kInconsistent;
+  auto start = Clock::now();
+  auto ms = [](int n) { return std::chrono::milliseconds(n); };
+  auto poll_until = [&](Clock::time_point until, const std::function<bool()>& done) {
+    while (!stop.load() && !r.committed_at && Clock::now() < until && !done()) {
+      std::this_thread::sleep_for(ms(t.poll_ms));
+      Poll(r);
+    }
+  };
+  auto item_of = [&](std::string payload, std::string block_sig = {}) {
+    RoundItem item;
+    item.set_payload(std::move(payload));
+    item.set_identity(r.my_identity);
+    item.set_block_signature(std::move(block_sig));
+    return item;
+  };
+
+  // 1. Witness the pools.
+  Poll(r);
+  poll_until(start + ms(t.witness_ms), [] { return false; });
+  if (!silent) {
+    WitnessList w;
+    w.height = h;
+    w.credential = ticket.proof;
+    for (const auto& [pid, hashes] : r.commitments) {
+      if (hashes.size() == 1) w.entries.push_back({pid, *hashes.begin()});
+    }
+    SignWitnessList(w, options_.keys);
+    PostAll(r, item_of(EncodeWitnessList(w)));
+  }
+
+  // 2. Propose, if our proposer ticket wins.
+  auto proposer = Draw(options_.keys, Role::kProposer, h, latest_.seed, options_.genesis.sortition);
+  if (!silent && proposer.ok() && proposer->selected) {
+    poll_until(start + ms(3 * t.witness_ms), [&] {
+      return r.witnesses.size() >= options_.genesis.soft_threshold;
+    });
+    auto header = BuildProposal(r, *proposer);
+    if (header.ok()) {
+      if (liar) header->state_root[0] ^= 1;  // a lying proposer: honest members must refuse it
+      PostAll(r, item_of(EncodeBlockHeader(*header)));
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.proposals;
+    }
+  }
+
+  // 3-4. Soft vote for the best valid proposal, cert vote on a soft quorum.
+  auto vote = [&](VoteStep step, const Hash256& value) {
+    Vote v{.height = h, .step = step, .value = value, .credential = ticket.proof};
+    SignVote(v, options_.keys);
+    std::string sig;
+    if (step == VoteStep::kCert) {
+      Signature s = SignBlock(h, value, options_.keys);
+      sig.assign(reinterpret_cast<const char*>(s.data()), s.size());
+    }
+    PostAll(r, item_of(EncodeVote(v), sig));
+  };
+  auto valid = [&](const Hash256& value) {
+    auto it = r.proposals.find(value);
+    if (it == r.proposals.end()) return false;
+    if (!it->second.verdict) {
+      Status s = Validate(r, it->second.header);
+      if (s.code() == StatusCode::kUnavailable) return false;  // ask again later
+      it->second.verdict = s;
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.rejected_proposals;
+      }
+    }
+    return it->second.verdict->ok();
+  };
+  std::optional<Hash256> soft_voted;
+  auto last_soft = Clock::now();
+  std::set<Hash256> liar_soft;
+  auto vote_from = start + ms(t.witness_ms + t.proposal_ms);
+  while (!stop.load() && !r.committed_at && Clock::now() < start + ms(t.round_timeout_ms)) {
+    Poll(r);
+    if (silent) {
+      std::this_thread::sleep_for(ms(t.poll_ms));
+      continue;
+    }
+    if (liar) {
+      // Votes for everything it sees, plus a value nobody proposed, in both steps.
+      std::vector<Hash256> values;
+      for (const auto& [value, p] : r.proposals) values.push_back(value);
+      Hash256 junk{};
+      junk[0] = static_cast<uint8_t>(h);
+      values.push_back(junk);
+      for (const Hash256& value : values) {
+        if (liar_soft.insert(value).second) {
+          vote(VoteStep::kSoft, value);
+          vote(VoteStep::kCert, value);
+        }
+      }
+    } else if (Clock::now() >= vote_from) {
+      // Soft: the valid proposal with the lowest proposer output. Re-vote only if the round is
+      // stuck and a better valid proposal has turned up meanwhile.
+      std::vector<std::pair<VrfOutput, Hash256>> order;
+      for (const auto& [value, p] : r.proposals) order.push_back({p.beta, value});
+      std::sort(order.begin(), order.end());
+      bool quorum = false;
+      for (const auto& [value, voters] : r.soft) {
+        quorum |= voters.size() >= options_.genesis.soft_threshold;
+      }
+      bool may_vote = !soft_voted || (!quorum && Clock::now() - last_soft > ms(4 * t.proposal_ms));
+      if (may_vote) {
+        for (const auto& [beta, value] : order) {
+          if (!valid(value)) continue;
+          if (soft_voted != value) {
+            vote(VoteStep::kSoft, value);
+            soft_voted = value;
+            last_soft = Clock::now();
+          }
+          break;
+        }
+      }
+      if (!cert_voted_.count(h)) {
+        for (const auto& [value, voters] : r.soft) {
+          if (voters.size() >= options_.genesis.soft_threshold && valid(value)) {
+            vote(VoteStep::kCert, value);
+            cert_voted_[h] = value;
+            break;
+          }
+        }
+      }
+    }
+    std::this_thread::sleep_for(ms(t.poll_ms));
+  }
+  // 5. The certified block.
+  if (r.committed_at) {
+    Status s = SyncTo(h, *r.committed_at);
+    if (!s.ok()) spdlog::debug("citizen: block {} from politician rejected: {}", h, s.ToString());
+  }
+  cert_voted_.erase(cert_voted_.begin(), cert_voted_.lower_bound(latest_.height));
+}
+
+}  // namespace tessera::ledger::net

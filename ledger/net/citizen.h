@@ -1,0 +1,109 @@
+// A citizen: a light member that holds only its key, its registrar-signed identity and the
+// latest certified block header, and does validation and consensus in per-block committees.
+//
+// For block h = latest + 1 the citizen draws its committee ticket on seed_{h-1}
+// (sortition.h). If selected and eligible (identity.h) it plays one round, talking only to a
+// safe sample of k politicians chosen at random for this round (never to other citizens):
+//   1. witness: read the politicians' signed pool commitments, post a signed witness list
+//      (a politician seen with two different pools for h is left out: equivocation);
+//   2. propose, if its proposer ticket wins: the body is every pool witnessed by at least
+//      T_w committee members (and no rival pool of the same politician), in politician order;
+//      it asks a politician to execute the body, checks every transaction (signature, nonce,
+//      balance) against a multi-proof on the previous certified root, recomputes the new root
+//      from the proof (StateProof::RootAfter) and proposes the header;
+//   3. soft vote for the valid proposal with the lowest proposer VRF output; "valid" means the
+//      same checks as in 2, done by this citizen with the execution of its own sample;
+//   4. cert vote (with a signature on the block) once T_soft soft votes agree on a value it
+//      validated -- at most one cert vote per height, ever, which is what makes two
+//      certificates for one height impossible while fewer than 2*T_cert - C members lie;
+//   5. wait for the certified block: a politician assembles T_cert cert votes into the
+//      committee certificate; the citizen checks it (chain.h) and moves on.
+// A citizen not on the committee just follows certified blocks. If a round stalls it is
+// retried (fresh sample, same single cert vote), so withheld or dropped messages delay
+// progress but cannot change what gets certified.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/net/chain.h"
+#include "ledger/net/client.h"
+#include "ledger/net/faults.h"
+
+namespace tessera::ledger::net {
+
+struct CitizenTiming {
+  int poll_ms = 40;            // between reads of the sample
+  int witness_ms = 300;        // collecting pool commitments before witnessing
+  int proposal_ms = 400;       // collecting proposals before the soft vote
+  int round_timeout_ms = 8000; // a round that has not committed is retried
+};
+
+struct CitizenOptions {
+  Genesis genesis;
+  KeyPair keys = KeyPair::Generate();
+  Identity identity;
+  CitizenFault fault = CitizenFault::kNone;
+  CitizenTiming timing;
+  uint64_t rng_seed = 1;
+};
+
+struct CitizenStats {
+  uint64_t height = 0;
+  Hash256 head{};                 // hash of the latest certified header
+  uint64_t committee_rounds = 0;  // blocks this citizen was on the committee of
+  uint64_t blocks_followed = 0;
+  uint64_t bytes_up = 0;
+  uint64_t bytes_down = 0;
+  uint64_t cpu_ns = 0;            // thread CPU time spent by this citizen
+  uint64_t proposals = 0;
+  uint64_t rejected_proposals = 0;  // proposals this citizen found invalid
+  uint64_t bad_politician_answers = 0;
+};
+
+class Citizen {
+ public:
+  // `politicians[i]` is the client of genesis politician i (shared between citizens).
+  Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians);
+
+  // Follows the chain and serves on committees until `stop`. Runs on the caller's thread;
+  // CPU time is measured on it.
+  void Run(const std::atomic<bool>& stop);
+
+  CitizenStats stats() const;
+  const BlockHeader& latest() const { return latest_; }
+
+ private:
+  struct Round;
+  Status SyncTo(uint64_t target, PoliticianClient& source);
+  bool TryAdvance(const std::vector<PoliticianClient*>& sample);
+  void PlayRound(uint64_t h, const Ticket& ticket, const std::atomic<bool>& stop);
+  void Poll(Round& r);
+  void Process(Round& r, const RoundItem& item);
+  void PostAll(Round& r, const RoundItem& item);
+  Status Validate(Round& r, const BlockHeader& proposal);
+  Result<BlockHeader> BuildProposal(Round& r, const Ticket& proposer_ticket);
+  Result<std::vector<Hash256>> EligiblePools(const Round& r) const;
+  Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
+  std::vector<PoliticianClient*> SafeSample();
+  void UpdateStats();
+
+  CitizenOptions options_;
+  std::vector<std::shared_ptr<PoliticianClient>> politicians_;
+  std::mt19937_64 rng_;
+  BlockHeader latest_;
+  TicketCache tickets_;
+  std::map<uint64_t, Hash256> cert_voted_;  // height -> value: one cert vote per height, ever
+  Traffic traffic_;
+  uint64_t cpu_start_ns_ = 0;
+  mutable std::mutex stats_mu_;
+  CitizenStats stats_;
+};
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,111 @@
+#include "ledger/net/client.h"
+
+namespace tessera::ledger::net {
+
+PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms)
+    : address_(address), deadline_ms_(deadline_ms) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(256 << 20);
+  // Politicians restart (kill -9 test): reconnect quickly instead of backing off for seconds.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  stub_ = Politician::NewStub(
+      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+}
+
+template <typename Req, typename Rep, typename Fn>
+Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline_ms_));
+  if (t) t->up += req.ByteSizeLong();
+  grpc::Status s = fn(&ctx, req, rep);
+  if (!s.ok()) {
+    return UnavailableError("politician " + address_ + ": " + s.error_message() + " (grpc code " +
+                            std::to_string(static_cast<int>(s.error_code())) + ")");
+  }
+  if (t) t->down += rep->ByteSizeLong();
+  return Status::Ok();
+}
+
+Status PoliticianClient::SubmitTransaction(const Transaction& tx, Traffic* t) {
+  TxRequest req;
+  req.set_tx(EncodeTransaction(tx));
+  TxReply rep;
+  TESSERA_RETURN_IF_ERROR(Call(req, &rep, t, [&](auto* c, auto& q, auto* r) {
+    return stub_->SubmitTransaction(c, q, r);
+  }));
+  if (!rep.accepted()) return FailedPreconditionError("rejected: " + rep.error());
+  return Status::Ok();
+}
+
+Result<StatusReply> PoliticianClient::GetStatus(Traffic* t) {
+  StatusRequest req;
+  StatusReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetStatus(c, q, r); }));
+  return rep;
+}
+
+Result<BlockReply> PoliticianClient::GetBlock(uint64_t height, Traffic* t) {
+  BlockRequest req;
+  req.set_height(height);
+  BlockReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetBlock(c, q, r); }));
+  if (!rep.found()) return NotFoundError(address_ + " has no block " + std::to_string(height));
+  return rep;
+}
+
+Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vector<Hash256>& keys,
+                                               Traffic* t) {
+  StateRequest req;
+  req.set_height(height);
+  for (const Hash256& k : keys) req.add_keys(std::string(AsChars(k)));
+  StateReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->ReadState(c, q, r); }));
+  return rep;
+}
+
+Result<ExecuteReply> PoliticianClient::Execute(uint64_t height,
+                                               const std::vector<Hash256>& pool_hashes,
+                                               Traffic* t) {
+  ExecuteRequest req;
+  req.set_height(height);
+  for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));
+  ExecuteReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->Execute(c, q, r); }));
+  return rep;
+}
+
+Result<RoundReply> PoliticianClient::GetRound(uint64_t height, uint64_t offset, Traffic* t) {
+  RoundRequest req;
+  req.set_height(height);
+  req.set_offset(offset);
+  RoundReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetRound(c, q, r); }));
+  return rep;
+}
+
+Status PoliticianClient::Post(uint64_t height, const RoundItem& item, Traffic* t) {
+  PostRequest req;
+  req.set_height(height);
+  *req.mutable_item() = item;
+  PostReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->Post(c, q, r); }));
+  if (!rep.accepted()) return FailedPreconditionError("post rejected: " + rep.error());
+  return Status::Ok();
+}
+
+Status PoliticianClient::PostPool(const Pool& pool, Traffic* t) {
+  PostReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(pool, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->PostPool(c, q, r); }));
+  if (!rep.accepted()) return FailedPreconditionError("pool rejected: " + rep.error());
+  return Status::Ok();
+}
+
+}  // namespace tessera::ledger::net

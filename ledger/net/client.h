@@ -1,0 +1,52 @@
+// A typed client for one politician, with per-caller traffic accounting.
+//
+// Every call takes a deadline (a silent or slow politician must never hang a citizen) and
+// optionally a Traffic to which it adds the request and reply payload sizes (protobuf bytes;
+// HTTP/2 and TLS framing are not counted). gRPC failures and politician-side rejections both
+// come back as error Statuses.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/codec/messages.h"
+#include "ledger/net/blockene.grpc.pb.h"
+
+namespace tessera::ledger::net {
+
+struct Traffic {
+  std::atomic<uint64_t> up{0};
+  std::atomic<uint64_t> down{0};
+};
+
+class PoliticianClient {
+ public:
+  explicit PoliticianClient(const std::string& address, int deadline_ms = 2000);
+  const std::string& address() const { return address_; }
+
+  Status SubmitTransaction(const Transaction& tx, Traffic* t = nullptr);
+  Result<StatusReply> GetStatus(Traffic* t = nullptr);
+  Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr);
+  Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
+                               Traffic* t = nullptr);
+  Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
+                               Traffic* t = nullptr);
+  Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr);
+  Status Post(uint64_t height, const RoundItem& item, Traffic* t = nullptr);
+  Status PostPool(const Pool& pool, Traffic* t = nullptr);
+
+ private:
+  template <typename Req, typename Rep, typename Fn>
+  Status Call(const Req& req, Rep* rep, Traffic* t, Fn fn);
+  std::string address_;
+  int deadline_ms_;
+  std::unique_ptr<Politician::Stub> stub_;
+};
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,33 @@
+#include "ledger/net/faults.h"
+
+namespace tessera::ledger::net {
+
+Status PoliticianFaults::Add(const std::string& b) {
+  if (b == "drop") {
+    drop = 0.5;
+  } else if (b == "delay") {
+    delay_ms = 150;
+  } else if (b == "withhold") {
+    withhold = true;
+  } else if (b == "stale") {
+    stale_state = true;
+  } else if (b == "wrong") {
+    wrong_state = true;
+  } else if (b == "equivocate") {
+    equivocate = true;
+  } else {
+    return InvalidArgumentError("unknown politician behaviour '" + b +
+                                "' (drop, delay, withhold, stale, wrong, equivocate)");
+  }
+  return Status::Ok();
+}
+
+Result<CitizenFault> ParseCitizenFault(const std::string& name) {
+  if (name == "none") return CitizenFault::kNone;
+  if (name == "silent") return CitizenFault::kSilent;
+  if (name == "inconsistent") return CitizenFault::kInconsistent;
+  return InvalidArgumentError("unknown citizen behaviour '" + name +
+                              "' (none, silent, inconsistent)");
+}
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,33 @@
+// Adversary switches, set per node from the local-network config (localnet.h).
+//
+// A malicious politician may do any mix of these; it can never forge a citizen's signature or
+// a committee certificate, which is why none of them may break safety (the 50/10 and 80/25
+// integration tests check that).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera::ledger::net {
+
+struct PoliticianFaults {
+  double drop = 0;          // fraction of posts, submissions and gossip silently discarded
+  int delay_ms = 0;         // added before every reply
+  bool withhold = false;    // gossips nothing and serves no round items or blocks
+  bool stale_state = false; // state reads and executions use the state one block back
+  bool wrong_state = false; // executions report a wrong new state root
+  bool equivocate = false;  // signs two different pools per block, handed out alternately
+
+  bool any() const {
+    return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate;
+  }
+  // "drop", "delay", "withhold", "stale", "wrong", "equivocate"; INVALID_ARGUMENT otherwise.
+  Status Add(const std::string& behaviour);
+};
+
+enum class CitizenFault { kNone, kSilent, kInconsistent };
+Result<CitizenFault> ParseCitizenFault(const std::string& name);  // "none", "silent", "inconsistent"
+
+}  // namespace tessera::ledger::net

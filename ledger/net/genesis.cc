@@ -1,0 +1,133 @@
+#include "ledger/net/genesis.h"
+
+#include <set>
+#include <sstream>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/state/account.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+Result<uint64_t> Positive(const Config& c, std::string_view key, int64_t fallback) {
+  TESSERA_ASSIGN_OR_RETURN(int64_t v, c.GetIntOr(key, fallback));
+  if (v <= 0) return InvalidArgumentError(std::string(key) + " must be positive, got " +
+                                          std::to_string(v));
+  return static_cast<uint64_t>(v);
+}
+
+}  // namespace
+
+Result<SparseMerkleTree> Genesis::GenesisState() const {
+  std::vector<LeafUpdate> updates;
+  for (const GenesisAccount& a : accounts) {
+    updates.push_back({AccountKey(a.key), EncodeAccount({.balance = a.balance, .nonce = 0})});
+  }
+  return SparseMerkleTree().Update(std::move(updates));
+}
+
+Result<BlockHeader> Genesis::GenesisHeader() const {
+  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree state, GenesisState());
+  BlockHeader h;
+  h.height = 0;
+  h.seed = Sha256("tessera/genesis" + name);
+  h.state_root = state.root_hash();
+  return h;
+}
+
+const PoliticianInfo* Genesis::Politician(uint32_t id) const {
+  return id < politicians.size() ? &politicians[id] : nullptr;
+}
+
+Result<Genesis> ParseGenesis(const Config& c) {
+  Genesis g;
+  TESSERA_ASSIGN_OR_RETURN(g.name, c.GetStringOr("chain.name", "localnet"));
+  TESSERA_ASSIGN_OR_RETURN(std::string registrar, c.GetString("chain.registrar"));
+  TESSERA_ASSIGN_OR_RETURN(g.registrar, ArrayFromHex<32>(registrar));
+  TESSERA_ASSIGN_OR_RETURN(g.sortition.population, Positive(c, "chain.population", 1));
+  TESSERA_ASSIGN_OR_RETURN(g.sortition.committee_size, Positive(c, "chain.committee_size", 1));
+  TESSERA_ASSIGN_OR_RETURN(g.sortition.proposers, Positive(c, "chain.proposers", 1));
+  g.sortition.seed_lookback = 1;
+  TESSERA_ASSIGN_OR_RETURN(uint64_t tw, Positive(c, "chain.witness_threshold", 1));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t ts, Positive(c, "chain.soft_threshold", 1));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t tc, Positive(c, "chain.cert_threshold", 1));
+  g.witness_threshold = static_cast<uint32_t>(tw);
+  g.soft_threshold = static_cast<uint32_t>(ts);
+  g.cert_threshold = static_cast<uint32_t>(tc);
+  TESSERA_ASSIGN_OR_RETURN(g.registration_delay, Positive(c, "chain.registration_delay", 2));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t k, Positive(c, "chain.safe_sample", 5));
+  g.safe_sample = static_cast<uint32_t>(k);
+  TESSERA_ASSIGN_OR_RETURN(uint64_t mp, Positive(c, "chain.max_pool_txs", 2000));
+  g.max_pool_txs = static_cast<uint32_t>(mp);
+
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> pkeys, c.GetStringList("politicians.keys"));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> paddrs,
+                           c.GetStringList("politicians.addresses"));
+  if (pkeys.empty() || pkeys.size() != paddrs.size()) {
+    return InvalidArgumentError("genesis: politicians.keys and politicians.addresses must be "
+                                "non-empty lists of the same length");
+  }
+  for (size_t i = 0; i < pkeys.size(); ++i) {
+    PoliticianInfo p;
+    p.id = static_cast<uint32_t>(i);
+    TESSERA_ASSIGN_OR_RETURN(p.key, ArrayFromHex<32>(pkeys[i]));
+    p.address = paddrs[i];
+    g.politicians.push_back(std::move(p));
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> akeys, c.GetStringList("accounts.keys"));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> balances, c.GetIntList("accounts.balances"));
+  if (akeys.size() != balances.size()) {
+    return InvalidArgumentError("genesis: accounts.keys and accounts.balances differ in length");
+  }
+  std::set<PublicKey> seen;
+  for (size_t i = 0; i < akeys.size(); ++i) {
+    GenesisAccount a;
+    TESSERA_ASSIGN_OR_RETURN(a.key, ArrayFromHex<32>(akeys[i]));
+    if (balances[i] < 0) return InvalidArgumentError("genesis: negative balance");
+    if (!seen.insert(a.key).second) {
+      return InvalidArgumentError("genesis: account " + akeys[i] + " listed twice");
+    }
+    a.balance = static_cast<uint64_t>(balances[i]);
+    g.accounts.push_back(a);
+  }
+  if (g.cert_threshold > g.sortition.committee_size * 2) {
+    return InvalidArgumentError("genesis: cert_threshold can never be reached");
+  }
+  return g;
+}
+
+Result<Genesis> LoadGenesis(const std::filesystem::path& path) {
+  TESSERA_ASSIGN_OR_RETURN(Config c, Config::LoadFile(path));
+  auto g = ParseGenesis(c);
+  if (!g.ok()) return g.status().WithContext(path.string());
+  return g;
+}
+
+std::string GenesisToToml(const Genesis& g) {
+  std::ostringstream o;
+  auto list = [&o](const auto& items, auto fn) {
+    o << "[";
+    for (size_t i = 0; i < items.size(); ++i) o << (i ? ", " : "") << fn(items[i]);
+    o << "]\n";
+  };
+  o << "[chain]\nname = \"" << g.name << "\"\nregistrar = \"" << ToHex(g.registrar) << "\"\n"
+    << "population = " << g.sortition.population << "\n"
+    << "committee_size = " << g.sortition.committee_size << "\n"
+    << "proposers = " << g.sortition.proposers << "\n"
+    << "witness_threshold = " << g.witness_threshold << "\n"
+    << "soft_threshold = " << g.soft_threshold << "\n"
+    << "cert_threshold = " << g.cert_threshold << "\n"
+    << "registration_delay = " << g.registration_delay << "\n"
+    << "safe_sample = " << g.safe_sample << "\n"
+    << "max_pool_txs = " << g.max_pool_txs << "\n\n[politicians]\nkeys = ";
+  list(g.politicians, [](const PoliticianInfo& p) { return "\"" + ToHex(p.key) + "\""; });
+  o << "addresses = ";
+  list(g.politicians, [](const PoliticianInfo& p) { return "\"" + p.address + "\""; });
+  o << "\n[accounts]\nkeys = ";
+  list(g.accounts, [](const GenesisAccount& a) { return "\"" + ToHex(a.key) + "\""; });
+  o << "balances = ";
+  list(g.accounts, [](const GenesisAccount& a) { return std::to_string(a.balance); });
+  return o.str();
+}
+
+}  // namespace tessera::ledger::net

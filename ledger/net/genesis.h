@@ -1,0 +1,73 @@
+// The genesis file: everything every node must agree on before block 1.
+//
+// A TOML file (written by ledger-localnet, read by every binary):
+//
+//   [chain]
+//   name = "localnet"                 # seed_0 = SHA-256("tessera/genesis" || name)
+//   registrar = "<64 hex>"            # the identity registrar's public key (identity.h)
+//   population = 64                   # citizens the sortition threshold is computed for
+//   committee_size = 64               # expected committee size C
+//   proposers = 4                     # expected proposer candidates
+//   witness_threshold = 3             # T_w: witnesses that make a pool eligible
+//   soft_threshold = 44               # T_soft: soft votes before a cert vote
+//   cert_threshold = 44               # T_cert: committee signatures that commit a block
+//   registration_delay = 2
+//   safe_sample = 5                   # k politicians per citizen read or upload
+//   max_pool_txs = 2000               # transactions a politician freezes per block
+//   [politicians]
+//   keys = ["<hex>", ...]             # politician i has id i
+//   addresses = ["127.0.0.1:7000", ...]
+//   [accounts]
+//   keys = ["<hex>", ...]
+//   balances = [1000, ...]
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/status.h"
+#include "ledger/codec/messages.h"
+#include "ledger/sortition.h"
+#include "ledger/state/sparse_merkle_tree.h"
+
+namespace tessera::ledger::net {
+
+struct PoliticianInfo {
+  uint32_t id = 0;
+  PublicKey key{};
+  std::string address;
+};
+
+struct GenesisAccount {
+  PublicKey key{};
+  uint64_t balance = 0;
+};
+
+struct Genesis {
+  std::string name = "localnet";
+  PublicKey registrar{};
+  SortitionParams sortition;  // seed_lookback is always 1 here (identity.h says why)
+  uint32_t witness_threshold = 1;
+  uint32_t soft_threshold = 1;
+  uint32_t cert_threshold = 1;
+  uint64_t registration_delay = 2;
+  uint32_t safe_sample = 5;
+  uint32_t max_pool_txs = 2000;
+  std::vector<PoliticianInfo> politicians;
+  std::vector<GenesisAccount> accounts;
+
+  // The state tree holding the genesis accounts.
+  Result<SparseMerkleTree> GenesisState() const;
+  // Block 0: no parent, no proposer, seed_0, the genesis state root.
+  Result<BlockHeader> GenesisHeader() const;
+  const PoliticianInfo* Politician(uint32_t id) const;
+};
+
+Result<Genesis> ParseGenesis(const Config& config);
+Result<Genesis> LoadGenesis(const std::filesystem::path& path);
+// The TOML text ParseGenesis reads back to the same value.
+std::string GenesisToToml(const Genesis& genesis);
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,573 @@
+#include "ledger/net/politician.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/state/transfer.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+constexpr size_t kMaxPeerQueue = 20000;
+
+Hash256 ItemHash(const RoundItem& item) {
+  Sha256Hasher h;
+  h.Update(item.payload()).UpdateByte(0).Update(item.block_signature());
+  return h.Final();
+}
+
+Result<Hash256> HashFromBytes(const std::string& bytes, const char* what) {
+  if (bytes.size() != 32) return InvalidArgumentError(std::string(what) + " must be 32 bytes");
+  Hash256 h;
+  std::copy(bytes.begin(), bytes.end(), h.begin());
+  return h;
+}
+
+}  // namespace
+
+PoliticianNode::PoliticianNode(PoliticianOptions options)
+    : options_(std::move(options)), mempool_(options_.mempool_capacity) {}
+
+PoliticianNode::~PoliticianNode() { Stop(); }
+
+Result<std::unique_ptr<PoliticianNode>> PoliticianNode::Open(PoliticianOptions options) {
+  if (options.genesis.Politician(options.id) == nullptr) {
+    return InvalidArgumentError("politician id " + std::to_string(options.id) +
+                                " is not in the genesis file");
+  }
+  if (options.genesis.Politician(options.id)->key != options.keys.public_key()) {
+    return InvalidArgumentError("this key is not politician " + std::to_string(options.id) +
+                                "'s key in the genesis file");
+  }
+  std::unique_ptr<PoliticianNode> node(new PoliticianNode(std::move(options)));
+  TESSERA_RETURN_IF_ERROR(node->Init());
+  return node;
+}
+
+Status PoliticianNode::Init() {
+  std::filesystem::create_directories(options_.dir);
+  StateStoreOptions so;
+  so.cached_versions = 3;
+  TESSERA_ASSIGN_OR_RETURN(state_, StateStore::Open(options_.dir / "state", so));
+  TESSERA_ASSIGN_OR_RETURN(blocks_, BlockStore::Open(options_.dir / "blocks"));
+  TESSERA_ASSIGN_OR_RETURN(BlockHeader genesis, options_.genesis.GenesisHeader());
+  if (state_->version() == 0) {
+    TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree g, options_.genesis.GenesisState());
+    std::vector<LeafUpdate> updates;
+    g.ForEach([&](const Hash256& k, const LeafValue& v) { updates.push_back({k, v}); });
+    TESSERA_RETURN_IF_ERROR(state_->Commit(std::move(updates)).status());
+  }
+  TESSERA_ASSIGN_OR_RETURN(Hash256 genesis_root, state_->RootAt(1));
+  if (genesis_root != genesis.state_root) {
+    return DataLossError("state store in " + options_.dir.string() +
+                         " was not created from this genesis file");
+  }
+  if (!blocks_->Latest()) {
+    BlockReply b;
+    b.set_found(true);
+    b.mutable_block()->set_header(EncodeBlockHeader(genesis));
+    TESSERA_RETURN_IF_ERROR(blocks_->Put(0, b));
+  }
+  // The state may lag the chain by one block if we were killed between the two writes.
+  uint64_t applied = state_->version() - 1;
+  TESSERA_ASSIGN_OR_RETURN(latest_reply_, blocks_->Get(applied));
+  TESSERA_ASSIGN_OR_RETURN(latest_, DecodeBlockHeader(AsBytes(latest_reply_.block().header())));
+  if (latest_.state_root != state_->root()) {
+    return DataLossError("state root does not match block " + std::to_string(applied));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (uint64_t h = applied + 1; h <= blocks_->Latest().value_or(0); ++h) {
+    TESSERA_ASSIGN_OR_RETURN(BlockReply stored, blocks_->Get(h));
+    const CertifiedBlock& cb = stored.block();
+    TESSERA_ASSIGN_OR_RETURN(
+        CertifiedBlockData block,
+        DecodeCertifiedBlock(cb.header(), cb.certificate(),
+                             {cb.identities().begin(), cb.identities().end()}));
+    TESSERA_RETURN_IF_ERROR(
+        ApplyBlock(block, {stored.pools().begin(), stored.pools().end()}).WithContext(
+            "re-applying stored block " + std::to_string(h)));
+  }
+  spdlog::info("politician {} open at height {} root {}", options_.id, latest_.height,
+               ToHex(latest_.state_root).substr(0, 16));
+  return Status::Ok();
+}
+
+void PoliticianNode::Start() {
+  for (const PoliticianInfo& p : options_.genesis.politicians) {
+    if (p.id == options_.id) continue;
+    auto peer = std::make_unique<Peer>();
+    peer->client = std::make_unique<PoliticianClient>(p.address, 1000);
+    peers_.push_back(std::move(peer));
+  }
+  for (auto& peer : peers_) peer->thread = std::thread([this, p = peer.get()] { PeerLoop(p); });
+  catch_up_ = std::thread([this] { CatchUpLoop(); });
+}
+
+void PoliticianNode::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  peers_cv_.notify_all();
+  for (auto& peer : peers_) {
+    if (peer->thread.joinable()) peer->thread.join();
+  }
+  if (catch_up_.joinable()) catch_up_.join();
+}
+
+uint64_t PoliticianNode::height() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_.height;
+}
+
+bool PoliticianNode::Drop() {
+  if (options_.faults.drop <= 0) return false;
+  return std::uniform_real_distribution<double>(0, 1)(rng_) < options_.faults.drop;
+}
+
+void PoliticianNode::Delay() const {
+  if (options_.faults.delay_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.faults.delay_ms));
+  }
+}
+
+// ---- Blocks ---------------------------------------------------------------------------------
+
+Result<std::vector<Transaction>> PoliticianNode::CollectTxs(const std::vector<Hash256>& hashes,
+                                                            const std::vector<Pool>& extra) {
+  for (const Pool& p : extra) {
+    auto added = AddPool(p);  // certified blocks name pools by hash; bad extras are ignored
+    (void)added;
+  }
+  std::vector<Transaction> txs;
+  for (const Hash256& h : hashes) {
+    auto it = pools_.find(h);
+    if (it == pools_.end()) return NotFoundError("pool " + ToHex(h).substr(0, 16) + " unknown");
+    txs.insert(txs.end(), it->second.txs.begin(), it->second.txs.end());
+  }
+  return txs;
+}
+
+Status PoliticianNode::ApplyBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools) {
+  const uint64_t h = latest_.height + 1;
+  if (block.header.height != h) {
+    return FailedPreconditionError("block " + std::to_string(block.header.height) +
+                                   " is not the next block (" + std::to_string(h) + ")");
+  }
+  TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Transaction> txs, CollectTxs(block.header.pool_hashes, pools));
+  BlockReply reply;
+  reply.set_found(true);
+  CertifiedBlock* cb = reply.mutable_block();
+  cb->set_header(EncodeBlockHeader(block.header));
+  cb->set_certificate(EncodeCommitteeCertificate(block.certificate));
+  for (const Identity& id : block.identities) cb->add_identities(EncodeIdentity(id));
+  for (const Hash256& ph : block.header.pool_hashes) *reply.add_pools() = pools_[ph].wire;
+  return StoreAndApply(h, reply, block, txs);
+}
+
+Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
+                                     const CertifiedBlockData& block,
+                                     const std::vector<Transaction>& txs) {
+  const SparseMerkleTree& tree = state_->tree();
+  TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree), txs, true));
+  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
+  if (next.root_hash() != block.header.state_root) {
+    return DataLossError("certified block " + std::to_string(h) +
+                         " has a state root this politician does not reproduce");
+  }
+  if (blocks_->Latest().value_or(0) < h) TESSERA_RETURN_IF_ERROR(blocks_->Put(h, reply));
+  TESSERA_RETURN_IF_ERROR(state_->Commit(std::move(outcome.updates)).status());
+  latest_ = block.header;
+  latest_reply_ = reply;
+  mempool_.Prune(state_->tree());
+  rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
+  my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
+  execute_cache_.clear();
+  for (auto it = pools_.begin(); it != pools_.end();) {
+    auto c = DecodeTxPoolCommitment(AsBytes(it->second.commitment));
+    it = (c.ok() && c->height <= h) ? pools_.erase(it) : std::next(it);
+  }
+  spdlog::info("politician {} committed block {} ({} txs applied, {} skipped) root {}",
+               options_.id, h, outcome.applied, outcome.rejected.size(),
+               ToHex(block.header.state_root).substr(0, 16));
+  return Status::Ok();
+}
+
+// ---- Pools ----------------------------------------------------------------------------------
+
+Status PoliticianNode::AddPool(const Pool& pool) {
+  TESSERA_ASSIGN_OR_RETURN(TxPoolCommitment c, DecodeTxPoolCommitment(AsBytes(pool.commitment())));
+  const PoliticianInfo* owner = options_.genesis.Politician(c.politician_id);
+  if (owner == nullptr || !VerifyTxPoolCommitment(c, owner->key)) {
+    return InvalidArgumentError("pool commitment signature is invalid");
+  }
+  if (pools_.count(c.pool_hash)) return Status::Ok();
+  StoredPool stored;
+  for (const std::string& t : pool.txs()) {
+    TESSERA_ASSIGN_OR_RETURN(Transaction tx, DecodeTransaction(AsBytes(t)));
+    stored.txs.push_back(tx);
+  }
+  if (stored.txs.size() != c.tx_count || PoolHash(stored.txs) != c.pool_hash) {
+    return InvalidArgumentError("pool transactions do not match the commitment");
+  }
+  stored.commitment = pool.commitment();
+  stored.wire = pool;
+  pools_.emplace(c.pool_hash, std::move(stored));
+  return Status::Ok();
+}
+
+void PoliticianNode::FreezePool(uint64_t h) {
+  if (my_commitments_.count(h)) return;
+  std::vector<std::vector<Transaction>> variants{mempool_.Snapshot(options_.genesis.max_pool_txs)};
+  if (options_.faults.equivocate && variants[0].size() >= 2) {
+    variants.emplace_back(variants[0].begin(), variants[0].begin() + variants[0].size() / 2);
+  }
+  for (const auto& txs : variants) {
+    TxPoolCommitment c{.politician_id = options_.id,
+                       .height = h,
+                       .tx_count = static_cast<uint32_t>(txs.size()),
+                       .pool_hash = PoolHash(txs)};
+    SignTxPoolCommitment(c, options_.keys);
+    Pool pool;
+    pool.set_commitment(EncodeTxPoolCommitment(c));
+    for (const Transaction& tx : txs) pool.add_txs(EncodeTransaction(tx));
+    if (!AddPool(pool).ok()) continue;
+    my_commitments_[h].push_back(pool.commitment());
+    RoundItem item;
+    item.set_payload(pool.commitment());
+    RoundLog& log = rounds_[h];
+    if (log.seen.insert(ItemHash(item)).second) log.items.push_back(item);
+    if (!options_.faults.withhold) {
+      Gossip([pool](PoliticianClient& c) { (void)c.PostPool(pool); });
+      Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
+    }
+  }
+}
+
+// ---- Round items ----------------------------------------------------------------------------
+
+Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
+  if (h <= latest_.height || h > latest_.height + 2) {
+    return FailedPreconditionError("height " + std::to_string(h) + " is not being agreed (latest " +
+                                   std::to_string(latest_.height) + ")");
+  }
+  const std::string& payload = item.payload();
+  if (payload.empty()) return InvalidArgumentError("empty payload");
+  RoundLog& log = rounds_[h];
+  Hash256 key = ItemHash(item);
+  if (log.seen.count(key)) return Status::Ok();
+  auto identity = [&](const PublicKey& who) -> Result<Identity> {
+    TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(AsBytes(item.identity())));
+    TESSERA_RETURN_IF_ERROR(CheckIdentity(options_.genesis, id, who, h));
+    return id;
+  };
+  switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
+    case MessageType::kTxPoolCommitment: {
+      TESSERA_ASSIGN_OR_RETURN(TxPoolCommitment c, DecodeTxPoolCommitment(AsBytes(payload)));
+      const PoliticianInfo* owner = options_.genesis.Politician(c.politician_id);
+      if (c.height != h || owner == nullptr || !VerifyTxPoolCommitment(c, owner->key)) {
+        return InvalidArgumentError("invalid pool commitment");
+      }
+      break;
+    }
+    case MessageType::kWitnessList: {
+      TESSERA_ASSIGN_OR_RETURN(WitnessList w, DecodeWitnessList(AsBytes(payload)));
+      if (w.height != h || !VerifyWitnessList(w)) return InvalidArgumentError("invalid witness list");
+      TESSERA_RETURN_IF_ERROR(identity(w.citizen).status());
+      break;
+    }
+    case MessageType::kBlockHeader: {
+      TESSERA_ASSIGN_OR_RETURN(BlockHeader p, DecodeBlockHeader(AsBytes(payload)));
+      if (p.height != h) return InvalidArgumentError("proposal for another height");
+      TESSERA_ASSIGN_OR_RETURN(Identity id, identity(p.proposer));
+      log.proposals[BlockHash(p)] = {p, id};
+      break;
+    }
+    case MessageType::kVote: {
+      TESSERA_ASSIGN_OR_RETURN(Vote v, DecodeVote(AsBytes(payload)));
+      if (v.height != h || !VerifyVote(v)) return InvalidArgumentError("invalid vote");
+      TESSERA_ASSIGN_OR_RETURN(Identity id, identity(v.citizen));
+      if (v.step == VoteStep::kCert) {
+        Signature sig{};
+        if (item.block_signature().size() != sig.size()) {
+          return InvalidArgumentError("cert vote without block signature");
+        }
+        std::copy(item.block_signature().begin(), item.block_signature().end(), sig.begin());
+        if (!VerifyBlockSignature(h, v.value, v.citizen, sig)) {
+          return InvalidArgumentError("invalid block signature");
+        }
+        log.cert_votes[v.value][v.citizen] = {
+            CertificateSigner{.citizen = v.citizen, .credential = v.credential, .signature = sig},
+            id};
+      }
+      break;
+    }
+    default:
+      return InvalidArgumentError("unknown round item type " +
+                                  std::to_string(static_cast<uint8_t>(payload[0])));
+  }
+  log.seen.insert(key);
+  log.items.push_back(item);
+  if (!options_.faults.withhold) {
+    Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
+  }
+  TryCommitFromVotes(h);
+  return Status::Ok();
+}
+
+void PoliticianNode::TryCommitFromVotes(uint64_t h) {
+  if (h != latest_.height + 1) return;
+  auto it = rounds_.find(h);
+  if (it == rounds_.end()) return;
+  RoundLog& log = it->second;
+  for (auto& [value, votes] : log.cert_votes) {
+    if (votes.size() < options_.genesis.cert_threshold) continue;
+    auto proposal = log.proposals.find(value);
+    if (proposal == log.proposals.end()) continue;
+    CertifiedBlockData block;
+    block.header = proposal->second.first;
+    block.certificate.height = h;
+    block.certificate.block_hash = value;
+    block.identities.push_back(proposal->second.second);
+    for (const auto& [key, signer] : votes) {  // std::map: already in key order
+      block.certificate.signers.push_back(signer.first);
+      if (key != block.header.proposer) block.identities.push_back(signer.second);
+    }
+    Status s = ApplyBlock(block, {});
+    if (s.ok()) return;  // `log` is gone now
+    spdlog::debug("politician {}: cannot commit block {} yet: {}", options_.id, h, s.ToString());
+  }
+}
+
+// ---- Gossip and catch-up --------------------------------------------------------------------
+
+void PoliticianNode::Gossip(std::function<void(PoliticianClient&)> task) {
+  if (Drop()) return;
+  {
+    std::lock_guard<std::mutex> lock(peers_mu_);
+    for (auto& peer : peers_) {
+      if (peer->queue.size() >= kMaxPeerQueue) peer->queue.pop_front();
+      peer->queue.push_back(task);
+    }
+  }
+  peers_cv_.notify_all();
+}
+
+void PoliticianNode::PeerLoop(Peer* peer) {
+  for (;;) {
+    std::function<void(PoliticianClient&)> task;
+    {
+      std::unique_lock<std::mutex> lock(peers_mu_);
+      peers_cv_.wait(lock, [&] { return stopping_ || !peer->queue.empty(); });
+      if (stopping_) return;
+      task = std::move(peer->queue.front());
+      peer->queue.pop_front();
+    }
+    task(*peer->client);
+  }
+}
+
+void PoliticianNode::CatchUpLoop() {
+  uint64_t tick = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(peers_mu_);
+      if (peers_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; })) {
+        return;
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      TryCommitFromVotes(latest_.height + 1);
+    }
+    if (++tick % 3 != 0) continue;
+    std::vector<PoliticianClient*> order;
+    for (auto& p : peers_) order.push_back(p->client.get());
+    std::shuffle(order.begin(), order.end(), rng_);
+    for (PoliticianClient* peer : order) {
+      auto status = peer->GetStatus();
+      if (!status.ok() || status->height() <= height()) continue;
+      // Fetch and verify every missing block from this peer; stop at its first bad answer.
+      while (height() < status->height()) {
+        auto reply = peer->GetBlock(height() + 1);
+        if (!reply.ok()) break;
+        const CertifiedBlock& cb = reply->block();
+        auto block = DecodeCertifiedBlock(cb.header(), cb.certificate(),
+                                          {cb.identities().begin(), cb.identities().end()});
+        if (!block.ok()) break;
+        std::lock_guard<std::mutex> lock(mu_);
+        Status s = ApplyBlock(*block, {reply->pools().begin(), reply->pools().end()});
+        if (!s.ok()) {
+          spdlog::warn("politician {}: block {} from {} rejected: {}", options_.id,
+                       block->header.height, peer->address(), s.ToString());
+          break;
+        }
+      }
+    }
+  }
+}
+
+// ---- RPC handlers ---------------------------------------------------------------------------
+
+void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
+  Delay();
+  auto tx = DecodeTransaction(AsBytes(req.tx()));
+  if (!tx.ok()) {
+    rep->set_error(tx.status().message());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Drop()) {  // a dropping politician claims to accept and forgets
+    rep->set_accepted(true);
+    return;
+  }
+  Status s = mempool_.Admit(*tx, state_->tree());
+  rep->set_accepted(s.ok());
+  if (!s.ok()) rep->set_error(s.ToString());
+}
+
+void PoliticianNode::GetStatus(StatusReply* rep) {
+  Delay();
+  std::lock_guard<std::mutex> lock(mu_);
+  rep->set_politician_id(options_.id);
+  rep->set_height(latest_.height);
+  *rep->mutable_latest() = latest_reply_.block();
+  rep->set_mempool(mempool_.size());
+}
+
+void PoliticianNode::GetBlock(const BlockRequest& req, BlockReply* rep) {
+  Delay();
+  if (options_.faults.withhold) return;
+  auto block = blocks_->Get(req.height());
+  if (block.ok()) *rep = std::move(*block);
+}
+
+Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
+  Delay();
+  std::vector<Hash256> keys;
+  for (const std::string& k : req.keys()) {
+    TESSERA_ASSIGN_OR_RETURN(Hash256 key, HashFromBytes(k, "state key"));
+    keys.push_back(key);
+  }
+  SparseMerkleTree tree;
+  uint64_t h;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    h = req.height() == 0 ? latest_.height : req.height();
+    if (h > latest_.height) {
+      return NotFoundError("height " + std::to_string(h) + " not committed yet (latest " +
+                           std::to_string(latest_.height) + ")");
+    }
+    uint64_t version = h + 1;
+    if (options_.faults.stale_state && version > 1) --version;
+    TESSERA_ASSIGN_OR_RETURN(tree, state_->TreeAt(version));
+  }
+  rep->set_height(h);
+  rep->set_root(std::string(AsChars(tree.root_hash())));
+  rep->set_proof(tree.Prove(keys).Encode());
+  return Status::Ok();
+}
+
+Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
+  Delay();
+  std::vector<Hash256> hashes;
+  std::string cache_key = std::to_string(req.height()) + ":";
+  for (const std::string& b : req.pool_hashes()) {
+    TESSERA_ASSIGN_OR_RETURN(Hash256 ph, HashFromBytes(b, "pool hash"));
+    hashes.push_back(ph);
+    cache_key += b;
+  }
+  SparseMerkleTree tree;
+  std::vector<Transaction> txs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (req.height() != latest_.height + 1) {
+      return FailedPreconditionError("can only execute block " + std::to_string(latest_.height + 1));
+    }
+    auto cached = execute_cache_.find(cache_key);
+    if (cached != execute_cache_.end()) {
+      *rep = cached->second;
+      return Status::Ok();
+    }
+    TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
+    for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
+    uint64_t version = state_->version();
+    if (options_.faults.stale_state && version > 1) --version;
+    TESSERA_ASSIGN_OR_RETURN(tree, state_->TreeAt(version));
+  }
+  // The heavy part runs outside the lock, on an immutable tree.
+  TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree), txs, true));
+  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
+  std::vector<Hash256> touched = TouchedKeys(txs);
+  rep->set_proof(tree.Prove(touched).Encode());
+  Hash256 root = next.root_hash();
+  if (options_.faults.wrong_state) root[0] ^= 0x5a;
+  rep->set_new_root(std::string(AsChars(root)));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (req.height() == latest_.height + 1) execute_cache_[cache_key] = *rep;
+  return Status::Ok();
+}
+
+void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
+  Delay();
+  std::lock_guard<std::mutex> lock(mu_);
+  rep->set_height(latest_.height);
+  if (options_.faults.withhold) {
+    // Serves only its own pool commitment, so that it still looks alive.
+    if (req.height() == latest_.height + 1) FreezePool(req.height());
+    if (req.offset() == 0 && my_commitments_.count(req.height())) {
+      rep->add_items()->set_payload(my_commitments_[req.height()][0]);
+    }
+    rep->set_next_offset(1);
+    return;
+  }
+  if (req.height() == latest_.height + 1) FreezePool(req.height());
+  auto it = rounds_.find(req.height());
+  if (it == rounds_.end()) {
+    rep->set_next_offset(req.offset());
+    return;
+  }
+  const std::vector<RoundItem>& items = it->second.items;
+  const std::vector<std::string>* mine =
+      my_commitments_.count(req.height()) ? &my_commitments_[req.height()] : nullptr;
+  bool alternate = mine && mine->size() > 1 && (round_requests_++ % 2 == 1);
+  for (size_t i = req.offset(); i < items.size(); ++i) {
+    // An equivocating politician hides whichever of its two pools this caller should not see.
+    if (mine && mine->size() > 1 &&
+        items[i].payload() == (*mine)[alternate ? 0 : 1]) {
+      continue;
+    }
+    *rep->add_items() = items[i];
+  }
+  rep->set_next_offset(items.size());
+}
+
+void PoliticianNode::Post(const PostRequest& req, PostReply* rep) {
+  Delay();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (Drop()) {
+    rep->set_accepted(true);
+    return;
+  }
+  Status s = AcceptItem(req.height(), req.item());
+  rep->set_accepted(s.ok());
+  if (!s.ok()) rep->set_error(s.ToString());
+}
+
+void PoliticianNode::PostPool(const Pool& pool, PostReply* rep) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+  if (c.ok() && c->height <= latest_.height) {
+    rep->set_accepted(true);  // too late to matter
+    return;
+  }
+  Status s = AddPool(pool);
+  rep->set_accepted(s.ok());
+  if (!s.ok()) rep->set_error(s.ToString());
+}
+
+}  // namespace tessera::ledger::net

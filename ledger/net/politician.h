@@ -1,0 +1,131 @@
+// A politician: an untrusted, resource-heavy server that stores the chain and the state,
+// keeps a mempool, freezes a signed transaction pool per block, relays the committee's
+// witness lists, proposals and votes, gossips everything to the other politicians, executes
+// candidate blocks with Merkle proofs for citizens, and commits a block once it holds a
+// valid committee certificate for it.
+//
+// Nothing a politician says is trusted by anyone: citizens check pools by signature, state by
+// multi-proof against a certified root, and blocks by committee certificate (chain.h). A
+// politician therefore verifies what it receives only as far as it needs to avoid storing or
+// gossiping junk (signatures and identities, not VRF tickets), and fully verifies certified
+// blocks before applying them.
+//
+// Durable state under `dir`: "state" (StateStore; version v holds the state after block v - 1,
+// so version 1 is the genesis state) and "blocks" (BlockStore). A politician restarted after
+// kill -9 reopens both, re-applies any block stored but not yet applied, and catches up from
+// its peers by fetching and verifying every missing certified block.
+//
+// The RPC handlers are plain methods so that the gRPC glue (politician_server.h) stays thin.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+
+#include "core/status.h"
+#include "ledger/net/block_store.h"
+#include "ledger/net/chain.h"
+#include "ledger/net/client.h"
+#include "ledger/net/faults.h"
+#include "ledger/net/mempool.h"
+#include "ledger/state/state_store.h"
+
+namespace tessera::ledger::net {
+
+struct PoliticianOptions {
+  uint32_t id = 0;
+  Genesis genesis;
+  KeyPair keys = KeyPair::Generate();
+  std::filesystem::path dir;
+  PoliticianFaults faults;
+  size_t mempool_capacity = 200000;
+};
+
+class PoliticianNode {
+ public:
+  static Result<std::unique_ptr<PoliticianNode>> Open(PoliticianOptions options);
+  ~PoliticianNode();
+
+  // Starts the gossip senders and the catch-up loop; Stop() joins them.
+  void Start();
+  void Stop();
+
+  uint64_t height() const;
+
+  void SubmitTransaction(const TxRequest& req, TxReply* rep);
+  void GetStatus(StatusReply* rep);
+  void GetBlock(const BlockRequest& req, BlockReply* rep);
+  Status ReadState(const StateRequest& req, StateReply* rep);
+  Status Execute(const ExecuteRequest& req, ExecuteReply* rep);
+  void GetRound(const RoundRequest& req, RoundReply* rep);
+  void Post(const PostRequest& req, PostReply* rep);
+  void PostPool(const Pool& pool, PostReply* rep);
+
+  const PoliticianFaults& faults() const { return options_.faults; }
+
+ private:
+  struct StoredPool {
+    std::string commitment;
+    std::vector<Transaction> txs;
+    Pool wire;
+  };
+  struct RoundLog {
+    std::vector<RoundItem> items;
+    std::set<Hash256> seen;
+    std::map<Hash256, std::pair<BlockHeader, Identity>> proposals;  // by block hash
+    std::map<Hash256, std::map<PublicKey, std::pair<CertificateSigner, Identity>>> cert_votes;
+  };
+  struct Peer {
+    std::unique_ptr<PoliticianClient> client;
+    std::deque<std::function<void(PoliticianClient&)>> queue;
+    std::thread thread;
+  };
+
+  explicit PoliticianNode(PoliticianOptions options);
+  Status Init();
+  // Applies a certified block on top of the latest one (mu_ held). `pools` may supply pool
+  // data not received by gossip.
+  Status ApplyBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools);
+  Status StoreAndApply(uint64_t height, const BlockReply& reply, const CertifiedBlockData& block,
+                       const std::vector<Transaction>& txs);
+  Result<std::vector<Transaction>> CollectTxs(const std::vector<Hash256>& hashes,
+                                              const std::vector<Pool>& extra);
+  Status AddPool(const Pool& pool);  // mu_ held; verifies the commitment
+  void FreezePool(uint64_t height);  // mu_ held
+  Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
+  void TryCommitFromVotes(uint64_t height);                    // mu_ held
+  void Gossip(std::function<void(PoliticianClient&)> task);
+  void PeerLoop(Peer* peer);
+  void CatchUpLoop();
+  bool Drop();
+  void Delay() const;
+
+  PoliticianOptions options_;
+  std::unique_ptr<StateStore> state_;
+  std::unique_ptr<BlockStore> blocks_;
+
+  mutable std::mutex mu_;
+  BlockHeader latest_;
+  BlockReply latest_reply_;
+  Mempool mempool_;
+  std::map<Hash256, StoredPool> pools_;
+  std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
+  std::map<uint64_t, RoundLog> rounds_;
+  std::map<std::string, ExecuteReply> execute_cache_;
+  uint64_t round_requests_ = 0;
+  std::mt19937_64 rng_{std::random_device{}()};
+
+  std::mutex peers_mu_;
+  std::condition_variable peers_cv_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::thread catch_up_;
+  bool stopping_ = false;
+};
+
+}  // namespace tessera::ledger::net

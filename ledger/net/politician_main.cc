@@ -1,0 +1,40 @@
+// ledger-politician: runs one politician of a network described by a genesis file.
+#include <csignal>
+
+#include "core/cli.h"
+#include "ledger/crypto/key_file.h"
+#include "ledger/net/politician_server.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera::ledger::net;
+  tessera::cli::Program program("ledger-politician",
+                                "Runs one Blockene politician (gRPC server, RocksDB state).");
+  std::string genesis_path, key_path, dir;
+  uint32_t id = 0;
+  std::vector<std::string> faults;
+  program.app().add_option("--genesis", genesis_path, "Genesis TOML file")->required();
+  program.app().add_option("--id", id, "This politician's index in the genesis file")->required();
+  program.app().add_option("--key", key_path, "Secret key file of this politician")->required();
+  program.app().add_option("--dir", dir, "Data directory (state and blocks)")->required();
+  program.app().add_option("--fault", faults,
+                           "Adversary behaviour: drop, delay, withhold, stale, wrong, equivocate");
+  return program.Run(argc, argv, [&]() -> tessera::Status {
+    PoliticianOptions o;
+    o.id = id;
+    o.dir = dir;
+    TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));
+    TESSERA_ASSIGN_OR_RETURN(o.keys, tessera::ledger::ReadSecretKeyFile(key_path));
+    for (const std::string& f : faults) {
+      tessera::Status s = o.faults.Add(f);
+      if (!s.ok()) return tessera::cli::UsageError(s.message());
+    }
+    std::signal(SIGTERM, OnSignal);
+    std::signal(SIGINT, OnSignal);
+    return RunPolitician(std::move(o), g_stop);
+  });
+}
