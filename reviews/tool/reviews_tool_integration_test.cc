@@ -2,6 +2,8 @@
 // output: 0 on success, 1 when the work fails (a refused second issuance, an ineligible key),
 // 2 on a usage error.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
