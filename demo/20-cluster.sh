@@ -54,15 +54,46 @@ ctl metrics >"$out/metrics.txt"
 echo; echo "== scheduler events"
 cat "$out/events.txt"
 
+# A timeline of every job run (one bar per run, labelled with its placement).
+timeline_awk='
+{ sub(/^\+ */, ""); t = $1; sub(/s$/, "", t); t += 0 }
+$2 == "start" && $4 == "on" {
+  job = $3; open[job] = t; where[job] = $5; tier = $6; gsub(/[()]/, "", tier)
+  color[job] = tier == "premium" ? 14034728 : (tier == "standard" ? 16744206 : 2062260)
+  if (!(job in row)) { row[job] = ++rows; ytics = ytics (rows > 1 ? ", " : "") "\"" job " (" tier ")\" " rows }
+  next
+}
+/ checkpointed at step / || / finished:/ || / lost run / || / restarts as run / {
+  job = $2
+  if (job in open) printf "%d %.3f %.3f %s %d\n", row[job], open[job], t, where[job], color[job]
+  delete open[job]
+  if (/ restarts as run /) { open[job] = t; where[job] = $8 }
+}
+END { print "set ytics (" ytics ")" > "/dev/stderr"; print "set yrange [0.5:" rows + 0.5 "]" > "/dev/stderr" }'
+awk "$timeline_awk" "$out/events.txt" >"$out/timeline.dat" 2>"$out/timeline.gp"
+if command -v gnuplot >/dev/null; then
+  gnuplot <<GP && echo "timeline of the runs: $out/timeline.png"
+set terminal pngcairo size 900,280 font ",10"
+set output "$out/timeline.png"
+load "$out/timeline.gp"
+set xlabel "seconds since the first scheduler event"
+set title "Job runs on nodes n1/n2 (bars end at a checkpointed exit or at completion)"
+set grid xtics
+unset key
+plot "$out/timeline.dat" using ((\$2+\$3)/2):1:((\$3-\$2)/2):(0.3):5 with boxxyerror fs solid 0.7 lc rgb variable, \
+     "" using ((\$2+\$3)/2):1:4 with labels
+GP
+fi
+
 echo; echo "== same final parameters as an uninterrupted run?"
 "$bin/cluster-train-job" --job-id reference --job-dir "$work/reference" --workers 4 \
   --world-size 4 --steps 600 "${job[@]}" --log-level warn >"$out/reference.txt"
 ref=$(grep -o 'fingerprint=[0-9a-f]*' "$out/reference.txt")
 status=0
 for id in "$b1" "$b2"; do
-  last_log=$(ls -v "$work"/logs-n*/"$id"-run*.log | tail -1)
   runs=$(ls "$work"/logs-n*/"$id"-run*.log | wc -l)
-  got=$(grep -o 'fingerprint=[0-9a-f]*' "$last_log")
+  # The run that completed the job printed "finished ... fingerprint=<final parameters>".
+  got=$(cat "$work"/logs-n*/"$id"-run*.log | grep '^finished ' | grep -o 'fingerprint=[0-9a-f]*')
   if [ "$got" = "$ref" ]; then verdict="identical"; else verdict="DIFFERENT"; status=1; fi
   echo "$id: $runs run(s), final $got, uninterrupted $ref: $verdict"
 done
