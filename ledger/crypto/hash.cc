@@ -1,5 +1,6 @@
 // OpenSSL 3 marks the SHA256_* functions deprecated in favour of EVP, whose per-call
-// dispatch costs more than hashing a 65-byte tree node; they remain supported in 3.x.
+// dispatch costs more than hashing a 65-byte tree node; they remain supported in 3.x and call
+// the SHA-NI code directly.
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "ledger/crypto/hash.h"
 
@@ -8,8 +9,13 @@
 namespace tessera::ledger {
 
 Hash256 Sha256(ByteSpan data) {
+  // Not the one-shot SHA256(): in OpenSSL 3 it goes through EVP_Q_digest, which fetches the
+  // algorithm (taking a global lock) on every call.
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, data.data(), data.size());
   Hash256 out;
-  SHA256(data.data(), data.size(), out.data());
+  SHA256_Final(out.data(), &ctx);
   return out;
 }
 

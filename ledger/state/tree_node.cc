@@ -1,4 +1,4 @@
-#define OPENSSL_SUPPRESS_DEPRECATED  // SHA256(): see ledger/crypto/hash.cc
+#define OPENSSL_SUPPRESS_DEPRECATED  // SHA256_*: see ledger/crypto/hash.cc
 #include "ledger/state/tree_node.h"
 
 #include <openssl/sha.h>
@@ -24,8 +24,13 @@ Hash256 Hash65(uint8_t tag, const Hash256& a, const std::array<uint8_t, 32>& b) 
   buf[0] = tag;
   std::memcpy(buf + 1, a.data(), 32);
   std::memcpy(buf + 33, b.data(), 32);
+  // SHA256_Init/Update/Final, not the one-shot SHA256(): in OpenSSL 3 the latter goes through
+  // EVP_Q_digest, which fetches the algorithm (taking a lock) on every call.
+  SHA256_CTX ctx;
+  SHA256_Init(&ctx);
+  SHA256_Update(&ctx, buf, sizeof buf);
   Hash256 out;
-  SHA256(buf, sizeof buf, out.data());
+  SHA256_Final(out.data(), &ctx);
   return out;
 }
 }  // namespace

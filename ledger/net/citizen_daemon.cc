@@ -1,0 +1,99 @@
+#include "ledger/net/citizen_daemon.h"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <thread>
+
+#include "core/file.h"
+#include "ledger/crypto/key_file.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+std::filesystem::path KeyPath(const std::filesystem::path& dir, uint32_t i) {
+  return dir / ("citizen-" + std::to_string(i) + ".key");
+}
+std::filesystem::path IdPath(const std::filesystem::path& dir, uint32_t i) {
+  return dir / ("citizen-" + std::to_string(i) + ".id");
+}
+
+Status WriteStats(const std::filesystem::path& file, uint32_t first,
+                  const std::vector<std::unique_ptr<Citizen>>& citizens) {
+  nlohmann::json all = nlohmann::json::array();
+  for (size_t i = 0; i < citizens.size(); ++i) {
+    CitizenStats s = citizens[i]->stats();
+    // What a citizen must keep between blocks: its secret key, its identity and the latest
+    // certified header.
+    size_t storage = 32 + 112 + EncodeBlockHeader(citizens[i]->latest()).size();
+    all.push_back({{"index", first + i},
+                   {"height", s.height},
+                   {"head", ToHex(s.head)},
+                   {"committee_rounds", s.committee_rounds},
+                   {"blocks_followed", s.blocks_followed},
+                   {"bytes_up", s.bytes_up},
+                   {"bytes_down", s.bytes_down},
+                   {"cpu_ns", s.cpu_ns},
+                   {"proposals", s.proposals},
+                   {"rejected_proposals", s.rejected_proposals},
+                   {"bad_politician_answers", s.bad_politician_answers},
+                   {"storage_bytes", storage}});
+  }
+  nlohmann::json doc = {{"citizens", all}};
+  return WriteFileAtomically(file, doc.dump(1) + "\n");
+}
+
+}  // namespace
+
+Status WriteCitizenFiles(const std::filesystem::path& key_dir, uint32_t index, const KeyPair& keys,
+                         const KeyPair& registrar, uint64_t registered_at) {
+  TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(KeyPath(key_dir, index), keys));
+  Identity id{.citizen = keys.public_key(), .registered_at = registered_at};
+  SignIdentity(id, registrar);
+  return WriteFileAtomically(IdPath(key_dir, index), ToHex(AsBytes(EncodeIdentity(id))) + "\n");
+}
+
+Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>& stop) {
+  std::vector<std::shared_ptr<PoliticianClient>> clients;
+  for (const PoliticianInfo& p : options.genesis.politicians) {
+    clients.push_back(std::make_shared<PoliticianClient>(p.address, 1500));
+  }
+  std::vector<std::unique_ptr<Citizen>> citizens;
+  for (uint32_t i = options.first; i < options.first + options.count; ++i) {
+    CitizenOptions o;
+    o.genesis = options.genesis;
+    TESSERA_ASSIGN_OR_RETURN(o.keys, ReadSecretKeyFile(KeyPath(options.key_dir, i)));
+    TESSERA_ASSIGN_OR_RETURN(std::string id_hex, ReadFile(IdPath(options.key_dir, i)));
+    while (!id_hex.empty() && (id_hex.back() == '\n' || id_hex.back() == ' ')) id_hex.pop_back();
+    TESSERA_ASSIGN_OR_RETURN(std::vector<uint8_t> id_bytes, FromHex(id_hex));
+    TESSERA_ASSIGN_OR_RETURN(o.identity, DecodeIdentity(id_bytes));
+    if (o.identity.citizen != o.keys.public_key()) {
+      return InvalidArgumentError("identity of citizen " + std::to_string(i) + " is for another key");
+    }
+    if (!VerifyIdentity(o.identity, options.genesis.registrar)) {
+      return PermissionDeniedError("identity of citizen " + std::to_string(i) +
+                                   " is not signed by the genesis registrar");
+    }
+    o.fault = options.fault;
+    o.timing = options.timing;
+    o.rng_seed = 0x9e3779b97f4a7c15ull * (i + 1) ^ static_cast<uint64_t>(::getpid());
+    citizens.push_back(std::make_unique<Citizen>(std::move(o), clients));
+  }
+  std::vector<std::thread> threads;
+  for (auto& c : citizens) threads.emplace_back([&stop, cp = c.get()] { cp->Run(stop); });
+  spdlog::info("{} citizens running", citizens.size());
+  while (!stop.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    if (!options.stats_file.empty()) {
+      Status s = WriteStats(options.stats_file, options.first, citizens);
+      if (!s.ok()) spdlog::warn("stats: {}", s.ToString());
+    }
+  }
+  for (auto& t : threads) t.join();
+  if (!options.stats_file.empty()) {
+    TESSERA_RETURN_IF_ERROR(WriteStats(options.stats_file, options.first, citizens));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tessera::ledger::net

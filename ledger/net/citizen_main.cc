@@ -1,0 +1,44 @@
+// ledger-citizen: hosts a range of citizens of a network in one process.
+#include <csignal>
+
+#include "core/cli.h"
+#include "ledger/net/citizen_daemon.h"
+
+namespace {
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace tessera::ledger::net;
+  tessera::cli::Program program("ledger-citizen",
+                                "Runs many Blockene citizens (committee members) in one process.");
+  std::string genesis_path, key_dir, stats, fault = "none";
+  uint32_t first = 0, count = 1;
+  CitizenTiming timing;
+  program.app().add_option("--genesis", genesis_path, "Genesis TOML file")->required();
+  program.app().add_option("--keys", key_dir, "Directory of citizen-<i>.key / .id")->required();
+  program.app().add_option("--first", first, "First citizen index");
+  program.app().add_option("--count", count, "Number of citizens")->check(CLI::Range(1u, 100000u));
+  program.app().add_option("--fault", fault, "Citizen behaviour: none, silent, inconsistent");
+  program.app().add_option("--stats", stats, "JSON stats file, rewritten every second");
+  program.app().add_option("--poll-ms", timing.poll_ms, "Delay between sample reads");
+  program.app().add_option("--witness-ms", timing.witness_ms, "Pool-collection window");
+  program.app().add_option("--proposal-ms", timing.proposal_ms, "Proposal-collection window");
+  program.app().add_option("--round-timeout-ms", timing.round_timeout_ms, "Round retry timeout");
+  return program.Run(argc, argv, [&]() -> tessera::Status {
+    CitizenDaemonOptions o;
+    TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));
+    auto f = ParseCitizenFault(fault);
+    if (!f.ok()) return tessera::cli::UsageError(f.status().message());
+    o.fault = *f;
+    o.key_dir = key_dir;
+    o.first = first;
+    o.count = count;
+    o.timing = timing;
+    o.stats_file = stats;
+    std::signal(SIGTERM, OnSignal);
+    std::signal(SIGINT, OnSignal);
+    return RunCitizens(o, g_stop);
+  });
+}

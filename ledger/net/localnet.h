@@ -1,0 +1,110 @@
+// A whole Blockene network on loopback, from one TOML config: N politician processes, M
+// citizens hosted in citizen-daemon processes, a load generator, optional adversaries and a
+// kill -9 fault, and at the end an independent audit of what was committed.
+//
+// Config (every key optional; defaults in LocalnetConfig):
+//   [network]   politicians, citizens, citizens_per_process, committee_size, proposers,
+//               witness_threshold, soft_threshold, cert_threshold (0 = derived, see below),
+//               safe_sample (0 = all politicians), max_pool_txs, registration_delay, accounts,
+//               balance
+//   [load]      rate (tx/s), duration_s, blocks (stop after this many blocks; 0 = duration),
+//               double_spend_fraction, fanout (politicians each transfer is sent to)
+//   [adversary] politicians (fraction malicious), politician_behaviours (list of drop, delay,
+//               withhold, stale, wrong, equivocate; cycled over the malicious ones), citizens
+//               (fraction malicious), citizen_behaviours (list of silent, inconsistent)
+//   [fault]     kill_politician (index, -1 = none), kill_at_block, restart_after_ms
+//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms
+// Derived thresholds for a committee of expected size C: T_cert = T_soft = floor(2C/3) + 1
+// and T_w = floor(C/4) + 1 (docs/ledger-network.md explains the choice).
+//
+// The audit (after the load stops) replays every certified block from genesis with the shared
+// state transition, checking each certificate and state root; checks that every honest
+// politician holds the same header at every height; that every honest citizen's head is on
+// that chain; that balances sum to the genesis total; that no (sender, nonce) was ever
+// applied twice; and that every honest politician -- the restarted one included -- serves
+// state proofs that verify against the certified root and match the replay.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/status.h"
+#include "ledger/net/citizen.h"
+
+namespace tessera::ledger::net {
+
+struct LocalnetConfig {
+  uint32_t politicians = 5;
+  uint32_t citizens = 8;
+  uint32_t citizens_per_process = 16;
+  uint32_t committee_size = 0;  // 0 = every citizen
+  uint32_t proposers = 2;
+  uint32_t witness_threshold = 0, soft_threshold = 0, cert_threshold = 0;
+  uint32_t safe_sample = 0;
+  uint32_t max_pool_txs = 2000;
+  uint32_t registration_delay = 2;
+  uint32_t accounts = 200;
+  uint64_t balance = 1000000;
+
+  double rate = 50;
+  double duration_s = 20;
+  uint64_t blocks = 0;
+  double double_spend_fraction = 0.05;
+  uint32_t fanout = 2;
+
+  double malicious_politicians = 0;
+  std::vector<std::string> politician_behaviours{"withhold", "wrong", "equivocate", "stale",
+                                                 "drop", "delay"};
+  double malicious_citizens = 0;
+  std::vector<std::string> citizen_behaviours{"inconsistent", "silent"};
+
+  int kill_politician = -1;
+  uint64_t kill_at_block = 2;
+  int restart_after_ms = 1000;
+
+  CitizenTiming timing;
+};
+
+Result<LocalnetConfig> ParseLocalnetConfig(const Config& config);
+
+struct LocalnetReport {
+  uint64_t blocks = 0;
+  uint64_t committed_txs = 0;
+  uint64_t submitted_txs = 0;
+  uint64_t rejected_submissions = 0;
+  double seconds = 0;  // from the first submission to the last committed block
+  double tx_per_s = 0;
+  double latency_p50_s = 0, latency_p90_s = 0, latency_max_s = 0;
+  double block_interval_s = 0;
+  uint64_t committee_rounds = 0;  // summed over honest citizens
+  double citizen_bytes_up_per_block = 0, citizen_bytes_down_per_block = 0;
+  double citizen_cpu_ms_per_block = 0;
+  uint64_t citizen_storage_bytes = 0;
+  double txs_per_block = 0;
+  uint64_t honest_politicians = 0, malicious_politicians = 0;
+  uint64_t honest_citizens = 0, malicious_citizens = 0;
+  bool politicians_agree = false;
+  uint64_t forks = 0;           // heights where two honest politicians hold different blocks
+  uint64_t invalid_blocks = 0;  // blocks failing certificate or state-root replay
+  bool citizens_agree = false;
+  bool balances_conserved = false;
+  uint64_t double_spend_attempts = 0;
+  uint64_t double_spends_committed = 0;
+  bool proofs_ok = false;  // every honest politician's proofs verify and match the replay
+  bool restarted = false, restarted_caught_up = false, restarted_proofs_ok = false;
+  uint64_t rejected_proposals = 0, bad_politician_answers = 0;
+
+  std::string ToJson() const;
+};
+
+// Runs the network under `out_dir` (keys, genesis.toml, data, logs, report.json) with the
+// binaries of `bin_dir`, printing a progress line per second to `progress`. Every process it
+// starts is killed before it returns (and, through PR_SET_PDEATHSIG, if it dies).
+Result<LocalnetReport> RunLocalnet(const LocalnetConfig& config,
+                                   const std::filesystem::path& bin_dir,
+                                   const std::filesystem::path& out_dir, std::ostream& progress);
+
+}  // namespace tessera::ledger::net
