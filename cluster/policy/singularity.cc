@@ -18,6 +18,7 @@
 //     since their last change for a checkpoint/restore to be worth it.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -219,8 +220,16 @@ class Decision {
     // Evict basic work if that is enough (evictions "for a standard job" touch basic jobs
     // only); premium jobs then may also evict standard jobs with slack.
     for (Tier as : {Tier::kStandard, job.spec.tier}) {
+      // Evictions only shrink what is reclaimable. When no node can host a gang of k, none can
+      // host a larger single-node gang either: skip the O(cluster) search for those (long
+      // backlogs). Multi-node gangs are always searched.
+      int& no_room = no_room_[static_cast<int>(as)];
+      if (k >= no_room && k <= max_node_) continue;
       std::optional<Placement> target = FindCompactPlacement(Reclaimable(as), k, max_node_);
-      if (!target) continue;
+      if (!target) {
+        if (k <= max_node_) no_room = k;
+        continue;
+      }
       std::vector<bool> keep_off(view_.nodes.size(), false);
       for (const Slice& s : *target) keep_off[s.node] = true;
       for (const Slice& s : *target) {
@@ -365,6 +374,8 @@ class Decision {
   std::vector<bool> touched_;              // jobs that already got an action
   std::vector<std::vector<int>> on_node_;  // running jobs per node
   std::vector<Action> actions_;
+  // Per eviction tier: the smallest gang for which eviction found no room in this call.
+  int no_room_[kNumTiers] = {INT32_MAX, INT32_MAX, INT32_MAX};
 };
 
 class SingularityPolicy final : public Policy {

@@ -54,8 +54,14 @@ class Simulation {
     const int64_t max_decisions = 200 * static_cast<int64_t>(order_.size()) + 1000 + TimerBound();
     size_t next = 0;  // next arrival in order_
     while (next < order_.size() || !events_.empty()) {
+      // Completions made stale by a later change must not move the clock.
+      while (!events_.empty() && events_.top().type == Event::Type::kFinish &&
+             events_.top().generation != generation_[events_.top().job]) {
+        events_.pop();
+      }
       double t = next < order_.size() ? jobs_[order_[next]].spec.submit_time : INFINITY;
       if (!events_.empty()) t = std::min(t, events_.top().time);
+      if (t == INFINITY) break;  // only stale events were left
       // The policy's timer, while jobs hold slots or wait.
       const bool active = held_ > 0 || waiting_ > 0;
       if (active && last_decision_ + options_.decision_interval_s < t) {
