@@ -12,13 +12,14 @@ int main(int argc, char** argv) {
                                 "Runs one stage of one replica of a pipeline training job.");
   std::string job_path, report_path;
   int rank = -1;
-  program.app()
-      .add_option("--job", job_path, "Job description (JSON, from pipeline-launch)")
-      ->required();
-  program.app().add_option("--rank", rank, "This worker's rank")->required();
+  // Checked in the body rather than with ->required(), so that an unknown flag is reported as
+  // such instead of as a missing --job.
+  program.app().add_option("--job", job_path, "Job description (JSON, from pipeline-launch)");
+  program.app().add_option("--rank", rank, "This worker's rank");
   program.app().add_option("--report", report_path, "Write the worker report (JSON) here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     using namespace tessera::pipeline;
+    if (job_path.empty()) return tessera::cli::UsageError("usage: --job is required");
     TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(job_path));
     nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) {
