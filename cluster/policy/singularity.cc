@@ -141,6 +141,8 @@ class Decision {
       const JobView& x = view_.jobs[a];
       const JobView& y = view_.jobs[b];
       if (x.spec.tier != y.spec.tier) return x.spec.tier > y.spec.tier;
+      // Spread the pain: a job preempted less often goes first.
+      if (x.preemptions != y.preemptions) return x.preemptions < y.preemptions;
       const bool xa = slots_here(a) >= need, ya = slots_here(b) >= need;
       if (xa != ya) return xa;
       if (xa && slots_here(a) != slots_here(b)) return slots_here(a) < slots_here(b);
@@ -254,15 +256,27 @@ class Decision {
       return sum;
     };
     if (total(soon_) < want) {
-      // Evict from the nodes with the most old basic work first.
+      // Evict from the nodes whose old basic jobs were preempted least (so that no job is
+      // evicted over and over), then from those with the most such work.
       const std::vector<int> avail = Reclaimable(std::nullopt);
+      std::vector<int> pain(avail.size(), 0);
+      for (size_t n = 0; n < pain.size(); ++n) {
+        int most = 0;
+        for (int v : on_node_[n]) {
+          if (Evictable(v, std::nullopt)) most = std::max(most, view_.jobs[v].preemptions);
+        }
+        pain[n] = most;
+      }
       std::vector<int> order(avail.size());
       for (size_t n = 0; n < order.size(); ++n) order[n] = static_cast<int>(n);
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int a, int b) { return avail[a] - soon_[a] > avail[b] - soon_[b]; });
+      std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+        if (pain[a] != pain[b]) return pain[a] < pain[b];
+        return avail[a] - soon_[a] > avail[b] - soon_[b];
+      });
       for (int n : order) {
         const int need = want - total(soon_);
-        if (need <= 0 || avail[n] <= soon_[n]) break;
+        if (need <= 0) break;
+        if (avail[n] <= soon_[n]) continue;
         Evict(n, std::min(need, avail[n] - soon_[n]), std::nullopt, nullptr);
       }
     }
