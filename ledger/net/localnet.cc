@@ -101,7 +101,7 @@ class ChainReplay {
   uint64_t double_applied_ = 0;
 };
 
-struct Politician {
+struct PoliticianProcess {
   std::unique_ptr<ChildProcess> process;
   std::vector<std::string> args;
   fs::path log;
@@ -256,7 +256,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   g.registration_delay = cfg.registration_delay;
   g.safe_sample = OrDefault(cfg.safe_sample, cfg.politicians);
   g.max_pool_txs = cfg.max_pool_txs;
-  std::vector<Politician> pols(cfg.politicians);
+  std::vector<PoliticianProcess> pols(cfg.politicians);
   const uint32_t bad_pols =
       static_cast<uint32_t>(std::floor(cfg.malicious_politicians * cfg.politicians + 1e-9));
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
@@ -506,7 +506,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       progress << "kill -9 politician " << cfg.kill_politician << " at block " << height << "\n";
     }
     if (restart_at && Clock::now() >= *restart_at) {
-      Politician& p = pols[cfg.kill_politician];
+      PoliticianProcess& p = pols[cfg.kill_politician];
       p.process = std::make_unique<ChildProcess>();
       failure = p.process->Start(bin_dir / "ledger-politician", p.args, p.log);
       if (!failure.ok()) break;
@@ -671,7 +671,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     report.citizen_bytes_down_per_block = static_cast<double>(down) / rounds;
     report.citizen_cpu_ms_per_block = cpu / 1e6 / rounds;
   }
-  for (Politician& p : pols) p.process->Stop();
+  for (PoliticianProcess& p : pols) p.process->Stop();
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "report.json", report.ToJson() + "\n"));
   return report;
 }
