@@ -143,7 +143,8 @@ Result<std::string> RunComparison(const CompareOptions& o,
       base.lr = o.lm_lr;
       base.steps = o.lm_steps;
       base.batch_size = 32;
-      base.evals = 8;
+      base.evals = 6;
+      base.test_limit = 128;  // held-out windows of 64 bytes
     }
     // plateau reacts to the mean training loss of 1/20 of the budget; a patience of 10 such
     // windows (PyTorch's default) would never fire in 20 windows.

@@ -24,10 +24,10 @@ struct CompareOptions {
   // Shortened budgets (fractions of the full one) and the schedules run at them.
   std::vector<double> short_budgets = {0.5, 0.75};
   std::vector<std::string> short_schedules = {"knee", "cosine", "linear", "multistep"};
-  int64_t fmnist_epochs = 10;
-  int64_t fmnist_train_limit = 0;  // 0: all 60,000
+  int64_t fmnist_epochs = 8;
+  int64_t fmnist_train_limit = 20000;  // first N of the 60,000 training images (0: all)
   double fmnist_lr = 0.1;
-  int64_t lm_steps = 400;
+  int64_t lm_steps = 300;
   double lm_lr = 3e-3;
   bool plots = true;  // needs gnuplot
 };

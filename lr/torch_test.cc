@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "core/file.h"
+#include "lr/models.h"
 #include "lr/schedule.h"
 #include "lr/schedule_spec.h"
 #include "lr/torch_adapter.h"
@@ -274,6 +275,32 @@ TEST_F(TrainerTest, TunerRunAccountsForItsTrialSteps) {
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 129);
   c.checkpoint_dir = (root_ / "ckpt").string();
   EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(TrainerTest, SmallResNetTrainsAndResumes) {
+  TrainConfig c = Fmnist("onecycle", "sgd");
+  c.model = "resnet";
+  c.steps = 12;
+  c.batch_size = 16;
+  c.test_limit = 32;
+  ExpectResumeIsSeamless(c, 5);  // BatchNorm running statistics travel in the checkpoint too
+}
+
+TEST(Models, ShapesAndHeadSplit) {
+  auto mlp = MakeNet("mlp").value();
+  EXPECT_EQ(mlp->forward(torch::zeros({3, 1, 28, 28})).sizes(), (std::vector<int64_t>{3, 10}));
+  auto resnet = MakeNet("resnet").value();
+  EXPECT_EQ(resnet->forward(torch::zeros({2, 1, 28, 28})).sizes(), (std::vector<int64_t>{2, 10}));
+  auto lm = MakeNet("transformer", {.context = 8, .d_model = 8, .layers = 1, .heads = 2}).value();
+  EXPECT_EQ(lm->forward(torch::zeros({2, 8}, torch::kLong)).sizes(),
+            (std::vector<int64_t>{2, 8, 256}));
+  for (auto* net : {mlp.get(), resnet.get(), lm.get()}) {
+    EXPECT_EQ(net->HeadParameters().size() + net->BodyParameters().size(),
+              net->parameters().size());
+    EXPECT_EQ(net->HeadParameters().size(), 2u);  // the output layer's weight and bias
+  }
+  EXPECT_FALSE(MakeNet("vgg").ok());
+  EXPECT_FALSE(MakeNet("transformer", {.context = 8, .d_model = 10, .layers = 1, .heads = 3}).ok());
 }
 
 TEST_F(TrainerTest, RejectsBadConfigs) {
