@@ -17,8 +17,7 @@ int RoundTrip(const uint8_t* data, size_t size, Decode decode, Encode encode) {
   auto decoded = decode(input);
   if (!decoded.ok()) return 0;
   std::string again = encode(*decoded);
-  if (again.size() != size || AsBytes(again).size() != size ||
-      std::string_view(again) != AsChars(input)) {
+  if (std::string_view(again) != AsChars(input)) {
     std::abort();  // a second encoding of the same value: the decoder is not canonical
   }
   return 0;
