@@ -218,7 +218,8 @@ SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerRep
   c.pipeline_link = pipeline_link;
   c.allreduce_link = allreduce_link;
   for (int st = 0; st < job.stages; ++st) {
-    // Average the replicas of the stage.
+    // Average the replicas of the stage; all-reduce and optimizer as measured (medians over
+    // the steps after the first).
     StageCost cost;
     for (int rep = 0; rep < job.replicas; ++rep) {
       const WorkerReport& r = reports[RankOf(job, st, rep)];
@@ -226,6 +227,13 @@ SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerRep
       cost.recompute_s += r.recompute_s / job.replicas;
       cost.backward_s += r.backward_s / job.replicas;
       cost.gradient_bytes = r.gradient_bytes;
+      std::vector<double> ar, opt;
+      for (size_t k = r.steps.size() > 1 ? 1 : 0; k < r.steps.size(); ++k) {
+        ar.push_back(r.steps[k].allreduce_s);
+        opt.push_back(r.steps[k].wall_s - r.steps[k].pipeline_s - r.steps[k].allreduce_s);
+      }
+      cost.allreduce_s += Median(ar) / job.replicas;
+      cost.optimizer_s += std::max(0.0, Median(opt)) / job.replicas;
     }
     c.stages.push_back(cost);
     if (st + 1 < job.stages)

@@ -29,7 +29,8 @@ Status Validate(const SimConfig& c) {
         fmt::format("simulator: {} boundary sizes for {} stages", c.boundary_bytes.size(), P));
   }
   for (const StageCost& s : c.stages) {
-    if (s.forward_s < 0 || s.recompute_s < 0 || s.backward_s < 0 || s.gradient_bytes < 0) {
+    if (s.forward_s < 0 || s.recompute_s < 0 || s.backward_s < 0 || s.gradient_bytes < 0 ||
+        s.allreduce_s < 0 || s.optimizer_s < 0) {
       return InvalidArgumentError("simulator: negative stage cost");
     }
   }
@@ -191,9 +192,13 @@ Result<SimResult> Simulate(const SimConfig& config) {
   result.pipeline_s = *std::max_element(result.finish_s.begin(), result.finish_s.end());
   result.allreduce_s.resize(P);
   for (int s = 0; s < P; ++s) {
-    result.allreduce_s[s] = RingAllreduceSeconds(config.stages[s].gradient_bytes, config.replicas,
-                                                 config.allreduce_link);
-    result.step_s = std::max(result.step_s, result.finish_s[s] + result.allreduce_s[s]);
+    const StageCost& cost = config.stages[s];
+    result.allreduce_s[s] =
+        cost.allreduce_s > 0
+            ? cost.allreduce_s
+            : RingAllreduceSeconds(cost.gradient_bytes, config.replicas, config.allreduce_link);
+    result.step_s =
+        std::max(result.step_s, result.finish_s[s] + result.allreduce_s[s] + cost.optimizer_s);
   }
   return result;
 }

@@ -27,6 +27,10 @@ struct StageCost {
   double recompute_s = 0;  // the forward again with autograd (runs only where the schedule says)
   double backward_s = 0;
   double gradient_bytes = 0;  // this stage's parameter gradients, all-reduced across replicas
+  // Measured costs that replace the models when > 0 (Varuna's auto-config also feeds profiled
+  // all-reduce times to its simulator): the all-reduce, and the optimizer step after it.
+  double allreduce_s = 0;
+  double optimizer_s = 0;
 };
 
 struct LinkModel {

@@ -89,6 +89,16 @@ TEST(Simulator, AllreduceAddsRingTime) {
   EXPECT_DOUBLE_EQ(r->allreduce_s[0], 6.0);
   EXPECT_DOUBLE_EQ(r->step_s, r->pipeline_s + 6.0);
   EXPECT_DOUBLE_EQ(RingAllreduceSeconds(4000, 1, c.allreduce_link), 0.0);
+  // Measured all-reduce and optimizer times replace the model.
+  c.stages[0].allreduce_s = 1.0;
+  c.stages[0].optimizer_s = 0.5;
+  auto m = Simulate(c);
+  ASSERT_TRUE(m.ok());
+  EXPECT_DOUBLE_EQ(m->allreduce_s[0], 1.0);
+  EXPECT_DOUBLE_EQ(m->step_s, std::max(m->finish_s[0] + 1.5, m->finish_s[1] + 6.0));
+  c.stages[1].allreduce_s = 0.25;
+  m = Simulate(c);
+  EXPECT_DOUBLE_EQ(m->step_s, std::max(m->finish_s[0] + 1.5, m->finish_s[1] + 0.25));
 }
 
 TEST(Simulator, JitterIsSeeded) {
