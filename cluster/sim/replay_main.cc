@@ -31,6 +31,7 @@ struct Flags {
 };
 
 Status Replay(const Flags& flags) {
+  if (flags.trace.empty()) return cli::UsageError("usage: --trace FILE is required");
   if (flags.tiers.premium_pct < 0 || flags.tiers.standard_pct < 0 ||
       flags.tiers.premium_pct + flags.tiers.standard_pct > 100) {
     return cli::UsageError("usage: --premium-pct and --standard-pct must be >= 0, sum <= 100");
@@ -94,7 +95,9 @@ int main(int argc, char** argv) {
       "utilization.");
   Flags f;
   CLI::App& app = program.app();
-  app.add_option("--trace", f.trace, "Trace CSV (Philly or Pollux format)")->required();
+  // Checked in Replay rather than with ->required(), so that CLI11 reports an unknown flag as
+  // such instead of the missing --trace.
+  app.add_option("--trace", f.trace, "Trace CSV (Philly or Pollux format); required");
   app.add_option("--policies", f.policies, "Comma-separated: fifo, tiresias, singularity")
       ->capture_default_str();
   app.add_option("--limit", f.limit, "Replay only the first N jobs by submission (0: all)")
