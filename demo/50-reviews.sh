@@ -73,17 +73,26 @@ echo "== 6. citizen$who tries to review cafe-du-coin a second time"
   --out review-cafe-2.json
 "$tool" duplicates review-cafe.json review-cafe-2.json review-bike.json
 
-echo "== 7. The same key on two items: tags differ and do not link"
+echo "== 7. The tally of cafe-du-coin: every other eligible citizen reviews it too"
+reviews=(review-cafe.json review-cafe-2.json)
+for i in $(seq 1 $identities); do
+  [ "$i" = "$who" ] && continue
+  if "$tool" sign --key key$i.json --ring ring-cafe.json --rating $(( (i % 3) + 3 )) \
+       --text "review $i" --out r$i.json > /dev/null 2>&1; then reviews+=(r$i.json); fi
+done
+"$tool" tally --ring ring-cafe.json "${reviews[@]}" | grep -v '^accepted'
+
+echo "== 8. The same key on two items: tags differ and do not link"
 echo "   cafe-du-coin tag: $(tag_of review-cafe.json)"
 echo "   bike-shop    tag: $(tag_of review-bike.json)"
 
-echo "== 8. A tampered review fails"
+echo "== 9. A tampered review fails"
 sed 's/"rating": 5/"rating": 4/' review-cafe.json > tampered.json
 "$tool" verify --ring ring-cafe.json --review tampered.json 2>&1 | sed 's/^/   /' || true
 
-echo "== 9. Hijack-resistance of an item (N=10,000, k=50, 100 reviews, mean 4.0, delta 0.5)"
+echo "== 10. Hijack-resistance of an item (N=10,000, k=50, 100 reviews, mean 4.0, delta 0.5)"
 "$tool" hijack --identities 10000 --k 50 --honest-reviews 100 --mean 4.0 --delta 0.5
 
-echo "== 10. Attack simulation (real DRAC lottery, 100 epoch seeds per ring size)"
+echo "== 11. Attack simulation (real DRAC lottery, 100 epoch seeds per ring size)"
 "$bin/reviews-attack-sim" --identities 10000 --ring-sizes 20,50,200,1000 --trials 100 \
   --csv attack.csv 2> /dev/null

@@ -8,6 +8,7 @@
 #include "reviews/drac/eligibility.h"
 #include "reviews/metric/hijack.h"
 #include "reviews/review/review.h"
+#include "reviews/tally/item_tally.h"
 #include "reviews/urs/codec.h"
 
 namespace tessera::reviews::tool {
@@ -121,6 +122,7 @@ struct RingFile {
   uint64_t epoch = 0;
   std::string seed_hex;
   uint64_t k = 0;
+  uint64_t registered = 0;
   urs::Ring ring;
 };
 
@@ -131,6 +133,7 @@ Result<RingFile> LoadRing(const std::string& path) {
   TESSERA_ASSIGN_OR_RETURN(r.epoch, GetUint(j, "epoch", path));
   TESSERA_ASSIGN_OR_RETURN(r.seed_hex, GetString(j, "seed", path));
   TESSERA_ASSIGN_OR_RETURN(r.k, GetUint(j, "k", path));
+  TESSERA_ASSIGN_OR_RETURN(r.registered, GetUint(j, "registered", path));
   auto it = j.find("members");
   if (it == j.end() || !it->is_array()) return InvalidArgumentError(path + ": missing 'members'");
   std::vector<urs::Point> members;
@@ -393,6 +396,34 @@ Status FindDuplicates(const std::vector<std::string>& review_paths, bool fail_on
   if (fail_on_duplicate && !dups.empty()) {
     return FailedPreconditionError(std::to_string(dups.size()) + " double review(s) found");
   }
+  return Status::Ok();
+}
+
+Status Tally(const std::string& ring_path, const std::vector<std::string>& review_paths,
+             std::ostream& out) {
+  TESSERA_ASSIGN_OR_RETURN(RingFile rf, LoadRing(ring_path));
+  ItemTally tally(rf.item, rf.epoch, rf.ring);
+  for (const std::string& path : review_paths) {
+    TESSERA_ASSIGN_OR_RETURN(Review r, LoadReview(path));
+    Status st = tally.Add(r);
+    out << (st.ok() ? "accepted " : "REJECTED ") << path;
+    if (!st.ok()) out << ": " << st.message();
+    out << "\n";
+  }
+  out << "'" << rf.item << "' epoch " << rf.epoch << ": " << tally.count() << " reviews, mean "
+      << tally.mean() << "\n";
+  auto hr = tally.HijackResistance(rf.registered, rf.k);
+  if (hr.ok() && hr->reviews_needed > 0) {
+    out << "hijack-resistance (shift by 0.5, N=" << rf.registered << ", k=" << rf.k
+        << "): " << hr->reviews_needed << " adversarial reviews, ";
+    if (hr->feasible) {
+      out << hr->identities_with_drac << " identities with DRAC vs " << hr->identities_without_drac
+          << " without\n";
+    } else {
+      out << "more identities than exist with DRAC\n";
+    }
+  }
+  out << "tally digest " << ToHex(tally.Digest()) << "\n";
   return Status::Ok();
 }
 

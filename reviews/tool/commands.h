@@ -59,6 +59,11 @@ Status VerifyReviewFile(const std::string& ring_path, const std::string& review_
 // when any is found and `fail_on_duplicate` is set.
 Status FindDuplicates(const std::vector<std::string>& review_paths, bool fail_on_duplicate,
                       std::ostream& out);
+// Tallies reviews of the ring's item: each is verified over the ring and a second review by one
+// key is rejected; prints the rating, the count and the hijack resistance (N = the ring file's
+// registered keys, k = its expected ring size).
+Status Tally(const std::string& ring_path, const std::vector<std::string>& review_paths,
+             std::ostream& out);
 Status Hijack(uint64_t identities, uint64_t k, uint64_t honest_reviews, double mean, double delta,
               std::ostream& out);
 

@@ -67,6 +67,11 @@ TEST_F(ToolFlow, ReviewVerifyAndDetectDoubleReview) {
   EXPECT_EQ(FindDuplicates({P("r1.json"), P("r2.json")}, true, report).code(),
             StatusCode::kFailedPrecondition);
   EXPECT_TRUE(FindDuplicates({P("r1.json"), P("r3.json")}, true, report).ok());
+  // The tally counts r1 and r3 and rejects r2, the second review by key 2.
+  std::ostringstream tally;
+  ASSERT_TRUE(Tally(P("ring.json"), {P("r1.json"), P("r2.json"), P("r3.json")}, tally).ok());
+  EXPECT_NE(tally.str().find("REJECTED"), std::string::npos) << tally.str();
+  EXPECT_NE(tally.str().find("2 reviews, mean 4.5"), std::string::npos) << tally.str();
 }
 
 TEST_F(ToolFlow, OneIssuancePerIdentityPerEpoch) {

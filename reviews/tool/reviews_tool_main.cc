@@ -114,6 +114,11 @@ int main(int argc, char** argv) {
     action = [&] { return t::FindDuplicates(reviews_in, fail_on_duplicate, std::cout); };
   });
 
+  c = app.add_subcommand("tally", "Tally an item's reviews (double reviews rejected)");
+  c->add_option("--ring", ring, "Ring file of the item")->required();
+  c->add_option("reviews", reviews_in, "Review files")->required();
+  c->callback([&] { action = [&] { return t::Tally(ring, reviews_in, std::cout); }; });
+
   c = app.add_subcommand("hijack", "Hijack-resistance of an item from live parameters");
   c->add_option("--identities", identities, "Registered identities N")->capture_default_str();
   c->add_option("--k", k, "Expected ring size")->capture_default_str();
