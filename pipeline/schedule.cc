@@ -110,6 +110,21 @@ Result<std::vector<Task>> StageTasks(ScheduleKind kind, int stages, int micro_ba
   return InvalidArgumentError("unknown schedule kind");
 }
 
+Result<std::vector<std::vector<Task>>> AllStageTasks(ScheduleKind kind, int stages,
+                                                     int micro_batches) {
+  TESSERA_RETURN_IF_ERROR(CheckShape(stages, micro_batches));
+  if (kind == ScheduleKind::kVaruna) {
+    TESSERA_ASSIGN_OR_RETURN(UnitTimeline timeline, VarunaUnitTimeline(stages, micro_batches));
+    return std::move(timeline.tasks);
+  }
+  std::vector<std::vector<Task>> out;
+  for (int s = 0; s < stages; ++s) {
+    TESSERA_ASSIGN_OR_RETURN(std::vector<Task> tasks, StageTasks(kind, stages, micro_batches, s));
+    out.push_back(std::move(tasks));
+  }
+  return out;
+}
+
 Status ValidateStageTasks(const std::vector<Task>& tasks, int micro_batches, bool recomputes) {
   // Per micro-batch: position of F, R, B (-1 = absent).
   std::vector<std::array<int, 3>> seen(micro_batches, {-1, -1, -1});

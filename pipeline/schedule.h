@@ -52,6 +52,10 @@ bool StageRecomputes(ScheduleKind kind, int stages, int stage);
 // and 0 <= stage < stages.
 Result<std::vector<Task>> StageTasks(ScheduleKind kind, int stages, int micro_batches, int stage);
 
+// The task lists of all stages (Varuna's generator runs once rather than once per stage).
+Result<std::vector<std::vector<Task>>> AllStageTasks(ScheduleKind kind, int stages,
+                                                     int micro_batches);
+
 // Checks that `tasks` holds exactly one F and one B per micro-batch (and one R when
 // `recomputes`), with F before R before B.
 Status ValidateStageTasks(const std::vector<Task>& tasks, int micro_batches, bool recomputes);

@@ -69,6 +69,15 @@ TEST(Schedules, EveryStageListIsComplete) {
   }
 }
 
+TEST(Schedules, AllStageTasksAgreesWithStageTasks) {
+  for (ScheduleKind kind : kAllSchedules) {
+    auto all = AllStageTasks(kind, 3, 7);
+    ASSERT_TRUE(all.ok());
+    for (int s = 0; s < 3; ++s) EXPECT_EQ((*all)[s], *StageTasks(kind, 3, 7, s));
+  }
+  EXPECT_FALSE(AllStageTasks(ScheduleKind::kGPipe, 0, 7).ok());
+}
+
 TEST(Schedules, GPipeAndOneFOneBShapes) {
   EXPECT_EQ(Tasks(ScheduleKind::kGPipe, 2, 3, 0), "F0 F1 F2 R2 B2 R1 B1 R0 B0");
   EXPECT_EQ(Tasks(ScheduleKind::kOneFOneB, 4, 6, 0), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");

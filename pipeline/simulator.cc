@@ -67,9 +67,9 @@ Result<ReplicaResult> SimulateReplica(const SimConfig& c, std::mt19937_64& rng) 
   };
   std::vector<StageState> st(P);
   const bool opportunistic = c.opportunistic && c.schedule == ScheduleKind::kVaruna;
+  TESSERA_ASSIGN_OR_RETURN(auto all_tasks, AllStageTasks(c.schedule, P, M));
   for (int s = 0; s < P; ++s) {
-    TESSERA_ASSIGN_OR_RETURN(std::vector<Task> tasks, StageTasks(c.schedule, P, M, s));
-    st[s].cursor.emplace(std::move(tasks), opportunistic);
+    st[s].cursor.emplace(std::move(all_tasks[s]), opportunistic);
     st[s].input.assign(M, s == 0);
     st[s].gradient.assign(M, false);
   }
