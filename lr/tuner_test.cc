@@ -6,88 +6,10 @@
 #include <random>
 #include <vector>
 
+#include "lr/quadratic.h"
+
 namespace tessera::lr {
 namespace {
-
-// f(x) = 1/2 sum_i h_i x_i^2 with stochastic gradients g_i = h_i x_i + sigma * N(0, 1): the
-// noisy quadratic model, whose expected loss under constant-rate SGD has a closed form, so the
-// best learning rate is known exactly.
-class NoisyQuadratic : public Trainable {
- public:
-  NoisyQuadratic(std::vector<double> h, double x0, double sigma, uint64_t seed)
-      : h_(std::move(h)), x_(h_.size(), x0), sigma_(sigma), rng_(seed) {}
-
-  Status Snapshot() override {
-    saved_x_ = x_;
-    saved_rng_ = rng_;
-    return Status::Ok();
-  }
-  Status Restore() override {
-    x_ = saved_x_;
-    rng_ = saved_rng_;
-    return Status::Ok();
-  }
-  Result<double> Step(double lr) override {
-    ++steps_;
-    const double loss = Loss();
-    std::normal_distribution<double> noise(0.0, 1.0);
-    for (size_t i = 0; i < x_.size(); ++i) x_[i] -= lr * (h_[i] * x_[i] + sigma_ * noise(rng_));
-    return loss;
-  }
-  void Committed(int64_t step, double lr, double, TunerPhase phase) override {
-    EXPECT_EQ(step, committed_) << "committed steps must be reported in order";
-    ++committed_;
-    last_lr_ = lr;
-    if (phase == TunerPhase::kExploit) ++exploit_steps_;
-  }
-
-  double Loss() const {
-    double f = 0;
-    for (size_t i = 0; i < x_.size(); ++i) f += 0.5 * h_[i] * x_[i] * x_[i];
-    return f;
-  }
-
-  // Expected final loss of the tuner's own schedule shape run with a fixed explore rate:
-  // `explore` updates at `lr`, then Knee's linear decay to 0 over the rest of `total`. Closed
-  // form per coordinate: E[x'^2] = (1 - r h)^2 E[x^2] + r^2 sigma^2 for the update's rate r.
-  double ExpectedFinalLoss(double lr, int64_t explore, int64_t total, double x0) const {
-    double f = 0;
-    const int64_t decay = total - explore;
-    for (double h : h_) {
-      double m = x0 * x0;
-      for (int64_t t = 0; t < total; ++t) {
-        const double r =
-            t < explore ? lr : lr * (1.0 - static_cast<double>(t - explore + 1) / decay);
-        m = (1 - r * h) * (1 - r * h) * m + r * r * sigma_ * sigma_;
-      }
-      f += 0.5 * h * m;
-    }
-    return f;
-  }
-
-  // The explore rate that minimises that expected final loss, by a fine log grid: the known
-  // best rate for the schedule the tuner runs.
-  double BestRate(int64_t explore, int64_t total, double x0) const {
-    double best_lr = 0, best = INFINITY;
-    for (int i = 0; i <= 2000; ++i) {
-      const double lr = 1e-4 * std::pow(1e5, i / 2000.0);
-      const double f = ExpectedFinalLoss(lr, explore, total, x0);
-      if (f < best) best = f, best_lr = lr;
-    }
-    return best_lr;
-  }
-
-  int64_t steps_ = 0;
-  int64_t committed_ = 0;
-  int64_t exploit_steps_ = 0;
-  double last_lr_ = -1;
-
- private:
-  std::vector<double> h_;
-  std::vector<double> x_, saved_x_;
-  double sigma_;
-  std::mt19937_64 rng_, saved_rng_;
-};
 
 struct Case {
   const char* name;
@@ -108,15 +30,16 @@ TEST_P(TunerOnQuadratics, PicksWithinTwoOfTheKnownBestRate) {
     auto report = RunTuner(o, q);
     ASSERT_TRUE(report.ok()) << report.status();
     // Ground truth: the best explore rate for the explore/decay split the tuner actually ran.
-    const double best = q.BestRate(report->explore_steps, total, x0);
+    const double best = q.BestRate(report->explore_steps, total);
     EXPECT_GE(report->chosen_lr, best / 2) << c.name << " seed " << seed << " best " << best;
     EXPECT_LE(report->chosen_lr, best * 2) << c.name << " seed " << seed << " best " << best;
     // Bookkeeping: the budget is respected, trials are counted exactly, the decay ends at 0.
     EXPECT_EQ(report->committed_steps, total);
-    EXPECT_EQ(q.committed_, total);
-    EXPECT_EQ(q.steps_, total + report->trial_steps);
-    EXPECT_EQ(q.exploit_steps_, total - report->explore_steps);
-    EXPECT_EQ(q.last_lr_, 0.0);
+    EXPECT_EQ(q.committed(), total);
+    EXPECT_TRUE(q.committed_in_order());
+    EXPECT_EQ(q.steps(), total + report->trial_steps);
+    EXPECT_EQ(q.exploit_steps(), total - report->explore_steps);
+    EXPECT_EQ(q.last_committed_lr(), 0.0);
     EXPECT_LE(report->explore_steps, total / 2);
     EXPECT_GE(report->explore_steps, total / 4);
   }
@@ -164,7 +87,7 @@ TEST(Tuner, RejectsBadOptions) {
   EXPECT_FALSE(RunTuner({.initial_lr = 0.1, .total_steps = 100, .fine_factors = {}}, q).ok());
   EXPECT_FALSE(
       RunTuner({.initial_lr = 0.1, .total_steps = 100, .min_explore_fraction = 0.6}, q).ok());
-  EXPECT_EQ(q.steps_, 0);
+  EXPECT_EQ(q.steps(), 0);
 }
 
 class FailingTrainable : public Trainable {
