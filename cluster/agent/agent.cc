@@ -34,7 +34,14 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   std::filesystem::create_directories(options_.log_dir, ec);
   if (ec) return InternalError("creating " + options_.log_dir.string() + ": " + ec.message());
 
-  auto channel = grpc::CreateChannel(options_.scheduler, grpc::InsecureChannelCredentials());
+  // gRPC backs off reconnecting for up to 2 minutes by default; a restarted scheduler must hear
+  // from its agents well within its heartbeat timeout, so retry every few hundred ms.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  auto channel =
+      grpc::CreateCustomChannel(options_.scheduler, grpc::InsecureChannelCredentials(), args);
   auto stub = rpc::Scheduler::NewStub(channel);
   RunManager runs({.job_binary = options_.job_binary, .log_dir = options_.log_dir});
   bool registered = false;

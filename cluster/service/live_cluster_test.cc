@@ -50,15 +50,27 @@ class LiveClusterTest : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(root_);
   }
 
-  void StartScheduler(int port = 0) {
+  void StartScheduler(int port = 0, std::vector<std::string> extra = {}) {
     fs::remove(root_ / "port");
-    Result<Process> p = Process::Spawn(
-        {.argv = {(bin_ / "cluster-scheduler").string(), "--listen",
-                  "127.0.0.1:" + std::to_string(port), "--state-dir", (root_ / "db").string(),
-                  "--job-root", (root_ / "jobs").string(), "--port-file", (root_ / "port").string(),
-                  "--premium-headroom", "0", "--heartbeat-timeout-s", "1", "--tick-ms", "100"},
-         .env = {},
-         .log_file = root_ / "scheduler.log"});
+    ProcessOptions options;
+    options.argv = {(bin_ / "cluster-scheduler").string(),
+                    "--listen",
+                    "127.0.0.1:" + std::to_string(port),
+                    "--state-dir",
+                    (root_ / "db").string(),
+                    "--job-root",
+                    (root_ / "jobs").string(),
+                    "--port-file",
+                    (root_ / "port").string(),
+                    "--premium-headroom",
+                    "0",
+                    "--heartbeat-timeout-s",
+                    "2",
+                    "--tick-ms",
+                    "100"};
+    options.argv.insert(options.argv.end(), extra.begin(), extra.end());
+    options.log_file = root_ / "scheduler.log";
+    Result<Process> p = Process::Spawn(options);
     ASSERT_TRUE(p.ok()) << p.status();
     scheduler_.emplace(std::move(*p));
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -128,11 +140,11 @@ class LiveClusterTest : public ::testing::Test {
   }
 
   // The final parameters of job `id`, from its job directory.
-  std::string FinalState(const std::string& id) {
+  std::string FinalState(const std::string& id, int64_t steps = 200) {
     auto latest = CheckpointStore(root_ / "jobs" / id / "ckpt").LoadLatest();
     EXPECT_TRUE(latest.ok() && latest->has_value()) << id;
     if (!latest.ok() || !latest->has_value()) return "";
-    EXPECT_EQ((*latest)->step, 200) << id;
+    EXPECT_EQ((*latest)->step, steps) << id;
     return (*latest)->state;
   }
 
@@ -274,6 +286,28 @@ TEST_F(LiveClusterTest, SchedulerRestartKeepsItsJobs) {
   std::string reference = ReferenceState(2);
   EXPECT_TRUE(FinalState(running) == reference);
   EXPECT_TRUE(FinalState(queued) == reference);
+}
+
+TEST_F(LiveClusterTest, ElasticJobShrinksForPremiumAndGrowsBackBitIdentical) {
+  // No hysteresis, so the policy grows the basic job back as soon as the premium job is done.
+  StartScheduler(0, {"--min-run-s", "0"});
+  StartAgent("n1", 4);
+  std::string elastic = Submit("basic", 4, 1);
+  ASSERT_TRUE(WaitUntil([&](auto jobs) { return jobs[elastic].step() >= 20; }));
+  std::string premium = Submit("premium", 2, 2);
+  ASSERT_TRUE(WaitUntil([&](auto jobs) {
+    return jobs[premium].state() == "running" && jobs[elastic].workers() == 2;
+  }));
+  ASSERT_TRUE(WaitUntil([&](auto jobs) { return AllFinished(jobs); }));
+  auto jobs = Jobs();
+  EXPECT_EQ(jobs[elastic].preemptions(), 0) << "shrunk, not preempted";
+  EXPECT_GE(jobs[elastic].requested_workers(), 4);
+  std::vector<int64_t> resumed = ResumedFrom(elastic);
+  ASSERT_GE(resumed.size(), 2u) << "the resize restarted the job from its checkpoint";
+  EXPECT_GE(resumed[1], 20);
+  // Whatever worker counts it ran on, the world size stayed 4: same parameters as always.
+  EXPECT_TRUE(FinalState(elastic) == ReferenceState(4));
+  EXPECT_TRUE(FinalState(premium) == ReferenceState(2));
 }
 
 }  // namespace

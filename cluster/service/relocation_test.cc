@@ -63,8 +63,9 @@ class RelocationTest : public ::testing::Test {
     policy_ = policy.get();
     auto store = StateStore::Open(root_ / "db");
     ASSERT_TRUE(store.ok());
-    auto s = Scheduler::Create({.heartbeat_timeout_s = 10, .max_crashes = 3, .job_root = root_},
-                               std::move(policy), std::move(*store), 0);
+    auto s = Scheduler::Create(
+        {.heartbeat_timeout_s = 10, .restart_grace_s = 0, .max_crashes = 3, .job_root = root_},
+        std::move(policy), std::move(*store), 0);
     ASSERT_TRUE(s.ok()) << s.status();
     scheduler_ = std::move(*s);
     ASSERT_TRUE(scheduler_->RegisterNode("n1", 4, 0).ok());

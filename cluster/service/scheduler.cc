@@ -44,6 +44,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::Create(SchedulerOptions options,
   for (NodeRecord& node : s->nodes_) {
     node.alive = true;
     node.last_heartbeat = now;
+    node.grace_until = now + s->options_.restart_grace_s;
   }
   if (!s->jobs_.empty() || !s->nodes_.empty()) {
     size_t active = std::count_if(s->jobs_.begin(), s->jobs_.end(),
@@ -369,7 +370,10 @@ Status Scheduler::Tick(double now) {
   AccrueAll(now);
   for (size_t i = 0; i < nodes_.size(); ++i) {
     NodeRecord& node = nodes_[i];
-    if (!node.alive || now - node.last_heartbeat <= options_.heartbeat_timeout_s) continue;
+    if (!node.alive || now < node.grace_until ||
+        now - node.last_heartbeat <= options_.heartbeat_timeout_s) {
+      continue;
+    }
     node.alive = false;
     ++stats_.node_losses;
     TESSERA_RETURN_IF_ERROR(

@@ -39,6 +39,9 @@ namespace tessera::cluster {
 
 struct SchedulerOptions {
   double heartbeat_timeout_s = 2.0;
+  // After a restart, nodes loaded from the store are not declared dead before this many
+  // seconds: their agents first have to notice the new scheduler and reconnect.
+  double restart_grace_s = 5.0;
   // Crashes (runs that exit without an exit report, node losses excluded) before a job fails.
   int max_crashes = 3;
   // Where job directories live (storage every node can reach): <job_root>/<job id>.
@@ -47,8 +50,8 @@ struct SchedulerOptions {
 
 class Scheduler {
  public:
-  // Loads the state in `store` (empty on first start). Nodes loaded from the store are given a
-  // full heartbeat timeout, from `now`, to check in again.
+  // Loads the state in `store` (empty on first start). Nodes loaded from the store get
+  // restart_grace_s from `now` to check in again.
   static Result<std::unique_ptr<Scheduler>> Create(SchedulerOptions options,
                                                    std::unique_ptr<Policy> policy,
                                                    std::unique_ptr<StateStore> store, double now);

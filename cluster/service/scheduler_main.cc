@@ -44,6 +44,11 @@ int main(int argc, char** argv) {
                  "Silence after which a node is declared dead")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--restart-grace-s", options.restart_grace_s,
+                 "After a restart, seconds the agents get to reconnect before nodes can be "
+                 "declared dead")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--tick-ms", tick_ms, "Period of the scheduling tick")
       ->capture_default_str()
       ->check(CLI::Range(10, 60000));

@@ -30,9 +30,11 @@ class SchedulerTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status();
     SingularityOptions policy_options;
     policy_options.premium_headroom_slots = 0;  // a 4-slot test cluster has no room to spare
-    auto s =
-        Scheduler::Create({.heartbeat_timeout_s = 2, .max_crashes = 1, .job_root = root_ / "jobs"},
-                          NewSingularityPolicy(policy_options), std::move(*store), now);
+    auto s = Scheduler::Create({.heartbeat_timeout_s = 2,
+                                .restart_grace_s = 5,
+                                .max_crashes = 1,
+                                .job_root = root_ / "jobs"},
+                               NewSingularityPolicy(policy_options), std::move(*store), now);
     ASSERT_TRUE(s.ok()) << s.status();
     scheduler_ = std::move(*s);
   }
@@ -178,6 +180,12 @@ TEST_F(SchedulerTest, RestartKeepsJobsNodesAndEvents) {
   EXPECT_EQ(b[0].run(), a[0].run());
   // New submissions do not reuse ids.
   EXPECT_EQ(Submit("basic", 1, 51), "j3");
+  // A node restored from the store gets the restart grace (5 s from 50) before it can be
+  // declared dead, then the usual timeout.
+  ASSERT_TRUE(scheduler_->Tick(54).ok());
+  EXPECT_TRUE(scheduler_->ListNodes(54)[0].alive());
+  ASSERT_TRUE(scheduler_->Tick(56).ok());
+  EXPECT_FALSE(scheduler_->ListNodes(56)[0].alive());
 }
 
 TEST_F(SchedulerTest, CancelStopsTheRunFirst) {

@@ -163,6 +163,7 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
   impl->tick = options.tick;
   TESSERA_ASSIGN_OR_RETURN(impl->scheduler,
                            Scheduler::Create({.heartbeat_timeout_s = options.heartbeat_timeout_s,
+                                              .restart_grace_s = options.restart_grace_s,
                                               .max_crashes = options.max_crashes,
                                               .job_root = options.job_root},
                                              std::move(policy), std::move(store), WallSeconds()));

@@ -27,6 +27,7 @@ struct ServerOptions {
   std::string policy = "singularity";
   SingularityOptions singularity;  // used when policy == "singularity"
   double heartbeat_timeout_s = 2.0;
+  double restart_grace_s = 5.0;
   int max_crashes = 3;
   std::chrono::milliseconds tick{250};
 };

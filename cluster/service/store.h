@@ -62,9 +62,10 @@ struct JobRecord {
 struct NodeRecord {
   std::string id;
   int slots = 0;
-  // Not persisted: a restarted scheduler gives every node a fresh timeout.
+  // Not persisted: a restarted scheduler gives every node a grace period to check in again.
   bool alive = true;
   double last_heartbeat = 0;
+  double grace_until = 0;  // not declared dead before this time
 };
 
 class StateStore {
