@@ -4,7 +4,8 @@
 // The API is pure: no I/O, no clocks, no threads, no torch. A caller (the service or the
 // simulator) owns the state of the cluster, builds a ClusterView snapshot of it, calls
 // Policy::Decide(view) and carries out the returned actions. The live service calls Decide on
-// every event (job submitted, job finished, checkpoint done, node joined or lost) and carries out
+// every event (job submitted, job finished, checkpoint done, node joined or lost) and on a timer
+// (policies also act on time passing: a shrunk job grows back after a while), and carries out
 // the actions through its node agents; the simulator does the same on every simulated event.
 //
 //   std::unique_ptr<Policy> policy = NewSingularityPolicy();
@@ -218,13 +219,15 @@ struct SingularityOptions {
   // emptiest nodes, so that a premium job that arrives starts at once instead of waiting for a
   // checkpoint. Premium and standard jobs may use them; basic jobs may not.
   int premium_headroom_slots = 8;
-  // Elastic jobs are first started shrunk rather than kept waiting, and grow back when slots
-  // free up; guaranteed tiers are never shrunk below their SLA target.
+  // Basic jobs are started shrunk (replica splicing, down to min_workers) rather than kept
+  // waiting, shrunk in place to make room for guaranteed jobs, and grown back when slots free
+  // up. Premium and standard jobs always get their full gang.
   bool elastic = true;
   // Migrate small jobs to free a whole node when a waiting gang needs one.
   bool defragment = true;
-  // A running basic job is not preempted, resized or migrated again within this many seconds of
-  // its last change, unless a premium or standard job needs its slots.
+  // Within this many seconds of a job's last change (start, resize, migration), it is neither
+  // evicted to make headroom nor grown back, so that a checkpoint/restore is not paid for a few
+  // seconds of work. Guaranteed jobs that need slots evict regardless.
   double min_run_s = 300;
 };
 std::unique_ptr<Policy> NewSingularityPolicy(SingularityOptions options = {});
