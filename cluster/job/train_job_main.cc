@@ -1,5 +1,6 @@
 // cluster-train-job: the real training job that node agents run (see trainer.h).
 #include <cstdio>
+#include <cstdlib>
 
 #include "cluster/job/control.h"
 #include "cluster/job/trainer.h"
@@ -33,7 +34,7 @@ int main(int argc, char** argv) {
   app.add_option("--job-dir", job_dir, std::string("Job directory (default: $") + kEnvJobDir + ")");
   app.add_option("--workers", workers,
                  std::string("Physical workers (default: $") + kEnvJobWorkers + ")");
-  return program.Run(argc, argv, [&]() -> Status {
+  int code = program.Run(argc, argv, [&]() -> Status {
     if (Status s = ValidateTrainConfig(config); !s.ok()) return cli::UsageError(s.message());
     // Flags override the environment, so the binary can also be run by hand.
     if (!job_id.empty()) ::setenv(kEnvJobId, job_id.c_str(), 1);
@@ -48,4 +49,9 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(outcome.state_fingerprint), outcome.loss);
     return Status::Ok();
   });
+  // Skip static destructors: libtorch's take ~0.25 s (measured from the exit report to the
+  // process's end), and a preempted job's slots are only handed on once the process is gone.
+  // Everything this process wrote is already durable (atomic, fsynced files); stdio is flushed.
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
