@@ -1,5 +1,8 @@
 #include "ledger/net/chain.h"
 
+#include "ledger/codec/canonical.h"
+#include "ledger/crypto/hash.h"
+
 namespace tessera::ledger::net {
 
 Result<CertifiedBlockData> DecodeCertifiedBlock(const std::string& header,
@@ -30,6 +33,19 @@ Status CheckIdentity(const Genesis& genesis, const Identity& identity, const Pub
   return Status::Ok();
 }
 
+Hash256 ProposerSeed(const Hash256& prev_seed, uint32_t period) {
+  if (period == 0) return prev_seed;
+  CanonicalWriter w;
+  w.Raw(AsBytes("tessera/proposer-period")).Array(prev_seed).U32(period);
+  return Sha256(AsBytes(w.bytes()));
+}
+
+SortitionParams ProposerParams(const Genesis& genesis, uint32_t period) {
+  SortitionParams p = genesis.sortition;
+  p.proposers = std::min<uint64_t>(p.population, p.proposers << std::min<uint32_t>(period, 40));
+  return p;
+}
+
 Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev,
                                  const BlockHeader& proposal, const Identity& proposer) {
   const uint64_t h = prev.height + 1;
@@ -43,10 +59,14 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
                                 std::to_string(prev.height));
   }
   TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, proposal.proposer, h));
-  TESSERA_ASSIGN_OR_RETURN(Ticket t, VerifyTicket(proposal.proposer, Role::kProposer, h, prev.seed,
-                                                  proposal.proposer_credential,
-                                                  genesis.sortition));
-  if (!t.selected) return PermissionDeniedError("proposer ticket does not win");
+  std::optional<Ticket> won;
+  for (uint32_t period = 0; period < kMaxProposerPeriods && !won; ++period) {
+    auto t = VerifyTicket(proposal.proposer, Role::kProposer, h, ProposerSeed(prev.seed, period),
+                          proposal.proposer_credential, ProposerParams(genesis, period));
+    if (t.ok() && t->selected) won = *t;
+  }
+  if (!won) return PermissionDeniedError("proposer ticket is invalid or does not win");
+  const Ticket& t = *won;
   if (proposal.seed != NextSeed(prev.seed, t.output)) {
     return InvalidArgumentError("proposal seed is not NextSeed(prev seed, proposer output)");
   }

@@ -36,8 +36,18 @@ Result<CertifiedBlockData> DecodeCertifiedBlock(const std::string& header,
 Status CheckIdentity(const Genesis& genesis, const Identity& identity, const PublicKey& key,
                      uint64_t height);
 
-// Checks a proposed header's link to `prev` and its proposer (first three bullets above);
-// returns the proposer's VRF output (lower wins among proposals).
+// Proposer periods (ours): if no valid proposal gets certified in a round, the committee
+// retries the height, and retry p draws proposer tickets on ProposerSeed(seed_{h-1}, p) with
+// ProposerParams(genesis, p), i.e. twice as many expected proposers per retry. Without this a
+// height whose proposer tickets all went to silent or lying citizens would stall forever,
+// since the tickets of a (height, seed) never change. Period 0 is the plain sortition draw.
+inline constexpr uint32_t kMaxProposerPeriods = 8;
+Hash256 ProposerSeed(const Hash256& prev_seed, uint32_t period);
+SortitionParams ProposerParams(const Genesis& genesis, uint32_t period);
+
+// Checks a proposed header's link to `prev` and its proposer (first three bullets above; the
+// proposer ticket may be of any period below kMaxProposerPeriods); returns the proposer's VRF
+// output (lower wins among proposals).
 Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev,
                                  const BlockHeader& proposal, const Identity& proposer);
 

@@ -44,7 +44,8 @@ struct Citizen::Round {
   std::map<PublicKey, WitnessList> witnesses;
   std::map<Hash256, Proposal> proposals;
   std::map<Hash256, std::set<PublicKey>> soft, cert;
-  PoliticianClient* committed_at = nullptr;  // a politician that reports block h committed
+  PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
+  std::set<PoliticianClient*> unreliable;     // claimed block h but could not serve it
   std::string my_identity;
 };
 
@@ -114,11 +115,13 @@ void Citizen::Run(const std::atomic<bool>& stop) {
     auto ticket = Draw(options_.keys, Role::kCommittee, h, latest_.seed, options_.genesis.sortition);
     if (ticket.ok() && ticket->selected &&
         EligibleAt(options_.identity, h, options_.genesis.registration_delay)) {
-      {
+      if (attempts_height_ != h) {
+        attempts_height_ = h;
+        attempts_ = 0;
         std::lock_guard<std::mutex> lock(stats_mu_);
         ++stats_.committee_rounds;
       }
-      PlayRound(h, *ticket, stop);
+      PlayRound(h, *ticket, std::min(attempts_++, kMaxProposerPeriods - 1), stop);
     } else {
       auto until = Clock::now() + std::chrono::milliseconds(options_.timing.round_timeout_ms);
       while (!stop.load() && Clock::now() < until && !TryAdvance(SafeSample())) {
@@ -137,8 +140,18 @@ void Citizen::Poll(Round& r) {
     auto reply = p->GetRound(r.h, r.offsets[p], &traffic_);
     if (!reply.ok()) continue;
     r.offsets[p] = reply->next_offset();
-    if (reply->height() >= r.h) r.committed_at = p;
     for (const RoundItem& item : reply->items()) Process(r, item);
+    if (reply->height() >= r.h && !r.committed_at && !r.unreliable.count(p)) {
+      // It says block h is certified: fetch and check it; a politician that cannot back the
+      // claim is ignored for the rest of the round.
+      if (SyncTo(r.h, *p).ok()) {
+        r.committed_at = p;
+      } else {
+        r.unreliable.insert(p);
+        std::lock_guard<std::mutex> lock(stats_mu_);
+        ++stats_.bad_politician_answers;
+      }
+    }
   }
 }
 
@@ -198,7 +211,20 @@ void Citizen::Process(Round& r, const RoundItem& item) {
 }
 
 void Citizen::PostAll(Round& r, const RoundItem& item) {
-  for (PoliticianClient* p : r.sample) (void)p->Post(r.h, item, &traffic_);
+  auto vote = DecodeVote(AsBytes(item.payload()));
+  bool cert = vote.ok() && vote->step == VoteStep::kCert;
+  for (PoliticianClient* p : r.sample) {
+    std::vector<Hash256> missing;
+    if (!p->Post(r.h, item, &traffic_, &missing).ok() || !cert || missing.empty()) continue;
+    // The politician lacks pools of the block we vote for: upload the ones we validated.
+    auto body = bodies_.find(vote->value);
+    if (body == bodies_.end()) continue;
+    std::set<Hash256> want(missing.begin(), missing.end());
+    for (const Pool& pool : body->second.pools()) {
+      auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+      if (c.ok() && want.count(c->pool_hash)) (void)p->PostPool(pool, &traffic_);
+    }
+  }
 }
 
 Result<std::vector<Hash256>> Citizen::EligiblePools(const Round& r) const {
@@ -266,6 +292,7 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
       continue;
     }
     if (*root != proposal.state_root) return InvalidArgumentError("proposed state root is wrong");
+    bodies_[BlockHash(proposal)] = std::move(*reply);
     return Status::Ok();
   }
   return UnavailableError("no politician in the sample could execute the proposal");
@@ -294,9 +321,11 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   return UnavailableError("no politician could execute a body");
 }
 
-void Citizen::PlayRound(uint64_t h, const Ticket& ticket, const std::atomic<bool>& stop) {
+void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
+                        const std::atomic<bool>& stop) {
   Round r;
   r.h = h;
+  bodies_.clear();
   r.sample = SafeSample();
   r.my_identity = EncodeIdentity(options_.identity);
   const CitizenTiming& t = options_.timing;
@@ -333,7 +362,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, const std::atomic<bool
   }
 
   // 2. Propose, if our proposer ticket wins.
-  auto proposer = Draw(options_.keys, Role::kProposer, h, latest_.seed, options_.genesis.sortition);
+  auto proposer = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, period),
+                       ProposerParams(options_.genesis, period));
   if (!silent && proposer.ok() && proposer->selected) {
     poll_until(start + ms(3 * t.witness_ms), [&] {
       return r.witnesses.size() >= options_.genesis.soft_threshold;
@@ -429,11 +459,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, const std::atomic<bool
     }
     std::this_thread::sleep_for(ms(t.poll_ms));
   }
-  // 5. The certified block.
-  if (r.committed_at) {
-    Status s = SyncTo(h, *r.committed_at);
-    if (!s.ok()) spdlog::debug("citizen: block {} from politician rejected: {}", h, s.ToString());
-  }
+  // 5. The certified block was fetched and checked by Poll (or the round timed out).
   cert_voted_.erase(cert_voted_.begin(), cert_voted_.lower_bound(latest_.height));
 }
 

@@ -83,7 +83,7 @@ class Citizen {
   struct Round;
   Status SyncTo(uint64_t target, PoliticianClient& source);
   bool TryAdvance(const std::vector<PoliticianClient*>& sample);
-  void PlayRound(uint64_t h, const Ticket& ticket, const std::atomic<bool>& stop);
+  void PlayRound(uint64_t h, const Ticket& ticket, uint32_t period, const std::atomic<bool>& stop);
   void Poll(Round& r);
   void Process(Round& r, const RoundItem& item);
   void PostAll(Round& r, const RoundItem& item);
@@ -100,6 +100,9 @@ class Citizen {
   BlockHeader latest_;
   TicketCache tickets_;
   std::map<uint64_t, Hash256> cert_voted_;  // height -> value: one cert vote per height, ever
+  std::map<Hash256, ExecuteReply> bodies_;  // executions of validated proposals (this round)
+  uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
+  uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
   Traffic traffic_;
   uint64_t cpu_start_ns_ = 0;
   mutable std::mutex stats_mu_;

@@ -89,7 +89,8 @@ Result<RoundReply> PoliticianClient::GetRound(uint64_t height, uint64_t offset, 
   return rep;
 }
 
-Status PoliticianClient::Post(uint64_t height, const RoundItem& item, Traffic* t) {
+Status PoliticianClient::Post(uint64_t height, const RoundItem& item, Traffic* t,
+                              std::vector<Hash256>* missing_pools) {
   PostRequest req;
   req.set_height(height);
   *req.mutable_item() = item;
@@ -97,6 +98,14 @@ Status PoliticianClient::Post(uint64_t height, const RoundItem& item, Traffic* t
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->Post(c, q, r); }));
   if (!rep.accepted()) return FailedPreconditionError("post rejected: " + rep.error());
+  if (missing_pools) {
+    for (const std::string& b : rep.missing_pools()) {
+      Hash256 h{};
+      if (b.size() != h.size()) continue;
+      std::copy(b.begin(), b.end(), h.begin());
+      missing_pools->push_back(h);
+    }
+  }
   return Status::Ok();
 }
 

@@ -555,7 +555,19 @@ void PoliticianNode::Post(const PostRequest& req, PostReply* rep) {
   }
   Status s = AcceptItem(req.height(), req.item());
   rep->set_accepted(s.ok());
-  if (!s.ok()) rep->set_error(s.ToString());
+  if (!s.ok()) {
+    rep->set_error(s.ToString());
+    return;
+  }
+  // Ask a cert voter for the voted block's pools we lack (see PostReply.missing_pools).
+  auto v = DecodeVote(AsBytes(req.item().payload()));
+  auto round = rounds_.find(req.height());
+  if (!v.ok() || v->step != VoteStep::kCert || round == rounds_.end()) return;
+  auto proposal = round->second.proposals.find(v->value);
+  if (proposal == round->second.proposals.end()) return;
+  for (const Hash256& ph : proposal->second.first.pool_hashes) {
+    if (!pools_.count(ph)) rep->add_missing_pools(std::string(AsChars(ph)));
+  }
 }
 
 void PoliticianNode::PostPool(const Pool& pool, PostReply* rep) {
