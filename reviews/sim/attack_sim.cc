@@ -1,6 +1,8 @@
 #include "reviews/sim/attack_sim.h"
 
 #include <sodium.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,6 +16,8 @@
 #include "reviews/drac/eligibility.h"
 #include "reviews/metric/hijack.h"
 #include "reviews/urs/ristretto.h"
+
+extern char** environ;
 
 namespace tessera::reviews::sim {
 namespace {
@@ -190,9 +194,17 @@ Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path)
      << "title 'no DRAC, simulated', \\\n"
      << "     '' every ::1 using 3:1 with lines dt 3 lc rgb 'black' title 'N (every identity)'\n";
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(script_path, gp.str()));
-  std::string cmd = "gnuplot '" + script_path + "' 2>&1";
-  int rc = std::system(cmd.c_str());
-  if (rc != 0) return InternalError("gnuplot failed (exit " + std::to_string(rc) + ")");
+  // Run gnuplot directly (no shell), so unusual file names cannot be interpreted as commands.
+  std::string program = "gnuplot";
+  char* argv[] = {program.data(), script_path.data(), nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, argv, environ) != 0) {
+    return UnavailableError("cannot run gnuplot (is gnuplot-nox installed?)");
+  }
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return InternalError("gnuplot failed on " + script_path);
+  }
   std::error_code ec;
   std::filesystem::remove(script_path, ec);
   return Status::Ok();
