@@ -52,10 +52,20 @@ TEST(Ed25519Test, DomainSeparationAndTampering) {
   EXPECT_TRUE(Verify(keys.public_key(), "tx", AsBytes(msg), sig));
   EXPECT_FALSE(Verify(keys.public_key(), "vote", AsBytes(msg), sig));
   EXPECT_FALSE(VerifyRaw(keys.public_key(), AsBytes(msg), sig));
-  for (size_t bit = 0; bit < sig.size() * 8; bit += 7) {
+  for (size_t bit = 0; bit < sig.size() * 8; ++bit) {
     Signature bad = sig;
     bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
-    EXPECT_FALSE(Verify(keys.public_key(), "tx", AsBytes(msg), bad)) << bit;
+    EXPECT_FALSE(Verify(keys.public_key(), "tx", AsBytes(msg), bad)) << "signature bit " << bit;
+  }
+  for (size_t bit = 0; bit < keys.public_key().size() * 8; ++bit) {
+    PublicKey bad = keys.public_key();
+    bad[bit / 8] ^= static_cast<uint8_t>(1u << (bit % 8));
+    EXPECT_FALSE(Verify(bad, "tx", AsBytes(msg), sig)) << "key bit " << bit;
+  }
+  for (size_t bit = 0; bit < msg.size() * 8; ++bit) {
+    std::string bad = msg;
+    bad[bit / 8] = static_cast<char>(bad[bit / 8] ^ (1 << (bit % 8)));
+    EXPECT_FALSE(Verify(keys.public_key(), "tx", AsBytes(bad), sig)) << "message bit " << bit;
   }
   EXPECT_FALSE(Verify(KeyPair::Generate().public_key(), "tx", AsBytes(msg), sig));
 }

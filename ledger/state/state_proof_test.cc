@@ -161,19 +161,18 @@ TEST(StateProofDecode, EveryTruncationIsRejected) {
   EXPECT_NE(trailing.status().message().find("trailing"), std::string::npos);
 }
 
-TEST(StateProofDecode, FlippedBytesNeverVerify) {
+TEST(StateProofDecode, FlippedBitsNeverVerify) {
   std::mt19937_64 rng(11);
   State s = RandomState(rng, 300);
   std::vector<Hash256> query(s.keys.begin(), s.keys.begin() + 3);
   std::string bytes = s.tree.Prove(query).Encode();
-  for (size_t i = 0; i < bytes.size(); ++i) {
+  // Every single-bit flip either fails to decode or fails to verify against the root.
+  for (size_t bit = 0; bit < bytes.size() * 8; ++bit) {
     std::string bad = bytes;
-    bad[i] = static_cast<char>(bad[i] ^ 0x01);
+    bad[bit / 8] = static_cast<char>(bad[bit / 8] ^ (1 << (bit % 8)));
     auto decoded = StateProof::Decode(AsBytes(bad));
     if (!decoded.ok()) continue;
-    auto values = decoded->Verify(s.tree.root_hash(), query);
-    EXPECT_FALSE(values.ok() && *values == *s.tree.Prove(query).Verify(s.tree.root_hash(), query))
-        << "byte " << i;
+    EXPECT_FALSE(decoded->Verify(s.tree.root_hash(), query).ok()) << "bit " << bit;
   }
 }
 
