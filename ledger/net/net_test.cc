@@ -1,0 +1,256 @@
+// Unit tests of the network's building blocks: identities, the genesis file, the mempool's
+// admission rules, certified-block verification, and a politician node driven in-process.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/net/chain.h"
+#include "ledger/net/genesis.h"
+#include "ledger/net/identity.h"
+#include "ledger/net/mempool.h"
+#include "ledger/net/politician.h"
+#include "ledger/state/account.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("test key " + std::to_string(i))); }
+
+TEST(IdentityTest, RoundTripsVerifiesAndRejectsTampering) {
+  KeyPair registrar = Key(1), citizen = Key(2);
+  Identity id{.citizen = citizen.public_key(), .registered_at = 7};
+  SignIdentity(id, registrar);
+  std::string wire = EncodeIdentity(id);
+  auto back = DecodeIdentity(AsBytes(wire));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, id);
+  EXPECT_TRUE(VerifyIdentity(*back, registrar.public_key()));
+  EXPECT_FALSE(VerifyIdentity(*back, citizen.public_key()));
+  Identity later = *back;
+  later.registered_at = 1;  // backdating breaks the signature
+  EXPECT_FALSE(VerifyIdentity(later, registrar.public_key()));
+  EXPECT_FALSE(DecodeIdentity(AsBytes(wire.substr(0, wire.size() - 1))).ok());
+  EXPECT_FALSE(DecodeIdentity(AsBytes(wire + "x")).ok());
+}
+
+TEST(IdentityTest, EligibilityStartsAfterTheRegistrationDelay) {
+  Identity genesis_id{.registered_at = 0};
+  EXPECT_TRUE(EligibleAt(genesis_id, 1, 3));
+  Identity late{.registered_at = 10};
+  EXPECT_FALSE(EligibleAt(late, 10, 3));
+  EXPECT_FALSE(EligibleAt(late, 12, 3));
+  EXPECT_TRUE(EligibleAt(late, 13, 3));
+}
+
+Genesis TestGenesis(int citizens, int politicians = 2) {
+  Genesis g;
+  g.registrar = Key(100).public_key();
+  g.sortition.population = citizens;
+  g.sortition.committee_size = citizens;  // everyone is on every committee
+  g.sortition.proposers = citizens;
+  g.sortition.seed_lookback = 1;
+  g.cert_threshold = g.soft_threshold = 2 * citizens / 3 + 1;
+  g.witness_threshold = 1;
+  for (int i = 0; i < politicians; ++i) {
+    g.politicians.push_back({static_cast<uint32_t>(i), Key(200 + i).public_key(),
+                             "127.0.0.1:" + std::to_string(1 + i)});
+  }
+  g.accounts.push_back({Key(300).public_key(), 1000});
+  g.accounts.push_back({Key(301).public_key(), 5});
+  return g;
+}
+
+TEST(GenesisTest, TomlRoundTripAndClearErrors) {
+  Genesis g = TestGenesis(4);
+  auto config = Config::Parse(GenesisToToml(g));
+  ASSERT_TRUE(config.ok()) << config.status();
+  auto back = ParseGenesis(*config);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->registrar, g.registrar);
+  EXPECT_EQ(back->politicians.size(), 2u);
+  EXPECT_EQ(back->cert_threshold, g.cert_threshold);
+  EXPECT_EQ(back->GenesisHeader()->state_root, g.GenesisHeader()->state_root);
+  auto bad = Config::Parse("[chain]\nregistrar = \"zz\"\n");
+  ASSERT_TRUE(bad.ok());
+  EXPECT_EQ(ParseGenesis(*bad).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(MempoolTest, AdmitsValidTransfersAndSaysWhyOthersAreRejected) {
+  Genesis g = TestGenesis(4);
+  SparseMerkleTree state = *g.GenesisState();
+  KeyPair alice = Key(300), bob = Key(301), nobody = Key(999);
+  Mempool pool(10);
+  auto tx = [&](const KeyPair& from, const PublicKey& to, uint64_t amount, uint64_t nonce) {
+    Transaction t{.from = from.public_key(), .to = to, .amount = amount, .nonce = nonce};
+    SignTransaction(t, from);
+    return t;
+  };
+  Transaction ok = tx(alice, bob.public_key(), 10, 0);
+  EXPECT_TRUE(pool.Admit(ok, state).ok());
+  EXPECT_EQ(pool.Admit(ok, state).code(), StatusCode::kAlreadyExists);
+  Status conflict = pool.Admit(tx(alice, nobody.public_key(), 10, 0), state);
+  EXPECT_NE(conflict.message().find("same sender and nonce"), std::string::npos) << conflict;
+  Transaction forged = tx(alice, bob.public_key(), 11, 1);
+  forged.amount = 500;
+  EXPECT_NE(pool.Admit(forged, state).message().find("bad signature"), std::string::npos);
+  EXPECT_NE(pool.Admit(tx(bob, alice.public_key(), 6, 0), state).message().find("insufficient"),
+            std::string::npos);
+  EXPECT_EQ(pool.Admit(tx(nobody, alice.public_key(), 1, 0), state).code(), StatusCode::kNotFound);
+  EXPECT_NE(pool.Admit(tx(alice, bob.public_key(), 1, 500), state).message().find("too far"),
+            std::string::npos);
+  EXPECT_EQ(pool.Admit(tx(alice, alice.public_key(), 1, 1), state).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(pool.size(), 1u);
+  // Once alice's nonce 0 is committed, her pending nonce-0 transfer is pruned.
+  auto next = state.Update({{AccountKey(alice.public_key()), EncodeAccount({990, 1})}});
+  pool.Prune(*next);
+  EXPECT_EQ(pool.size(), 0u);
+}
+
+// Builds block 1 certified by `signers` of the 4 test citizens.
+struct Fixture {
+  Genesis g = TestGenesis(4);
+  KeyPair registrar = Key(100);
+  std::vector<KeyPair> citizens{Key(10), Key(11), Key(12), Key(13)};
+  BlockHeader genesis = *g.GenesisHeader();
+
+  Identity IdOf(const KeyPair& k, uint64_t at = 0) {
+    Identity id{.citizen = k.public_key(), .registered_at = at};
+    SignIdentity(id, registrar);
+    return id;
+  }
+  CertifiedBlockData Block(size_t signers) {
+    CertifiedBlockData b;
+    auto proposer = *Draw(citizens[0], Role::kProposer, 1, genesis.seed, g.sortition);
+    b.header.height = 1;
+    b.header.prev_hash = BlockHash(genesis);
+    b.header.seed = NextSeed(genesis.seed, proposer.output);
+    b.header.proposer = citizens[0].public_key();
+    b.header.proposer_credential = proposer.proof;
+    b.header.state_root = genesis.state_root;
+    b.certificate.height = 1;
+    b.certificate.block_hash = BlockHash(b.header);
+    std::vector<KeyPair> sorted = citizens;
+    std::sort(sorted.begin(), sorted.end(),
+              [](const KeyPair& a, const KeyPair& c) { return a.public_key() < c.public_key(); });
+    for (size_t i = 0; i < signers; ++i) {
+      auto t = *Draw(sorted[i], Role::kCommittee, 1, genesis.seed, g.sortition);
+      b.certificate.signers.push_back(
+          {sorted[i].public_key(), t.proof, SignBlock(1, b.certificate.block_hash, sorted[i])});
+    }
+    for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
+    return b;
+  }
+};
+
+TEST(ChainTest, AcceptsAQuorumCertificateAndRejectsEveryBrokenPart) {
+  Fixture f;
+  ASSERT_EQ(f.g.cert_threshold, 3u);
+  EXPECT_TRUE(VerifyCertifiedBlock(f.g, f.genesis, f.Block(3)).ok());
+  EXPECT_EQ(VerifyCertifiedBlock(f.g, f.genesis, f.Block(2)).code(),
+            StatusCode::kFailedPrecondition);
+  CertifiedBlockData b = f.Block(3);
+  b.header.state_root[0] ^= 1;  // the certificate no longer names this header
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, b).ok());
+  b = f.Block(3);
+  b.certificate.signers[1].signature[5] ^= 1;  // one forged signature: below quorum
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, b).ok());
+  b = f.Block(3);
+  b.identities = {f.IdOf(f.citizens[0])};  // signers without registered identities
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, b).ok());
+  b = f.Block(3);
+  for (Identity& id : b.identities) SignIdentity(id, Key(101));  // not the genesis registrar
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, b).ok());
+  b = f.Block(3);
+  b.identities.clear();
+  for (const KeyPair& k : f.citizens) b.identities.push_back(f.IdOf(k, 1));  // too recent
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, b).ok());
+  b = f.Block(3);
+  b.header.seed[0] ^= 1;  // a seed not derived from the proposer's VRF output
+  b.certificate.block_hash = BlockHash(b.header);
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, b).ok());
+  BlockHeader other = f.genesis;
+  other.state_root[3] ^= 1;  // not on top of this parent
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, other, f.Block(3)).ok());
+}
+
+TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
+  Fixture f;
+  f.g.sortition.proposers = 1;
+  int found = 0;
+  for (const KeyPair& k : f.citizens) {
+    for (uint32_t p = 0; p < 3; ++p) {
+      auto t = Draw(k, Role::kProposer, 1, ProposerSeed(f.genesis.seed, p), ProposerParams(f.g, p));
+      if (!t->selected) continue;
+      BlockHeader h;
+      h.height = 1;
+      h.prev_hash = BlockHash(f.genesis);
+      h.seed = NextSeed(f.genesis.seed, t->output);
+      h.proposer = k.public_key();
+      h.proposer_credential = t->proof;
+      auto beta = VerifyProposal(f.g, f.genesis, h, f.IdOf(k));
+      ASSERT_TRUE(beta.ok()) << beta.status();
+      EXPECT_EQ(*beta, t->output);
+      ++found;
+    }
+  }
+  EXPECT_GT(found, 0);  // period 2 expects 4 proposers out of 4: everyone wins
+}
+
+TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
+  Genesis g = TestGenesis(4, 1);
+  g.politicians[0].key = Key(200).public_key();
+  auto dir = std::filesystem::temp_directory_path() / ("politician_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  PoliticianOptions o{.id = 0, .genesis = g, .keys = Key(200), .dir = dir};
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  KeyPair alice = Key(300), bob = Key(301);
+  Transaction tx{.from = alice.public_key(), .to = bob.public_key(), .amount = 3, .nonce = 0};
+  SignTransaction(tx, alice);
+  TxRequest req;
+  req.set_tx(EncodeTransaction(tx));
+  TxReply rep;
+  (*node)->SubmitTransaction(req, &rep);
+  EXPECT_TRUE(rep.accepted()) << rep.error();
+  req.set_tx("garbage");
+  rep.Clear();
+  (*node)->SubmitTransaction(req, &rep);
+  EXPECT_FALSE(rep.accepted());
+  EXPECT_FALSE(rep.error().empty());
+
+  StateRequest sreq;
+  sreq.add_keys(std::string(AsChars(AccountKey(alice.public_key()))));
+  sreq.add_keys(std::string(AsChars(AccountKey(Key(5).public_key()))));
+  StateReply srep;
+  ASSERT_TRUE((*node)->ReadState(sreq, &srep).ok());
+  auto proof = StateProof::Decode(AsBytes(srep.proof()));
+  ASSERT_TRUE(proof.ok());
+  std::vector<Hash256> keys{AccountKey(alice.public_key()), AccountKey(Key(5).public_key())};
+  auto values = proof->Verify(g.GenesisHeader()->state_root, keys);
+  ASSERT_TRUE(values.ok()) << values.status();
+  EXPECT_EQ(DecodeAccount(*(*values)[0])->balance, 1000u);
+  EXPECT_FALSE((*values)[1].has_value());
+  sreq.add_keys("short");
+  EXPECT_EQ((*node)->ReadState(sreq, &srep).code(), StatusCode::kInvalidArgument);
+
+  // The frozen pool for block 1 holds the admitted transfer, signed by the politician.
+  RoundRequest rreq;
+  rreq.set_height(1);
+  RoundReply rrep;
+  (*node)->GetRound(rreq, &rrep);
+  ASSERT_EQ(rrep.items_size(), 1);
+  auto c = DecodeTxPoolCommitment(AsBytes(rrep.items(0).payload()));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->tx_count, 1u);
+  EXPECT_TRUE(VerifyTxPoolCommitment(*c, Key(200).public_key()));
+  node->reset();
+  // Reopening finds the same genesis; a different genesis is refused.
+  EXPECT_TRUE(PoliticianNode::Open(o).ok());
+  o.genesis.accounts[0].balance = 1;
+  EXPECT_EQ(PoliticianNode::Open(o).status().code(), StatusCode::kDataLoss);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
