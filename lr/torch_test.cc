@@ -303,6 +303,27 @@ TEST(Models, ShapesAndHeadSplit) {
   EXPECT_FALSE(MakeNet("transformer", {.context = 8, .d_model = 10, .layers = 1, .heads = 3}).ok());
 }
 
+TEST_F(TrainerTest, TunerRestoresCleanlyAfterDivergedTrials) {
+  // From lr 0.5 the coarse round tries up to 32: those trials blow up. Every restore must bring
+  // back the exact pre-trial state -- including an optimizer state that was still empty at the
+  // first snapshot -- so the committed run stays finite and learns.
+  for (const std::string opt : {"sgd", "adam"}) {
+    TrainConfig c = Fmnist("knee", opt);
+    c.tune = true;
+    c.lr = opt == "sgd" ? 0.5 : 0.05;
+    c.epochs = 8;
+    c.tuner.round_steps = 16;
+    c.tuner.trial_steps = 4;
+    c.log_csv = (root_ / ("tuned-" + opt + ".csv")).string();
+    auto r = Train(c);
+    ASSERT_TRUE(r.ok()) << r.status();
+    const std::string log = ReadFile(c.log_csv).value();
+    EXPECT_EQ(log.find("nan"), std::string::npos) << opt;
+    EXPECT_EQ(log.find("inf"), std::string::npos) << opt;
+    EXPECT_GT(r->test_accuracy, 0.5) << opt;
+  }
+}
+
 TEST_F(TrainerTest, RejectsBadConfigs) {
   TrainConfig c = Fmnist("knee", "sgd");
   c.optimizer = "rmsprop";

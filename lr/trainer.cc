@@ -450,6 +450,10 @@ class Run {
       archive.read("model", model);
       archive.read("optimizer", optimizer);
       net_->load(model);
+      // Optimizer::load only adds the per-parameter states the archive has; a snapshot taken
+      // before the first step has none, and the momentum / Adam moments left by a trial (NaN
+      // after a diverged one) would survive the restore. Start from an empty state.
+      opt_->state().clear();
       opt_->load(optimizer);
       torch::Tensor step, lrs, window;
       archive.read("step", step);
