@@ -124,11 +124,12 @@ int main(int argc, char** argv) {
     fmt::print(
         "result: {:.1f} samples/s, step {:.4f} s (simulated {:.4f} s, {:+.1f} %), bubble "
         "stage 0 {:.1f} % (simulated {:.1f} %), mean over stages {:.1f} % (simulated "
-        "{:.1f} %), final loss {:.4f}\n",
+        "{:.1f} %), {} forwards pulled ahead, final loss {:.4f}\n",
         summary.samples_per_s, summary.step_s, sim.step_s,
         summary.step_s > 0 ? 100 * (sim.step_s / summary.step_s - 1) : 0.0,
         100 * summary.bubble_stage0, 100 * sim.bubble_stage0, 100 * summary.bubble_mean,
-        100 * sim.bubble_mean, summary.losses.empty() ? 0.0 : summary.losses.back());
+        100 * sim.bubble_mean, summary.pulled_ahead,
+        summary.losses.empty() ? 0.0 : summary.losses.back());
     fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
     if (!json_out.empty()) {
       nlohmann::json j = {{"schedule", schedule},
@@ -145,6 +146,8 @@ int main(int argc, char** argv) {
                           {"bubble_mean", summary.bubble_mean},
                           {"sim_bubble_mean", sim.bubble_mean},
                           {"losses", summary.losses},
+                          {"pulled_ahead", summary.pulled_ahead},
+                          {"sim_pipeline_s", sim.pipeline_s},
                           {"wall_s", run.wall_s}};
       TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
     }

@@ -205,6 +205,9 @@ Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerRepor
   double sum = 0;
   for (int st = 0; st < job.stages; ++st) sum += bubble(reports[RankOf(job, st, 0)]);
   s.bubble_mean = sum / job.stages;
+  for (const auto& r : reports) {
+    for (const StepStats& x : r.steps) s.pulled_ahead += x.pulled_ahead;
+  }
   return s;
 }
 

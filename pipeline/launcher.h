@@ -50,6 +50,7 @@ struct RunSummary {
   double samples_per_s = 0;    // global_batch / step_s
   double bubble_stage0 = 0;    // 1 - busy / pipeline time, stage 0 (replica 0), median step
   double bubble_mean = 0;      // the same, averaged over all stages of replica 0
+  int pulled_ahead = 0;        // Varuna's opportunistic forwards, all workers and steps
 };
 Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerReport>& reports);
 

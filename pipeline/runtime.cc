@@ -1,5 +1,6 @@
 #include "pipeline/runtime.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -417,8 +418,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   const bool opportunistic = job.opportunistic && job.schedule == ScheduleKind::kVaruna;
 
   WorkerReport report{.rank = rank, .stage = stage, .replica = replica};
-  double task_s[3] = {0, 0, 0};
-  int task_n[3] = {0, 0, 0};
+  std::vector<double> task_s[3];  // durations per task kind, warm-up step excluded
   double activation_bytes = 0;
   for (int64_t step = first_step; step < first_step + job.steps; ++step) {
     const auto start = Clock::now();
@@ -447,8 +447,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
       const double d = Seconds(t0, Clock::now());
       stats.busy_s += d;
       if (step > first_step || job.steps == 1) {
-        task_s[static_cast<int>(next->kind)] += d;
-        ++task_n[static_cast<int>(next->kind)];
+        task_s[static_cast<int>(next->kind)].push_back(d);
       }
       cursor.MarkDone(*next);
       if (step == first_step) order.push_back(*next);
@@ -475,15 +474,22 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
     stats.wall_s = Seconds(start, Clock::now());
     report.steps.push_back(stats);
     if (last && replica == 0) {
-      fmt::print("step {}/{} loss {:.4f} ({:.3f} s, {} forwards pulled ahead)\n", step + 1,
-                 first_step + job.steps, global_loss, stats.wall_s, stats.pulled_ahead);
+      fmt::print("step {}/{} loss {:.4f} ({:.3f} s)\n", step + 1, first_step + job.steps,
+                 global_loss, stats.wall_s);
       std::fflush(stdout);
     }
   }
-  auto mean = [&](int k) { return task_n[k] ? task_s[k] / task_n[k] : 0.0; };
-  report.forward_s = mean(0);
-  report.recompute_s = mean(1);
-  report.backward_s = mean(2);
+  // Medians: on a shared machine a few tasks stall behind other processes, and the step time
+  // the launcher reports is a median too.
+  auto median = [&](int k) {
+    std::vector<double>& v = task_s[k];
+    if (v.empty()) return 0.0;
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  report.forward_s = median(0);
+  report.recompute_s = median(1);
+  report.backward_s = median(2);
   report.activation_bytes = activation_bytes;
   if (!job.save_dir.empty() && replica == 0) {
     const int64_t done = first_step + job.steps;
