@@ -6,7 +6,8 @@
 //
 // A SparseMerkleTree is an immutable value: Update() returns a new tree and leaves this one
 // intact, sharing every unchanged node with it, so a store can keep several versions alive
-// at the cost of only the changed paths.
+// at the cost of only the changed paths. Being immutable, a tree may be read from many threads
+// at once.
 //
 //   SparseMerkleTree state;
 //   TESSERA_ASSIGN_OR_RETURN(state, state.Update(block_updates));

@@ -14,6 +14,10 @@
 // The last `cached_versions` trees stay in memory (they share unchanged nodes), so proofs
 // against recent roots are immediate; older kept versions are rebuilt from disk on demand.
 // Prune(v) deletes every record that no version >= v needs.
+//
+// Thread safety: a StateStore is not synchronised; callers serialise calls. Trees obtained by
+// value (TreeAt, or a copy of tree()) are immutable and may be read from any thread while the
+// store moves on.
 #pragma once
 
 #include <filesystem>
