@@ -3,9 +3,9 @@
 // A secret key is the RFC 8032 32-byte seed; the same key type drives the ECVRF (vrf.h), so a
 // citizen has one identity. Signatures made through Sign() are always domain-separated:
 // the signed bytes are "tessera/" || domain || 0x00 || message. That keeps a signature for
-// one message type from being replayed as another, and (because the signed string is never
-// a bare 32-byte point encoding) keeps Ed25519 nonces disjoint from ECVRF nonces derived
-// from the same key.
+// one message type from being replayed as another. Every message the ledger signs makes that
+// string longer than 32 bytes, so it never equals a 32-byte point encoding and Ed25519 nonces
+// stay disjoint from ECVRF nonces derived from the same key; new message types must keep it so.
 //
 //   KeyPair keys = KeyPair::Generate();
 //   Signature sig = Sign(keys, "vote", bytes);
