@@ -335,9 +335,10 @@ Status SignReviewFile(const std::string& key_path, const std::string& ring_path,
                                 " but the ring is for epoch " + std::to_string(rf.epoch));
   }
   auto review = SignReview(kp, rf.ring, rf.item, rf.epoch, rating, text);
-  if (!review.ok()) {
+  if (!review.ok() && review.status().code() == StatusCode::kPermissionDenied) {
     return review.status().WithContext("this key is not eligible for '" + rf.item + "'");
   }
+  if (!review.ok()) return review.status();
   TESSERA_RETURN_IF_ERROR(
       WriteJson(review_path, {{"item", review->item},
                               {"epoch", review->epoch},

@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   c = app.add_subcommand("sign", "Sign a review with a unique ring signature");
   c->add_option("--key", key, "Review key file")->required();
   c->add_option("--ring", ring, "Ring file of the item")->required();
-  c->add_option("--rating", rating, "Rating 1-5")->required();
+  c->add_option("--rating", rating, "Rating 1-5")->required()->check(CLI::Range(1, 5));
   c->add_option("--text", text, "Review text");
   c->add_option("--out", review, "Review file")->required();
   c->callback([&] {
