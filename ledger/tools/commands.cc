@@ -232,6 +232,10 @@ Status WriteBlocksCommand(const WriteBlocksOptions& o, std::ostream& out) {
     TESSERA_ASSIGN_OR_RETURN(Hash256 root,
                              store->Commit(SyntheticBlock(o.seed, v, o.accounts, o.block_size)));
     out << "committed " << v << " " << ToHex(root) << std::endl;
+    if (o.keep > 0 && v >= o.keep) {
+      TESSERA_RETURN_IF_ERROR(store->Prune(v - o.keep + 1));
+      out << "pruned below " << v - o.keep + 1 << std::endl;
+    }
   }
   return Status::Ok();
 }

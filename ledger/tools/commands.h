@@ -48,10 +48,12 @@ struct WriteBlocksOptions {
   uint64_t accounts = 10000;   // synthetic account universe
   uint64_t block_size = 1000;  // leaf updates per block
   uint64_t seed = 1;
+  uint64_t keep =
+      0;  // if > 0, prune after each commit so that only the newest `keep` versions stay
 };
 // Commits synthetic blocks (state/synthetic.h) to the store, printing "committed V ROOT" after
-// each commit; reopening an existing store continues from its version. The kill -9 test runs
-// this and kills it mid-write.
+// each commit (and "pruned below V" after each prune); reopening an existing store continues
+// from its version. The kill -9 test runs this and kills it mid-write.
 Status WriteBlocksCommand(const WriteBlocksOptions& options, std::ostream& out);
 
 // Prints a store's latest version, its root and the oldest kept version.

@@ -68,5 +68,16 @@ TEST_F(CommandsTest, WriteBlocksContinuesFromTheStoredVersion) {
   EXPECT_EQ(InspectCommand(dir_ / "missing", inspect).code(), StatusCode::kNotFound);
 }
 
+TEST_F(CommandsTest, WriteBlocksPrunesToTheNewestVersions) {
+  WriteBlocksOptions w{
+      .db = dir_ / "db", .blocks = 5, .accounts = 100, .block_size = 10, .keep = 2};
+  std::ostringstream out;
+  ASSERT_TRUE(WriteBlocksCommand(w, out).ok());
+  EXPECT_NE(out.str().find("pruned below 4"), std::string::npos) << out.str();
+  std::ostringstream inspect;
+  ASSERT_TRUE(InspectCommand(dir_ / "db", inspect).ok());
+  EXPECT_NE(inspect.str().find("oldest_version 4\n"), std::string::npos) << inspect.str();
+}
+
 }  // namespace
 }  // namespace tessera::ledger::tools

@@ -1,5 +1,6 @@
 // Kill -9 during block writes: a real `ledger-tool write-blocks` child commits synthetic
-// blocks (one synced RocksDB batch each) and is killed with SIGKILL at random moments; after
+// blocks (one synced RocksDB batch each, plus a pruning batch after each commit) and is killed
+// with SIGKILL at random moments; after
 // each kill the store must reopen (its rebuilt root matching the stored one) at a committed
 // version whose root equals the root recomputed independently by replaying the same blocks.
 #include <fcntl.h>
@@ -23,6 +24,7 @@ namespace {
 constexpr uint64_t kSeed = 7;
 constexpr uint64_t kAccounts = 20000;
 constexpr uint64_t kBlockSize = 2000;
+constexpr uint64_t kKeep = 3;  // the writer also prunes after every commit
 
 struct Child {
   pid_t pid;
@@ -38,10 +40,10 @@ Child SpawnWriter(const std::filesystem::path& tool, const std::filesystem::path
     ::close(fds[0]);
     ::close(fds[1]);
     std::string d = db.string(), a = std::to_string(kAccounts), b = std::to_string(kBlockSize),
-                s = std::to_string(kSeed);
+                s = std::to_string(kSeed), k = std::to_string(kKeep);
     ::execl(tool.c_str(), "ledger-tool", "--log-level", "off", "write-blocks", "--db", d.c_str(),
             "--blocks", "1000000", "--accounts", a.c_str(), "--block-size", b.c_str(), "--seed",
-            s.c_str(), static_cast<char*>(nullptr));
+            s.c_str(), "--keep", k.c_str(), static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(fds[1]);
@@ -118,6 +120,21 @@ TEST(CrashTest, KillNineDuringBlockWritesReopensAtLastCommittedRoot) {
     EXPECT_GT(v, reopened_at) << "round " << round << ": no progress";
     EXPECT_EQ((*store)->root(), root_of(v)) << "round " << round << " version " << v;
     EXPECT_EQ(ToHex(*(*store)->RootAt(printed)), root_hex) << "round " << round;
+    // Pruning is crash-safe too: the oldest kept version is one of the last prunes, and
+    // every kept version still rebuilds to its replayed root.
+    uint64_t oldest = (*store)->oldest_version();
+    uint64_t after_prune = v + 1 >= kKeep ? v + 1 - kKeep : 0;  // pruned after commit v
+    uint64_t before_prune = v >= kKeep ? v - kKeep : 0;         // killed before that prune
+    EXPECT_TRUE(oldest == after_prune || oldest == before_prune)
+        << "round " << round << ": oldest " << oldest << " at version " << v;
+    for (uint64_t kept = oldest; kept <= v; ++kept) {
+      auto tree = (*store)->TreeAt(kept);
+      ASSERT_TRUE(tree.ok()) << tree.status();
+      EXPECT_EQ(tree->root_hash(), root_of(kept)) << "round " << round << " version " << kept;
+    }
+    if (oldest > 0) {
+      EXPECT_EQ((*store)->RootAt(oldest - 1).status().code(), StatusCode::kNotFound);
+    }
     reopened_at = v;
     std::cout << "round " << round << ": killed after commit " << printed << ", reopened at " << v
               << " with the expected root\n";

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 100000000));
   wb->add_option("--block-size", write.block_size, "Leaf updates per block");
   wb->add_option("--seed", write.seed, "Workload seed");
+  wb->add_option("--keep", write.keep, "Prune after each commit, keeping this many versions");
 
   std::string inspect_db;
   CLI::App* in = app.add_subcommand("inspect", "Print a store's version and root");
