@@ -217,7 +217,8 @@ std::unique_ptr<Policy> NewTiresiasPolicy(TiresiasOptions options = {});
 struct SingularityOptions {
   // Slots kept free (when possible by evicting basic jobs in the background), preferably on the
   // emptiest nodes, so that a premium job that arrives starts at once instead of waiting for a
-  // checkpoint. Premium and standard jobs may use them; basic jobs may not.
+  // checkpoint. Premium and standard jobs may use them; basic jobs may not. Capped at an eighth
+  // of the live slots, so that a small cluster still runs basic work.
   int premium_headroom_slots = 8;
   // Basic jobs are started shrunk (replica splicing, down to min_workers) rather than kept
   // waiting, shrunk in place to make room for guaranteed jobs, and grown back when slots free

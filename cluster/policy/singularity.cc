@@ -52,6 +52,7 @@ class Decision {
         touched_(view.jobs.size(), false),
         on_node_(view.nodes.size()) {
     for (size_t n = 0; n < free_.size(); ++n) free_[n] = std::max(0, free_[n]);
+    for (const NodeView& node : view.nodes) capacity_ += node.alive ? node.slots : 0;
     soon_ = free_;
     for (size_t n = 0; n < soon_.size(); ++n) soon_[n] += releasing_[n];
     for (size_t i = 0; i < view.jobs.size(); ++i) {
@@ -248,7 +249,9 @@ class Decision {
   // that ran at least min_run_s, and hides them from basic jobs. Slots on the emptiest nodes
   // are kept, so that a premium gang of a whole node finds one when possible.
   void KeepHeadroom() {
-    const int want = options_.premium_headroom_slots;
+    // Never more than an eighth of the live slots: on a small cluster a fixed headroom would
+    // starve basic work for good.
+    const int want = std::min(options_.premium_headroom_slots, capacity_ / 8);
     if (want <= 0) return;
     auto total = [](const std::vector<int>& v) {
       int sum = 0;
@@ -385,6 +388,7 @@ class Decision {
   std::vector<int> releasing_;  // released when checkpoints in flight are written
   std::vector<int> soon_;       // free_ + releasing_ - reservations
   const int max_node_;
+  int capacity_ = 0;                       // live slots
   std::vector<bool> touched_;              // jobs that already got an action
   std::vector<std::vector<int>> on_node_;  // running jobs per node
   std::vector<Action> actions_;

@@ -127,17 +127,25 @@ TEST(SingularityPolicyTest, MigratesSmallJobToFreeAWholeNode) {
 }
 
 TEST(SingularityPolicyTest, KeepsPremiumHeadroomFree) {
-  ClusterView view = MakeCluster(2, 8, 0);
-  for (int i = 0; i < 20; ++i) AddJob(view, "b" + std::to_string(i), Tier::kBasic, 1, 1, 0);
+  ClusterView view = MakeCluster(8, 8, 0);
+  for (int i = 0; i < 70; ++i) AddJob(view, "b" + std::to_string(i), Tier::kBasic, 1, 1, 0);
   SingularityOptions options;
   options.premium_headroom_slots = 8;
   std::map<std::string, Action> a = Decide(view, options);
-  EXPECT_EQ(a.size(), 8u);  // one node of 8 stays free for premium arrivals
+  EXPECT_EQ(a.size(), 56u);  // 8 of the 64 slots stay free for premium arrivals
   // A premium job may use the headroom.
   AddJob(view, "prem", Tier::kPremium, 8, 8, 0);
   a = Decide(view, options);
   ASSERT_TRUE(a.count("prem"));
   EXPECT_EQ(a["prem"].kind, Action::Kind::kStart);
+}
+
+TEST(SingularityPolicyTest, HeadroomIsCappedOnSmallClusters) {
+  ClusterView view = MakeCluster(2, 8, 0);  // 16 slots: at most 2 kept free
+  for (int i = 0; i < 20; ++i) AddJob(view, "b" + std::to_string(i), Tier::kBasic, 1, 1, 0);
+  SingularityOptions options;
+  options.premium_headroom_slots = 8;
+  EXPECT_EQ(Decide(view, options).size(), 14u);
 }
 
 TEST(SingularityPolicyTest, StartsBasicShrunkAndGrowsItBack) {
