@@ -18,11 +18,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / v.size();
 }
 
 pid_t Spawn(const std::vector<std::string>& argv) {
@@ -188,18 +187,18 @@ Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerRepor
     const WorkerReport& r = reports[RankOf(job, job.stages - 1, rep)];
     for (size_t k = 0; k < steps; ++k) s.losses[k] += r.steps[k].loss;
   }
-  const size_t skip = steps > 1 ? 1 : 0;  // the first step warms caches and connections up
-  auto bubble = [&](const WorkerReport& r) {
-    std::vector<double> b;
+  const size_t skip = steps > 1 ? 1 : 0;      // the first step warms caches and connections up
+  auto bubble = [&](const WorkerReport& r) {  // idle share of the summed pipeline time
+    double busy = 0, pipeline = 0;
     for (size_t k = skip; k < steps; ++k) {
-      const StepStats& x = r.steps[k];
-      b.push_back(x.pipeline_s > 0 ? 1.0 - x.busy_s / x.pipeline_s : 0.0);
+      busy += r.steps[k].busy_s;
+      pipeline += r.steps[k].pipeline_s;
     }
-    return Median(b);
+    return pipeline > 0 ? 1.0 - busy / pipeline : 0.0;
   };
   std::vector<double> walls;
   for (size_t k = skip; k < steps; ++k) walls.push_back(reports[0].steps[k].wall_s);
-  s.step_s = Median(walls);
+  s.step_s = Mean(walls);
   s.samples_per_s = s.step_s > 0 ? job.global_batch / s.step_s : 0;
   s.bubble_stage0 = bubble(reports[0]);
   double sum = 0;
@@ -235,8 +234,8 @@ SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerRep
         ar.push_back(r.steps[k].allreduce_s);
         opt.push_back(r.steps[k].wall_s - r.steps[k].pipeline_s - r.steps[k].allreduce_s);
       }
-      cost.allreduce_s += Median(ar) / job.replicas;
-      cost.optimizer_s += std::max(0.0, Median(opt)) / job.replicas;
+      cost.allreduce_s += Mean(ar) / job.replicas;
+      cost.optimizer_s += std::max(0.0, Mean(opt)) / job.replicas;
     }
     c.stages.push_back(cost);
     if (st + 1 < job.stages)

@@ -46,9 +46,9 @@ Result<LaunchResult> Launch(const LaunchOptions& options);
 
 struct RunSummary {
   std::vector<double> losses;  // global mean loss per step (sum over last-stage replicas)
-  double step_s = 0;           // median step time of stage 0, replica 0, warm-up step excluded
+  double step_s = 0;           // mean step time of stage 0, replica 0, warm-up step excluded
   double samples_per_s = 0;    // global_batch / step_s
-  double bubble_stage0 = 0;    // 1 - busy / pipeline time, stage 0 (replica 0), median step
+  double bubble_stage0 = 0;    // 1 - busy / pipeline time, stage 0 (replica 0), summed steps
   double bubble_mean = 0;      // the same, averaged over all stages of replica 0
   int pulled_ahead = 0;        // Varuna's opportunistic forwards, all workers and steps
 };

@@ -479,17 +479,17 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
       std::fflush(stdout);
     }
   }
-  // Medians: on a shared machine a few tasks stall behind other processes, and the step time
-  // the launcher reports is a median too.
-  auto median = [&](int k) {
-    std::vector<double>& v = task_s[k];
-    if (v.empty()) return 0.0;
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
+  // Means, not medians: a step is a sum of tasks, so the mean task time (stalls behind other
+  // processes included) is what predicts the mean step time the launcher reports.
+  auto mean = [&](int k) {
+    const std::vector<double>& v = task_s[k];
+    double sum = 0;
+    for (double d : v) sum += d;
+    return v.empty() ? 0.0 : sum / v.size();
   };
-  report.forward_s = median(0);
-  report.recompute_s = median(1);
-  report.backward_s = median(2);
+  report.forward_s = mean(0);
+  report.recompute_s = mean(1);
+  report.backward_s = mean(2);
   report.activation_bytes = activation_bytes;
   if (!job.save_dir.empty() && replica == 0) {
     const int64_t done = first_step + job.steps;

@@ -39,7 +39,7 @@ struct StepStats {
 struct WorkerReport {
   int rank = 0, stage = 0, replica = 0;
   std::vector<StepStats> steps;
-  // Median seconds per micro-batch task, over all steps but the first (warm-up) when possible.
+  // Mean seconds per micro-batch task, over all steps but the first (warm-up) when possible.
   double forward_s = 0, recompute_s = 0, backward_s = 0;
   double activation_bytes = 0;  // one micro-batch's output sent to the next stage
   double gradient_bytes = 0;    // this stage's parameter gradients
