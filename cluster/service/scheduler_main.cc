@@ -53,6 +53,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(10, 60000));
   app.add_option("--port-file", port_file, "Write the port served on to this file");
+  app.add_option(
+      "--metrics-listen", options.metrics_listen,
+      "Serve Prometheus metrics over HTTP (GET /metrics) on host:port (port 0 picks one)");
   return program.Run(argc, argv, [&]() -> Status {
     // Checked here rather than with CLI11's required(), which would report a missing flag
     // before an unknown one.
@@ -67,6 +70,11 @@ int main(int argc, char** argv) {
     sigaction(SIGTERM, &action, nullptr);
     TESSERA_ASSIGN_OR_RETURN(auto server, SchedulerServer::Start(options));
     std::printf("listening on port %d\n", server->port());
+    if (server->metrics_port() > 0) {
+      std::printf("metrics on http://%s:%d/metrics\n",
+                  options.metrics_listen.substr(0, options.metrics_listen.rfind(':')).c_str(),
+                  server->metrics_port());
+    }
     std::fflush(stdout);
     if (!port_file.empty()) {
       TESSERA_RETURN_IF_ERROR(WriteFileAtomically(port_file, std::to_string(server->port())));

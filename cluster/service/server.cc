@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <grpcpp/grpcpp.h>
+#include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
@@ -147,6 +148,9 @@ struct SchedulerServer::Impl {
   std::condition_variable stop_cv;
   bool stopping = false;
   std::chrono::milliseconds tick{250};
+  std::unique_ptr<httplib::Server> http;
+  std::thread http_thread;
+  int metrics_port = 0;
 };
 
 Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOptions& options) {
@@ -176,6 +180,35 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
     return UnavailableError("cannot listen on " + options.listen);
   }
   Impl* raw = impl.get();
+  if (!options.metrics_listen.empty()) {
+    size_t colon = options.metrics_listen.rfind(':');
+    int port = -1;
+    if (colon != std::string::npos) {
+      try {
+        port = std::stoi(options.metrics_listen.substr(colon + 1));
+      } catch (const std::exception&) {
+        port = -1;
+      }
+    }
+    if (port < 0 || port > 65535) {
+      return InvalidArgumentError("metrics address must be host:port, got '" +
+                                  options.metrics_listen + "'");
+    }
+    std::string host = options.metrics_listen.substr(0, colon);
+    impl->http = std::make_unique<httplib::Server>();
+    impl->http->Get("/metrics", [raw](const httplib::Request&, httplib::Response& response) {
+      std::lock_guard lock(raw->mu);
+      response.set_content(RenderMetrics(*raw->scheduler, WallSeconds()),
+                           "text/plain; version=0.0.4");
+    });
+    impl->metrics_port = port == 0 ? impl->http->bind_to_any_port(host)
+                                   : (impl->http->bind_to_port(host, port) ? port : -1);
+    if (impl->metrics_port <= 0) {
+      impl->server->Shutdown();
+      return UnavailableError("cannot serve metrics on " + options.metrics_listen);
+    }
+    impl->http_thread = std::thread([raw] { raw->http->listen_after_bind(); });
+  }
   impl->ticker = std::thread([raw] {
     std::unique_lock lock(raw->mu);
     while (!raw->stopping) {
@@ -196,6 +229,7 @@ SchedulerServer::SchedulerServer(std::unique_ptr<Impl> impl) : impl_(std::move(i
 SchedulerServer::~SchedulerServer() { Shutdown(); }
 
 int SchedulerServer::port() const { return impl_->port; }
+int SchedulerServer::metrics_port() const { return impl_->metrics_port; }
 
 void SchedulerServer::Shutdown() {
   if (!impl_ || !impl_->server) return;
@@ -205,6 +239,10 @@ void SchedulerServer::Shutdown() {
   }
   impl_->stop_cv.notify_all();
   if (impl_->ticker.joinable()) impl_->ticker.join();
+  if (impl_->http) {
+    impl_->http->stop();
+    if (impl_->http_thread.joinable()) impl_->http_thread.join();
+  }
   impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   impl_->server.reset();
 }

@@ -6,6 +6,8 @@
 //   ...
 //   server->Shutdown();
 //
+// The metrics are also served as Prometheus text over HTTP when options.metrics_listen is set.
+//
 // Every RPC and every tick takes one mutex: the scheduler core is single-threaded by design
 // (its decisions are microseconds; the policy is pure).
 #pragma once
@@ -30,6 +32,8 @@ struct ServerOptions {
   double restart_grace_s = 5.0;
   int max_crashes = 3;
   std::chrono::milliseconds tick{250};
+  // host:port for Prometheus scrapes over HTTP (GET /metrics); empty = none, port 0 = any.
+  std::string metrics_listen;
 };
 
 class SchedulerServer {
@@ -38,6 +42,7 @@ class SchedulerServer {
   ~SchedulerServer();
 
   int port() const;
+  int metrics_port() const;  // 0 when metrics_listen was empty
   void Shutdown();
 
   struct Impl;
