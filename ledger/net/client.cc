@@ -46,9 +46,10 @@ Result<StatusReply> PoliticianClient::GetStatus(Traffic* t) {
   return rep;
 }
 
-Result<BlockReply> PoliticianClient::GetBlock(uint64_t height, Traffic* t) {
+Result<BlockReply> PoliticianClient::GetBlock(uint64_t height, Traffic* t, bool header_only) {
   BlockRequest req;
   req.set_height(height);
+  req.set_header_only(header_only);
   BlockReply rep;
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetBlock(c, q, r); }));

@@ -32,7 +32,7 @@ class PoliticianClient {
 
   Status SubmitTransaction(const Transaction& tx, Traffic* t = nullptr);
   Result<StatusReply> GetStatus(Traffic* t = nullptr);
-  Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr);
+  Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr, bool header_only = false);
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
                                Traffic* t = nullptr);
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,

@@ -279,6 +279,13 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     TESSERA_RETURN_IF_ERROR(
         WriteCitizenFiles(out_dir / "keys", i, KeyPair::Generate(), registrar, 0));
   }
+  // Key files for the first accounts, so that a wallet can spend from a running localnet.
+  for (uint32_t i = 0; i < std::min<uint32_t>(cfg.accounts, 4); ++i) {
+    fs::path prefix = out_dir / "keys" / ("account-" + std::to_string(i));
+    TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(prefix.string() + ".key", AccountKeys(i)));
+    TESSERA_RETURN_IF_ERROR(
+        WritePublicKeyFile(prefix.string() + ".pub", AccountKeys(i).public_key()));
+  }
   uint64_t total = 0;
   for (uint32_t i = 0; i < cfg.accounts; ++i) {
     g.accounts.push_back({AccountKeys(i).public_key(), cfg.balance});

@@ -444,6 +444,7 @@ void PoliticianNode::GetBlock(const BlockRequest& req, BlockReply* rep) {
   if (options_.faults.withhold) return;
   auto block = blocks_->Get(req.height());
   if (block.ok()) *rep = std::move(*block);
+  if (req.header_only()) rep->clear_pools();
 }
 
 Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
