@@ -45,6 +45,13 @@ echo "whole replay (3 policies, one process, one core): $(cat "$out/philly.time"
 compare "$out/philly.csv" | tee "$out/philly-vs-fifo.txt"
 
 echo
+echo "== What each mechanism buys: the Singularity-style policy with one switched off (Philly)"
+"$replay" --trace "$traces/philly.csv" --nodes 64 --slots 8 \
+  --policies singularity,singularity:no-elastic,singularity:no-defragment,singularity:no-headroom \
+  --csv "$out/philly-ablation.csv" > "$out/philly-ablation.txt"
+grep -E "^singularity" "$out/philly-ablation.txt"
+
+echo
 echo "== Philly at higher load: the same trace on 48 nodes x 8 slots"
 "$replay" --trace "$traces/philly.csv" --nodes 48 --slots 8 --csv "$out/philly-48.csv" \
   > "$out/philly-48.txt"

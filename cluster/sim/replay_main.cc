@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cluster/policy/policy.h"
+#include "cluster/sim/policy_spec.h"
 #include "cluster/sim/report.h"
 #include "cluster/sim/simulator.h"
 #include "cluster/sim/trace.h"
@@ -39,8 +40,7 @@ Status Replay(const Flags& flags) {
   std::vector<std::unique_ptr<Policy>> policies;
   std::stringstream names(flags.policies);
   for (std::string name; std::getline(names, name, ',');) {
-    Result<std::unique_ptr<Policy>> p =
-        name == "singularity" ? NewSingularityPolicy(flags.singularity) : NewPolicyByName(name);
+    Result<std::unique_ptr<Policy>> p = sim::MakePolicy(name, flags.singularity);
     if (!p.ok()) return cli::UsageError("usage: " + p.status().message());
     policies.push_back(std::move(*p));
   }
@@ -98,7 +98,9 @@ int main(int argc, char** argv) {
   // Checked in Replay rather than with ->required(), so that CLI11 reports an unknown flag as
   // such instead of the missing --trace.
   app.add_option("--trace", f.trace, "Trace CSV (Philly or Pollux format); required");
-  app.add_option("--policies", f.policies, "Comma-separated: fifo, tiresias, singularity")
+  app.add_option("--policies", f.policies,
+                 "Comma-separated: fifo, tiresias, singularity, and the variants "
+                 "singularity:no-elastic, singularity:no-defragment, singularity:no-headroom")
       ->capture_default_str();
   app.add_option("--limit", f.limit, "Replay only the first N jobs by submission (0: all)")
       ->check(CLI::NonNegativeNumber);

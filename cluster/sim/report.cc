@@ -83,25 +83,27 @@ ReplaySummary Summarize(const SimResult& result) {
 }
 
 std::string FormatTable(const std::vector<ReplaySummary>& summaries) {
+  size_t width = 12;  // the policy column fits the longest name
+  for (const ReplaySummary& s : summaries) width = std::max(width, s.policy.size());
   std::string out;
   out += fmt::format(
-      "{:<12} {:<9} {:>6} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7}\n", "policy",
-      "tier", "jobs", "SLA%", "frac1%", "JCTmean", "JCTmed", "JCTp99", "Qmean", "Qp99", "pre/j",
-      "mig/j", "rsz/j");
+      "{:<{}} {:<9} {:>6} {:>7} {:>7} {:>8} {:>8} {:>9} {:>8} {:>8} {:>7} {:>7} {:>7}\n", "policy",
+      width, "tier", "jobs", "SLA%", "frac1%", "JCTmean", "JCTmed", "JCTp99", "Qmean", "Qp99",
+      "pre/j", "mig/j", "rsz/j");
   for (const ReplaySummary& s : summaries) {
     for (const TierSummary& t : s.tiers) {
       out += fmt::format(
-          "{:<12} {:<9} {:>6} {:>7.2f} {:>7.3f} {:>8} {:>8} {:>9} {:>8} {:>8} {:>7.3f} {:>7.3f} "
+          "{:<{}} {:<9} {:>6} {:>7.2f} {:>7.3f} {:>8} {:>8} {:>9} {:>8} {:>8} {:>7.3f} {:>7.3f} "
           "{:>7.3f}\n",
-          s.policy, t.tier, t.jobs, 100 * t.sla_attainment, t.fraction_p1, Hours(t.jct_mean),
+          s.policy, width, t.tier, t.jobs, 100 * t.sla_attainment, t.fraction_p1, Hours(t.jct_mean),
           Hours(t.jct_median), Hours(t.jct_p99), Hours(t.queue_mean), Hours(t.queue_p99),
           t.preemptions_per_job, t.migrations_per_job, t.resizes_per_job);
     }
     out += fmt::format(
-        "{:<12} utilization {:.1f}% over the submission window (while jobs wait: {:.1f}%), useful "
+        "{:<{}} utilization {:.1f}% over the submission window (while jobs wait: {:.1f}%), useful "
         "{:.1f}% of allocated, "
         "makespan {} h, {} decisions, replay {:.2f} s wall{}\n",
-        s.policy, 100 * s.utilization, 100 * s.backlog_utilization, 100 * s.useful_share,
+        s.policy, width, 100 * s.utilization, 100 * s.backlog_utilization, 100 * s.useful_share,
         Hours(s.makespan_s), s.decisions, s.wall_s,
         s.rejected > 0 ? fmt::format(", {} jobs larger than the cluster skipped", s.rejected) : "");
   }
