@@ -43,7 +43,9 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   auto channel =
       grpc::CreateCustomChannel(options_.scheduler, grpc::InsecureChannelCredentials(), args);
   auto stub = rpc::Scheduler::NewStub(channel);
-  RunManager runs({.job_binary = options_.job_binary, .log_dir = options_.log_dir});
+  RunManager runs({.job_binary = options_.job_binary,
+                   .log_dir = options_.log_dir,
+                   .stop_timeout = options_.stop_timeout});
   bool registered = false;
   auto last_heartbeat = Clock::time_point();
   auto last_complaint = Clock::time_point();

@@ -29,6 +29,7 @@ struct AgentOptions {
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds poll_interval{20};  // how often runs are checked between heartbeats
   std::chrono::milliseconds shutdown_grace{5000};
+  std::chrono::milliseconds stop_timeout{30000};  // see RunManagerOptions
 };
 
 class Agent {

@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
   app.add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat period")
       ->capture_default_str()
       ->check(CLI::Range(10, 60000));
+  double stop_timeout_s = 30;
+  app.add_option("--stop-timeout-s", stop_timeout_s,
+                 "Kill a job that has not obeyed a checkpoint order after this long")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return program.Run(argc, argv, [&]() -> Status {
     // Checked here rather than with CLI11's required(), which would report a missing flag
     // before an unknown one.
@@ -50,6 +55,7 @@ int main(int argc, char** argv) {
     options.job_binary = job_binary;
     options.log_dir = log_dir;
     options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
+    options.stop_timeout = std::chrono::milliseconds(static_cast<int64_t>(stop_timeout_s * 1000));
     struct sigaction action = {};
     action.sa_handler = OnSignal;
     sigaction(SIGINT, &action, nullptr);

@@ -137,6 +137,13 @@ void RunManager::Update(Run& run, bool* changed) {
     }
   }
   std::optional<int> status = run.process->Poll();
+  if (!status && run.stop_ordered_at &&
+      Clock::now() - *run.stop_ordered_at > options_.stop_timeout) {
+    spdlog::warn("{} run {}: ignored the checkpoint order for {} ms, killing it",
+                 run.assignment.job_id(), run.assignment.run(), options_.stop_timeout.count());
+    run.process->Signal(SIGKILL);
+    status = run.process->Wait();
+  }
   if (!status) return;
   run.exited_at = Clock::now();
   if (changed) *changed = true;

@@ -11,6 +11,8 @@
 // directory; the run's exit report then tells an obeyed order (CHECKPOINTED), a completed job
 // (FINISHED) and a crash (CRASHED: no exit report or a non-zero exit code) apart.
 //
+// A run that ignores a stop order for options.stop_timeout is killed.
+//
 // A run the scheduler no longer lists (it was moved while this node was thought dead) is killed
 // at once: the job already restarts elsewhere from a checkpoint, and two live runs must not
 // share a job directory. Runs are started with PR_SET_PDEATHSIG, so they die with the agent.
@@ -33,6 +35,9 @@ namespace tessera::cluster {
 struct RunManagerOptions {
   std::filesystem::path job_binary;
   std::filesystem::path log_dir;  // <job>-run<N>.log per run
+  // A run that has not exited this long after a stop order is killed (and reported CRASHED, so
+  // the job restarts from its last periodic checkpoint): a hung job must not hold slots forever.
+  std::chrono::milliseconds stop_timeout{30000};
 };
 
 class RunManager {

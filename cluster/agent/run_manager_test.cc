@@ -22,6 +22,7 @@ echo "step=3 total=9 world=$3 workers=$TESSERA_JOB_WORKERS loss=0.5" > "$dir/pro
 case $mode in
   finish) echo "finished step=9" > "$dir/exit"; exit 0;;
   crash) exit 3;;
+  hang) exec sleep 60;;
 esac
 while [ ! -e "$dir/order" ]; do sleep 0.01; done
 echo "checkpointed step=4" > "$dir/exit"
@@ -134,6 +135,21 @@ TEST_F(RunManagerTest, MissingJobBinaryIsACrashNotAHang) {
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].exit(), rpc::RunReport::CRASHED);
   EXPECT_EQ(reports[0].exit_code(), 127);
+}
+
+TEST_F(RunManagerTest, ARunIgnoringItsStopOrderIsKilled) {
+  RunManager strict({.job_binary = root_ / "job.sh",
+                     .log_dir = root_,
+                     .stop_timeout = std::chrono::milliseconds(50)});
+  strict.Reconcile(std::vector{Assign("j1", 1, "hang")});
+  strict.Reconcile(std::vector{Assign("j1", 1, "hang", /*stop=*/true)});
+  rpc::RunReport last;
+  for (int i = 0; i < 2000 && last.exit() == rpc::RunReport::RUNNING; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    last = strict.Collect()[0];
+  }
+  EXPECT_EQ(last.exit(), rpc::RunReport::CRASHED) << "killed: resume from the last checkpoint";
+  EXPECT_EQ(strict.live_runs(), 0);
 }
 
 }  // namespace
