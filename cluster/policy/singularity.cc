@@ -130,8 +130,9 @@ class Decision {
     for (int v : on_node_[n]) {
       if (Evictable(v, for_tier)) victims.push_back(v);
     }
-    // Basic before standard; then the victim whose slots here best cover the need alone
-    // (fewest evictions), then the most recently changed (least work since its checkpoint).
+    // Basic before standard; then the least often preempted (spread the pain); then a victim
+    // whose slots here cover the need alone (fewest evictions; the smallest such), then the most
+    // recently changed.
     auto slots_here = [&](int v) {
       for (const Slice& s : view_.jobs[v].placement) {
         if (s.node == n) return s.slots;
@@ -142,7 +143,6 @@ class Decision {
       const JobView& x = view_.jobs[a];
       const JobView& y = view_.jobs[b];
       if (x.spec.tier != y.spec.tier) return x.spec.tier > y.spec.tier;
-      // Spread the pain: a job preempted less often goes first.
       if (x.preemptions != y.preemptions) return x.preemptions < y.preemptions;
       const bool xa = slots_here(a) >= need, ya = slots_here(b) >= need;
       if (xa != ya) return xa;
@@ -164,8 +164,9 @@ class Decision {
     if (options_.elastic && single_node) {
       // Shrink in place just enough (replica splicing): the job keeps running, slower.
       const int target = LargestValidWorkerCount(job.spec, k - need);
-      const bool sla_ok = job.spec.tier == Tier::kBasic;  // guaranteed jobs are not shrunk here
-      if (target > 0 && target < k && sla_ok) {
+      // Only basic jobs are shrunk: a guaranteed job's speed is its promise.
+      const bool shrinkable = job.spec.tier == Tier::kBasic;
+      if (target > 0 && target < k && shrinkable) {
         Emit(Action::Kind::kResize, v, {{n, target}});
         soon_[n] += k - target;
         return k - target;
@@ -222,7 +223,9 @@ class Decision {
     }
     // Evict basic work if that is enough (evictions "for a standard job" touch basic jobs
     // only); premium jobs then may also evict standard jobs with slack.
-    for (Tier as : {Tier::kStandard, job.spec.tier}) {
+    std::vector<Tier> passes = {Tier::kStandard};
+    if (job.spec.tier == Tier::kPremium) passes.push_back(Tier::kPremium);
+    for (Tier as : passes) {
       // Evictions only shrink what is reclaimable. When no node can host a gang of k, none can
       // host a larger single-node gang either: skip the O(cluster) search for those (long
       // backlogs). Multi-node gangs are always searched.
