@@ -240,6 +240,16 @@ Status WriteBlocksCommand(const WriteBlocksOptions& o, std::ostream& out) {
   return Status::Ok();
 }
 
+Status ReplayCommand(const WriteBlocksOptions& o, uint64_t versions, std::ostream& out) {
+  SparseMerkleTree tree;
+  for (uint64_t v = 1; v <= versions; ++v) {
+    TESSERA_ASSIGN_OR_RETURN(tree,
+                             tree.Update(SyntheticBlock(o.seed, v, o.accounts, o.block_size)));
+  }
+  out << "root " << ToHex(tree.root_hash()) << "\n";
+  return Status::Ok();
+}
+
 Status InspectCommand(const std::filesystem::path& db, std::ostream& out) {
   if (!std::filesystem::exists(db)) return NotFoundError("no store at " + db.string());
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store, StateStore::Open(db));

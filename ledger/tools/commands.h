@@ -56,6 +56,11 @@ struct WriteBlocksOptions {
 // from its version. The kill -9 test runs this and kills it mid-write.
 Status WriteBlocksCommand(const WriteBlocksOptions& options, std::ostream& out);
 
+// Prints "root HEX": the root that `versions` blocks of write-blocks' workload (same accounts,
+// block size and seed) must produce, computed in memory without any store: an independent
+// check of a store that was killed mid-write.
+Status ReplayCommand(const WriteBlocksOptions& options, uint64_t versions, std::ostream& out);
+
 // Prints a store's latest version, its root and the oldest kept version.
 Status InspectCommand(const std::filesystem::path& db, std::ostream& out);
 

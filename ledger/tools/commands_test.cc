@@ -66,6 +66,11 @@ TEST_F(CommandsTest, WriteBlocksContinuesFromTheStoredVersion) {
   ASSERT_TRUE(InspectCommand(dir_ / "db", inspect).ok());
   EXPECT_NE(inspect.str().find("version 6\n"), std::string::npos) << inspect.str();
   EXPECT_EQ(InspectCommand(dir_ / "missing", inspect).code(), StatusCode::kNotFound);
+  // The in-memory replay reaches the same root as the store.
+  std::ostringstream replay;
+  ASSERT_TRUE(ReplayCommand(w, 6, replay).ok());
+  std::string root_line = replay.str();
+  EXPECT_NE(inspect.str().find(root_line), std::string::npos) << root_line << inspect.str();
 }
 
 TEST_F(CommandsTest, WriteBlocksPrunesToTheNewestVersions) {

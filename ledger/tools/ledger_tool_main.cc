@@ -49,6 +49,15 @@ int main(int argc, char** argv) {
   wb->add_option("--seed", write.seed, "Workload seed");
   wb->add_option("--keep", write.keep, "Prune after each commit, keeping this many versions");
 
+  WriteBlocksOptions replay;
+  uint64_t replay_versions = 0;
+  CLI::App* rp = app.add_subcommand("replay", "Root of write-blocks' workload, computed in memory");
+  rp->add_option("--versions", replay_versions, "Blocks to replay")->required();
+  rp->add_option("--accounts", replay.accounts, "Synthetic accounts")
+      ->check(CLI::Range(1, 100000000));
+  rp->add_option("--block-size", replay.block_size, "Leaf updates per block");
+  rp->add_option("--seed", replay.seed, "Workload seed");
+
   std::string inspect_db;
   CLI::App* in = app.add_subcommand("inspect", "Print a store's version and root");
   in->add_option("--db", inspect_db, "Store directory")->required();
@@ -59,8 +68,10 @@ int main(int argc, char** argv) {
     if (*lot) return LotteryCommand(lottery, std::cout);
     if (*st) return StateCommand(state, std::cout);
     if (*wb) return WriteBlocksCommand(write, std::cout);
+    if (*rp) return ReplayCommand(replay, replay_versions, std::cout);
     if (*in) return InspectCommand(inspect_db, std::cout);
     return tessera::cli::UsageError(
-        "usage: a subcommand is required (keygen, pubkey, lottery, state, write-blocks, inspect)");
+        "usage: a subcommand is required (keygen, pubkey, lottery, state, write-blocks, replay, "
+        "inspect)");
   });
 }
