@@ -52,11 +52,14 @@ echo "== What each mechanism buys: the Singularity-style policy with one switche
 grep -E "^singularity" "$out/philly-ablation.txt"
 
 echo
-echo "== Philly at higher load: the same trace on 48 nodes x 8 slots"
-"$replay" --trace "$traces/philly.csv" --nodes 48 --slots 8 --csv "$out/philly-48.csv" \
-  > "$out/philly-48.txt"
-tail -n 17 "$out/philly-48.txt"
-compare "$out/philly-48.csv" | tee "$out/philly-48-vs-fifo.txt"
+for nodes in 56 48; do
+  echo "== Philly at higher load: the same trace on $nodes nodes x 8 slots"
+  "$replay" --trace "$traces/philly.csv" --nodes $nodes --slots 8 \
+    --csv "$out/philly-$nodes.csv" > "$out/philly-$nodes.txt"
+  tail -n 17 "$out/philly-$nodes.txt"
+  compare "$out/philly-$nodes.csv" | tee "$out/philly-$nodes-vs-fifo.txt"
+  echo
+done
 
 echo
 echo "== Pollux workloads 1-8 (160 jobs each), 16 nodes x 4 slots (the Pollux testbed's size)"
