@@ -79,7 +79,8 @@ std::vector<PoliticianClient*> Citizen::SafeSample() {
 
 Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
   while (latest_.height < target) {
-    TESSERA_ASSIGN_OR_RETURN(BlockReply reply, source.GetBlock(latest_.height + 1, &traffic_));
+    TESSERA_ASSIGN_OR_RETURN(BlockReply reply,
+                             source.GetBlock(latest_.height + 1, &traffic_, /*header_only=*/true));
     const CertifiedBlock& cb = reply.block();
     TESSERA_ASSIGN_OR_RETURN(
         CertifiedBlockData block,

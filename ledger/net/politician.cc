@@ -485,7 +485,10 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   SparseMerkleTree tree;
   std::vector<Transaction> txs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
+    // Citizens of one committee ask for the same body at about the same time: execute it once.
+    executed_cv_.wait_for(lock, std::chrono::seconds(20),
+                          [&] { return !executing_.count(cache_key); });
     if (req.height() != latest_.height + 1) {
       return FailedPreconditionError("can only execute block " + std::to_string(latest_.height + 1));
     }
@@ -495,22 +498,28 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
       return Status::Ok();
     }
     TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
+    executing_.insert(cache_key);
     for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
     uint64_t version = state_->version();
     if (options_.faults.stale_state && version > 1) --version;
     TESSERA_ASSIGN_OR_RETURN(tree, state_->TreeAt(version));
   }
   // The heavy part runs outside the lock, on an immutable tree.
-  TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree), txs, true));
-  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
-  std::vector<Hash256> touched = TouchedKeys(txs);
-  rep->set_proof(tree.Prove(touched).Encode());
-  Hash256 root = next.root_hash();
-  if (options_.faults.wrong_state) root[0] ^= 0x5a;
-  rep->set_new_root(std::string(AsChars(root)));
+  Status status = [&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree), txs, true));
+    TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
+    std::vector<Hash256> touched = TouchedKeys(txs);
+    rep->set_proof(tree.Prove(touched).Encode());
+    Hash256 root = next.root_hash();
+    if (options_.faults.wrong_state) root[0] ^= 0x5a;
+    rep->set_new_root(std::string(AsChars(root)));
+    return Status::Ok();
+  }();
   std::lock_guard<std::mutex> lock(mu_);
-  if (req.height() == latest_.height + 1) execute_cache_[cache_key] = *rep;
-  return Status::Ok();
+  executing_.erase(cache_key);
+  executed_cv_.notify_all();
+  if (status.ok() && req.height() == latest_.height + 1) execute_cache_[cache_key] = *rep;
+  return status;
 }
 
 void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {

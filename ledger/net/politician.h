@@ -118,6 +118,8 @@ class PoliticianNode {
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
   std::map<uint64_t, RoundLog> rounds_;
   std::map<std::string, ExecuteReply> execute_cache_;
+  std::set<std::string> executing_;  // bodies being executed: later callers wait for them
+  std::condition_variable executed_cv_;
   uint64_t round_requests_ = 0;
   std::mt19937_64 rng_{std::random_device{}()};
 
