@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   std::string schedule = "varuna", partition = "balanced", hosts_path, run_dir, json_out;
   std::string worker = DefaultWorker(argv[0]);
   int base_port = 0, timeout_s = 600;
-  double link_mbps = 0, link_latency_ms = 0;
+  double link_mbps = 0, link_latency_ms = 0, link_burst_kb = 0;
   bool no_opportunistic = false;
   app.add_option("--model", job.model.kind, "gpt or cnn")->capture_default_str();
   app.add_option("--layers", job.model.layers, "Transformer or conv blocks")->capture_default_str();
@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   app.add_option("--worker", worker, "pipeline-worker binary")->capture_default_str();
   app.add_option("--link-mbps", link_mbps, "Link bandwidth for the simulator (0: unlimited)");
   app.add_option("--link-latency-ms", link_latency_ms, "Link latency for the simulator");
+  app.add_option("--link-burst-kb", link_burst_kb, "Link token-bucket burst for the simulator");
   app.add_option("--json", json_out, "Write the summary as JSON here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     TESSERA_ASSIGN_OR_RETURN(job.schedule, pl::ParseScheduleKind(schedule));
@@ -118,7 +119,7 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     TESSERA_ASSIGN_OR_RETURN(pl::LaunchResult run, pl::Launch(options));
     TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
-    const pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3};
+    const pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3, link_burst_kb * 1024};
     TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
                                                     run.job, run.reports, link, link)));
     fmt::print(

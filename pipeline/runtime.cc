@@ -436,8 +436,12 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
           return DeadlineExceededError(fmt::format("rank {} step {}: waited {} ms for a message",
                                                    rank, step, job.timeout_ms));
         }
-        // A broken peer also wakes us; the next blocking Recv reports it. Pass the peer's
-        // error on by trying the receive the next task needs.
+        // Blocked on a neighbour whose connection is gone: fail now rather than at the
+        // deadline. (A neighbour that finished normally cannot be what we wait for: it
+        // finishes only after all our messages to it and all its messages to us.)
+        for (int peer : {stage > 0 ? rank - 1 : -1, last ? -1 : rank + 1}) {
+          if (peer >= 0) TESSERA_RETURN_IF_ERROR(transport->PeerStatus(peer));
+        }
         transport->WaitForArrival(seen, std::chrono::milliseconds(50));
         continue;
       }

@@ -38,7 +38,7 @@ Status Validate(const SimConfig& c) {
     if (b < 0) return InvalidArgumentError("simulator: negative boundary size");
   }
   for (const LinkModel* l : {&c.pipeline_link, &c.allreduce_link}) {
-    if (l->bandwidth_bytes_per_s < 0 || l->latency_s < 0) {
+    if (l->bandwidth_bytes_per_s < 0 || l->latency_s < 0 || l->burst_bytes < 0) {
       return InvalidArgumentError("simulator: negative bandwidth or latency");
     }
   }
@@ -73,8 +73,30 @@ Result<ReplicaResult> SimulateReplica(const SimConfig& c, std::mt19937_64& rng) 
     st[s].input.assign(M, s == 0);
     st[s].gradient.assign(M, false);
   }
-  // Directed links: up[b] carries activations b -> b+1, down[b] gradients b+1 -> b.
-  std::vector<double> up_free(std::max(P - 1, 0), 0.0), down_free(std::max(P - 1, 0), 0.0);
+  // Directed links: up[b] carries activations b -> b+1, down[b] gradients b+1 -> b. Each is
+  // busy until `free`, and holds a token bucket (tbf's burst) that refills at the bandwidth.
+  struct Link {
+    double free = 0, tokens = 0, refilled_at = 0;
+  };
+  const LinkModel& lm = c.pipeline_link;
+  std::vector<Link> up(std::max(P - 1, 0)), down(std::max(P - 1, 0));
+  for (Link& l : up) l.tokens = lm.burst_bytes;
+  for (Link& l : down) l.tokens = lm.burst_bytes;
+  // Sends `bytes` at `now`; returns the arrival time.
+  auto transmit = [&](Link& l, double now, double bytes) {
+    const double start = std::max(l.free, now);
+    double wire = 0;
+    if (lm.bandwidth_bytes_per_s > 0) {
+      l.tokens =
+          std::min(lm.burst_bytes, l.tokens + (start - l.refilled_at) * lm.bandwidth_bytes_per_s);
+      const double taken = std::min(l.tokens, bytes);
+      l.tokens -= taken;
+      wire = (bytes - taken) / lm.bandwidth_bytes_per_s;
+    }
+    l.free = start + wire;
+    l.refilled_at = l.free;
+    return l.free + lm.latency_s;
+  };
 
   ReplicaResult out;
   out.busy.assign(P, 0);
@@ -123,10 +145,7 @@ Result<ReplicaResult> SimulateReplica(const SimConfig& c, std::mt19937_64& rng) 
         if (s == P - 1) {
           x.gradient[e.task.micro] = true;  // the loss is computed here
         } else {
-          const double start = std::max(up_free[s], e.time);
-          up_free[s] = start + c.pipeline_link.TransferSeconds(c.boundary_bytes[s]) -
-                       c.pipeline_link.latency_s;
-          events.push({up_free[s] + c.pipeline_link.latency_s,
+          events.push({transmit(up[s], e.time, c.boundary_bytes[s]),
                        seq++,
                        Event::kArrival,
                        s + 1,
@@ -135,10 +154,7 @@ Result<ReplicaResult> SimulateReplica(const SimConfig& c, std::mt19937_64& rng) 
       } else if (e.task.kind == TaskKind::kBackward) {
         out.finish[s] = e.time;
         if (s > 0) {
-          const double start = std::max(down_free[s - 1], e.time);
-          down_free[s - 1] = start + c.pipeline_link.TransferSeconds(c.boundary_bytes[s - 1]) -
-                             c.pipeline_link.latency_s;
-          events.push({down_free[s - 1] + c.pipeline_link.latency_s,
+          events.push({transmit(down[s - 1], e.time, c.boundary_bytes[s - 1]),
                        seq++,
                        Event::kArrival,
                        s - 1,

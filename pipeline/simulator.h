@@ -36,7 +36,10 @@ struct StageCost {
 struct LinkModel {
   double bandwidth_bytes_per_s = 0;  // 0 = unlimited
   double latency_s = 0;
-  // Seconds to move `bytes` over this link.
+  // Bytes that may pass at once after the link was idle (a token bucket refilling at the
+  // bandwidth, like tc's tbf burst); 0 = every byte at the bandwidth. Pipeline links only.
+  double burst_bytes = 0;
+  // Seconds to move `bytes` over an idle link without burst.
   double TransferSeconds(double bytes) const;
 };
 

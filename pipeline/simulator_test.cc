@@ -78,6 +78,21 @@ TEST(Simulator, SlowLinksStretchTheStep) {
   EXPECT_LT(slow8->pipeline_s, fast8->pipeline_s + 16 * 1.5);
 }
 
+TEST(Simulator, TokenBucketBurstLetsIdleLinksCatchUp) {
+  SimConfig c = UnitConfig(ScheduleKind::kVaruna, 2, 1);
+  c.boundary_bytes = {1000.0};
+  c.pipeline_link = {.bandwidth_bytes_per_s = 1000.0, .latency_s = 0.0};
+  auto strict = Simulate(c);
+  c.pipeline_link.burst_bytes = 1000.0;  // a whole message fits in the bucket
+  auto burst = Simulate(c);
+  c.pipeline_link.burst_bytes = 400.0;
+  auto partial = Simulate(c);
+  ASSERT_TRUE(strict.ok() && burst.ok() && partial.ok());
+  EXPECT_DOUBLE_EQ(strict->pipeline_s, 6.0 + 2.0);  // 1 s each way
+  EXPECT_DOUBLE_EQ(burst->pipeline_s, 6.0);
+  EXPECT_DOUBLE_EQ(partial->pipeline_s, 6.0 + 2 * 0.6);
+}
+
 TEST(Simulator, AllreduceAddsRingTime) {
   SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 2, 2);
   for (auto& s : c.stages) s.gradient_bytes = 4000;

@@ -106,6 +106,12 @@ class TcpTransport final : public Transport {
   }
   void WaitForArrival(uint64_t seen, Duration timeout) override;
   Status Flush(Duration timeout) override;
+  Status PeerStatus(int peer) override {
+    std::lock_guard lock(mu_);
+    auto it = peers_.find(peer);
+    if (it == peers_.end()) return InvalidArgumentError(fmt::format("rank {} is not a peer", peer));
+    return it->second.broken ? UnavailableError(it->second.error) : Status::Ok();
+  }
   uint64_t bytes_sent() const override { return bytes_sent_; }
   uint64_t bytes_received() const override { return bytes_received_; }
 

@@ -63,6 +63,9 @@ class Transport {
   // Blocks until more than `seen` messages have arrived, `timeout` passes, or a connection
   // broke (the next Recv from that peer reports it).
   virtual void WaitForArrival(uint64_t seen, Duration timeout) = 0;
+  // OK while the connection to `peer` is up; UNAVAILABLE (with the reason) once it broke.
+  // Messages that arrived before the break can still be received.
+  virtual Status PeerStatus(int peer) = 0;
   // Waits until every queued message has been written to its socket.
   virtual Status Flush(Duration timeout) = 0;
   // Bytes written and read so far (payloads only).

@@ -80,6 +80,8 @@ TEST(Transport, DeadPeerIsAnErrorNotAHang) {
   EXPECT_EQ(*mesh[0]->Recv(1, 3, milliseconds(5000)), "last words");
   auto r = mesh[0]->Recv(1, 4, milliseconds(60000));
   EXPECT_EQ(r.status().code(), StatusCode::kUnavailable) << r.status();
+  EXPECT_EQ(mesh[0]->PeerStatus(1).code(), StatusCode::kUnavailable);
+  EXPECT_EQ(mesh[0]->PeerStatus(9).code(), StatusCode::kInvalidArgument);
 }
 
 TEST(Transport, AbsentPeerFailsToConnect) {

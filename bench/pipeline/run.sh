@@ -103,7 +103,7 @@ if [ $NS_OK = 1 ]; then
     for pd in "2 1" "2 2"; do
       set -- $pd
       run "${sched}_p$1d$2_tbf" "tbf-$RATE" "$sched" "$1" "$2" --hosts "$OUT/hosts.txt" \
-        --base-port "$port" --link-mbps "$RATE_MBPS" --link-latency-ms 0.05
+        --base-port "$port" --link-mbps "$RATE_MBPS" --link-latency-ms 0.05 --link-burst-kb 32
       port=$((port + 8))
     done
   done
