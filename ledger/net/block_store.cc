@@ -29,7 +29,8 @@ Status BlockStore::Put(uint64_t height, const BlockReply& block) {
   rocksdb::WriteOptions w;
   w.sync = true;
   rocksdb::Status s = db_->Put(w, Key(height), block.SerializeAsString());
-  if (!s.ok()) return InternalError("writing block " + std::to_string(height) + ": " + s.ToString());
+  if (!s.ok())
+    return InternalError("writing block " + std::to_string(height) + ": " + s.ToString());
   return Status::Ok();
 }
 
@@ -37,7 +38,8 @@ Result<BlockReply> BlockStore::Get(uint64_t height) const {
   std::string value;
   rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), Key(height), &value);
   if (s.IsNotFound()) return NotFoundError("no block at height " + std::to_string(height));
-  if (!s.ok()) return InternalError("reading block " + std::to_string(height) + ": " + s.ToString());
+  if (!s.ok())
+    return InternalError("reading block " + std::to_string(height) + ": " + s.ToString());
   BlockReply block;
   if (!block.ParseFromString(value)) return DataLossError("stored block is corrupt");
   return block;

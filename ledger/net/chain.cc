@@ -95,8 +95,7 @@ Status VerifyCertifiedBlock(const Genesis& genesis, const BlockHeader& prev,
   for (const Identity& i : block.identities) ids[i.citizen] = &i;
   auto proposer = ids.find(block.header.proposer);
   if (proposer == ids.end()) return InvalidArgumentError("block carries no proposer identity");
-  TESSERA_RETURN_IF_ERROR(
-      VerifyProposal(genesis, prev, block.header, *proposer->second).status());
+  TESSERA_RETURN_IF_ERROR(VerifyProposal(genesis, prev, block.header, *proposer->second).status());
   if (block.certificate.height != h || block.certificate.block_hash != BlockHash(block.header)) {
     return InvalidArgumentError("certificate is for another block");
   }

@@ -45,7 +45,7 @@ struct Citizen::Round {
   std::map<Hash256, Proposal> proposals;
   std::map<Hash256, std::set<PublicKey>> soft, cert;
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
-  std::set<PoliticianClient*> unreliable;     // claimed block h but could not serve it
+  std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
 };
 
@@ -113,7 +113,8 @@ void Citizen::Run(const std::atomic<bool>& stop) {
   while (!stop.load()) {
     TryAdvance(SafeSample());
     const uint64_t h = latest_.height + 1;
-    auto ticket = Draw(options_.keys, Role::kCommittee, h, latest_.seed, options_.genesis.sortition);
+    auto ticket =
+        Draw(options_.keys, Role::kCommittee, h, latest_.seed, options_.genesis.sortition);
     if (ticket.ok() && ticket->selected &&
         EligibleAt(options_.identity, h, options_.genesis.registration_delay)) {
       if (attempts_height_ != h) {
@@ -281,7 +282,8 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> eligible, EligiblePools(r));
   std::set<Hash256> ok(eligible.begin(), eligible.end());
   for (const Hash256& p : proposal.pool_hashes) {
-    if (!ok.count(p)) return UnavailableError("pool " + ToHex(p).substr(0, 12) + " not (yet) eligible");
+    if (!ok.count(p))
+      return UnavailableError("pool " + ToHex(p).substr(0, 12) + " not (yet) eligible");
   }
   for (PoliticianClient* p : r.sample) {
     auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_);
@@ -366,9 +368,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   auto proposer = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, period),
                        ProposerParams(options_.genesis, period));
   if (!silent && proposer.ok() && proposer->selected) {
-    poll_until(start + ms(3 * t.witness_ms), [&] {
-      return r.witnesses.size() >= options_.genesis.soft_threshold;
-    });
+    poll_until(start + ms(3 * t.witness_ms),
+               [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
     auto header = BuildProposal(r, *proposer);
     if (header.ok()) {
       if (liar) header->state_root[0] ^= 1;  // a lying proposer: honest members must refuse it

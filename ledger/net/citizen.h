@@ -39,10 +39,10 @@
 namespace tessera::ledger::net {
 
 struct CitizenTiming {
-  int poll_ms = 40;            // between reads of the sample
-  int witness_ms = 300;        // collecting pool commitments before witnessing
-  int proposal_ms = 400;       // collecting proposals before the soft vote
-  int round_timeout_ms = 8000; // a round that has not committed is retried
+  int poll_ms = 40;             // between reads of the sample
+  int witness_ms = 300;         // collecting pool commitments before witnessing
+  int proposal_ms = 400;        // collecting proposals before the soft vote
+  int round_timeout_ms = 8000;  // a round that has not committed is retried
 };
 
 struct CitizenOptions {
@@ -61,7 +61,7 @@ struct CitizenStats {
   uint64_t blocks_followed = 0;
   uint64_t bytes_up = 0;
   uint64_t bytes_down = 0;
-  uint64_t cpu_ns = 0;            // thread CPU time spent by this citizen
+  uint64_t cpu_ns = 0;  // thread CPU time spent by this citizen
   uint64_t proposals = 0;
   uint64_t rejected_proposals = 0;  // proposals this citizen found invalid
   uint64_t bad_politician_answers = 0;

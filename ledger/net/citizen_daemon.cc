@@ -1,8 +1,8 @@
 #include "ledger/net/citizen_daemon.h"
 
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "core/file.h"
@@ -68,7 +68,8 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
     TESSERA_ASSIGN_OR_RETURN(std::vector<uint8_t> id_bytes, FromHex(id_hex));
     TESSERA_ASSIGN_OR_RETURN(o.identity, DecodeIdentity(id_bytes));
     if (o.identity.citizen != o.keys.public_key()) {
-      return InvalidArgumentError("identity of citizen " + std::to_string(i) + " is for another key");
+      return InvalidArgumentError("identity of citizen " + std::to_string(i) +
+                                  " is for another key");
     }
     if (!VerifyIdentity(o.identity, options.genesis.registrar)) {
       return PermissionDeniedError("identity of citizen " + std::to_string(i) +

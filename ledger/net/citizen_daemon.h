@@ -33,7 +33,7 @@ struct CitizenDaemonOptions {
 Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>& stop);
 
 // Writes citizen-<i>.key and citizen-<i>.id for a citizen registered at `registered_at`.
-Status WriteCitizenFiles(const std::filesystem::path& key_dir, uint32_t index,
-                         const KeyPair& keys, const KeyPair& registrar, uint64_t registered_at);
+Status WriteCitizenFiles(const std::filesystem::path& key_dir, uint32_t index, const KeyPair& keys,
+                         const KeyPair& registrar, uint64_t registered_at);
 
 }  // namespace tessera::ledger::net

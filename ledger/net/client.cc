@@ -33,9 +33,8 @@ Status PoliticianClient::SubmitTransaction(const Transaction& tx, Traffic* t) {
   TxRequest req;
   req.set_tx(EncodeTransaction(tx));
   TxReply rep;
-  TESSERA_RETURN_IF_ERROR(Call(req, &rep, t, [&](auto* c, auto& q, auto* r) {
-    return stub_->SubmitTransaction(c, q, r);
-  }));
+  TESSERA_RETURN_IF_ERROR(Call(
+      req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->SubmitTransaction(c, q, r); }));
   if (!rep.accepted()) return FailedPreconditionError("rejected: " + rep.error());
   return Status::Ok();
 }

@@ -13,12 +13,12 @@
 namespace tessera::ledger::net {
 
 struct PoliticianFaults {
-  double drop = 0;          // fraction of posts, submissions and gossip silently discarded
-  int delay_ms = 0;         // added before every reply
-  bool withhold = false;    // gossips nothing and serves no round items or blocks
-  bool stale_state = false; // state reads and executions use the state one block back
-  bool wrong_state = false; // executions report a wrong new state root
-  bool equivocate = false;  // signs two different pools per block, handed out alternately
+  double drop = 0;           // fraction of posts, submissions and gossip silently discarded
+  int delay_ms = 0;          // added before every reply
+  bool withhold = false;     // gossips nothing and serves no round items or blocks
+  bool stale_state = false;  // state reads and executions use the state one block back
+  bool wrong_state = false;  // executions report a wrong new state root
+  bool equivocate = false;   // signs two different pools per block, handed out alternately
 
   bool any() const {
     return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate;
@@ -28,6 +28,7 @@ struct PoliticianFaults {
 };
 
 enum class CitizenFault { kNone, kSilent, kInconsistent };
-Result<CitizenFault> ParseCitizenFault(const std::string& name);  // "none", "silent", "inconsistent"
+Result<CitizenFault> ParseCitizenFault(
+    const std::string& name);  // "none", "silent", "inconsistent"
 
 }  // namespace tessera::ledger::net

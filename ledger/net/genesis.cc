@@ -11,8 +11,8 @@ namespace {
 
 Result<uint64_t> Positive(const Config& c, std::string_view key, int64_t fallback) {
   TESSERA_ASSIGN_OR_RETURN(int64_t v, c.GetIntOr(key, fallback));
-  if (v <= 0) return InvalidArgumentError(std::string(key) + " must be positive, got " +
-                                          std::to_string(v));
+  if (v <= 0)
+    return InvalidArgumentError(std::string(key) + " must be positive, got " + std::to_string(v));
   return static_cast<uint64_t>(v);
 }
 
@@ -64,8 +64,9 @@ Result<Genesis> ParseGenesis(const Config& c) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> paddrs,
                            c.GetStringList("politicians.addresses"));
   if (pkeys.empty() || pkeys.size() != paddrs.size()) {
-    return InvalidArgumentError("genesis: politicians.keys and politicians.addresses must be "
-                                "non-empty lists of the same length");
+    return InvalidArgumentError(
+        "genesis: politicians.keys and politicians.addresses must be "
+        "non-empty lists of the same length");
   }
   for (size_t i = 0; i < pkeys.size(); ++i) {
     PoliticianInfo p;

@@ -1,12 +1,11 @@
 #include "ledger/net/localnet.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <thread>
@@ -197,40 +196,39 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
 }
 
 std::string LocalnetReport::ToJson() const {
-  nlohmann::json j = {
-      {"blocks", blocks},
-      {"committed_txs", committed_txs},
-      {"submitted_txs", submitted_txs},
-      {"rejected_submissions", rejected_submissions},
-      {"seconds", seconds},
-      {"tx_per_s", tx_per_s},
-      {"txs_per_block", txs_per_block},
-      {"block_interval_s", block_interval_s},
-      {"latency_p50_s", latency_p50_s},
-      {"latency_p90_s", latency_p90_s},
-      {"latency_max_s", latency_max_s},
-      {"committee_rounds", committee_rounds},
-      {"citizen_bytes_up_per_block", citizen_bytes_up_per_block},
-      {"citizen_bytes_down_per_block", citizen_bytes_down_per_block},
-      {"citizen_cpu_ms_per_block", citizen_cpu_ms_per_block},
-      {"citizen_storage_bytes", citizen_storage_bytes},
-      {"honest_politicians", honest_politicians},
-      {"malicious_politicians", malicious_politicians},
-      {"honest_citizens", honest_citizens},
-      {"malicious_citizens", malicious_citizens},
-      {"politicians_agree", politicians_agree},
-      {"forks", forks},
-      {"invalid_blocks", invalid_blocks},
-      {"citizens_agree", citizens_agree},
-      {"balances_conserved", balances_conserved},
-      {"double_spend_attempts", double_spend_attempts},
-      {"double_spends_committed", double_spends_committed},
-      {"proofs_ok", proofs_ok},
-      {"restarted", restarted},
-      {"restarted_caught_up", restarted_caught_up},
-      {"restarted_proofs_ok", restarted_proofs_ok},
-      {"rejected_proposals", rejected_proposals},
-      {"bad_politician_answers", bad_politician_answers}};
+  nlohmann::json j = {{"blocks", blocks},
+                      {"committed_txs", committed_txs},
+                      {"submitted_txs", submitted_txs},
+                      {"rejected_submissions", rejected_submissions},
+                      {"seconds", seconds},
+                      {"tx_per_s", tx_per_s},
+                      {"txs_per_block", txs_per_block},
+                      {"block_interval_s", block_interval_s},
+                      {"latency_p50_s", latency_p50_s},
+                      {"latency_p90_s", latency_p90_s},
+                      {"latency_max_s", latency_max_s},
+                      {"committee_rounds", committee_rounds},
+                      {"citizen_bytes_up_per_block", citizen_bytes_up_per_block},
+                      {"citizen_bytes_down_per_block", citizen_bytes_down_per_block},
+                      {"citizen_cpu_ms_per_block", citizen_cpu_ms_per_block},
+                      {"citizen_storage_bytes", citizen_storage_bytes},
+                      {"honest_politicians", honest_politicians},
+                      {"malicious_politicians", malicious_politicians},
+                      {"honest_citizens", honest_citizens},
+                      {"malicious_citizens", malicious_citizens},
+                      {"politicians_agree", politicians_agree},
+                      {"forks", forks},
+                      {"invalid_blocks", invalid_blocks},
+                      {"citizens_agree", citizens_agree},
+                      {"balances_conserved", balances_conserved},
+                      {"double_spend_attempts", double_spend_attempts},
+                      {"double_spends_committed", double_spends_committed},
+                      {"proofs_ok", proofs_ok},
+                      {"restarted", restarted},
+                      {"restarted_caught_up", restarted_caught_up},
+                      {"restarted_proofs_ok", restarted_proofs_ok},
+                      {"rejected_proposals", rejected_proposals},
+                      {"bad_politician_answers", bad_politician_answers}};
   return j.dump(1);
 }
 
@@ -266,8 +264,10 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     TESSERA_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
     g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
     pols[i].malicious = i < bad_pols;
-    pols[i].args = {"--log-level", "warn",     "--genesis", (out_dir / "genesis.toml").string(),
-                    "--id",        std::to_string(i), "--key", key.string(),
+    pols[i].args = {"--log-level", "warn",
+                    "--genesis",   (out_dir / "genesis.toml").string(),
+                    "--id",        std::to_string(i),
+                    "--key",       key.string(),
                     "--dir",       (out_dir / ("politician-" + std::to_string(i))).string()};
     if (pols[i].malicious) {
       pols[i].args.push_back("--fault");
@@ -340,15 +340,30 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     std::string name = "citizens-" + std::to_string(first);
     d.stats = out_dir / (name + ".json");
     d.process = std::make_unique<ChildProcess>();
-    std::vector<std::string> args = {
-        "--log-level", "warn", "--genesis", (out_dir / "genesis.toml").string(), "--keys",
-        (out_dir / "keys").string(), "--first", std::to_string(first), "--count",
-        std::to_string(count), "--fault", fault, "--stats", d.stats.string(), "--poll-ms",
-        std::to_string(cfg.timing.poll_ms), "--witness-ms", std::to_string(cfg.timing.witness_ms),
-        "--proposal-ms", std::to_string(cfg.timing.proposal_ms), "--round-timeout-ms",
-        std::to_string(cfg.timing.round_timeout_ms)};
-    TESSERA_RETURN_IF_ERROR(d.process->Start(bin_dir / "ledger-citizen", args,
-                                             out_dir / "logs" / (name + ".log")));
+    std::vector<std::string> args = {"--log-level",
+                                     "warn",
+                                     "--genesis",
+                                     (out_dir / "genesis.toml").string(),
+                                     "--keys",
+                                     (out_dir / "keys").string(),
+                                     "--first",
+                                     std::to_string(first),
+                                     "--count",
+                                     std::to_string(count),
+                                     "--fault",
+                                     fault,
+                                     "--stats",
+                                     d.stats.string(),
+                                     "--poll-ms",
+                                     std::to_string(cfg.timing.poll_ms),
+                                     "--witness-ms",
+                                     std::to_string(cfg.timing.witness_ms),
+                                     "--proposal-ms",
+                                     std::to_string(cfg.timing.proposal_ms),
+                                     "--round-timeout-ms",
+                                     std::to_string(cfg.timing.round_timeout_ms)};
+    TESSERA_RETURN_IF_ERROR(
+        d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
     daemons.push_back(std::move(d));
     return Status::Ok();
   };
@@ -420,7 +435,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         senders[a].sent = Clock::now();
         submitted[TransactionId(tx)] = senders[a].sent;
         if (!first_submit) first_submit = senders[a].sent;
-        bool conflict = std::uniform_real_distribution<double>(0, 1)(rng) < cfg.double_spend_fraction;
+        bool conflict =
+            std::uniform_real_distribution<double>(0, 1)(rng) < cfg.double_spend_fraction;
         lock.unlock();
         ++sent_count;
         submit(tx, cfg.politicians);
@@ -428,7 +444,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
           // A double spend: the same nonce to someone else, sent to other politicians.
           Transaction twin = tx;
           twin.to = account_keys[(to + 1) % cfg.accounts == a ? (to + 2) % cfg.accounts
-                                                               : (to + 1) % cfg.accounts]
+                                                              : (to + 1) % cfg.accounts]
                         .public_key();
           SignTransaction(twin, account_keys[a]);
           ++ds_attempts;
@@ -461,8 +477,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       auto applied = replay.Apply(*block);
       if (!applied.ok()) {
         ++invalid;
-        progress << "audit: block " << replay.height() + 1 << " INVALID: "
-                 << applied.status().ToString() << "\n";
+        progress << "audit: block " << replay.height() + 1
+                 << " INVALID: " << applied.status().ToString() << "\n";
         return;
       }
       auto now = Clock::now();
@@ -615,7 +631,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     bool same = caught_up;
     for (uint64_t k = 1; k <= H && same; ++k) {
       auto b = pols[i].client->GetBlock(k);
-      auto header = b.ok() ? DecodeBlockHeader(AsBytes(b->block().header())) : Result<BlockHeader>(b.status());
+      auto header = b.ok() ? DecodeBlockHeader(AsBytes(b->block().header()))
+                           : Result<BlockHeader>(b.status());
       if (!header.ok() || BlockHash(*header) != replay.hashes()[k]) {
         same = false;
         ++report.forks;

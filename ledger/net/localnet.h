@@ -56,8 +56,8 @@ struct LocalnetConfig {
   uint32_t fanout = 2;
 
   double malicious_politicians = 0;
-  std::vector<std::string> politician_behaviours{"withhold", "wrong", "equivocate", "stale",
-                                                 "drop", "delay"};
+  std::vector<std::string> politician_behaviours{"withhold", "wrong", "equivocate",
+                                                 "stale",    "drop",  "delay"};
   double malicious_citizens = 0;
   std::vector<std::string> citizen_behaviours{"inconsistent", "silent"};
 

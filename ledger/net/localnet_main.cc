@@ -17,8 +17,9 @@ int main(int argc, char** argv) {
   bool check = false;
   program.app().add_option("--config", config_path, "Network/load/adversary TOML")->required();
   program.app().add_option("--out", out, "Output directory (wiped first)");
-  program.app().add_option("--bin", bin, "Directory of ledger-politician/ledger-citizen "
-                                         "(default: this binary's directory)");
+  program.app().add_option("--bin", bin,
+                           "Directory of ledger-politician/ledger-citizen "
+                           "(default: this binary's directory)");
   program.app().add_flag("--check", check,
                          "Exit 1 unless every safety check passed (no fork, no invalid block, "
                          "balances conserved, no double spend, honest nodes agree)");

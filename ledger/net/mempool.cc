@@ -23,8 +23,8 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
                                    std::to_string(sender.nonce) + ")");
   }
   if (tx.nonce >= sender.nonce + kMaxNonceGap) {
-    return FailedPreconditionError("nonce " + std::to_string(tx.nonce) + " too far ahead (next is " +
-                                   std::to_string(sender.nonce) + ")");
+    return FailedPreconditionError("nonce " + std::to_string(tx.nonce) +
+                                   " too far ahead (next is " + std::to_string(sender.nonce) + ")");
   }
   if (sender.balance < tx.amount) {
     return FailedPreconditionError("insufficient balance: " + std::to_string(sender.balance) +

@@ -200,7 +200,8 @@ TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
 TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
   Genesis g = TestGenesis(4, 1);
   g.politicians[0].key = Key(200).public_key();
-  auto dir = std::filesystem::temp_directory_path() / ("politician_test_" + std::to_string(::getpid()));
+  auto dir =
+      std::filesystem::temp_directory_path() / ("politician_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   PoliticianOptions o{.id = 0, .genesis = g, .keys = Key(200), .dir = dir};
   auto node = PoliticianNode::Open(o);

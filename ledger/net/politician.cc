@@ -85,9 +85,8 @@ Status PoliticianNode::Init() {
         CertifiedBlockData block,
         DecodeCertifiedBlock(cb.header(), cb.certificate(),
                              {cb.identities().begin(), cb.identities().end()}));
-    TESSERA_RETURN_IF_ERROR(
-        ApplyBlock(block, {stored.pools().begin(), stored.pools().end()}).WithContext(
-            "re-applying stored block " + std::to_string(h)));
+    TESSERA_RETURN_IF_ERROR(ApplyBlock(block, {stored.pools().begin(), stored.pools().end()})
+                                .WithContext("re-applying stored block " + std::to_string(h)));
   }
   spdlog::info("politician {} open at height {} root {}", options_.id, latest_.height,
                ToHex(latest_.state_root).substr(0, 16));
@@ -158,7 +157,8 @@ Status PoliticianNode::ApplyBlock(const CertifiedBlockData& block, const std::ve
                                    " is not the next block (" + std::to_string(h) + ")");
   }
   TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Transaction> txs, CollectTxs(block.header.pool_hashes, pools));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<Transaction> txs,
+                           CollectTxs(block.header.pool_hashes, pools));
   BlockReply reply;
   reply.set_found(true);
   CertifiedBlock* cb = reply.mutable_block();
@@ -191,8 +191,8 @@ Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
     auto c = DecodeTxPoolCommitment(AsBytes(it->second.commitment));
     it = (c.ok() && c->height <= h) ? pools_.erase(it) : std::next(it);
   }
-  spdlog::info("politician {} committed block {} ({} txs applied, {} skipped) root {}",
-               options_.id, h, outcome.applied, outcome.rejected.size(),
+  spdlog::info("politician {} committed block {} ({} txs applied, {} skipped) root {}", options_.id,
+               h, outcome.applied, outcome.rejected.size(),
                ToHex(block.header.state_root).substr(0, 16));
   return Status::Ok();
 }
@@ -276,7 +276,8 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
     }
     case MessageType::kWitnessList: {
       TESSERA_ASSIGN_OR_RETURN(WitnessList w, DecodeWitnessList(AsBytes(payload)));
-      if (w.height != h || !VerifyWitnessList(w)) return InvalidArgumentError("invalid witness list");
+      if (w.height != h || !VerifyWitnessList(w))
+        return InvalidArgumentError("invalid witness list");
       TESSERA_RETURN_IF_ERROR(identity(w.citizen).status());
       break;
     }
@@ -490,7 +491,8 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     executed_cv_.wait_for(lock, std::chrono::seconds(20),
                           [&] { return !executing_.count(cache_key); });
     if (req.height() != latest_.height + 1) {
-      return FailedPreconditionError("can only execute block " + std::to_string(latest_.height + 1));
+      return FailedPreconditionError("can only execute block " +
+                                     std::to_string(latest_.height + 1));
     }
     auto cached = execute_cache_.find(cache_key);
     if (cached != execute_cache_.end()) {
@@ -547,8 +549,7 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
   bool alternate = mine && mine->size() > 1 && (round_requests_++ % 2 == 1);
   for (size_t i = req.offset(); i < items.size(); ++i) {
     // An equivocating politician hides whichever of its two pools this caller should not see.
-    if (mine && mine->size() > 1 &&
-        items[i].payload() == (*mine)[alternate ? 0 : 1]) {
+    if (mine && mine->size() > 1 && items[i].payload() == (*mine)[alternate ? 0 : 1]) {
       continue;
     }
     *rep->add_items() = items[i];

@@ -96,10 +96,10 @@ class PoliticianNode {
                        const std::vector<Transaction>& txs);
   Result<std::vector<Transaction>> CollectTxs(const std::vector<Hash256>& hashes,
                                               const std::vector<Pool>& extra);
-  Status AddPool(const Pool& pool);  // mu_ held; verifies the commitment
-  void FreezePool(uint64_t height);  // mu_ held
+  Status AddPool(const Pool& pool);                           // mu_ held; verifies the commitment
+  void FreezePool(uint64_t height);                           // mu_ held
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
-  void TryCommitFromVotes(uint64_t height);                    // mu_ held
+  void TryCommitFromVotes(uint64_t height);                   // mu_ held
   void Gossip(std::function<void(PoliticianClient&)> task);
   void PeerLoop(Peer* peer);
   void CatchUpLoop();

@@ -10,10 +10,10 @@ namespace {
 
 grpc::Status ToGrpc(const Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  auto code = s.code() == StatusCode::kInvalidArgument   ? grpc::INVALID_ARGUMENT
-              : s.code() == StatusCode::kNotFound        ? grpc::NOT_FOUND
+  auto code = s.code() == StatusCode::kInvalidArgument      ? grpc::INVALID_ARGUMENT
+              : s.code() == StatusCode::kNotFound           ? grpc::NOT_FOUND
               : s.code() == StatusCode::kFailedPrecondition ? grpc::FAILED_PRECONDITION
-                                                           : grpc::INTERNAL;
+                                                            : grpc::INTERNAL;
   return grpc::Status(code, s.ToString());
 }
 

@@ -18,8 +18,7 @@ ChildProcess::~ChildProcess() {
 }
 
 Status ChildProcess::Start(const std::filesystem::path& binary,
-                           const std::vector<std::string>& args,
-                           const std::filesystem::path& log) {
+                           const std::vector<std::string>& args, const std::filesystem::path& log) {
   if (!std::filesystem::exists(binary)) return NotFoundError(binary.string() + " does not exist");
   int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return UnavailableError("cannot open " + log.string());

@@ -76,8 +76,7 @@ int main(int argc, char** argv) {
       TESSERA_ASSIGN_OR_RETURN(PublicKey citizen, ParseAccount(account));
       Identity id{.citizen = citizen, .registered_at = at_height};
       SignIdentity(id, registrar);
-      TESSERA_RETURN_IF_ERROR(
-          WriteFileAtomically(out, ToHex(AsBytes(EncodeIdentity(id))) + "\n"));
+      TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out, ToHex(AsBytes(EncodeIdentity(id))) + "\n"));
       std::cout << "identity for " << ToHex(citizen).substr(0, 16) << " registered at height "
                 << at_height << " written to " << out << "\n";
       return Status::Ok();
@@ -90,9 +89,9 @@ int main(int argc, char** argv) {
         TESSERA_RETURN_IF_ERROR(client.Sync([&](const CertifiedBlockData& b) {
           std::cout << "block " << b.header.height << "  hash "
                     << ToHex(BlockHash(b.header)).substr(0, 16) << "  pools "
-                    << b.header.pool_hashes.size() << "  signers "
-                    << b.certificate.signers.size() << "  root "
-                    << ToHex(b.header.state_root).substr(0, 16) << "  (certificate verified)\n";
+                    << b.header.pool_hashes.size() << "  signers " << b.certificate.signers.size()
+                    << "  root " << ToHex(b.header.state_root).substr(0, 16)
+                    << "  (certificate verified)\n";
           std::cout.flush();
           ++seen;
         }));
@@ -110,8 +109,8 @@ int main(int argc, char** argv) {
         std::cout << "does not exist (absence proved)\n";
       } else {
         std::cout << "balance " << a->balance << " nonce " << a->nonce
-                  << " (proof verified against root " << ToHex(client.head().state_root).substr(0, 16)
-                  << ")\n";
+                  << " (proof verified against root "
+                  << ToHex(client.head().state_root).substr(0, 16) << ")\n";
       }
       return Status::Ok();
     }
