@@ -66,7 +66,8 @@ echo
 echo "-- 5. the run continues (kill -9 and restart of politician 3); progress:"
 wait "$pid"
 pid=""
-grep -E "^\[|kill|restarted|audit" "$out/localnet.txt" | sed 's/^/   /' | tail -n 12
+grep -E "^kill|^restarted politician|^audit" "$out/localnet.txt" | sed 's/^/   /'
+grep -E "^\[" "$out/localnet.txt" | tail -n 4 | sed 's/^/   /'
 
 echo
 echo "-- 6. audit of the committed chain"

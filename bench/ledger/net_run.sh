@@ -98,6 +98,8 @@ set ylabel "committed tx/s"
 set y2label "citizen CPU ms per block"
 set ytics nomirror
 set y2tics
+set yrange [0:*]
+set y2range [0:*]
 set key top right
 plot "$out/net_scaling.dat" using 1:2 with linespoints title "tx/s", \
      "$out/net_scaling.dat" using 1:4 axes x1y2 with linespoints title "citizen CPU ms/block"

@@ -1,0 +1,35 @@
+// libFuzzer target for the network's decoders: an identity, and a certified block split into
+// header, certificate and identity parts, then verified on top of a fixed genesis. None may
+// crash, hang or accept bytes its encoder would not produce.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ledger/net/chain.h"
+#include "ledger/net/identity.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace tessera::ledger;
+  using namespace tessera::ledger::net;
+  ByteSpan bytes(data, size);
+  auto id = DecodeIdentity(bytes);
+  if (id.ok() && EncodeIdentity(*id) != std::string(AsChars(bytes))) __builtin_trap();
+  if (size < 4) return 0;
+  // First two bytes: lengths of the header and certificate parts; the rest is an identity.
+  size_t a = std::min<size_t>(data[0] * 4, size - 2),
+         b = std::min<size_t>(data[1] * 4, size - 2 - a);
+  std::string rest(reinterpret_cast<const char*>(data + 2), size - 2);
+  auto block = DecodeCertifiedBlock(rest.substr(0, a), rest.substr(a, b), {rest.substr(a + b)});
+  if (block.ok()) {
+    static const Genesis genesis = [] {
+      Genesis g;
+      g.sortition.population = g.sortition.committee_size = 4;
+      g.sortition.seed_lookback = 1;
+      g.cert_threshold = 3;
+      return g;
+    }();
+    static const BlockHeader parent = *genesis.GenesisHeader();
+    (void)VerifyCertifiedBlock(genesis, parent, *block);
+  }
+  return 0;
+}
