@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <numeric>
 #include <sstream>
 
 #include "core/file.h"
@@ -66,13 +67,17 @@ Status WriteSmoothed(const std::string& in_csv, const std::string& out_csv, int 
   return WriteFileAtomically(out_csv, out);
 }
 
-Status Plot(const std::string& dir, const std::string& task, const CompareOptions& o,
+Status Plot(const std::string& dir, const std::string& task,
+            const std::vector<std::string>& short_schedules,
             const std::vector<std::string>& full_names) {
   const std::string metric_col = task == "fmnist" ? "4" : "3";
   const std::string metric_name = task == "fmnist" ? "test accuracy" : "held-out loss (nats/byte)";
   std::string gp =
       "set terminal pngcairo size 1000,600 noenhanced\nset datafile separator ','\nset key outside "
-      "right\nset grid\n";
+      "right\nset grid\n"
+      // gnuplot's default palette has 8 colours; series 9 and 10 get their own, dashed.
+      "set linetype 9 lc rgb '#d62728' lw 2 dt 2\nset linetype 10 lc rgb '#2ca02c' lw 2 dt 4\n"
+      "set linetype cycle 10\n";
   auto series = [&](const std::string& suffix, const std::string& cols) {
     std::string s;
     for (size_t i = 0; i < full_names.size(); ++i) {
@@ -103,9 +108,9 @@ Status Plot(const std::string& dir, const std::string& task, const CompareOption
       "[0.4:1.1]\n",
       dir, task, task, metric_name, metric_name);
   std::string plot;
-  for (size_t i = 0; i < o.short_schedules.size(); ++i) {
+  for (size_t i = 0; i < short_schedules.size(); ++i) {
     plot += fmt::format("{}'{}/budget-{}.csv' using 1:2:3 with yerrorlines lw 2 title '{}'",
-                        i == 0 ? "plot " : ", ", dir, o.short_schedules[i], o.short_schedules[i]);
+                        i == 0 ? "plot " : ", ", dir, short_schedules[i], short_schedules[i]);
   }
   gp += plot + "\n";
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(dir + "/plots.gp", gp));
@@ -161,8 +166,10 @@ Result<std::string> RunComparison(const CompareOptions& o,
     std::vector<Job> jobs;
     for (const auto& s : o.schedules) jobs.push_back({s, 1.0});
     if (o.tuner) jobs.push_back({"tuner", 1.0});
-    for (double b : o.short_budgets) {
-      for (const auto& s : o.short_schedules) jobs.push_back({s, b});
+    const auto& short_budgets = task == "lm" ? o.lm_short_budgets : o.short_budgets;
+    const auto& short_schedules = task == "lm" ? o.lm_short_schedules : o.short_schedules;
+    for (double b : short_budgets) {
+      for (const auto& s : short_schedules) jobs.push_back({s, b});
     }
 
     std::map<RunKey, Stats> stats;
@@ -216,10 +223,13 @@ Result<std::string> RunComparison(const CompareOptions& o,
                          : "fortunes char-LM, 2-layer transformer, AdamW",
         metric, o.seeds, task == "fmnist" ? "test acc %" : "test loss");
     for (const auto& [key, s] : stats) {
-      std::string extra = key.schedule == "tuner"
-                              ? fmt::format("{:.0f}% (lr {:.3g})", 100 * s.extra[0],
-                                            s.tuner_lr_sum / static_cast<double>(s.metric.size()))
-                              : "0";
+      std::string extra =
+          key.schedule == "tuner"
+              ? fmt::format("{:.0f}% (lr {:.3g})",
+                            100 * std::accumulate(s.extra.begin(), s.extra.end(), 0.0) /
+                                static_cast<double>(s.extra.size()),
+                            s.tuner_lr_sum / static_cast<double>(s.metric.size()))
+              : "0";
       table += fmt::format(
           "| {} | {:g} | {:.0f} | {} | {:.1f} | {} |\n", key.schedule, key.budget, s.steps[0],
           MeanStd(s.metric, task == "fmnist" ? digits : 3),
@@ -235,9 +245,9 @@ Result<std::string> RunComparison(const CompareOptions& o,
     tables += table;
 
     // Budget curves: metric mean and std per (schedule, budget) for the short-budget schedules.
-    for (const auto& s : o.short_schedules) {
+    for (const auto& s : short_schedules) {
       std::string csv;
-      std::vector<double> budgets = o.short_budgets;
+      std::vector<double> budgets = short_budgets;
       budgets.push_back(1.0);
       std::sort(budgets.begin(), budgets.end());
       for (double b : budgets) {
@@ -255,7 +265,7 @@ Result<std::string> RunComparison(const CompareOptions& o,
     if (o.plots) {
       std::vector<std::string> names = o.schedules;
       if (o.tuner) names.push_back("tuner");
-      TESSERA_RETURN_IF_ERROR(Plot(dir, task, o, names));
+      TESSERA_RETURN_IF_ERROR(Plot(dir, task, short_schedules, names));
     }
   }
   return tables;

@@ -20,6 +20,11 @@ int main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--short-schedules", o.short_schedules, "schedules run at shortened budgets")
       ->delimiter(',');
+  app.add_option("--lm-short-budgets", o.lm_short_budgets, "the LM's shortened budgets")
+      ->delimiter(',');
+  app.add_option("--lm-short-schedules", o.lm_short_schedules,
+                 "schedules run at the LM's shortened budgets")
+      ->delimiter(',');
   bool no_tuner = false, no_plots = false;
   app.add_flag("--no-tuner", no_tuner, "skip the online tuner");
   app.add_flag("--no-plots", no_plots, "skip gnuplot");

@@ -340,7 +340,6 @@ class Run {
 
   int64_t step() const { return step_; }
   int64_t resumed_from() const { return resumed_from_; }
-  const std::string& CheckpointPathRef() { return checkpoint_path_; }
 
   // One update on the minibatch of the current step, at whatever rates the groups hold.
   double TrainStep() {
@@ -533,7 +532,6 @@ class Run {
   double last_loss_ = 0;
   EvalResult last_eval_;
   std::ofstream log_, eval_log_;
-  std::string checkpoint_path_;
 };
 
 // The tuner's view of a run: snapshots in memory, committed steps logged like schedule steps.
