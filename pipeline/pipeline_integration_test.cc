@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 
 #include "pipeline/checkpoint.h"
 #include "pipeline/launcher.h"
@@ -88,8 +89,10 @@ void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Ref
   auto summary = Summarize(run.job, run.reports);
   ASSERT_TRUE(summary.ok()) << summary.status();
   ASSERT_EQ(summary->losses.size() + first_loss, ref.losses.size());
+  double worst_loss = 0, worst_param = 0;
   for (size_t k = 0; k < summary->losses.size(); ++k) {
     const double want = ref.losses[first_loss + k];
+    worst_loss = std::max(worst_loss, std::abs(summary->losses[k] - want) / std::abs(want));
     EXPECT_LT(std::abs(summary->losses[k] - want) / std::abs(want), kTolerance)
         << "step " << first_loss + k << ": pipeline " << summary->losses[k] << " vs " << want;
   }
@@ -105,13 +108,16 @@ void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Ref
     ASSERT_EQ(state->params.size(), ref.units[u].params.size());
     for (size_t k = 0; k < state->params.size(); ++k) {
       EXPECT_EQ(state->params[k].shape, ref.units[u].params[k].shape);
-      EXPECT_LT(RelativeError(state->params[k].values, ref.units[u].params[k].values), kTolerance)
-          << "unit " << u << " parameter " << k;
+      const double e = RelativeError(state->params[k].values, ref.units[u].params[k].values);
+      worst_param = std::max(worst_param, e);
+      EXPECT_LT(e, kTolerance) << "unit " << u << " parameter " << k;
       EXPECT_LT(RelativeError(state->momentum[k].values, ref.units[u].momentum[k].values),
                 kTolerance)
           << "unit " << u << " momentum " << k;
     }
   }
+  std::cout << "largest relative error: loss " << worst_loss << ", parameters " << worst_param
+            << "\n";
 }
 
 struct Case {

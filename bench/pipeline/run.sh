@@ -134,7 +134,7 @@ cat "$OUT/summary.md"
 if command -v gnuplot > /dev/null; then
   tail -n +2 "$CSV" | tr -d '"' | tr ',' ' ' > "$OUT/results.dat"
   gnuplot <<GP 2>/dev/null
-set terminal pngcairo size 1000,500
+set terminal pngcairo size 1000,500 noenhanced
 set output "$OUT/throughput.png"
 set title "Pipeline training throughput (same model and batch); baseline single worker = $(printf %.1f "$BASE_SPS") samples/s"
 set style data histogram
