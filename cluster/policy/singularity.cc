@@ -324,6 +324,8 @@ class Decision {
       const int smallest =
           options_.elastic ? std::max(1, job.spec.min_workers) : job.spec.requested_workers;
       if (smallest <= max_node_ && smallest > max_free) continue;
+      // A gang larger than the live cluster can never start: it must not hold nodes for itself.
+      if (smallest > capacity_) continue;
       if (StartShrunkIfNeeded(i)) {
         total_free = 0, max_free = 0;
         for (int f : free_) total_free += f, max_free = std::max(max_free, f);

@@ -195,5 +195,15 @@ TEST(SingularityPolicyTest, StarvingBasicGangReservesNodes) {
   EXPECT_EQ(a["small1"].placement[0].node, a["small2"].placement[0].node);
 }
 
+TEST(SingularityPolicyTest, GangLargerThanTheClusterReservesNothing) {
+  ClusterView view = MakeCluster(2, 8, 100000);
+  AddJob(view, "huge", Tier::kBasic, 64, 32, 0);  // waited long, but can never fit 16 slots
+  AddJob(view, "p", Tier::kPremium, 64, 64, 0);   // likewise: waits, evicts nothing
+  AddJob(view, "small", Tier::kBasic, 1, 1, 50000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_TRUE(a.count("small"));
+}
+
 }  // namespace
 }  // namespace tessera::cluster
