@@ -57,7 +57,7 @@ struct JobConfig {
   std::vector<Endpoint> endpoints;  // one per rank
   std::string save_dir;     // write a cut-keyed checkpoint here after the last step (if set)
   std::string resume_dir;   // start from the newest complete checkpoint here (if set)
-  int timeout_ms = 120000;  // any wait on a peer longer than this fails the worker
+  int timeout_ms = 120000;  // a step or a wait on a peer longer than this fails the worker
 };
 
 int WorldSize(const JobConfig& job);

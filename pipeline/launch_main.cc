@@ -75,13 +75,17 @@ int main(int argc, char** argv) {
   app.add_option("--link-burst-kb", link_burst_kb, "Link token-bucket burst for the simulator");
   app.add_option("--json", json_out, "Write the summary as JSON here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
-    TESSERA_ASSIGN_OR_RETURN(job.schedule, pl::ParseScheduleKind(schedule));
+    // Bad flags are usage errors (exit 2), reported before any worker starts.
+    auto usage = [](const tessera::Status& s) { return tessera::cli::UsageError(s.message()); };
+    auto kind = pl::ParseScheduleKind(schedule);
+    if (!kind.ok()) return usage(kind.status());
+    job.schedule = *kind;
     job.opportunistic = !no_opportunistic;
-    TESSERA_RETURN_IF_ERROR(pl::ValidateModelSpec(job.model));
+    if (auto s = pl::ValidateModelSpec(job.model); !s.ok()) return usage(s);
     const int units = pl::NumUnits(job.model);
     if (job.stages < 1 || job.stages > units) {
       return tessera::cli::UsageError(
-          fmt::format("usage: --stages must be in [1, {}] for this model", units));
+          fmt::format("--stages must be in [1, {}] for this model", units));
     }
     if (partition == "balanced") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries,
@@ -89,10 +93,14 @@ int main(int argc, char** argv) {
     } else if (partition == "uniform") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries, pl::UniformPartition(units, job.stages));
     } else {
-      return tessera::cli::UsageError("usage: --partition must be balanced or uniform");
+      return tessera::cli::UsageError("--partition must be balanced or uniform");
     }
-    pl::LaunchOptions options;
+    if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
     job.timeout_ms = timeout_s * 1000;
+    pl::JobConfig probe = job;  // endpoints are assigned by Launch; anything else is checked now
+    probe.endpoints.assign(pl::WorldSize(job), pl::Endpoint{"127.0.0.1", 1});
+    if (auto s = pl::ValidateJob(probe); !s.ok()) return usage(s);
+    pl::LaunchOptions options;
     options.job = job;
     options.worker_binary = worker;
     options.base_port = base_port;

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
     c.replicas = replicas;
     c.jitter = jitter;
     c.seed = seed;
-    if (stages < 1) return tessera::cli::UsageError("usage: --stages must be >= 1");
+    if (stages < 1) return tessera::cli::UsageError("--stages must be >= 1");
     c.stages.assign(stages, pl::StageCost{forward_ms / 1e3,
                                           (recompute_ms < 0 ? forward_ms : recompute_ms) / 1e3,
                                           backward_ms / 1e3, gradient_mb * 1e6});

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   program.app().add_option("--report", report_path, "Write the worker report (JSON) here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     using namespace tessera::pipeline;
-    if (job_path.empty()) return tessera::cli::UsageError("usage: --job is required");
+    if (job_path.empty()) return tessera::cli::UsageError("--job is required");
     TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(job_path));
     nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) {
@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
     }
     TESSERA_ASSIGN_OR_RETURN(JobConfig job, JobFromJson(json));
     if (rank < 0 || rank >= WorldSize(job)) {
-      return tessera::cli::UsageError("usage: --rank must be in [0, stages * replicas)");
+      return tessera::cli::UsageError("--rank must be in [0, stages * replicas)");
     }
     TESSERA_ASSIGN_OR_RETURN(WorkerReport report, RunWorker(job, rank));
     if (!report_path.empty()) {
