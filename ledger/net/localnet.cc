@@ -44,6 +44,8 @@ class ChainReplay {
   const BlockHeader& latest() const { return latest_; }
   const std::vector<Hash256>& hashes() const { return hashes_; }
   uint64_t double_applied() const { return double_applied_; }
+  uint64_t late_first() const { return late_first_; }
+  uint64_t late_too_early() const { return late_too_early_; }
 
   // Verifies and applies the next block; returns the transactions it applied.
   Result<std::vector<Transaction>> Apply(const BlockReply& reply) {
@@ -53,6 +55,17 @@ class ChainReplay {
         DecodeCertifiedBlock(cb.header(), cb.certificate(),
                              {cb.identities().begin(), cb.identities().end()}));
     TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(genesis_, latest_, block, &tickets_));
+    // Independently of the check above: when did late-registered citizens sign?
+    for (const CertificateSigner& s : block.certificate.signers) {
+      for (const Identity& id : block.identities) {
+        if (id.citizen != s.citizen || id.registered_at == 0) continue;
+        if (block.header.height < id.registered_at + genesis_.registration_delay) {
+          ++late_too_early_;
+        } else if (late_first_ == 0) {
+          late_first_ = block.header.height;
+        }
+      }
+    }
     if (static_cast<size_t>(reply.pools_size()) != block.header.pool_hashes.size()) {
       return InvalidArgumentError("block is missing pools");
     }
@@ -98,6 +111,7 @@ class ChainReplay {
   std::vector<Hash256> hashes_;
   std::set<std::pair<PublicKey, uint64_t>> spent_;
   uint64_t double_applied_ = 0;
+  uint64_t late_first_ = 0, late_too_early_ = 0;
 };
 
 struct PoliticianProcess {
@@ -147,6 +161,10 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   TESSERA_RETURN_IF_ERROR(u32("network.max_pool_txs", l.max_pool_txs));
   TESSERA_RETURN_IF_ERROR(u32("network.registration_delay", l.registration_delay));
   TESSERA_RETURN_IF_ERROR(u32("network.accounts", l.accounts));
+  TESSERA_RETURN_IF_ERROR(u32("network.late_citizens", l.late_citizens));
+  TESSERA_ASSIGN_OR_RETURN(int64_t register_at, c.GetIntOr("network.register_at", 2));
+  if (register_at < 1) return InvalidArgumentError("network.register_at must be at least 1");
+  l.register_at = static_cast<uint64_t>(register_at);
   TESSERA_ASSIGN_OR_RETURN(int64_t balance, c.GetIntOr("network.balance", 1000000));
   if (balance <= 0) return InvalidArgumentError("network.balance must be positive");
   l.balance = static_cast<uint64_t>(balance);
@@ -189,6 +207,9 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   if (l.politicians < 1 || l.citizens < 1 || l.citizens_per_process < 1 || l.accounts < 2) {
     return InvalidArgumentError("need at least 1 politician, 1 citizen and 2 accounts");
   }
+  if (l.late_citizens >= l.citizens) {
+    return InvalidArgumentError("network.late_citizens must leave some genesis citizens");
+  }
   if (l.kill_politician >= static_cast<int>(l.politicians)) {
     return InvalidArgumentError("fault.kill_politician is not a politician index");
   }
@@ -228,7 +249,9 @@ std::string LocalnetReport::ToJson() const {
                       {"restarted_caught_up", restarted_caught_up},
                       {"restarted_proofs_ok", restarted_proofs_ok},
                       {"rejected_proposals", rejected_proposals},
-                      {"bad_politician_answers", bad_politician_answers}};
+                      {"bad_politician_answers", bad_politician_answers},
+                      {"late_first_signed", late_first_signed},
+                      {"late_signed_too_early", late_signed_too_early}};
   return j.dump(1);
 }
 
@@ -276,8 +299,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     pols[i].log = out_dir / "logs" / ("politician-" + std::to_string(i) + ".log");
   }
   for (uint32_t i = 0; i < cfg.citizens; ++i) {
-    TESSERA_RETURN_IF_ERROR(
-        WriteCitizenFiles(out_dir / "keys", i, KeyPair::Generate(), registrar, 0));
+    bool late = i + cfg.late_citizens >= cfg.citizens;
+    TESSERA_RETURN_IF_ERROR(WriteCitizenFiles(out_dir / "keys", i, KeyPair::Generate(), registrar,
+                                              late ? cfg.register_at : 0));
   }
   // Key files for the first accounts, so that a wallet can spend from a running localnet.
   for (uint32_t i = 0; i < std::min<uint32_t>(cfg.accounts, 4); ++i) {
@@ -588,6 +612,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.committed_txs = latencies.size();
   report.double_spend_attempts = ds_attempts.load();
   report.double_spends_committed = replay.double_applied();
+  report.late_first_signed = replay.late_first();
+  report.late_signed_too_early = replay.late_too_early();
   if (!latencies.empty() && first_submit && !block_times.empty()) {
     std::sort(latencies.begin(), latencies.end());
     report.latency_p50_s = latencies[latencies.size() / 2];

@@ -6,7 +6,7 @@
 //   [network]   politicians, citizens, citizens_per_process, committee_size, proposers,
 //               witness_threshold, soft_threshold, cert_threshold (0 = derived, see below),
 //               safe_sample (0 = all politicians), max_pool_txs, registration_delay, accounts,
-//               balance
+//               balance, late_citizens, register_at
 //   [load]      rate (tx/s), duration_s, blocks (stop after this many blocks; 0 = duration),
 //               double_spend_fraction, fanout (politicians each transfer is sent to)
 //   [adversary] politicians (fraction malicious), politician_behaviours (list of drop, delay,
@@ -48,6 +48,10 @@ struct LocalnetConfig {
   uint32_t registration_delay = 2;
   uint32_t accounts = 200;
   uint64_t balance = 1000000;
+  // The last `late_citizens` citizens are registered at block `register_at` instead of at
+  // genesis: they may sign certificates only from register_at + registration_delay on.
+  uint32_t late_citizens = 0;
+  uint64_t register_at = 2;
 
   double rate = 50;
   double duration_s = 20;
@@ -96,6 +100,8 @@ struct LocalnetReport {
   bool proofs_ok = false;  // every honest politician's proofs verify and match the replay
   bool restarted = false, restarted_caught_up = false, restarted_proofs_ok = false;
   uint64_t rejected_proposals = 0, bad_politician_answers = 0;
+  uint64_t late_first_signed = 0;      // first block signed by a late-registered citizen
+  uint64_t late_signed_too_early = 0;  // signatures of late citizens before eligibility
 
   std::string ToJson() const;
 };

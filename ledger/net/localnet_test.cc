@@ -46,9 +46,14 @@ LocalnetConfig Small(uint32_t politicians, uint32_t citizens, uint64_t blocks) {
 }
 
 TEST(LocalnetTest, HonestNetworkCommitsBlocksConservingBalancesWithoutDoubleSpends) {
-  auto r = RunNetwork("honest", Small(3, 4, 4));
+  LocalnetConfig c = Small(3, 8, 5);  // T_cert 6: the 6 genesis citizens commit blocks 1-3
+  c.late_citizens = 2;                 // registered at block 2, eligible from block 4 (delay 2)
+  c.register_at = 2;
+  auto r = RunNetwork("honest", c);
   ASSERT_TRUE(r.ok()) << r.status();
-  EXPECT_GE(r->blocks, 4u);
+  EXPECT_GE(r->blocks, 5u);
+  EXPECT_EQ(r->late_signed_too_early, 0u);
+  EXPECT_GE(r->late_first_signed, 4u);  // late citizens did join the committee, not before 4
   EXPECT_GT(r->committed_txs, 0u);
   EXPECT_GT(r->double_spend_attempts, 0u);
   ExpectSafe(*r);
