@@ -5,7 +5,8 @@
 //
 // Step convention: `step` counts optimizer updates from 0; LearningRate(k) is the rate used by
 // update k. A budget of `total_steps` updates uses steps 0 .. total_steps-1. Past the budget
-// every schedule keeps its last value (clamped), never extrapolates.
+// the decaying schedules (Knee, linear, WSD, cosine, one-cycle) stay at their end value instead
+// of extrapolating; step and multi-step keep PyTorch's semantics (they have no budget).
 //
 //   auto knee = KneeSchedule::Create({.peak_lr = 0.1, .explore_steps = 500, .total_steps = 1000});
 //   for (int64_t k = 0; k < 1000; ++k) { opt.set_lr((*knee)->LearningRate(k)); ... }
