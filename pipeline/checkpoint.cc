@@ -1,5 +1,6 @@
 #include "pipeline/checkpoint.h"
 
+#include <cstdint>
 #include <cstring>
 #include <system_error>
 
@@ -43,6 +44,7 @@ class Reader {
     return true;
   }
   bool empty() const { return in_.empty(); }
+  size_t remaining() const { return in_.size(); }
 
  private:
   std::string_view in_;
@@ -60,7 +62,9 @@ void PutTensors(std::string& out, const std::vector<TensorData>& tensors) {
 
 bool GetTensors(Reader& r, std::vector<TensorData>& tensors) {
   uint64_t count = 0;
-  if (!r.Get(count) || count > (1u << 20)) return false;
+  // Every tensor takes at least 16 bytes (ndim and count), so a count the input cannot hold is
+  // refused before anything is allocated.
+  if (!r.Get(count) || count > r.remaining() / 16) return false;
   tensors.resize(count);
   for (TensorData& t : tensors) {
     uint64_t ndim = 0, n = 0;
@@ -69,6 +73,7 @@ bool GetTensors(Reader& r, std::vector<TensorData>& tensors) {
     int64_t elements = 1;
     for (int64_t& d : t.shape) {
       if (!r.Get(d) || d < 0) return false;
+      if (d > 0 && elements > INT64_MAX / d) return false;  // no signed overflow
       elements *= d;
     }
     if (!r.Get(n) || static_cast<int64_t>(n) != elements || !r.GetFloats(t.values, n)) {

@@ -34,6 +34,29 @@ TEST(Checkpoint, UnitStateRoundTripAndCorruption) {
   EXPECT_EQ(DecodeUnitState("garbage").status().code(), StatusCode::kDataLoss);
 }
 
+// Hostile files with a valid checksum: absurd counts and shapes are refused, not allocated.
+TEST(Checkpoint, HostileSizesAreDataLoss) {
+  auto wrap = [](const std::string& body) {
+    uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a, as the format uses
+    for (unsigned char c : body) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+    std::string out = "TSPLUNT1";
+    out.append(reinterpret_cast<const char*>(&h), 8);
+    return out + body;
+  };
+  auto u64 = [](uint64_t v) { return std::string(reinterpret_cast<const char*>(&v), 8); };
+  // 2^40 tensors in a 8-byte body.
+  EXPECT_EQ(DecodeUnitState(wrap(u64(uint64_t{1} << 40))).status().code(), StatusCode::kDataLoss);
+  // One tensor whose dims multiply past int64.
+  std::string body = u64(1) + u64(3) + u64(uint64_t{1} << 40) + u64(uint64_t{1} << 40) +
+                     u64(uint64_t{1} << 40) + u64(0);
+  EXPECT_EQ(DecodeUnitState(wrap(body)).status().code(), StatusCode::kDataLoss);
+  // The wrapper itself is right: an empty state decodes.
+  EXPECT_TRUE(DecodeUnitState(wrap(u64(0) + u64(0))).ok());
+}
+
 TEST(Checkpoint, LatestCompleteSkipsPartialOnes) {
   auto root = TempRoot("latest");
   EXPECT_EQ(LatestCompleteCheckpoint(root).status().code(), StatusCode::kNotFound);

@@ -52,9 +52,13 @@ Result<torch::Tensor> DecodeTensor(const std::string& bytes) {
   }
   std::vector<int64_t> dims(ndim);
   std::memcpy(dims.data(), bytes.data() + sizeof(ndim), ndim * sizeof(int64_t));
+  // The element count may not exceed what the message holds (which also rules out overflow).
+  const int64_t capacity = static_cast<int64_t>(bytes.size() / sizeof(float));
   int64_t n = 1;
   for (int64_t d : dims) {
-    if (d < 0 || d > (int64_t{1} << 32)) return DataLossError("tensor message has a bad shape");
+    if (d < 0 || (d > 0 && n > capacity / d)) {
+      return DataLossError("tensor message has a bad shape");
+    }
     n *= d;
   }
   const size_t offset = sizeof(ndim) + ndim * sizeof(int64_t);

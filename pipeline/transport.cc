@@ -26,7 +26,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Frames above this are refused: a corrupt length must not allocate the machine away.
-constexpr uint64_t kMaxPayload = uint64_t{1} << 32;
+constexpr uint64_t kMaxPayload = uint64_t{1} << 30;
 
 Status Errno(std::string_view what) {
   return UnavailableError(fmt::format("{}: {}", what, std::strerror(errno)));
