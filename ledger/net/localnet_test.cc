@@ -47,7 +47,7 @@ LocalnetConfig Small(uint32_t politicians, uint32_t citizens, uint64_t blocks) {
 
 TEST(LocalnetTest, HonestNetworkCommitsBlocksConservingBalancesWithoutDoubleSpends) {
   LocalnetConfig c = Small(3, 8, 5);  // T_cert 6: the 6 genesis citizens commit blocks 1-3
-  c.late_citizens = 2;                 // registered at block 2, eligible from block 4 (delay 2)
+  c.late_citizens = 2;                // registered at block 2, eligible from block 4 (delay 2)
   c.register_at = 2;
   auto r = RunNetwork("honest", c);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -63,11 +63,12 @@ TEST(LocalnetTest, SafeAndLiveWithHalfThePoliticiansAndTenPercentOfCitizensMalic
   LocalnetConfig c = Small(4, 10, 3);
   c.malicious_politicians = 0.5;  // withhold, wrong state root
   c.malicious_citizens = 0.1;     // votes for everything, proposes a wrong root
+  c.duration_s = 120;             // generous on a loaded machine; typically ~15 s
   auto r = RunNetwork("50_10", c);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->malicious_politicians, 2u);
   EXPECT_EQ(r->malicious_citizens, 1u);
-  EXPECT_GE(r->blocks, 3u);  // liveness: the target was reached before the 60 s limit
+  EXPECT_GE(r->blocks, 3u);  // liveness: the target was reached before the time limit
   EXPECT_GT(r->committed_txs, 0u);
   ExpectSafe(*r);
 }

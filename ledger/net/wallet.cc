@@ -90,7 +90,10 @@ Result<Transaction> LightClient::Send(const KeyPair& from, const PublicKey& to, 
   SignTransaction(tx, from);
   std::string reasons;
   size_t accepted = 0, tried = 0;
-  for (auto& p : politicians_) {
+  std::vector<PoliticianClient*> order;
+  for (auto& p : politicians_) order.push_back(p.get());
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(std::random_device{}()));
+  for (PoliticianClient* p : order) {
     if (tried++ >= std::max<size_t>(fanout, 1)) break;
     Status s = p->SubmitTransaction(tx);
     if (s.ok()) {

@@ -34,7 +34,8 @@ class LightClient {
   Result<std::optional<Account>> Balance(const PublicKey& account);
 
   // Signs and submits a transfer with the account's next nonce (from a proved read) to
-  // `fanout` politicians; OK if at least one accepted, else the politicians' reasons.
+  // `fanout` politicians chosen at random; OK if at least one accepted, else the politicians'
+  // reasons.
   Result<Transaction> Send(const KeyPair& from, const PublicKey& to, uint64_t amount,
                            size_t fanout);
 
