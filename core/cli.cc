@@ -2,6 +2,9 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "core/log.h"
 #include "core/version.h"
@@ -10,7 +13,37 @@ namespace tessera::cli {
 
 namespace {
 constexpr std::string_view kUsagePrefix = "usage: ";
+
+// Collects every long and short flag name known to `app` and its subcommands.
+void CollectFlagNames(const CLI::App& app, std::set<std::string>& names) {
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.insert("--" + name);
+    for (const std::string& name : option->get_snames()) names.insert("-" + name);
+  }
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    CollectFlagNames(*sub, names);
+  }
 }
+
+// CLI11 checks required options before it reports unknown ones, so `tool --typo` on a tool
+// with a required option would complain about the required option. A wrong flag is the more
+// useful message: find the first token that names no flag anywhere in the command tree.
+std::optional<std::string> FirstUnknownFlag(const CLI::App& app, int argc,
+                                            const char* const* argv) {
+  std::set<std::string> names;
+  CollectFlagNames(app, names);
+  for (int i = 1; i < argc; ++i) {
+    std::string_view token = argv[i];
+    if (token == "--") break;  // everything after is positional
+    if (token.size() < 2 || token[0] != '-') continue;
+    if (token[1] >= '0' && token[1] <= '9') continue;  // a negative number
+    std::string name(token.substr(0, token.find('=')));
+    if (token[1] != '-') name = name.substr(0, 2);  // -xVALUE or a cluster of short flags
+    if (!names.contains(name)) return name;
+  }
+  return std::nullopt;
+}
+}  // namespace
 
 Status UsageError(std::string message) {
   return InvalidArgumentError(std::string(kUsagePrefix) + message);
@@ -34,7 +67,9 @@ int Program::Run(int argc, const char* const* argv, const std::function<Status()
   } catch (const CLI::CallForVersion& e) {
     return app_.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", name_.c_str(), e.what(),
+    std::optional<std::string> unknown = FirstUnknownFlag(app_, argc, argv);
+    std::string message = unknown ? "unknown flag " + *unknown : std::string(e.what());
+    std::fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", name_.c_str(), message.c_str(),
                  name_.c_str());
     return kExitUsage;
   }

@@ -45,6 +45,31 @@ TEST(CliTest, UnknownFlagAndBadValueExitTwo) {
   testing::internal::GetCapturedStderr();
 }
 
+TEST(CliTest, UnknownFlagIsReportedBeforeMissingRequiredOption) {
+  Program program("tool", "A test tool.");
+  std::string db;
+  program.app().add_option("--db", db, "State directory")->required();
+  CLI::App* serve = program.app().add_subcommand("serve", "Serve");
+  int port = 0;
+  serve->add_option("--port", port, "Port");
+  std::vector<const char*> typo = {"tool", "serve", "--prot", "80"};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(program.Run(4, typo.data(), kOkBody), kExitUsage);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("unknown flag --prot"), std::string::npos) << err;
+
+  Program program2("tool", "A test tool.");
+  program2.app().add_option("--db", db, "State directory")->required();
+  CLI::App* serve2 = program2.app().add_subcommand("serve", "Serve");
+  serve2->add_option("--port", port, "Port");
+  std::vector<const char*> missing = {"tool", "serve", "--port=80"};
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(program2.Run(3, missing.data(), kOkBody), kExitUsage);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--db"), std::string::npos) << err;
+  EXPECT_EQ(err.find("unknown flag"), std::string::npos) << err;
+}
+
 TEST(CliTest, BodyOutcomeMapsToExitCode) {
   int count = 0;
   EXPECT_EQ(RunWith({"--count", "4"}, kOkBody, &count), kExitOk);
