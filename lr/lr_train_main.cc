@@ -57,10 +57,10 @@ int main(int argc, char** argv) {
         auto r, tessera::lr::Train(c, [](const std::string& line) { std::cerr << line << "\n"; }));
     if (r.resumed_from > 0) std::cout << fmt::format("resumed_from={}\n", r.resumed_from);
     std::cout << fmt::format(
-        "steps={}/{} finished={} final_lr={:.6g} last_loss={:.6f} test_loss={:.6f} "
-        "test_acc={:.4f} seconds={:.2f}\n",
-        r.steps_done, r.total_steps, r.finished ? "yes" : "no", r.final_lr, r.last_loss,
-        r.test_loss, r.test_accuracy, r.seconds);
+        "steps={}/{} finished={} final_lr={:.6g} last_loss={:.6f} test_loss={:.6f}", r.steps_done,
+        r.total_steps, r.finished ? "yes" : "no", r.final_lr, r.last_loss, r.test_loss);
+    if (c.task == "fmnist") std::cout << fmt::format(" test_acc={:.4f}", r.test_accuracy);
+    std::cout << fmt::format(" seconds={:.2f}\n", r.seconds);
     if (c.tune) {
       std::cout << fmt::format(
           "tuner_lr={:.6g} explore_steps={} trial_steps={} extra={:.1f}% end={}\n", r.tuner_lr,
