@@ -16,6 +16,12 @@ Result<uint64_t> Positive(const Config& c, std::string_view key, int64_t fallbac
   return static_cast<uint64_t>(v);
 }
 
+std::string Quote(std::string v) {
+  v.insert(v.begin(), '"');
+  v.push_back('"');
+  return v;
+}
+
 }  // namespace
 
 Result<SparseMerkleTree> Genesis::GenesisState() const {
@@ -121,11 +127,11 @@ std::string GenesisToToml(const Genesis& g) {
     << "registration_delay = " << g.registration_delay << "\n"
     << "safe_sample = " << g.safe_sample << "\n"
     << "max_pool_txs = " << g.max_pool_txs << "\n\n[politicians]\nkeys = ";
-  list(g.politicians, [](const PoliticianInfo& p) { return "\"" + ToHex(p.key) + "\""; });
+  list(g.politicians, [](const PoliticianInfo& p) { return Quote(ToHex(p.key)); });
   o << "addresses = ";
-  list(g.politicians, [](const PoliticianInfo& p) { return "\"" + p.address + "\""; });
+  list(g.politicians, [](const PoliticianInfo& p) { return Quote(p.address); });
   o << "\n[accounts]\nkeys = ";
-  list(g.accounts, [](const GenesisAccount& a) { return "\"" + ToHex(a.key) + "\""; });
+  list(g.accounts, [](const GenesisAccount& a) { return Quote(ToHex(a.key)); });
   o << "balances = ";
   list(g.accounts, [](const GenesisAccount& a) { return std::to_string(a.balance); });
   return o.str();

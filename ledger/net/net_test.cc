@@ -203,7 +203,11 @@ TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
   auto dir =
       std::filesystem::temp_directory_path() / ("politician_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
-  PoliticianOptions o{.id = 0, .genesis = g, .keys = Key(200), .dir = dir};
+  PoliticianOptions o;
+  o.id = 0;
+  o.genesis = g;
+  o.keys = Key(200);
+  o.dir = dir;
   auto node = PoliticianNode::Open(o);
   ASSERT_TRUE(node.ok()) << node.status();
   KeyPair alice = Key(300), bob = Key(301);
