@@ -140,6 +140,7 @@ int main(int argc, char** argv) {
         100 * sim.bubble_mean, summary.pulled_ahead,
         summary.losses.empty() ? 0.0 : summary.losses.back());
     fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
+    fmt::print("job description and worker reports: {}\n", run_dir);
     if (!json_out.empty()) {
       nlohmann::json j = {{"schedule", schedule},
                           {"stages", job.stages},

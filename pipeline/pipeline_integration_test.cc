@@ -80,7 +80,9 @@ Result<LaunchResult> RunPipeline(const JobConfig& job, const std::string& name) 
   options.worker_binary = WorkerBinary();
   options.run_dir = TempDir(name).string();
   options.timeout = std::chrono::seconds(120);
-  return Launch(options);
+  auto result = Launch(options);
+  std::filesystem::remove_all(options.run_dir);  // the reports are in `result` now
+  return result;
 }
 
 // Losses step by step, then every parameter and momentum buffer of the saved checkpoint.
@@ -210,6 +212,7 @@ TEST(Launch, KilledWorkerFailsTheJob) {
   options.timeout = std::chrono::seconds(100);
   options.hosts = {{"127.0.0.1", {}}, {"127.0.0.1", {"timeout", "-s", "KILL", "2"}}};
   auto run = Launch(options);
+  std::filesystem::remove_all(options.run_dir);
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("worker"), std::string::npos) << run.status();
   EXPECT_NE(run.status().code(), StatusCode::kDeadlineExceeded) << run.status();
