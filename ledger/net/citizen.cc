@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/file.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/state/transfer.h"
 
@@ -52,7 +53,23 @@ struct Citizen::Round {
 Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
     : options_(std::move(options)), politicians_(std::move(politicians)), rng_(options_.rng_seed) {
   latest_ = options_.genesis.GenesisHeader().value();
+  if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
+    // Written by this citizen after verifying the block; a damaged file means a fresh start.
+    auto text = ReadFile(options_.head_file);
+    std::string hex = text.ok() ? *text : "";
+    while (!hex.empty() && hex.back() == '\n') hex.pop_back();
+    auto bytes = FromHex(hex);
+    auto header = bytes.ok() ? DecodeBlockHeader(*bytes) : Result<BlockHeader>(bytes.status());
+    if (header.ok()) latest_ = *header;
+  }
   stats_.head = BlockHash(latest_);
+}
+
+void Citizen::SaveHead() {
+  if (options_.head_file.empty()) return;
+  Status s =
+      WriteFileAtomically(options_.head_file, ToHex(AsBytes(EncodeBlockHeader(latest_))) + "\n");
+  if (!s.ok()) spdlog::warn("citizen: {}", s.ToString());
 }
 
 CitizenStats Citizen::stats() const {
@@ -88,6 +105,7 @@ Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
                              {cb.identities().begin(), cb.identities().end()}));
     TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block, &tickets_));
     latest_ = block.header;
+    SaveHead();
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.blocks_followed;
   }

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,10 @@ struct CitizenOptions {
   CitizenFault fault = CitizenFault::kNone;
   CitizenTiming timing;
   uint64_t rng_seed = 1;
+  // If set, the latest certified header is kept here (hex, rewritten atomically after every
+  // verified block) and resumed from on start: with the key and identity files, this is all
+  // a citizen stores.
+  std::filesystem::path head_file;
 };
 
 struct CitizenStats {
@@ -82,6 +87,7 @@ class Citizen {
  private:
   struct Round;
   Status SyncTo(uint64_t target, PoliticianClient& source);
+  void SaveHead();
   bool TryAdvance(const std::vector<PoliticianClient*>& sample);
   void PlayRound(uint64_t h, const Ticket& ticket, uint32_t period, const std::atomic<bool>& stop);
   void Poll(Round& r);

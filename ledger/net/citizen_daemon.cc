@@ -18,14 +18,19 @@ std::filesystem::path IdPath(const std::filesystem::path& dir, uint32_t i) {
   return dir / ("citizen-" + std::to_string(i) + ".id");
 }
 
-Status WriteStats(const std::filesystem::path& file, uint32_t first,
-                  const std::vector<std::unique_ptr<Citizen>>& citizens) {
+Status WriteStats(const std::filesystem::path& file, const std::filesystem::path& key_dir,
+                  uint32_t first, const std::vector<std::unique_ptr<Citizen>>& citizens) {
   nlohmann::json all = nlohmann::json::array();
   for (size_t i = 0; i < citizens.size(); ++i) {
     CitizenStats s = citizens[i]->stats();
-    // What a citizen must keep between blocks: its secret key, its identity and the latest
-    // certified header.
-    size_t storage = 32 + 112 + EncodeBlockHeader(citizens[i]->latest()).size();
+    // What a citizen keeps on disk: its key file, its identity file and its latest header.
+    size_t storage = 0;
+    for (const char* ext : {".key", ".id", ".head"}) {
+      std::error_code ec;
+      auto size =
+          std::filesystem::file_size(key_dir / ("citizen-" + std::to_string(first + i) + ext), ec);
+      if (!ec) storage += size;
+    }
     all.push_back({{"index", first + i},
                    {"height", s.height},
                    {"head", ToHex(s.head)},
@@ -75,6 +80,7 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
       return PermissionDeniedError("identity of citizen " + std::to_string(i) +
                                    " is not signed by the genesis registrar");
     }
+    o.head_file = options.key_dir / ("citizen-" + std::to_string(i) + ".head");
     o.fault = options.fault;
     o.timing = options.timing;
     o.rng_seed = 0x9e3779b97f4a7c15ull * (i + 1) ^ static_cast<uint64_t>(::getpid());
@@ -86,13 +92,14 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   while (!stop.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     if (!options.stats_file.empty()) {
-      Status s = WriteStats(options.stats_file, options.first, citizens);
+      Status s = WriteStats(options.stats_file, options.key_dir, options.first, citizens);
       if (!s.ok()) spdlog::warn("stats: {}", s.ToString());
     }
   }
   for (auto& t : threads) t.join();
   if (!options.stats_file.empty()) {
-    TESSERA_RETURN_IF_ERROR(WriteStats(options.stats_file, options.first, citizens));
+    TESSERA_RETURN_IF_ERROR(
+        WriteStats(options.stats_file, options.key_dir, options.first, citizens));
   }
   return Status::Ok();
 }

@@ -5,10 +5,11 @@
 // Key directory layout (written by ledger-localnet):
 //   citizen-<i>.key   secret key file (key_file.h)
 //   citizen-<i>.id    hex of the registrar-signed identity (identity.h)
+//   citizen-<i>.head  the latest verified header, kept by the citizen (citizen.h)
 // The stats file (JSON, rewritten atomically every second and at exit):
 //   {"citizens": [{"index", "height", "head", "committee_rounds", "blocks_followed",
 //                  "bytes_up", "bytes_down", "cpu_ns", "proposals", "rejected_proposals",
-//                  "bad_politician_answers", "storage_bytes"}, ...]}
+//                  "bad_politician_answers", "storage_bytes" (the three files above)}, ...]}
 #pragma once
 
 #include <atomic>
