@@ -24,7 +24,7 @@ TEST_P(TunerOnQuadratics, PicksWithinTwoOfTheKnownBestRate) {
   const Case& c = GetParam();
   const int64_t total = 400;
   const double x0 = 3.0;
-  for (uint64_t seed : {1, 2, 3}) {
+  for (uint64_t seed : {1, 2, 3, 4, 5}) {
     NoisyQuadratic q(c.h, x0, c.sigma, seed);
     TunerOptions o{.initial_lr = c.initial_lr, .total_steps = total};
     auto report = RunTuner(o, q);
@@ -58,6 +58,12 @@ INSTANTIATE_TEST_SUITE_P(
               0.2,  0.4, 0.8, 1.6, 3.2, 6.4, 0.3, 0.6, 1.2,  2.4},
              0.05,
              0.03},
+        // The same spectrum started 10x too high (diverging).
+        Case{"wide-spectrum-high-start",
+             {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 0.05, 0.1,
+              0.2,  0.4, 0.8, 1.6, 3.2, 6.4, 0.3, 0.6, 1.2,  2.4},
+             0.05,
+             3.0},
         // Noise-dominated: the best rate is far below 1/h because of the noise floor. (A
         // well-conditioned quadratic with little noise is NOT among these cases: there the
         // tuner chases the noise floor downwards and ends 2.6x below the best rate; see
