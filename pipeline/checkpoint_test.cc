@@ -60,7 +60,12 @@ TEST(Checkpoint, HostileSizesAreDataLoss) {
 TEST(Checkpoint, LatestCompleteSkipsPartialOnes) {
   auto root = TempRoot("latest");
   EXPECT_EQ(LatestCompleteCheckpoint(root).status().code(), StatusCode::kNotFound);
-  CheckpointMeta meta{.steps_done = 5, .lr = 0.1, .momentum = 0.9, .seed = 1, .num_units = 2};
+  CheckpointMeta meta;
+  meta.steps_done = 5;
+  meta.lr = 0.1;
+  meta.momentum = 0.9;
+  meta.seed = 1;
+  meta.num_units = 2;
   ASSERT_TRUE(WriteMeta(root, meta).ok());
   ASSERT_TRUE(WriteUnitState(root, 5, 0, Sample(1)).ok());
   ASSERT_TRUE(WriteUnitState(root, 5, 1, Sample(2)).ok());

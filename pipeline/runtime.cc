@@ -421,7 +421,10 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   const std::vector<int> group = ReplicaGroup(job, stage);
   const bool opportunistic = job.opportunistic && job.schedule == ScheduleKind::kVaruna;
 
-  WorkerReport report{.rank = rank, .stage = stage, .replica = replica};
+  WorkerReport report;
+  report.rank = rank;
+  report.stage = stage;
+  report.replica = replica;
   std::vector<double> task_s[3];  // durations per task kind, warm-up step excluded
   double activation_bytes = 0;
   for (int64_t step = first_step; step < first_step + job.steps; ++step) {
