@@ -500,11 +500,11 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
       return Status::Ok();
     }
     TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
-    executing_.insert(cache_key);
     for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
     uint64_t version = state_->version();
     if (options_.faults.stale_state && version > 1) --version;
     TESSERA_ASSIGN_OR_RETURN(tree, state_->TreeAt(version));
+    executing_.insert(cache_key);  // erased below on every path
   }
   // The heavy part runs outside the lock, on an immutable tree.
   Status status = [&]() -> Status {
