@@ -3,7 +3,9 @@
 # loopback; two basic training jobs fill the cluster, a premium job arrives, a basic job is
 # checkpointed and preempted within a step, the premium job gets its workers at once, and the
 # basic job later resumes from its checkpoint and ends with exactly the parameters of an
-# uninterrupted run. Every process started here is stopped on exit, even on failure.
+# uninterrupted run. Then (with lr built) lr-train runs as a cluster job, is preempted by a
+# premium job, resumes and ends exactly like an uninterrupted lr-train run. Every process
+# started here is stopped on exit, even on failure.
 set -euo pipefail
 bin=${TESSERA_BIN:?set TESSERA_BIN to the bin directory of a build}
 out=${TESSERA_DEMO_OUT:?set TESSERA_DEMO_OUT}/cluster
@@ -102,4 +104,33 @@ echo "premium job $p got its 4 workers ${wait_s} s after submission"
 grep -o 'order to exit [0-9.]* s' "$out/events.txt" | sed 's/^/checkpoint-and-exit: /' || true
 grep -o 'first step report [0-9.]* s' "$out/events.txt" |
   sed 's/^first step report/start or restore (process start to first step):/' || true
+
+# lr-train as a cluster job (job type "lr", built when lr is in TESSERA_SYSTEMS): it takes the
+# whole idle cluster, a premium job preempts it, it resumes from its own lr checkpoint and its
+# per-step log and final parameters equal an uninterrupted lr-train run.
+if [ -x "$bin/lr-cluster-job" ] && [ -e /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz ]; then
+  echo; echo "== lr-train under the scheduler, preempted by a premium job"
+  lr=(--task fmnist --train-limit 600 --test-limit 200 --batch-size 20 --epochs 5 --lr 0.05
+      --schedule knee --seed 11 --threads 1 --checkpoint-every 50)
+  l=$(ctl submit --type lr --tier basic --tenant research --workers 8 -- "${lr[@]}" --min-step-ms 20)
+  for _ in $(seq 200); do
+    step=$(ctl list | awk -v id="$l" '$1 == id { print $6 }' | cut -d/ -f1)
+    [ "${step:-0}" -ge 20 ] 2>/dev/null && break
+    sleep 0.1
+  done
+  lp=$(ctl submit --tier premium --tenant product --workers 4 -- --steps 100 --replica-ms 10)
+  ctl wait "$l" "$lp" --timeout 60
+  ctl list | tee "$out/list-4-lr.txt"
+  "$bin/lr-train" "${lr[@]}" --log-csv "$work/lr-reference.csv" >"$out/lr-reference.txt" 2>/dev/null
+  grep -h '^checkpointed\|^finished' "$work"/logs-n*/"$l"-run*.log | sed "s/^/$l: /"
+  echo "uninterrupted lr-train: $(grep -o 'last_loss=[0-9.]* .*params=[0-9a-f]*' "$out/lr-reference.txt")"
+  got=$(cat "$work"/logs-n*/"$l"-run*.log | grep '^finished ' | grep -o 'params=[0-9a-f]*')
+  ref=$(grep -o 'params=[0-9a-f]*' "$out/lr-reference.txt")
+  if [ "$got" = "$ref" ] && cmp -s "$work/jobs/$l/train.csv" "$work/lr-reference.csv"; then
+    echo "$l: per-step log ($(($(wc -l <"$work/lr-reference.csv") - 1)) steps) and parameters identical to the uninterrupted run"
+  else
+    echo "$l: DIFFERENT from the uninterrupted run"; status=1
+  fi
+  cp "$work/jobs/$l/train.csv" "$out/lr-job-train.csv"
+fi
 exit $status

@@ -12,46 +12,7 @@ int main(int argc, char** argv) {
                                 "Trains one model with a learning-rate schedule or the online "
                                 "tuner (see docs/lr.md).");
   tessera::lr::TrainConfig c;
-  auto& app = program.app();
-  app.add_option("--task", c.task, "fmnist or lm")->capture_default_str();
-  app.add_option("--model", c.model, "mlp (default) or resnet for fmnist, transformer for lm");
-  app.add_option("--optimizer", c.optimizer, "sgd (momentum), adam or adamw")
-      ->capture_default_str();
-  app.add_option("--lr", c.lr, "peak learning rate (the tuner's initial guess)")
-      ->capture_default_str();
-  app.add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str();
-  app.add_option("--weight-decay", c.weight_decay, "weight decay")->capture_default_str();
-  app.add_option("--head-lr-ratio", c.head_lr_ratio, "output layer rate / body rate")
-      ->capture_default_str();
-  app.add_option("--schedule", c.schedule, "schedule spec, e.g. knee:explore=0.5, cosine, step")
-      ->capture_default_str();
-  app.add_flag("--tune", c.tune, "use the online tuner instead of a schedule");
-  app.add_option("--epochs", c.epochs, "budget in epochs")->capture_default_str();
-  app.add_option("--steps", c.steps, "budget in steps (overrides --epochs)")->capture_default_str();
-  app.add_option("--budget-fraction", c.budget_fraction, "scale the budget (shortened budgets)")
-      ->capture_default_str();
-  app.add_option("--batch-size", c.batch_size, "minibatch size")->capture_default_str();
-  app.add_option("--seed", c.seed, "seed of initialisation and data order")->capture_default_str();
-  app.add_option("--data-dir", c.data_dir, "data directory (default: the Debian package's)");
-  app.add_option("--train-limit", c.train_limit, "first N training examples / bytes (0: all)")
-      ->capture_default_str();
-  app.add_option("--test-limit", c.test_limit, "first N test examples / LM windows (0: all / 256)")
-      ->capture_default_str();
-  app.add_option("--lm-context", c.lm_context, "LM context length")->capture_default_str();
-  app.add_option("--lm-d-model", c.lm_d_model, "LM width")->capture_default_str();
-  app.add_option("--lm-layers", c.lm_layers, "LM layers")->capture_default_str();
-  app.add_option("--lm-heads", c.lm_heads, "LM attention heads")->capture_default_str();
-  app.add_option("--evals", c.evals, "evaluations over the run (0: once per epoch)")
-      ->capture_default_str();
-  app.add_option("--log-csv", c.log_csv, "per-step CSV log (evaluations go to *.eval.csv)");
-  app.add_option("--checkpoint-dir", c.checkpoint_dir, "write checkpoint.pt here");
-  app.add_option("--checkpoint-every", c.checkpoint_every,
-                 "checkpoint every N steps (0: at stop and end)")
-      ->capture_default_str();
-  app.add_flag("--resume", c.resume, "continue from --checkpoint-dir if a checkpoint exists");
-  app.add_option("--stop-after", c.stop_after, "stop after N steps (checkpointed), as if preempted")
-      ->capture_default_str();
-  app.add_option("--threads", c.threads, "torch threads")->capture_default_str();
+  tessera::lr::AddTrainFlags(program.app(), c);
   return program.Run(argc, argv, [&]() -> tessera::Status {
     TESSERA_ASSIGN_OR_RETURN(
         auto r, tessera::lr::Train(c, [](const std::string& line) { std::cerr << line << "\n"; }));
@@ -60,7 +21,8 @@ int main(int argc, char** argv) {
         "steps={}/{} finished={} final_lr={:.6g} last_loss={:.6f} test_loss={:.6f}", r.steps_done,
         r.total_steps, r.finished ? "yes" : "no", r.final_lr, r.last_loss, r.test_loss);
     if (c.task == "fmnist") std::cout << fmt::format(" test_acc={:.4f}", r.test_accuracy);
-    std::cout << fmt::format(" seconds={:.2f}\n", r.seconds);
+    std::cout << fmt::format(" params={:016x} seconds={:.2f}\n", r.parameters_fingerprint,
+                             r.seconds);
     if (c.tune) {
       std::cout << fmt::format(
           "tuner_lr={:.6g} explore_steps={} trial_steps={} extra={:.1f}% end={}\n", r.tuner_lr,

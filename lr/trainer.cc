@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -257,6 +258,23 @@ Result<std::unique_ptr<torch::optim::Optimizer>> MakeOptimizer(const TrainConfig
   return opt;
 }
 
+// FNV-1a over the raw bytes of every parameter and buffer, in the module's order.
+uint64_t ParametersFingerprint(Net& net) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  auto add = [&](const torch::Tensor& t) {
+    torch::Tensor c = t.detach().contiguous();
+    const auto* p = static_cast<const unsigned char*>(c.data_ptr());
+    const size_t n = static_cast<size_t>(c.numel()) * c.element_size();
+    for (size_t i = 0; i < n; ++i) {
+      hash ^= p[i];
+      hash *= 0x100000001b3ULL;
+    }
+  };
+  for (const torch::Tensor& t : net.parameters()) add(t);
+  for (const torch::Tensor& t : net.buffers()) add(t);
+  return hash;
+}
+
 // Keeps the rows of a CSV whose first field is a step < `before` (and the header), so a
 // resumed run's log reads as if it had never stopped.
 Status TruncateCsv(const std::string& path, int64_t before) {
@@ -376,7 +394,19 @@ class Run {
     return Status::Ok();
   }
 
-  bool ShouldStop() const { return c_.stop_after > 0 && step_ >= c_.stop_after; }
+  // At a step boundary before the end: whether stop_after or the stop hook ends the run here.
+  bool ShouldStop() {
+    if (c_.stop_after > 0 && step_ >= c_.stop_after) return true;
+    if (c_.should_stop && c_.should_stop({.step = step_,
+                                          .total_steps = total_,
+                                          .resumed_from = resumed_from_,
+                                          .lr = last_lr_,
+                                          .loss = last_loss_})) {
+      hook_stopped_ = true;
+      return true;
+    }
+    return false;
+  }
 
   Result<TrainResult> RunSchedule() {
     const auto start = std::chrono::steady_clock::now();
@@ -385,6 +415,8 @@ class Run {
       const double loss = TrainStep();
       TESSERA_RETURN_IF_ERROR(AfterStep(lr, loss, "schedule"));
     }
+    // stop_after checkpoints in AfterStep; a stop by the hook can come at any boundary.
+    if (hook_stopped_ && !c_.checkpoint_dir.empty()) TESSERA_RETURN_IF_ERROR(SaveCheckpoint());
     return Finish(start);
   }
 
@@ -396,11 +428,13 @@ class Run {
     r.steps_done = step_;
     r.resumed_from = resumed_from_;
     r.finished = step_ >= total_;
+    r.stopped = !r.finished;
     r.final_lr = last_lr_;
     r.last_loss = last_loss_;
     r.test_loss = last_eval_.loss;
     r.test_accuracy = last_eval_.accuracy;
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.parameters_fingerprint = ParametersFingerprint(*net_);
     if (log_.is_open()) log_.flush();
     if (eval_log_.is_open()) eval_log_.flush();
     return r;
@@ -524,6 +558,7 @@ class Run {
   std::optional<ScheduleAdapter> adapter_;
   int64_t step_ = 0;
   int64_t resumed_from_ = 0;
+  bool hook_stopped_ = false;
   int64_t eval_every_ = 1;
   int64_t metric_every_ = 1;
   double window_sum_ = 0;
@@ -578,7 +613,7 @@ class TorchTrainable final : public Trainable {
 };
 
 Result<TrainResult> Run::RunTuned() {
-  if (!c_.checkpoint_dir.empty() || c_.stop_after > 0) {
+  if (!c_.checkpoint_dir.empty() || c_.stop_after > 0 || c_.should_stop) {
     return InvalidArgumentError(
         "tuner runs cannot be checkpointed or stopped early (their search state is not saved)");
   }
@@ -675,6 +710,48 @@ Result<TrainResult> Train(const TrainConfig& config, const ProgressFn& progress)
   } catch (const std::exception& e) {
     return InternalError(fmt::format("training failed: {}", e.what()));
   }
+}
+
+void AddTrainFlags(CLI::App& app, TrainConfig& c) {
+  app.add_option("--task", c.task, "fmnist or lm")->capture_default_str();
+  app.add_option("--model", c.model, "mlp (default) or resnet for fmnist, transformer for lm");
+  app.add_option("--optimizer", c.optimizer, "sgd (momentum), adam or adamw")
+      ->capture_default_str();
+  app.add_option("--lr", c.lr, "peak learning rate (the tuner's initial guess)")
+      ->capture_default_str();
+  app.add_option("--momentum", c.momentum, "SGD momentum")->capture_default_str();
+  app.add_option("--weight-decay", c.weight_decay, "weight decay")->capture_default_str();
+  app.add_option("--head-lr-ratio", c.head_lr_ratio, "output layer rate / body rate")
+      ->capture_default_str();
+  app.add_option("--schedule", c.schedule, "schedule spec, e.g. knee:explore=0.5, cosine, step")
+      ->capture_default_str();
+  app.add_flag("--tune", c.tune, "use the online tuner instead of a schedule");
+  app.add_option("--epochs", c.epochs, "budget in epochs")->capture_default_str();
+  app.add_option("--steps", c.steps, "budget in steps (overrides --epochs)")->capture_default_str();
+  app.add_option("--budget-fraction", c.budget_fraction, "scale the budget (shortened budgets)")
+      ->capture_default_str();
+  app.add_option("--batch-size", c.batch_size, "minibatch size")->capture_default_str();
+  app.add_option("--seed", c.seed, "seed of initialisation and data order")->capture_default_str();
+  app.add_option("--data-dir", c.data_dir, "data directory (default: the Debian package's)");
+  app.add_option("--train-limit", c.train_limit, "first N training examples / bytes (0: all)")
+      ->capture_default_str();
+  app.add_option("--test-limit", c.test_limit, "first N test examples / LM windows (0: all / 256)")
+      ->capture_default_str();
+  app.add_option("--lm-context", c.lm_context, "LM context length")->capture_default_str();
+  app.add_option("--lm-d-model", c.lm_d_model, "LM width")->capture_default_str();
+  app.add_option("--lm-layers", c.lm_layers, "LM layers")->capture_default_str();
+  app.add_option("--lm-heads", c.lm_heads, "LM attention heads")->capture_default_str();
+  app.add_option("--evals", c.evals, "evaluations over the run (0: once per epoch)")
+      ->capture_default_str();
+  app.add_option("--log-csv", c.log_csv, "per-step CSV log (evaluations go to *.eval.csv)");
+  app.add_option("--checkpoint-dir", c.checkpoint_dir, "write checkpoint.pt here");
+  app.add_option("--checkpoint-every", c.checkpoint_every,
+                 "checkpoint every N steps (0: at stop and end)")
+      ->capture_default_str();
+  app.add_flag("--resume", c.resume, "continue from --checkpoint-dir if a checkpoint exists");
+  app.add_option("--stop-after", c.stop_after, "stop after N steps (checkpointed), as if preempted")
+      ->capture_default_str();
+  app.add_option("--threads", c.threads, "torch threads")->capture_default_str();
 }
 
 }  // namespace tessera::lr

@@ -15,6 +15,11 @@
 // the optimizer state, the step, every group's learning rate (libtorch 1.13 drops them on load),
 // the schedule's state (reduce-on-plateau) and a fingerprint of the config, so resuming with a
 // different config is refused.
+//
+// Stop hook: TrainConfig::should_stop is asked at every step boundary whether to stop there; a
+// run it stops is checkpointed (when checkpoint_dir is set) and returns unfinished, exactly like
+// one cut short by stop_after. A job scheduler wraps its preemption orders in it
+// (cluster/job/lr_job.h) without lr knowing of any scheduler.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +29,23 @@
 #include "core/status.h"
 #include "lr/tuner.h"
 
+namespace CLI {
+class App;
+}  // namespace CLI
+
 namespace tessera::lr {
+
+// A step boundary, as the stop hook sees it: `step` updates are done, update `step` is next.
+struct StepInfo {
+  int64_t step = 0;
+  int64_t total_steps = 0;
+  int64_t resumed_from = 0;  // step this run started at
+  double lr = 0;             // first group's rate at the last step done (0 before any)
+  double loss = 0;           // training loss of the last step done (0 before any)
+};
+
+// Returns true to stop the run at this boundary.
+using StopFn = std::function<bool(const StepInfo&)>;
 
 struct TrainConfig {
   std::string task = "fmnist";    // "fmnist" or "lm"
@@ -61,6 +82,10 @@ struct TrainConfig {
   bool resume = false;           // continue from <checkpoint_dir>/checkpoint.pt if it exists
   int64_t stop_after = 0;        // stop (after checkpointing) once this many steps are done
   int threads = 1;               // torch::set_num_threads
+  // Asked before every update of a schedule run (not after the last one); true stops the run
+  // there, checkpointed when checkpoint_dir is set. Not part of the checkpoint's config
+  // fingerprint. Tuner runs refuse it (their search state is not checkpointed).
+  StopFn should_stop;
 };
 
 struct TrainResult {
@@ -68,11 +93,15 @@ struct TrainResult {
   int64_t steps_done = 0;    // == total_steps unless stop_after cut the run short
   int64_t resumed_from = 0;  // step the run resumed at (0: fresh)
   bool finished = false;
+  bool stopped = false;      // should_stop or stop_after ended the run before its budget
   double final_lr = 0;       // first group's rate at the last step done
   double last_loss = 0;      // training loss of the last step done
   double test_loss = 0;      // final evaluation (cross-entropy, nats; per byte for lm)
   double test_accuracy = 0;  // fmnist only, in [0, 1]
   double seconds = 0;        // wall time of the training loop
+  // FNV-1a (64 bit) over the bytes of every parameter and buffer of the model at the end: equal
+  // fingerprints of two runs mean bit-identical models.
+  uint64_t parameters_fingerprint = 0;
   // Tuner runs only:
   double tuner_lr = 0;
   int64_t tuner_explore_steps = 0;
@@ -84,5 +113,9 @@ struct TrainResult {
 using ProgressFn = std::function<void(const std::string&)>;
 
 Result<TrainResult> Train(const TrainConfig& config, const ProgressFn& progress = {});
+
+// Adds lr-train's flags (--task, --lr, --schedule, ..., --threads) for `config` to `app`, so every
+// program that runs Train() takes the same command line.
+void AddTrainFlags(CLI::App& app, TrainConfig& config);
 
 }  // namespace tessera::lr

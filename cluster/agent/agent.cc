@@ -44,6 +44,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       grpc::CreateCustomChannel(options_.scheduler, grpc::InsecureChannelCredentials(), args);
   auto stub = rpc::Scheduler::NewStub(channel);
   RunManager runs({.job_binary = options_.job_binary,
+                   .job_programs = options_.job_programs,
                    .log_dir = options_.log_dir,
                    .stop_timeout = options_.stop_timeout});
   bool registered = false;

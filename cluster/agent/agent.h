@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <string>
 
 #include "cluster/agent/run_manager.h"
@@ -23,8 +24,9 @@ namespace tessera::cluster {
 struct AgentOptions {
   std::string node_id;
   int slots = 0;
-  std::string scheduler;  // host:port
-  std::filesystem::path job_binary;
+  std::string scheduler;                                      // host:port
+  std::filesystem::path job_binary;                           // default job type
+  std::map<std::string, std::filesystem::path> job_programs;  // other types (RunManagerOptions)
   std::filesystem::path log_dir;
   std::chrono::milliseconds heartbeat_interval{100};
   std::chrono::milliseconds poll_interval{20};  // how often runs are checked between heartbeats

@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "cluster/agent/agent.h"
+#include "cluster/job/job_type.h"
 #include "core/cli.h"
 
 namespace {
@@ -21,6 +24,7 @@ int main(int argc, char** argv) {
                        "checkpoints, resumes, migrates and resizes jobs on its orders.");
   AgentOptions options;
   std::string job_binary, log_dir;
+  std::vector<std::string> job_programs;
   int heartbeat_ms = 100;
   auto& app = program.app();
   app.add_option("--node-id", options.node_id, "This node's name (required)");
@@ -30,6 +34,9 @@ int main(int argc, char** argv) {
   app.add_option("--scheduler", options.scheduler, "Scheduler address, host:port (required)");
   app.add_option("--job-binary", job_binary,
                  "Training job program (default: cluster-train-job beside this binary)");
+  app.add_option("--job-program", job_programs,
+                 "TYPE=PATH: the program of job type TYPE (default: beside this binary; "
+                 "lr: lr-cluster-job)");
   app.add_option("--log-dir", log_dir, "Where job logs go (required)");
   app.add_option("--heartbeat-ms", heartbeat_ms, "Heartbeat period")
       ->capture_default_str()
@@ -46,13 +53,24 @@ int main(int argc, char** argv) {
     if (options.slots == 0) return cli::UsageError("--slots is required");
     if (options.scheduler.empty()) return cli::UsageError("--scheduler is required");
     if (log_dir.empty()) return cli::UsageError("--log-dir is required");
-    if (job_binary.empty()) {
-      std::error_code ec;
-      auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-      if (ec) return InternalError("cannot locate this binary: " + ec.message());
-      job_binary = (self.parent_path() / "cluster-train-job").string();
+    std::error_code ec;
+    auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (ec) return InternalError("cannot locate this binary: " + ec.message());
+    for (const JobType& type : JobTypes()) {
+      options.job_programs[std::string(type.name)] = self.parent_path() / type.program;
     }
-    options.job_binary = job_binary;
+    for (const std::string& entry : job_programs) {
+      const size_t eq = entry.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
+        return cli::UsageError("--job-program takes TYPE=PATH, not " + entry);
+      }
+      if (FindJobType(entry.substr(0, eq)) == nullptr) {
+        return cli::UsageError("--job-program: unknown job type " + entry.substr(0, eq));
+      }
+      options.job_programs[entry.substr(0, eq)] = entry.substr(eq + 1);
+    }
+    if (!job_binary.empty()) options.job_programs[kDefaultJobType] = job_binary;
+    options.job_binary = options.job_programs[kDefaultJobType];
     options.log_dir = log_dir;
     options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
     options.stop_timeout = std::chrono::milliseconds(static_cast<int64_t>(stop_timeout_s * 1000));

@@ -6,6 +6,8 @@
 #include <set>
 #include <thread>
 
+#include "cluster/job/job_type.h"
+
 namespace tessera::cluster {
 
 namespace {
@@ -39,9 +41,26 @@ void RunManager::Start(Run& run) {
     run.exited_at = Clock::now();
     return;
   }
+  auto fail = [&](const Status& s) {
+    spdlog::error("{} run {}: {}", a.job_id(), a.run(), s.ToString());
+    run.report.set_exit(rpc::RunReport::CRASHED);
+    run.report.set_exit_code(127);
+    run.exited_at = Clock::now();
+  };
+  Result<JobCommand> command =
+      SplitJobType(std::vector<std::string>(a.args().begin(), a.args().end()));
+  if (!command.ok()) return fail(command.status());
+  std::filesystem::path program = options_.job_binary;
+  if (command->type != kDefaultJobType) {
+    auto it = options_.job_programs.find(command->type);
+    if (it == options_.job_programs.end()) {
+      return fail(NotFoundError("no program for job type " + command->type + " on this node"));
+    }
+    program = it->second;
+  }
   ProcessOptions po;
-  po.argv.push_back(options_.job_binary.string());
-  for (const std::string& arg : a.args()) po.argv.push_back(arg);
+  po.argv.push_back(program.string());
+  for (const std::string& arg : command->args) po.argv.push_back(arg);
   po.argv.push_back("--world-size");
   po.argv.push_back(std::to_string(a.world_size()));
   po.env = {{kEnvJobId, a.job_id()},
@@ -49,15 +68,9 @@ void RunManager::Start(Run& run) {
             {kEnvJobWorkers, std::to_string(a.workers())}};
   po.log_file = options_.log_dir / (a.job_id() + "-run" + std::to_string(a.run()) + ".log");
   Result<Process> process = Process::Spawn(po);
-  if (!process.ok()) {
-    spdlog::error("{} run {}: {}", a.job_id(), a.run(), process.status().ToString());
-    run.report.set_exit(rpc::RunReport::CRASHED);
-    run.report.set_exit_code(127);
-    run.exited_at = Clock::now();
-    return;
-  }
-  spdlog::info("{} run {}: started pid {} with {} worker(s), world size {}", a.job_id(), a.run(),
-               process->pid(), a.workers(), a.world_size());
+  if (!process.ok()) return fail(process.status());
+  spdlog::info("{} run {}: started {} job pid {} with {} worker(s), world size {}", a.job_id(),
+               a.run(), command->type, process->pid(), a.workers(), a.world_size());
   run.process.emplace(std::move(*process));
 }
 

@@ -5,9 +5,11 @@
 //   runs.Reconcile(reply.assignments());   // start new runs, order stops, kill unwanted runs
 //   std::vector<rpc::RunReport> reports = runs.Collect();   // poll processes and job dirs
 //
-// A run is one process of the training job binary, started with the assignment's flags plus
+// A run is one process of the job's program, started with the assignment's flags plus
 // --world-size, and the control environment of cluster/job/control.h (TESSERA_JOB_ID,
-// TESSERA_JOB_DIR, TESSERA_JOB_WORKERS). A stop is a checkpoint-and-exit order through the job
+// TESSERA_JOB_DIR, TESSERA_JOB_WORKERS). The program is the job type's (cluster/job/job_type.h):
+// a leading "--job-type=<type>" arg picks one of options.job_programs, none options.job_binary.
+// A stop is a checkpoint-and-exit order through the job
 // directory; the run's exit report then tells an obeyed order (CHECKPOINTED), a completed job
 // (FINISHED) and a crash (CRASHED: no exit report or a non-zero exit code) apart.
 //
@@ -33,7 +35,10 @@
 namespace tessera::cluster {
 
 struct RunManagerOptions {
-  std::filesystem::path job_binary;
+  std::filesystem::path job_binary;  // the default job type's program
+  // Programs of the other job types, by type name (e.g. "lr" -> bin/lr-cluster-job). A run of a
+  // type without a program here crashes at once (exit code 127).
+  std::map<std::string, std::filesystem::path> job_programs;
   std::filesystem::path log_dir;  // <job>-run<N>.log per run
   // A run that has not exited this long after a stop order is killed (and reported CRASHED, so
   // the job restarts from its last periodic checkpoint): a hung job must not hold slots forever.

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 namespace tessera::cluster {
@@ -132,6 +133,50 @@ TEST_F(RunManagerTest, MissingJobBinaryIsACrashNotAHang) {
   RunManager broken({.job_binary = root_ / "no-such-binary", .log_dir = root_});
   broken.Reconcile(std::vector{Assign("j1", 1, "obey")});
   auto reports = broken.Collect();
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].exit(), rpc::RunReport::CRASHED);
+  EXPECT_EQ(reports[0].exit_code(), 127);
+}
+
+TEST_F(RunManagerTest, AJobTypeArgPicksItsProgramAndIsStripped) {
+  // The "lr" program finishes at step 7 when its first arg is "finish", i.e. only if the agent
+  // stripped --job-type=lr from the args.
+  std::ofstream(root_ / "lr.sh") << "#!/bin/sh\n[ \"$1\" = finish ] || exit 4\n"
+                                    "echo \"finished step=7\" > \"$TESSERA_JOB_DIR/exit\"\n";
+  ::chmod((root_ / "lr.sh").c_str(), 0755);
+  RunManager typed({.job_binary = root_ / "job.sh",
+                    .job_programs = {{"lr", root_ / "lr.sh"}},
+                    .log_dir = root_});
+  rpc::Assignment lr = Assign("j1", 1, "finish");
+  lr.clear_args();
+  lr.add_args("--job-type=lr");
+  lr.add_args("finish");
+  rpc::Assignment unknown = Assign("j2", 1, "finish");
+  unknown.clear_args();
+  unknown.add_args("--job-type=quantum");
+  typed.Reconcile(std::vector{lr, unknown, Assign("j3", 1, "finish")});
+  std::map<std::string, rpc::RunReport> done;
+  for (int i = 0; i < 2000 && done.size() < 3; ++i) {
+    for (const auto& r : typed.Collect()) {
+      if (r.exit() != rpc::RunReport::RUNNING) done[r.job_id()] = r;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_EQ(done["j1"].exit(), rpc::RunReport::FINISHED);
+  EXPECT_EQ(done["j1"].step(), 7);
+  EXPECT_EQ(done["j2"].exit(), rpc::RunReport::CRASHED);
+  EXPECT_EQ(done["j2"].exit_code(), 127);
+  EXPECT_EQ(done["j3"].exit(), rpc::RunReport::FINISHED);  // no type: the default program
+  EXPECT_EQ(done["j3"].step(), 9);
+}
+
+TEST_F(RunManagerTest, AJobTypeWithoutAProgramIsACrash) {
+  rpc::Assignment lr = Assign("j1", 1, "finish");
+  lr.clear_args();
+  lr.add_args("--job-type=lr");
+  runs_->Reconcile(std::vector{lr});
+  auto reports = runs_->Collect();
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].exit(), rpc::RunReport::CRASHED);
   EXPECT_EQ(reports[0].exit_code(), 127);

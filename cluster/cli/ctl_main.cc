@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "cluster/cli/ctl.h"
+#include "cluster/job/job_type.h"
 #include "core/cli.h"
 
 int main(int argc, char** argv) {
@@ -17,6 +18,14 @@ int main(int argc, char** argv) {
   std::string tier = "basic", tenant = "default";
   int workers = 1, min_workers = 0;
   std::vector<std::string> job_args;
+  std::string job_type = kDefaultJobType;
+  std::vector<std::string> type_names;
+  std::string type_help = "Job type, i.e. the program the agent runs:";
+  for (const JobType& t : JobTypes()) {
+    type_names.emplace_back(t.name);
+    type_help += (type_names.size() == 1 ? " " : "; ") + std::string(t.name) + " (" +
+                 std::string(t.program) + ", " + std::string(t.description) + ")";
+  }
   auto* submit_cmd = app.add_subcommand("submit", "Submit a training job; prints its id");
   submit_cmd->add_option("--tier", tier, "premium, standard or basic")
       ->capture_default_str()
@@ -28,7 +37,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   submit_cmd->add_option("--min-workers", min_workers,
                          "Fewest workers it may be shrunk to (default: --workers)");
-  submit_cmd->add_option("job_args", job_args, "Training job flags, after --");
+  submit_cmd->add_option("--type", job_type, type_help)
+      ->capture_default_str()
+      ->check(CLI::IsMember(type_names));
+  submit_cmd->add_option("job_args", job_args, "The job program's flags, after --");
 
   auto* list_cmd = app.add_subcommand("list", "Jobs as a table");
   std::string cancel_id;
@@ -60,7 +72,11 @@ int main(int argc, char** argv) {
       submit.set_tenant(tenant);
       submit.set_requested_workers(workers);
       submit.set_min_workers(min_workers);
-      for (const auto& a : job_args) submit.add_args(a);
+      const std::vector<std::string> args = JoinJobType({.type = job_type, .args = job_args});
+      if (Result<JobCommand> check = SplitJobType(args); !check.ok()) {
+        return cli::UsageError(check.status().message());
+      }
+      for (const auto& a : args) submit.add_args(a);
       TESSERA_ASSIGN_OR_RETURN(std::string id, client.Submit(submit));
       std::printf("%s\n", id.c_str());
     } else if (list_cmd->parsed()) {

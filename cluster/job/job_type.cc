@@ -1,0 +1,69 @@
+#include "cluster/job/job_type.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace tessera::cluster {
+
+namespace {
+
+constexpr std::array<JobType, 2> kJobTypes = {{
+    {"mlp", "cluster-train-job", "data-parallel MLP with replica splicing"},
+    {"lr", "lr-cluster-job", "lr-train (Fashion-MNIST or character LM) with an lr schedule"},
+}};
+
+bool IsTypeFlag(std::string_view arg) {
+  return arg == kJobTypeFlag || arg.starts_with(std::string(kJobTypeFlag) + "=");
+}
+
+std::string KnownTypes() {
+  std::string out;
+  for (const JobType& t : kJobTypes) out += (out.empty() ? "" : ", ") + std::string(t.name);
+  return out;
+}
+
+}  // namespace
+
+std::span<const JobType> JobTypes() { return kJobTypes; }
+
+const JobType* FindJobType(std::string_view name) {
+  for (const JobType& t : kJobTypes) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> JoinJobType(const JobCommand& command) {
+  std::vector<std::string> out;
+  if (command.type != kDefaultJobType) {
+    out.push_back(fmt::format("{}={}", kJobTypeFlag, command.type));
+  }
+  out.insert(out.end(), command.args.begin(), command.args.end());
+  return out;
+}
+
+Result<JobCommand> SplitJobType(const std::vector<std::string>& args) {
+  JobCommand command;
+  size_t first = 0;
+  if (!args.empty() && IsTypeFlag(args[0])) {
+    if (args[0] == kJobTypeFlag) {
+      return InvalidArgumentError(fmt::format("write {}=<type>", kJobTypeFlag));
+    }
+    command.type = args[0].substr(std::string_view(kJobTypeFlag).size() + 1);
+    first = 1;
+  }
+  if (FindJobType(command.type) == nullptr) {
+    return InvalidArgumentError(
+        fmt::format("unknown job type '{}' ({})", command.type, KnownTypes()));
+  }
+  for (size_t i = first; i < args.size(); ++i) {
+    if (IsTypeFlag(args[i])) {
+      return InvalidArgumentError(fmt::format("{} must be the job's first arg", kJobTypeFlag));
+    }
+    command.args.push_back(args[i]);
+  }
+  return command;
+}
+
+}  // namespace tessera::cluster

@@ -1,0 +1,50 @@
+// Job types: which program a node agent runs for a job.
+//
+// The wire protocol carries a job's command line as opaque args, which the scheduler stores and
+// hands to the agent unchanged. A job of a type other than the default names it in a leading
+// "--job-type=<type>" arg (cluster-ctl submit --type lr adds it); the agent strips it and runs
+// that type's program with the remaining args. Programs are found beside cluster-agent:
+//
+//   mlp  cluster-train-job  the data-parallel MLP with replica splicing (cluster/job/trainer.h)
+//   lr   lr-cluster-job     lr-train's harness under the control interface (cluster/job/lr_job.h)
+//
+//   TESSERA_ASSIGN_OR_RETURN(JobCommand command, SplitJobType(assignment_args));
+//   program = programs.at(command.type);  argv = {program, command.args..., --world-size, W}
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera::cluster {
+
+inline constexpr char kJobTypeFlag[] = "--job-type";
+inline constexpr char kDefaultJobType[] = "mlp";
+
+struct JobType {
+  std::string_view name;
+  std::string_view program;  // file name of the program, installed beside cluster-agent
+  std::string_view description;
+};
+
+// Every known type, the default first.
+std::span<const JobType> JobTypes();
+// nullptr when `name` is not a known type.
+const JobType* FindJobType(std::string_view name);
+
+struct JobCommand {
+  std::string type = kDefaultJobType;
+  std::vector<std::string> args;  // the program's own flags
+
+  friend bool operator==(const JobCommand&, const JobCommand&) = default;
+};
+
+// The job's args as submitted: a leading "--job-type=<type>" if the type is not the default.
+std::vector<std::string> JoinJobType(const JobCommand& command);
+// The inverse. INVALID_ARGUMENT for an unknown type or a --job-type that is not the first arg.
+Result<JobCommand> SplitJobType(const std::vector<std::string>& args);
+
+}  // namespace tessera::cluster

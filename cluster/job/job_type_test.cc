@@ -1,0 +1,44 @@
+#include "cluster/job/job_type.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::cluster {
+namespace {
+
+TEST(JobTypeTest, DefaultTypeAddsNoArg) {
+  JobCommand command{.type = "mlp", .args = {"--steps", "10"}};
+  std::vector<std::string> args = JoinJobType(command);
+  EXPECT_EQ(args, (std::vector<std::string>{"--steps", "10"}));
+  Result<JobCommand> split = SplitJobType(args);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(*split, command);
+}
+
+TEST(JobTypeTest, OtherTypeTravelsAsLeadingArg) {
+  JobCommand command{.type = "lr", .args = {"--task", "fmnist"}};
+  std::vector<std::string> args = JoinJobType(command);
+  EXPECT_EQ(args, (std::vector<std::string>{"--job-type=lr", "--task", "fmnist"}));
+  Result<JobCommand> split = SplitJobType(args);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(*split, command);
+}
+
+TEST(JobTypeTest, UnknownOrMisplacedTypeIsRejected) {
+  EXPECT_EQ(SplitJobType({"--job-type=quantum"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitJobType({"--job-type", "lr"}).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitJobType({"--steps", "1", "--job-type=lr"}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
+TEST(JobTypeTest, EveryTypeHasAProgram) {
+  ASSERT_FALSE(JobTypes().empty());
+  EXPECT_EQ(JobTypes().front().name, kDefaultJobType);
+  for (const JobType& t : JobTypes()) {
+    EXPECT_EQ(FindJobType(t.name), &t);
+    EXPECT_FALSE(t.program.empty());
+  }
+  EXPECT_EQ(FindJobType("nope"), nullptr);
+}
+
+}  // namespace
+}  // namespace tessera::cluster
