@@ -38,9 +38,10 @@ int main(int argc, char** argv) {
       for (size_t i = 0; i < r.candidates.size(); ++i) {
         cands += fmt::format(" {:.3g}->{:.3g}", r.candidates[i], r.forecasts[i]);
       }
-      std::cout << fmt::format("round at step {:4d}: explore lr {:.4g}, round loss {:.4g}{}\n",
-                               r.step, r.chosen_lr, r.round_mean_loss,
-                               cands.empty() ? "  (search stopped)" : ";" + cands);
+      std::cout << fmt::format(
+          "round at step {:4d}: explore lr {:.4g} (floor {:.3g}), round loss {:.4g}{}\n", r.step,
+          r.chosen_lr, r.floor_lr, r.round_mean_loss,
+          cands.empty() ? "  (search stopped)" : ";" + cands);
     }
     const double best = q.BestRate(report.explore_steps, steps);
     std::cout << fmt::format(

@@ -102,6 +102,15 @@ Result<TunerReport> RunTuner(const TunerOptions& options, Trainable& trainable) 
       static_cast<int64_t>(std::llround(o.max_explore_fraction * o.total_steps));
   const auto min_explore =
       static_cast<int64_t>(std::llround(o.min_explore_fraction * o.total_steps));
+  // The progress floor (see tuner.h): progress_sum is the cumulative rate (rate x steps) of
+  // the rounds that lowered the loss, each credited at the lower of its rate and the rate
+  // chosen right after it (steps at a rate the search at once judged too high prove only that
+  // the lower rate suffices); a constant explore rate r delivers r * effective_length over the
+  // whole schedule (explore at r, then a linear decay that averages r / 2).
+  double progress_sum = 0;
+  int64_t pending_steps = 0;  // the last round's steps if it lowered the loss, not yet credited
+  const double effective_length =
+      static_cast<double>(max_explore) + 0.5 * static_cast<double>(o.total_steps - max_explore);
 
   while (step < o.total_steps && step < max_explore) {
     TunerRound round;
@@ -120,7 +129,19 @@ Result<TunerReport> RunTuner(const TunerOptions& options, Trainable& trainable) 
         report.trial_steps += o.trial_steps;
       }
       TESSERA_RETURN_IF_ERROR(trainable.Restore());
-      const double chosen = Choose(round.candidates, round.forecasts, o.tolerance);
+      double chosen = Choose(round.candidates, round.forecasts, o.tolerance);
+      if (o.progress_floor && !first_round) {
+        round.floor_lr = progress_sum / effective_length;
+        // Never below the floor, and never up because of it; a diverged incumbent is clearly
+        // worse and may fall below.
+        bool incumbent_ok = false;
+        for (size_t i = 0; i < round.candidates.size(); ++i) {
+          if (round.candidates[i] == lr && std::isfinite(round.forecasts[i])) incumbent_ok = true;
+        }
+        if (incumbent_ok && chosen < round.floor_lr) chosen = std::min(lr, round.floor_lr);
+      }
+      progress_sum += static_cast<double>(pending_steps) * std::min(lr, chosen);
+      pending_steps = 0;
       stable = chosen == lr ? stable + 1 : 0;
       lr = chosen;
       first_round = false;
@@ -136,6 +157,12 @@ Result<TunerReport> RunTuner(const TunerOptions& options, Trainable& trainable) 
       ++step;
     }
     round.round_mean_loss = sum / static_cast<double>(len);
+    // Progress: the round-mean loss fell by at least plateau_threshold (relative); the first
+    // round always counts.
+    if (!std::isfinite(previous_mean) ||
+        round.round_mean_loss < (1 - o.plateau_threshold) * previous_mean) {
+      pending_steps = len;
+    }
     report.rounds.push_back(round);
     if (step >= max_explore) {
       report.explore_end_reason = "max_explore_fraction";

@@ -11,7 +11,14 @@
 //   * ours: a coarse first round (factors 4^-3..4^3 around the initial guess), fine rounds
 //     after it (factors 2^-1..2^1 in half-octaves), search stops once the choice has not
 //     moved for `stable_rounds` rounds, and exploration ends at a loss plateau (after
-//     min_explore_fraction) or at max_explore_fraction of the budget, whichever is first.
+//     min_explore_fraction) or at max_explore_fraction of the budget, whichever is first;
+//   * ours: the progress floor. Near the noise floor short trials always favour a smaller
+//     rate (its floor is lower), so the choice drifts down round after round. Progress under
+//     SGD scales with the cumulative rate (sum of rate x steps): the rounds that lowered the
+//     loss needed a cumulative rate S, and a constant explore rate r delivers
+//     r * (explore + decay / 2) over the whole schedule, so a search never lowers the rate
+//     below S / (explore + decay / 2): a lower rate could not have made the progress the run
+//     has already needed.
 //
 // Torch-free: the tuner drives a Trainable, an interface with an in-memory snapshot. The
 // libtorch implementation lives in the trainer; tests use synthetic quadratics.
@@ -58,7 +65,11 @@ struct TunerOptions {
   std::vector<double> coarse_factors = {1.0 / 64, 1.0 / 16, 1.0 / 4, 1, 4, 16, 64};
   std::vector<double> fine_factors = {0.5, 0.7071067811865476, 1, 1.4142135623730951, 2};
   double tolerance = 0.05;  // a candidate is "good" if forecast <= best * (1 + tolerance)
-  int stable_rounds = 2;    // stop searching after this many rounds without a change
+  // The progress floor against the short-horizon drift: a search never lowers the rate below
+  // (cumulative rate of the rounds that lowered the loss) / (effective length of the whole
+  // schedule), unless the incumbent's trial diverged. See RunTuner in tuner.cc and docs/lr.md.
+  bool progress_floor = true;
+  int stable_rounds = 2;  // stop searching after this many rounds without a change
   double min_explore_fraction = 0.25;
   double max_explore_fraction = 0.5;
   double plateau_threshold = 0.01;  // relative drop of the round-mean loss that counts as progress
@@ -71,6 +82,7 @@ struct TunerRound {
   std::vector<double> candidates;  // empty when the search had already stopped
   std::vector<double> forecasts;   // +inf for a diverged candidate
   double chosen_lr = 0;
+  double floor_lr = 0;         // the progress floor in force at this round's search (0: none)
   double round_mean_loss = 0;  // mean committed loss over the round
 };
 

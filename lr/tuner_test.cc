@@ -45,35 +45,61 @@ TEST_P(TunerOnQuadratics, PicksWithinTwoOfTheKnownBestRate) {
   }
 }
 
+const std::vector<double> kWideSpectrum = {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 0.05, 0.1,
+                                           0.2,  0.4, 0.8, 1.6, 3.2, 6.4, 0.3, 0.6, 1.2,  2.4};
+
+// The known best rates (400 steps, 200 explored): ill-conditioned 0.19, well-conditioned
+// 0.015, noise-dominated 0.018, wide spectrum 0.30. Two runs of this grid's problems miss and
+// are not here (docs/lr.md): the ill-conditioned problem started 30x low (seed 1: 0.40x) and
+// the well-conditioned one started 20x high (seed 2: 2.05x).
 INSTANTIATE_TEST_SUITE_P(
     Quadratics, TunerOnQuadratics,
     ::testing::Values(
         // Ill-conditioned (curvatures 0.1 .. 10), little noise: the best rate is set by the
-        // curvatures (near 2 / (h_min + h_max)). Start 20x too high (diverging). (Started 30x
-        // too low instead, seed 1 ends 2.5x below the best rate: see docs/lr.md.)
+        // curvatures (near 2 / (h_min + h_max)). Start 20x too high (diverging).
         Case{"ill-conditioned-high-start", {0.1, 0.3, 1, 3, 10}, 0.05, 4.0},
-        // Wider spectrum in 20 dimensions, start 10x low.
-        Case{"wide-spectrum",
-             {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 0.05, 0.1,
-              0.2,  0.4, 0.8, 1.6, 3.2, 6.4, 0.3, 0.6, 1.2,  2.4},
-             0.05,
-             0.03},
-        // The same spectrum started 10x too high (diverging).
-        Case{"wide-spectrum-high-start",
-             {0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 0.05, 0.1,
-              0.2,  0.4, 0.8, 1.6, 3.2, 6.4, 0.3, 0.6, 1.2,  2.4},
-             0.05,
-             3.0},
-        // Noise-dominated: the best rate is far below 1/h because of the noise floor. (A
-        // well-conditioned quadratic with little noise is NOT among these cases: there the
-        // tuner chases the noise floor downwards and ends 2.6x below the best rate; see
-        // docs/lr.md, "short-horizon bias".)
-        Case{"noisy", std::vector<double>(50, 1.0), 1.0, 0.3}),
+        // Well-conditioned, little noise, started 30x low: the loss reaches its noise floor
+        // within a few rounds, after which short trials always favour a smaller rate. Without
+        // the progress floor the tuner ended 0.37-0.53x the best rate here.
+        Case{"well-conditioned-low-start", std::vector<double>(50, 2.0), 0.05, 0.0005},
+        // Wider spectrum in 20 dimensions, started 10x low and 10x high (diverging).
+        Case{"wide-spectrum", kWideSpectrum, 0.05, 0.03},
+        Case{"wide-spectrum-high-start", kWideSpectrum, 0.05, 3.0},
+        // Noise-dominated: the best rate is far below 1/h because of the noise floor. Started
+        // 17x high and 9x low (0.45x for seed 2 without the progress floor).
+        Case{"noisy", std::vector<double>(50, 1.0), 1.0, 0.3},
+        Case{"noisy-low-start", std::vector<double>(50, 1.0), 1.0, 0.002}),
     [](const auto& info) {
       std::string n = info.param.name;
       for (char& ch : n) ch = ch == '-' ? '_' : ch;
       return n;
     });
+
+TEST(Tuner, ProgressFloorStopsTheDownwardDrift) {
+  // The well-conditioned problem, seed 2: without the floor the choice drifts to 0.37x the
+  // known best rate; with it, the floor holds it within 2x and is reported per round.
+  const int64_t total = 400;
+  for (bool floor : {false, true}) {
+    NoisyQuadratic q(std::vector<double>(50, 2.0), 3.0, 0.05, 2);
+    TunerOptions o{.initial_lr = 0.0005, .total_steps = total, .progress_floor = floor};
+    auto report = RunTuner(o, q).value();
+    const double best = q.BestRate(report.explore_steps, total);
+    if (floor) {
+      EXPECT_GE(report.chosen_lr, best / 2);
+      EXPECT_LE(report.chosen_lr, best * 2);
+      EXPECT_GT(report.rounds.back().floor_lr, 0.0);
+      // A search never lowers the rate below the floor (it never raises it because of it).
+      for (size_t i = 1; i < report.rounds.size(); ++i) {
+        const auto& r = report.rounds[i];
+        if (r.candidates.empty()) continue;
+        EXPECT_GE(r.chosen_lr, std::min(r.floor_lr, report.rounds[i - 1].chosen_lr)) << i;
+      }
+    } else {
+      EXPECT_LT(report.chosen_lr, best / 2);
+      for (const auto& r : report.rounds) EXPECT_EQ(r.floor_lr, 0.0);
+    }
+  }
+}
 
 TEST(Tuner, PrefersTheLargestGoodRate) {
   // Flat landscape (sigma = 0, h tiny): every candidate forecasts nearly the same loss, so the
