@@ -1,11 +1,11 @@
-#include "ledger/crypto/bytes.h"
+#include "core/hex.h"
 
-namespace tessera::ledger {
+namespace tessera {
 
 std::string ToHex(ByteSpan bytes) {
   static constexpr char kDigits[] = "0123456789abcdef";
   std::string out;
-  out.reserve(bytes.size() * 2);
+  out.reserve(2 * bytes.size());
   for (uint8_t b : bytes) {
     out.push_back(kDigits[b >> 4]);
     out.push_back(kDigits[b & 0xf]);
@@ -23,6 +23,7 @@ int HexValue(char c) {
 }  // namespace
 
 Result<std::vector<uint8_t>> FromHex(std::string_view hex) {
+  if (hex.size() >= 2 && hex[0] == '0' && (hex[1] == 'x' || hex[1] == 'X')) hex.remove_prefix(2);
   if (hex.size() % 2 != 0) {
     return InvalidArgumentError("hex string has odd length " + std::to_string(hex.size()));
   }
@@ -31,12 +32,12 @@ Result<std::vector<uint8_t>> FromHex(std::string_view hex) {
     int hi = HexValue(hex[2 * i]);
     int lo = HexValue(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) {
-      return InvalidArgumentError("invalid hex character at position " +
-                                  std::to_string(hi < 0 ? 2 * i : 2 * i + 1));
+      return InvalidArgumentError("non-hex character at position " +
+                                  std::to_string(2 * i + (hi < 0 ? 0 : 1)));
     }
     out[i] = static_cast<uint8_t>(hi << 4 | lo);
   }
   return out;
 }
 
-}  // namespace tessera::ledger
+}  // namespace tessera
