@@ -2,9 +2,12 @@
 
 find_program(CCACHE_PROGRAM ccache)
 if(CCACHE_PROGRAM AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  # Sloppiness lets ccache cache translation units that use precompiled headers.
+  # Sloppiness lets ccache cache translation units that use precompiled headers; the base
+  # directory makes paths relative, so two clones of the repository (CI's fresh clone, a
+  # developer's checkout) share cache entries.
   set(_launcher ${CMAKE_COMMAND} -E env
       "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
+      "CCACHE_BASEDIR=${PROJECT_SOURCE_DIR}"
       ${CCACHE_PROGRAM})
   set(CMAKE_C_COMPILER_LAUNCHER ${_launcher})
   set(CMAKE_CXX_COMPILER_LAUNCHER ${_launcher})
