@@ -122,6 +122,11 @@ class TcpTransport final : public Transport {
     std::deque<std::pair<uint64_t, std::string>> outbox;  // guarded by mu_
     bool broken = false;                                  // guarded by mu_
     bool reader_done = false;                             // guarded by mu_
+    // The writer pops a message before writing it; `writing` covers the write itself and
+    // `lost` records a message whose write failed. A peer that reads our last message and
+    // then closes (a finished worker) must not make that already-written message look unsent.
+    bool writing = false;  // guarded by mu_
+    bool lost = false;     // guarded by mu_
     std::string error;                                    // guarded by mu_
   };
 
@@ -294,19 +299,25 @@ void TcpTransport::WriterLoop(int peer) {
       outbox_cv_.wait(lock, [&] { return stopping_ || p.broken || !p.outbox.empty(); });
       if (p.outbox.empty() || p.broken) return;
       msg = std::move(p.outbox.front());
+      p.outbox.pop_front();
+      p.writing = true;  // Flush waits for this write to end, whatever happens to the peer
     }
     char header[16];
     PutU64(header, msg.first);
     PutU64(header + 8, msg.second.size());
-    if (!WriteAll(p.fd, header, sizeof(header)) ||
-        !WriteAll(p.fd, msg.second.data(), msg.second.size())) {
+    const bool written = WriteAll(p.fd, header, sizeof(header)) &&
+                         WriteAll(p.fd, msg.second.data(), msg.second.size());
+    if (written) bytes_sent_ += msg.second.size();
+    {
+      std::lock_guard lock(mu_);
+      p.writing = false;
+      if (!written) p.lost = true;
+      outbox_cv_.notify_all();
+    }
+    if (!written) {
       MarkBroken(peer, fmt::format("sending to rank {} failed", peer));
       return;
     }
-    bytes_sent_ += msg.second.size();
-    std::lock_guard lock(mu_);
-    p.outbox.pop_front();  // popped after the write, so Flush sees in-flight messages
-    outbox_cv_.notify_all();
   }
 }
 
@@ -364,12 +375,13 @@ Status TcpTransport::Flush(Duration timeout) {
   Status result;
   const bool done = outbox_cv_.wait_for(lock, timeout, [&] {
     for (const auto& [id, p] : peers_) {
+      if (p.writing) return false;
       if (!p.outbox.empty() && !p.broken) return false;
     }
     return true;
   });
   for (const auto& [id, p] : peers_) {
-    if (p.broken && !p.outbox.empty()) return UnavailableError(p.error);
+    if (p.broken && (p.lost || !p.outbox.empty())) return UnavailableError(p.error);
   }
   if (!done) return DeadlineExceededError(fmt::format("rank {}: sends not flushed", rank_));
   return result;
