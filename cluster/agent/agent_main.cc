@@ -1,5 +1,4 @@
 // cluster-agent: the node agent daemon (see agent.h).
-#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -10,11 +9,7 @@
 #include "cluster/agent/agent.h"
 #include "cluster/job/job_type.h"
 #include "core/cli.h"
-
-namespace {
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
-}  // namespace
+#include "core/stop_signal.h"
 
 int main(int argc, char** argv) {
   using namespace tessera;
@@ -74,10 +69,6 @@ int main(int argc, char** argv) {
     options.log_dir = log_dir;
     options.heartbeat_interval = std::chrono::milliseconds(heartbeat_ms);
     options.stop_timeout = std::chrono::milliseconds(static_cast<int64_t>(stop_timeout_s * 1000));
-    struct sigaction action = {};
-    action.sa_handler = OnSignal;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
-    return Agent(options).Run(g_stop);
+    return Agent(options).Run(StopOnSignals());
   });
 }

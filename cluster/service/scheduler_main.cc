@@ -1,5 +1,4 @@
 // cluster-scheduler: the scheduler daemon (see server.h, scheduler.h).
-#include <signal.h>
 
 #include <atomic>
 #include <cstdio>
@@ -8,11 +7,7 @@
 #include "cluster/service/server.h"
 #include "core/cli.h"
 #include "core/file.h"
-
-namespace {
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop.store(true); }
-}  // namespace
+#include "core/stop_signal.h"
 
 int main(int argc, char** argv) {
   using namespace tessera;
@@ -64,10 +59,7 @@ int main(int argc, char** argv) {
     options.state_dir = state_dir;
     options.job_root = job_root;
     options.tick = std::chrono::milliseconds(tick_ms);
-    struct sigaction action = {};
-    action.sa_handler = OnSignal;
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
+    const std::atomic<bool>& stop = StopOnSignals();
     TESSERA_ASSIGN_OR_RETURN(auto server, SchedulerServer::Start(options));
     std::printf("listening on port %d\n", server->port());
     if (server->metrics_port() > 0) {
@@ -79,7 +71,7 @@ int main(int argc, char** argv) {
     if (!port_file.empty()) {
       TESSERA_RETURN_IF_ERROR(WriteFileAtomically(port_file, std::to_string(server->port())));
     }
-    while (!g_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
     server->Shutdown();
     return Status::Ok();
   });

@@ -1,13 +1,7 @@
 // ledger-citizen: hosts a range of citizens of a network in one process.
-#include <csignal>
-
 #include "core/cli.h"
+#include "core/stop_signal.h"
 #include "ledger/net/citizen_daemon.h"
-
-namespace {
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tessera::ledger::net;
@@ -37,8 +31,6 @@ int main(int argc, char** argv) {
     o.count = count;
     o.timing = timing;
     o.stats_file = stats;
-    std::signal(SIGTERM, OnSignal);
-    std::signal(SIGINT, OnSignal);
-    return RunCitizens(o, g_stop);
+    return RunCitizens(o, tessera::StopOnSignals());
   });
 }

@@ -1,14 +1,8 @@
 // ledger-politician: runs one politician of a network described by a genesis file.
-#include <csignal>
-
 #include "core/cli.h"
+#include "core/stop_signal.h"
 #include "ledger/crypto/key_file.h"
 #include "ledger/net/politician_server.h"
-
-namespace {
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-}  // namespace
 
 int main(int argc, char** argv) {
   using namespace tessera::ledger::net;
@@ -33,8 +27,6 @@ int main(int argc, char** argv) {
       tessera::Status s = o.faults.Add(f);
       if (!s.ok()) return tessera::cli::UsageError(s.message());
     }
-    std::signal(SIGTERM, OnSignal);
-    std::signal(SIGINT, OnSignal);
-    return RunPolitician(std::move(o), g_stop);
+    return RunPolitician(std::move(o), tessera::StopOnSignals());
   });
 }
