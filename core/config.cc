@@ -17,16 +17,26 @@ namespace {
 
 std::string TypeName(const toml::node& node) {
   switch (node.type()) {
-    case toml::node_type::table: return "table";
-    case toml::node_type::array: return "array";
-    case toml::node_type::string: return "string";
-    case toml::node_type::integer: return "integer";
-    case toml::node_type::floating_point: return "float";
-    case toml::node_type::boolean: return "boolean";
-    case toml::node_type::date: return "date";
-    case toml::node_type::time: return "time";
-    case toml::node_type::date_time: return "date-time";
-    default: return "none";
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    case toml::node_type::date:
+      return "date";
+    case toml::node_type::time:
+      return "time";
+    case toml::node_type::date_time:
+      return "date-time";
+    default:
+      return "none";
   }
 }
 
@@ -47,7 +57,9 @@ Result<std::vector<T>> GetList(const Config::Impl& impl, std::string_view key,
   toml::node_view<const toml::node> view = impl.table.at_path(key);
   if (!view) return Missing(impl.source_name, key);
   const toml::array* array = view.as_array();
-  if (array == nullptr) return WrongType(impl.source_name, key, std::string("a list of ") + std::string(want), *view.node());
+  if (array == nullptr)
+    return WrongType(impl.source_name, key, std::string("a list of ") + std::string(want),
+                     *view.node());
   std::vector<T> out;
   out.reserve(array->size());
   for (size_t i = 0; i < array->size(); ++i) {
@@ -92,8 +104,8 @@ Result<Config> Config::Parse(std::string_view toml_text, std::string_view source
     impl->table = toml::parse(toml_text, source_name);
   } catch (const toml::parse_error& error) {
     std::ostringstream message;
-    message << source_name << ":" << error.source().begin.line << ":"
-            << error.source().begin.column << ": " << error.description();
+    message << source_name << ":" << error.source().begin.line << ":" << error.source().begin.column
+            << ": " << error.description();
     return InvalidArgumentError(message.str());
   }
   return Config(std::move(impl));
@@ -172,7 +184,8 @@ Result<std::string> Config::GetStringOr(std::string_view key, std::string fallba
                                  [this](std::string_view k) { return GetString(k); });
 }
 Result<int64_t> Config::GetIntOr(std::string_view key, int64_t fallback) const {
-  return OrFallback<int64_t>(*this, key, fallback, [this](std::string_view k) { return GetInt(k); });
+  return OrFallback<int64_t>(*this, key, fallback,
+                             [this](std::string_view k) { return GetInt(k); });
 }
 Result<double> Config::GetDoubleOr(std::string_view key, double fallback) const {
   return OrFallback<double>(*this, key, fallback,

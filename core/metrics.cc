@@ -23,10 +23,14 @@ bool ValidName(std::string_view name) {
 std::string EscapeLabelValue(std::string_view value) {
   std::string out;
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -115,8 +119,8 @@ Metrics::Family& Metrics::FamilyFor(std::string_view name, std::string_view help
   if (it == families_.end()) {
     it = families_.emplace(std::string(name), Family{kind, std::string(help), {}, {}, {}}).first;
   } else if (it->second.kind != kind) {
-    std::fprintf(stderr, "metrics: '%.*s' registered as two kinds\n",
-                 static_cast<int>(name.size()), name.data());
+    std::fprintf(stderr, "metrics: '%.*s' registered as two kinds\n", static_cast<int>(name.size()),
+                 name.data());
     std::abort();
   }
   return it->second;

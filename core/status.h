@@ -94,17 +94,18 @@ class [[nodiscard]] Result {
   static_assert(!std::is_same_v<std::decay_t<T>, Status>, "Result<Status> is meaningless");
 
  public:
-  Result(const T& value) : state_(value) {}                // NOLINT: implicit by design
-  Result(T&& value) : state_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Status status) : state_(std::move(status)) {      // NOLINT: implicit by design
+  Result(const T& value) : state_(value) {}            // NOLINT: implicit by design
+  Result(T&& value) : state_(std::move(value)) {}      // NOLINT: implicit by design
+  Result(Status status) : state_(std::move(status)) {  // NOLINT: implicit by design
     if (std::get<Status>(state_).ok()) {
       state_ = Status(StatusCode::kInternal, "Result constructed from an OK status");
     }
   }
   template <typename U>
-    requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, T> &&
-             !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, Result>)
-  Result(U&& value) : state_(T(std::forward<U>(value))) {}  // NOLINT: implicit by design
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, T> &&
+           !std::is_same_v<std::decay_t<U>, Status> && !std::is_same_v<std::decay_t<U>, Result>)
+      Result(U&& value)
+      : state_(T(std::forward<U>(value))) {}  // NOLINT: implicit by design
 
   bool ok() const { return std::holds_alternative<T>(state_); }
   explicit operator bool() const { return ok(); }
@@ -155,10 +156,10 @@ void Result<T>::Die() const {
 #define TESSERA_CONCAT_(a, b) TESSERA_CONCAT_INNER_(a, b)
 
 // Returns the Status of `expr` from the enclosing function when it is not OK.
-#define TESSERA_RETURN_IF_ERROR(expr)                         \
-  do {                                                        \
-    ::tessera::Status tessera_status_ = (expr);               \
-    if (!tessera_status_.ok()) return tessera_status_;        \
+#define TESSERA_RETURN_IF_ERROR(expr)                  \
+  do {                                                 \
+    ::tessera::Status tessera_status_ = (expr);        \
+    if (!tessera_status_.ok()) return tessera_status_; \
   } while (false)
 
 // Evaluates `rexpr` (a Result<T>); on error returns its Status, else assigns the value to `lhs`
