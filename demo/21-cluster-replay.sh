@@ -10,6 +10,11 @@ out=${TESSERA_DEMO_OUT:?set TESSERA_DEMO_OUT to an output directory}
 repo=$(cd "$(dirname "$0")/.." && pwd)
 traces=${TESSERA_TRACES:-$repo/../shared/data/traces}
 mkdir -p "$out"
+if [ ! -f "$traces/philly.csv" ]; then
+  # The traces are project data kept beside the repository (shared/data/traces), not in it.
+  echo "skipped: no philly.csv in $traces (set TESSERA_TRACES to the folder holding the traces)"
+  exit 77
+fi
 echo "Tiers by a hash of the job id: 20% premium (>= 95% of ideal speed), 30% standard (>= 70%),"
 echo "50% basic (best effort). Checkpoint 10 s, restore 30 s for every preemption/resize/migration."
 "$bin/cluster-replay" --trace "$traces/philly.csv" --limit 20000 --nodes 64 --slots 8 \
