@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "cluster/job/control.h"
+#include "cluster/job/job_flags.h"
 #include "cluster/job/lr_job.h"
 #include "core/cli.h"
 #include "lr/trainer.h"
@@ -17,8 +17,7 @@ int main(int argc, char** argv) {
                        "lr-train's flags (see docs/cluster.md).");
   lr::TrainConfig config;
   LrJobOptions options;
-  std::string job_id, job_dir;
-  int workers = 0;
+  JobFlags job_flags;
   auto& app = program.app();
   lr::AddTrainFlags(app, config);
   app.add_option("--world-size", options.world_size,
@@ -27,18 +26,10 @@ int main(int argc, char** argv) {
   app.add_option("--min-step-ms", options.min_step_ms,
                  "Minimum wall time of one step (emulates a bigger model)")
       ->capture_default_str();
-  app.add_option("--job-id", job_id, std::string("Job id (default: $") + kEnvJobId + ")");
-  app.add_option("--job-dir", job_dir, std::string("Job directory (default: $") + kEnvJobDir + ")");
-  app.add_option("--workers", workers,
-                 std::string("Physical workers (default: $") + kEnvJobWorkers + ")");
+  AddJobFlags(app, job_flags);
   int code = program.Run(argc, argv, [&]() -> Status {
-    // Flags override the environment, so the binary can also be run by hand.
-    if (!job_id.empty()) ::setenv(kEnvJobId, job_id.c_str(), 1);
-    if (!job_dir.empty()) ::setenv(kEnvJobDir, job_dir.c_str(), 1);
-    if (workers != 0) ::setenv(kEnvJobWorkers, std::to_string(workers).c_str(), 1);
-    Result<JobControl> control = JobControl::FromEnvironment();
-    if (!control.ok()) return cli::UsageError(control.status().message());
-    Result<LrJobOutcome> outcome = RunLrJob(config, options, *control);
+    TESSERA_ASSIGN_OR_RETURN(JobControl control, JobControlFromFlags(job_flags));
+    Result<LrJobOutcome> outcome = RunLrJob(config, options, control);
     if (!outcome.ok() && outcome.status().code() == StatusCode::kInvalidArgument) {
       return cli::UsageError(outcome.status().message());
     }

@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "cluster/job/control.h"
+#include "cluster/job/job_flags.h"
 #include "cluster/job/trainer.h"
 #include "core/cli.h"
 
@@ -13,8 +13,7 @@ int main(int argc, char** argv) {
                        "Trains a small data-parallel MLP under the cluster control interface: "
                        "resumes from the latest checkpoint, obeys checkpoint-and-exit orders.");
   TrainConfig config;
-  std::string job_id, job_dir;
-  int workers = 0;
+  JobFlags job_flags;
   auto& app = program.app();
   app.add_option("--steps", config.total_steps, "Training steps of the whole job")
       ->capture_default_str();
@@ -30,19 +29,11 @@ int main(int argc, char** argv) {
   app.add_option("--replica-ms", config.replica_ms,
                  "Minimum wall time of one replica's step (emulates a bigger model)")
       ->capture_default_str();
-  app.add_option("--job-id", job_id, std::string("Job id (default: $") + kEnvJobId + ")");
-  app.add_option("--job-dir", job_dir, std::string("Job directory (default: $") + kEnvJobDir + ")");
-  app.add_option("--workers", workers,
-                 std::string("Physical workers (default: $") + kEnvJobWorkers + ")");
+  AddJobFlags(app, job_flags);
   int code = program.Run(argc, argv, [&]() -> Status {
     if (Status s = ValidateTrainConfig(config); !s.ok()) return cli::UsageError(s.message());
-    // Flags override the environment, so the binary can also be run by hand.
-    if (!job_id.empty()) ::setenv(kEnvJobId, job_id.c_str(), 1);
-    if (!job_dir.empty()) ::setenv(kEnvJobDir, job_dir.c_str(), 1);
-    if (workers != 0) ::setenv(kEnvJobWorkers, std::to_string(workers).c_str(), 1);
-    Result<JobControl> control = JobControl::FromEnvironment();
-    if (!control.ok()) return cli::UsageError(control.status().message());
-    TESSERA_ASSIGN_OR_RETURN(TrainOutcome outcome, RunTrainingJob(config, *control));
+    TESSERA_ASSIGN_OR_RETURN(JobControl control, JobControlFromFlags(job_flags));
+    TESSERA_ASSIGN_OR_RETURN(TrainOutcome outcome, RunTrainingJob(config, control));
     std::printf("%s step=%lld resumed_from=%lld fingerprint=%016llx loss=%.9g\n",
                 outcome.kind == ExitReport::Kind::kFinished ? "finished" : "checkpointed",
                 static_cast<long long>(outcome.step), static_cast<long long>(outcome.resumed_from),
