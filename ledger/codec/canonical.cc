@@ -42,6 +42,11 @@ CanonicalWriter& CanonicalWriter::Raw(ByteSpan bytes) {
   return *this;
 }
 
+CanonicalWriter& CanonicalWriter::Bytes(ByteSpan bytes) {
+  U32(static_cast<uint32_t>(bytes.size()));
+  return Raw(bytes);
+}
+
 Status CanonicalReader::Raw(uint8_t* out, size_t n, const char* field) {
   if (remaining() < n) {
     return InvalidArgumentError(std::string(message_) + ": truncated at offset " +
@@ -105,6 +110,14 @@ Status CanonicalReader::Count(uint32_t* count, uint32_t limit, size_t min_elemen
         " needs at least " + std::to_string(*count * min_element_size) + " bytes, " +
         std::to_string(remaining()) + " left (offset " + std::to_string(at) + ")");
   }
+  return Status::Ok();
+}
+
+Status CanonicalReader::Bytes(std::string* out, uint32_t limit, const char* field) {
+  uint32_t size;
+  TESSERA_RETURN_IF_ERROR(Count(&size, limit, 1, field));
+  out->assign(reinterpret_cast<const char*>(bytes_.data() + pos_), size);
+  pos_ += size;
   return Status::Ok();
 }
 

@@ -28,6 +28,8 @@ class CanonicalWriter {
   CanonicalWriter& U64(uint64_t v);
   CanonicalWriter& Bool(bool v) { return U8(v ? 1 : 0); }
   CanonicalWriter& Raw(ByteSpan bytes);
+  // A length-prefixed (u32) byte string.
+  CanonicalWriter& Bytes(ByteSpan bytes);
   template <size_t N>
   CanonicalWriter& Array(const std::array<uint8_t, N>& a) {
     return Raw(ByteSpan(a));
@@ -58,6 +60,8 @@ class CanonicalReader {
   // `count` elements of at least `min_element_size` bytes (so a forged count cannot make the
   // decoder reserve gigabytes).
   Status Count(uint32_t* count, uint32_t limit, size_t min_element_size, const char* field);
+  // A length-prefixed (u32) byte string of at most `limit` bytes.
+  Status Bytes(std::string* out, uint32_t limit, const char* field);
   // INVALID_ARGUMENT unless every byte was consumed.
   Status Finish() const;
 

@@ -68,13 +68,47 @@ bool VerifyTransaction(const Transaction& tx) {
 
 Hash256 TransactionId(const Transaction& tx) { return Sha256(EncodeTransaction(tx)); }
 
-Hash256 PoolHash(const std::vector<Transaction>& pool) {
+// --- AppTransaction and LedgerTx --------------------------------------------------------
+
+std::string EncodeAppTransaction(const AppTransaction& tx) {
+  CanonicalWriter w;
+  w.U8(static_cast<uint8_t>(MessageType::kAppTransaction)).U8(tx.app).Bytes(AsBytes(tx.payload));
+  return w.Take();
+}
+
+Result<AppTransaction> DecodeAppTransaction(ByteSpan bytes) {
+  CanonicalReader r(bytes, "app transaction");
+  TESSERA_RETURN_IF_ERROR(ReadType(r, MessageType::kAppTransaction));
+  AppTransaction tx;
+  TESSERA_RETURN_IF_ERROR(r.U8(&tx.app, "app"));
+  TESSERA_RETURN_IF_ERROR(r.Bytes(&tx.payload, kMaxAppPayload, "payload"));
+  TESSERA_RETURN_IF_ERROR(r.Finish());
+  return tx;
+}
+
+std::string EncodeLedgerTx(const LedgerTx& tx) {
+  if (const auto* transfer = std::get_if<Transaction>(&tx)) return EncodeTransaction(*transfer);
+  return EncodeAppTransaction(std::get<AppTransaction>(tx));
+}
+
+Result<LedgerTx> DecodeLedgerTx(ByteSpan bytes) {
+  if (!bytes.empty() && bytes[0] == static_cast<uint8_t>(MessageType::kAppTransaction)) {
+    TESSERA_ASSIGN_OR_RETURN(AppTransaction tx, DecodeAppTransaction(bytes));
+    return LedgerTx(std::move(tx));
+  }
+  TESSERA_ASSIGN_OR_RETURN(Transaction tx, DecodeTransaction(bytes));
+  return LedgerTx(tx);
+}
+
+Hash256 LedgerTxId(const LedgerTx& tx) { return Sha256(EncodeLedgerTx(tx)); }
+
+Hash256 PoolHash(const std::vector<LedgerTx>& pool) {
   Sha256Hasher h;
   h.Update("tessera/tx-pool");
   CanonicalWriter count;
   count.U32(static_cast<uint32_t>(pool.size()));
   h.Update(count.bytes());
-  for (const Transaction& tx : pool) h.Update(EncodeTransaction(tx));
+  for (const LedgerTx& tx : pool) h.Update(EncodeLedgerTx(tx));
   return h.Final();
 }
 

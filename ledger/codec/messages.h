@@ -18,6 +18,7 @@
 #pragma once
 
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/status.h"
@@ -33,6 +34,7 @@ enum class MessageType : uint8_t {
   kVote = 4,
   kBlockHeader = 5,
   kCommitteeCertificate = 6,
+  kAppTransaction = 7,
 };
 
 // List limits: generous for the protocol's sizes (research note §6: ~2000-member committees,
@@ -51,6 +53,20 @@ struct Transaction {
   Signature signature{};
   friend bool operator==(const Transaction&, const Transaction&) = default;
 };
+
+// A transaction of an application that lives in the ledger's state (ledger/state/
+// application.h): the application registered under `app` decodes, authenticates and executes
+// the payload. The ledger adds no signature: an application decides who may do what (reviews,
+// for instance, are deliberately not signed by any identity).
+inline constexpr uint32_t kMaxAppPayload = 256 * 1024;
+struct AppTransaction {
+  uint8_t app = 0;
+  std::string payload;  // at most kMaxAppPayload bytes
+  friend bool operator==(const AppTransaction&, const AppTransaction&) = default;
+};
+
+// What a pool and a block body hold: transfers and application transactions, in order.
+using LedgerTx = std::variant<Transaction, AppTransaction>;
 
 // A politician's signed commitment to the pool of transactions it froze for a block.
 struct TxPoolCommitment {
@@ -125,8 +141,19 @@ void SignTransaction(Transaction& tx, const KeyPair& from);
 bool VerifyTransaction(const Transaction& tx);
 // SHA-256 of the full encoding (signature included).
 Hash256 TransactionId(const Transaction& tx);
+
+// Encoding: type (7), app (u8), payload length (u32) and bytes.
+std::string EncodeAppTransaction(const AppTransaction& tx);
+Result<AppTransaction> DecodeAppTransaction(ByteSpan bytes);
+
+// A LedgerTx encodes as its alternative's encoding; the type byte says which.
+std::string EncodeLedgerTx(const LedgerTx& tx);
+Result<LedgerTx> DecodeLedgerTx(ByteSpan bytes);
+// SHA-256 of the encoding (for a transfer, equal to TransactionId).
+Hash256 LedgerTxId(const LedgerTx& tx);
+
 // SHA-256 over "tessera/tx-pool", the count and every transaction's encoding, in order.
-Hash256 PoolHash(const std::vector<Transaction>& pool);
+Hash256 PoolHash(const std::vector<LedgerTx>& pool);
 
 std::string EncodeTxPoolCommitment(const TxPoolCommitment& c);
 Result<TxPoolCommitment> DecodeTxPoolCommitment(ByteSpan bytes);

@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
+
+#include "ledger/state/block_transition.h"
 
 namespace tessera::ledger {
 
@@ -29,71 +30,52 @@ std::vector<Hash256> TouchedKeys(std::span<const Transaction> txs) {
   return keys;
 }
 
+namespace {
+Result<std::optional<Account>> LoadAccount(const LeafReader& state, const Hash256& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::optional<LeafValue> leaf, state.Get(key));
+  if (!leaf) return std::optional<Account>();
+  TESSERA_ASSIGN_OR_RETURN(Account account, DecodeAccount(*leaf));
+  return std::optional<Account>(account);
+}
+}  // namespace
+
+Result<AppVerdict> ApplyTransfer(const Transaction& tx, const LeafReader& state,
+                                 bool check_signature) {
+  if (tx.amount == 0) return AppVerdict::Reject("zero amount");
+  if (tx.from == tx.to) return AppVerdict::Reject("transfer to self");
+  if (check_signature && !VerifyTransaction(tx)) return AppVerdict::RejectCrypto("bad signature");
+  Hash256 from_key = AccountKey(tx.from), to_key = AccountKey(tx.to);
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Account> from, LoadAccount(state, from_key));
+  TESSERA_ASSIGN_OR_RETURN(std::optional<Account> to, LoadAccount(state, to_key));
+  if (!from) return AppVerdict::Reject("unknown sender");
+  if (from->nonce != tx.nonce) {
+    return AppVerdict::Reject("nonce " + std::to_string(tx.nonce) + ", expected " +
+                              std::to_string(from->nonce));
+  }
+  if (from->balance < tx.amount) return AppVerdict::Reject("insufficient balance");
+  uint64_t to_balance = to ? to->balance : 0;
+  if (to_balance > std::numeric_limits<uint64_t>::max() - tx.amount) {
+    return AppVerdict::Reject("receiver balance would overflow");
+  }
+  from->balance -= tx.amount;
+  from->nonce += 1;
+  Account receiver = to.value_or(Account{});
+  receiver.balance += tx.amount;
+  return AppVerdict::Accept({{from_key, EncodeAccount(*from)}, {to_key, EncodeAccount(receiver)}});
+}
+
 Result<TransferOutcome> ApplyTransfers(const LeafLookup& lookup, std::span<const Transaction> txs,
                                        bool check_signatures) {
-  // Working copies of every account touched so far (nullopt: does not exist yet).
-  std::map<Hash256, std::optional<Account>> accounts;
-  auto load = [&](const Hash256& key) -> Result<std::optional<Account>*> {
-    auto it = accounts.find(key);
-    if (it != accounts.end()) return &it->second;
-    TESSERA_ASSIGN_OR_RETURN(std::optional<LeafValue> leaf, lookup(key));
-    std::optional<Account> account;
-    if (leaf) {
-      TESSERA_ASSIGN_OR_RETURN(account, DecodeAccount(*leaf));
-    }
-    return &accounts.emplace(key, account).first->second;
-  };
-
-  TransferOutcome out;
-  std::map<Hash256, bool> dirty;
-  for (size_t i = 0; i < txs.size(); ++i) {
-    const Transaction& tx = txs[i];
-    auto reject = [&](std::string why) { out.rejected.emplace_back(i, std::move(why)); };
-    if (tx.amount == 0) {
-      reject("zero amount");
-      continue;
-    }
-    if (tx.from == tx.to) {
-      reject("transfer to self");
-      continue;
-    }
-    if (check_signatures && !VerifyTransaction(tx)) {
-      reject("bad signature");
-      continue;
-    }
-    Hash256 from_key = AccountKey(tx.from), to_key = AccountKey(tx.to);
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Account> * from, load(from_key));
-    TESSERA_ASSIGN_OR_RETURN(std::optional<Account> * to, load(to_key));
-    if (!from->has_value()) {
-      reject("unknown sender");
-      continue;
-    }
-    if ((*from)->nonce != tx.nonce) {
-      reject("nonce " + std::to_string(tx.nonce) + ", expected " + std::to_string((*from)->nonce));
-      continue;
-    }
-    if ((*from)->balance < tx.amount) {
-      reject("insufficient balance");
-      continue;
-    }
-    uint64_t to_balance = to->has_value() ? (*to)->balance : 0;
-    if (to_balance > std::numeric_limits<uint64_t>::max() - tx.amount) {
-      reject("receiver balance would overflow");
-      continue;
-    }
-    (*from)->balance -= tx.amount;
-    (*from)->nonce += 1;
-    if (!to->has_value()) *to = Account{};
-    (*to)->balance += tx.amount;
-    dirty[from_key] = true;
-    dirty[to_key] = true;
-    ++out.applied;
+  std::vector<LedgerTx> block(txs.begin(), txs.end());
+  CryptoPolicy policy;
+  const std::vector<uint32_t> none;
+  if (!check_signatures) {
+    policy.claimed_failures = &none;
+    policy.verify = [](size_t) { return false; };
   }
-  out.updates.reserve(dirty.size());
-  for (const auto& [key, unused] : dirty) {
-    out.updates.push_back({key, EncodeAccount(*accounts.at(key))});
-  }
-  return out;
+  TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome,
+                           ApplyBlock(lookup, block, BlockContext{}, AppRegistry{}, policy));
+  return TransferOutcome{std::move(outcome.updates), outcome.applied, std::move(outcome.rejected)};
 }
 
 }  // namespace tessera::ledger

@@ -25,6 +25,7 @@
 
 #include "core/status.h"
 #include "ledger/codec/messages.h"
+#include "ledger/state/application.h"
 #include "ledger/state/sparse_merkle_tree.h"
 
 namespace tessera::ledger {
@@ -41,8 +42,14 @@ struct TransferOutcome {
   std::vector<std::pair<size_t, std::string>> rejected;  // (index in block, reason)
 };
 
+// A block of transfers only (block_transition.h ApplyBlock with no applications).
 Result<TransferOutcome> ApplyTransfers(const LeafLookup& lookup, std::span<const Transaction> txs,
                                        bool check_signatures);
+
+// One transfer against `state` (the rules above): the sender's and receiver's new leaves, or
+// the reason it is skipped. With check_signature == false the signature is assumed valid.
+Result<AppVerdict> ApplyTransfer(const Transaction& tx, const LeafReader& state,
+                                 bool check_signature);
 
 // The account keys of every sender and receiver, deduplicated.
 std::vector<Hash256> TouchedKeys(std::span<const Transaction> txs);
