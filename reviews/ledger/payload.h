@@ -1,0 +1,128 @@
+// The reviews application's transactions: canonical payload encodings with strict decoders.
+//
+// A payload is the `payload` of a ledger AppTransaction with app id kReviewsAppId
+// (reviews_app.h). It is one kind byte followed by the kind's fields, all integers big-endian,
+// every variable-length field preceded by its u32 length, and nothing after the last field:
+//
+//   1 CreateItem   name: bytes (1..128, UTF-8)
+//   2 KeyRequest   identity: 105 bytes (ledger/net/identity.h encoding) | epoch: u64 |
+//                  blinded_msg: bytes (256..1024) | signature: 64 (Ed25519 by the identity's key
+//                  over KeyRequestSigningBytes, domain "reviews/key-request")
+//   3 KeyIssue     epoch: u64 | citizen: 32 | blinded_msg: bytes | blind_sig: bytes (256..1024)
+//   4 RegisterKey  epoch: u64 | review_key: 32 (ristretto255) | msg_prefix: 32 |
+//                  signature: bytes (256..1024; RFC 9474 over msg_prefix || CredentialMessage)
+//   5 Reviews      item: 32 | epoch: u64 | ring: bytes (urs/codec.h ring, 1..kMaxRing members) |
+//                  count: u16 (1..kMaxBatch) | count x { rating: u8 (1..5) |
+//                  text: bytes (0..1000) | signature: bytes (urs/codec.h, one response per
+//                  ring member) }
+//
+// Every value has one encoding, so the transaction id (a hash of the encoding) names one
+// transaction. Decoders never trust a length: each is bounded before anything is allocated,
+// and an error names the field and the byte offset ("reviews payload: 'text' of review 2 at
+// offset 71 is 1200 bytes, at most 1000"). Fuzzed by reviews/fuzz/ledger_payload_fuzzer.cc.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/crypto/bytes.h"
+#include "ledger/crypto/ed25519.h"
+#include "ledger/net/identity.h"
+#include "reviews/common/bytes.h"
+#include "reviews/urs/urs.h"
+
+namespace tessera::reviews::onchain {
+
+using ItemId = ledger::Hash256;  // SHA-256 of the item's name
+
+inline constexpr size_t kMaxPayload = 256 * 1024;  // the ledger's AppTransaction limit
+inline constexpr size_t kMaxItemName = 128;
+inline constexpr size_t kMaxReviewText = 1000;
+inline constexpr size_t kMinRsaBytes = 256;   // 2048-bit modulus
+inline constexpr size_t kMaxRsaBytes = 1024;  // 8192-bit modulus
+inline constexpr size_t kMaxRing = 1024;      // ring members of one review
+inline constexpr size_t kMaxBatch = 256;      // reviews in one Reviews payload
+inline constexpr size_t kIdentityBytes = 105;
+
+enum class TxKind : uint8_t {
+  kCreateItem = 1,
+  kKeyRequest = 2,
+  kKeyIssue = 3,
+  kRegisterKey = 4,
+  kReviews = 5,
+};
+
+struct CreateItem {
+  std::string name;
+};
+
+// An identity asks the issuer to blind-sign the credential message of its review key for
+// `epoch`. Public on chain: who asked, for which epoch, and the blinded message (which reveals
+// nothing about the key).
+struct KeyRequest {
+  ledger::net::Identity identity;
+  uint64_t epoch = 0;
+  Bytes blinded_msg;
+  ledger::Signature signature{};  // by identity.citizen
+};
+
+// The issuer's answer: the blind signature of a committed request. Needs no signature of its
+// own: only the issuer's RSA key can produce blind_sig^e = blinded_msg (mod n).
+struct KeyIssue {
+  uint64_t epoch = 0;
+  ledger::PublicKey citizen{};
+  Bytes blinded_msg;
+  Bytes blind_sig;
+};
+
+// An anonymous registration of a review key with its unblinded credential.
+struct RegisterKey {
+  uint64_t epoch = 0;
+  urs::Point review_key{};
+  std::array<uint8_t, 32> msg_prefix{};
+  Bytes signature;
+};
+
+struct ReviewEntry {
+  int rating = 0;
+  std::string text;
+  urs::Signature signature;
+};
+
+// Reviews of one item in one epoch over one ring (a single review is a batch of one).
+struct ReviewBatch {
+  ItemId item{};
+  uint64_t epoch = 0;
+  urs::Ring ring;
+  std::vector<ReviewEntry> reviews;
+};
+
+using Payload = std::variant<CreateItem, KeyRequest, KeyIssue, RegisterKey, ReviewBatch>;
+
+std::string EncodePayload(const Payload& payload);
+// INVALID_ARGUMENT naming the field and offset for anything that is not exactly one encoding.
+Result<Payload> DecodePayload(ByteSpan bytes);
+
+// "create-item", "key-request", ... for logs and errors.
+std::string_view KindName(const Payload& payload);
+
+ItemId ItemIdOf(std::string_view name);
+// The item id as the `item` string of the DRAC lottery and of review scopes and messages
+// (drac/eligibility.h, review/review.h): its 32 raw bytes.
+std::string ItemBytes(const ItemId& item);
+
+// The bytes an identity signs in a KeyRequest (the payload without the signature).
+std::string KeyRequestSigningBytes(const KeyRequest& request);
+inline constexpr std::string_view kKeyRequestDomain = "reviews/key-request";
+void SignKeyRequest(KeyRequest& request, const ledger::KeyPair& citizen);
+
+// The identifier of one review inside the item's chain (reviews_state.h): SHA-256 over the
+// item, the epoch, the ring, the rating, the text and the signature, canonically encoded.
+ledger::Hash256 ReviewRecordHash(const ItemId& item, uint64_t epoch, const urs::Ring& ring,
+                                 const ReviewEntry& review);
+
+}  // namespace tessera::reviews::onchain

@@ -1,0 +1,398 @@
+#include "reviews/ledger/reviews_app.h"
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rsa.h>
+#include <openssl/x509.h>
+
+#include <map>
+#include <set>
+
+#include "ledger/crypto/hash.h"
+#include "reviews/drac/eligibility.h"
+#include "reviews/ledger/payload.h"
+#include "reviews/ledger/state_layout.h"
+#include "reviews/review/review.h"
+#include "reviews/urs/codec.h"
+
+namespace tessera::reviews {
+namespace {
+
+using ledger::AppVerdict;
+using ledger::BlockContext;
+using ledger::Hash256;
+using ledger::LeafReader;
+using ledger::LeafUpdate;
+using ledger::LeafValue;
+using namespace onchain;  // NOLINT: the payload and leaf vocabulary of this file
+
+std::string E(uint64_t epoch) { return "epoch " + std::to_string(epoch); }
+
+// blind_sig^e mod n == blinded_msg: the RSA relation only the issuer's secret key can produce
+// (RFC 9474 BlindSign's output before any unblinding). OpenSSL's verify-recover with no
+// padding computes s^e mod n and refuses s >= n.
+Status CheckBlindSignature(const blind::PublicKey& issuer, const Bytes& blinded,
+                           const Bytes& blind_sig) {
+  const size_t n = issuer.modulus_length();
+  if (blinded.size() != n || blind_sig.size() != n) {
+    return PermissionDeniedError("blind signature and blinded message must have " +
+                                 std::to_string(n) + " bytes (the issuer's modulus)");
+  }
+  std::unique_ptr<EVP_PKEY_CTX, decltype(&EVP_PKEY_CTX_free)> ctx(
+      EVP_PKEY_CTX_new(issuer.raw(), nullptr), EVP_PKEY_CTX_free);
+  Bytes out(n);
+  size_t out_len = out.size();
+  if (!ctx || EVP_PKEY_verify_recover_init(ctx.get()) != 1 ||
+      EVP_PKEY_CTX_set_rsa_padding(ctx.get(), RSA_NO_PADDING) != 1 ||
+      EVP_PKEY_verify_recover(ctx.get(), out.data(), &out_len, blind_sig.data(),
+                              blind_sig.size()) != 1 ||
+      out_len != n || out != blinded) {
+    return PermissionDeniedError("blind signature does not match the blinded message");
+  }
+  return Status::Ok();
+}
+
+class ReviewsApp final : public ledger::Application {
+ public:
+  explicit ReviewsApp(ReviewsParams params) : p_(std::move(params)) {}
+
+  uint8_t id() const override { return kReviewsAppId; }
+  std::string_view name() const override { return kReviewsAppName; }
+
+  Result<std::vector<Hash256>> ReadSet(ByteSpan payload, const BlockContext&) const override {
+    TESSERA_ASSIGN_OR_RETURN(Payload decoded, DecodePayload(payload));
+    return std::visit([](const auto& tx) { return Keys(tx); }, decoded);
+  }
+
+  Result<AppVerdict> Apply(ByteSpan payload, const BlockContext& ctx, const LeafReader& state,
+                           bool verify_crypto) const override {
+    auto decoded = DecodePayload(payload);
+    if (!decoded.ok()) return AppVerdict::Reject(decoded.status().message());
+    return std::visit([&](const auto& tx) { return Run(tx, ctx, state, verify_crypto); }, *decoded);
+  }
+
+  std::vector<LeafUpdate> BeginBlock(const BlockContext& ctx) const override {
+    if (ctx.height % p_.epoch_blocks != 0) return {};
+    // seed_e is the seed of block e*E - 1, known to every node when block e*E executes.
+    return {{leaf::EpochSeed(p_.EpochOf(ctx.height)), ctx.prev_seed}};
+  }
+
+  std::vector<std::string> Coalesce(std::vector<std::string> payloads) const override;
+
+ private:
+  // ---- Read sets: a function of the payload only ----
+  static std::vector<Hash256> Keys(const CreateItem& tx) {
+    return {leaf::Item(ItemIdOf(tx.name)), leaf::ItemCount()};
+  }
+  static std::vector<Hash256> Keys(const KeyRequest& tx) {
+    return {leaf::KeyRequest(tx.epoch, tx.identity.citizen), leaf::RequestCount(tx.epoch)};
+  }
+  static std::vector<Hash256> Keys(const KeyIssue& tx) {
+    return {leaf::KeyRequest(tx.epoch, tx.citizen), leaf::KeyIssue(tx.epoch, tx.citizen)};
+  }
+  static std::vector<Hash256> Keys(const RegisterKey& tx) {
+    return {leaf::ReviewKey(tx.epoch, tx.review_key), leaf::KeyCount(tx.epoch),
+            leaf::RequestCount(tx.epoch)};
+  }
+  static std::vector<Hash256> Keys(const ReviewBatch& tx) {
+    std::vector<Hash256> keys = {leaf::Item(tx.item), leaf::EpochSeed(tx.epoch),
+                                 leaf::KeyCount(tx.epoch), leaf::Tally(tx.item),
+                                 leaf::Chain(tx.item)};
+    for (const urs::Point& m : tx.ring.members()) keys.push_back(leaf::ReviewKey(tx.epoch, m));
+    for (const ReviewEntry& r : tx.reviews) {
+      keys.push_back(leaf::Tag(tx.item, tx.epoch, r.signature.tag));
+    }
+    return keys;
+  }
+
+  // ---- Execution: state rules first, then (if asked) signatures, so a transaction that
+  // breaks a state rule gets the same verdict whether or not signatures are checked. ----
+  Result<AppVerdict> Run(const CreateItem& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool) const {
+    const ItemId item = ItemIdOf(tx.name);
+    TESSERA_ASSIGN_OR_RETURN(auto existing, state.Get(leaf::Item(item)));
+    if (existing) return AppVerdict::Reject("item '" + tx.name + "' already exists");
+    TESSERA_ASSIGN_OR_RETURN(auto count_leaf, state.Get(leaf::ItemCount()));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(count_leaf));
+    ItemRecord record{p_.EpochOf(ctx.height), ctx.height};
+    return AppVerdict::Accept({{leaf::Item(item), EncodeItemRecord(record)},
+                               {leaf::ItemCount(), EncodeCounter(count + 1)}});
+  }
+
+  Result<AppVerdict> Run(const KeyRequest& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool verify_crypto) const {
+    if (ctx.height >= p_.RegistrationClose(tx.epoch)) {
+      return AppVerdict::Reject("key requests for " + E(tx.epoch) + " closed at height " +
+                                std::to_string(p_.RegistrationClose(tx.epoch)));
+    }
+    if (tx.identity.registered_at > ctx.height) {
+      return AppVerdict::Reject("identity is registered only from height " +
+                                std::to_string(tx.identity.registered_at));
+    }
+    if (tx.blinded_msg.size() != p_.issuer.modulus_length()) {
+      return AppVerdict::Reject("blinded message must have " +
+                                std::to_string(p_.issuer.modulus_length()) + " bytes");
+    }
+    const Hash256 key = leaf::KeyRequest(tx.epoch, tx.identity.citizen);
+    TESSERA_ASSIGN_OR_RETURN(auto existing, state.Get(key));
+    if (existing) return AppVerdict::Reject("identity already requested a key for " + E(tx.epoch));
+    TESSERA_ASSIGN_OR_RETURN(auto count_leaf, state.Get(leaf::RequestCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(count_leaf));
+    if (verify_crypto) {
+      if (!ledger::net::VerifyIdentity(tx.identity, p_.registrar)) {
+        return AppVerdict::RejectCrypto("identity is not signed by the registrar");
+      }
+      if (!ledger::Verify(tx.identity.citizen, kKeyRequestDomain,
+                          AsBytes(KeyRequestSigningBytes(tx)), tx.signature)) {
+        return AppVerdict::RejectCrypto("key request is not signed by the identity");
+      }
+    }
+    return AppVerdict::Accept({{key, ledger::Sha256(tx.blinded_msg)},
+                               {leaf::RequestCount(tx.epoch), EncodeCounter(count + 1)}});
+  }
+
+  Result<AppVerdict> Run(const KeyIssue& tx, const BlockContext&, const LeafReader& state,
+                         bool verify_crypto) const {
+    TESSERA_ASSIGN_OR_RETURN(auto request, state.Get(leaf::KeyRequest(tx.epoch, tx.citizen)));
+    if (!request) return AppVerdict::Reject("no key request of this identity for " + E(tx.epoch));
+    if (*request != ledger::Sha256(tx.blinded_msg)) {
+      return AppVerdict::Reject("blinded message differs from the committed request");
+    }
+    const Hash256 key = leaf::KeyIssue(tx.epoch, tx.citizen);
+    TESSERA_ASSIGN_OR_RETURN(auto issued, state.Get(key));
+    if (issued) return AppVerdict::Reject("the request for " + E(tx.epoch) + " was answered");
+    if (verify_crypto) {
+      Status st = CheckBlindSignature(p_.issuer, tx.blinded_msg, tx.blind_sig);
+      if (!st.ok()) return AppVerdict::RejectCrypto(st.message());
+    }
+    return AppVerdict::Accept({{key, ledger::Sha256(tx.blind_sig)}});
+  }
+
+  Result<AppVerdict> Run(const RegisterKey& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool verify_crypto) const {
+    if (ctx.height >= p_.RegistrationClose(tx.epoch)) {
+      return AppVerdict::Reject("key registration for " + E(tx.epoch) + " closed at height " +
+                                std::to_string(p_.RegistrationClose(tx.epoch)));
+    }
+    const Hash256 key = leaf::ReviewKey(tx.epoch, tx.review_key);
+    TESSERA_ASSIGN_OR_RETURN(auto existing, state.Get(key));
+    if (existing) return AppVerdict::Reject("review key already registered for " + E(tx.epoch));
+    TESSERA_ASSIGN_OR_RETURN(auto reg_leaf, state.Get(leaf::KeyCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(reg_leaf));
+    TESSERA_ASSIGN_OR_RETURN(auto req_leaf, state.Get(leaf::RequestCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t requested, DecodeCounter(req_leaf));
+    if (registered >= requested) {
+      return AppVerdict::Reject("all " + std::to_string(requested) + " key requests for " +
+                                E(tx.epoch) + " have a registered key");
+    }
+    if (verify_crypto) {
+      Credential credential{tx.review_key, tx.epoch,
+                            Bytes(tx.msg_prefix.begin(), tx.msg_prefix.end()), tx.signature};
+      Status st = VerifyCredential(p_.issuer, credential);
+      if (!st.ok()) return AppVerdict::RejectCrypto(st.message());
+    }
+    return AppVerdict::Accept({{key, EncodeCounter(registered + 1)},
+                               {leaf::KeyCount(tx.epoch), EncodeCounter(registered + 1)}});
+  }
+
+  Result<AppVerdict> Run(const ReviewBatch& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool verify_crypto) const {
+    TESSERA_ASSIGN_OR_RETURN(auto item_leaf, state.Get(leaf::Item(tx.item)));
+    if (!item_leaf) return AppVerdict::Reject("no item " + ToHex(tx.item));
+    TESSERA_ASSIGN_OR_RETURN(ItemRecord item, DecodeItemRecord(*item_leaf));
+    const uint64_t now = p_.EpochOf(ctx.height);
+    if (tx.epoch != now) {
+      return AppVerdict::Reject("reviews for " + E(tx.epoch) +
+                                " are accepted only during it (now " + E(now) + ")");
+    }
+    if (item.review_epoch() != tx.epoch) {
+      return AppVerdict::Reject("the item's review window is " + E(item.review_epoch()));
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto seed_leaf, state.Get(leaf::EpochSeed(tx.epoch)));
+    if (!seed_leaf) return AppVerdict::Reject("no seed recorded for " + E(tx.epoch));
+    TESSERA_ASSIGN_OR_RETURN(auto count_leaf, state.Get(leaf::KeyCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(count_leaf));
+    if (registered == 0) return AppVerdict::Reject("no review keys registered for " + E(tx.epoch));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t threshold, drac::Threshold({p_.ring_size, registered}));
+    const std::string item_bytes = ItemBytes(tx.item);
+    const auto& members = tx.ring.members();
+    for (size_t i = 0; i < members.size(); ++i) {
+      TESSERA_ASSIGN_OR_RETURN(auto reg, state.Get(leaf::ReviewKey(tx.epoch, members[i])));
+      if (!reg) {
+        return AppVerdict::Reject("ring member " + std::to_string(i) +
+                                  " is not a key registered for " + E(tx.epoch));
+      }
+      if (!drac::IsEligible(members[i], item_bytes, tx.epoch, *seed_leaf, threshold)) {
+        return AppVerdict::Reject("ring member " + std::to_string(i) +
+                                  " is not eligible for this item (DRAC lottery)");
+      }
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto tally_leaf, state.Get(leaf::Tally(tx.item)));
+    TESSERA_ASSIGN_OR_RETURN(Tally tally, DecodeTally(tally_leaf));
+    TESSERA_ASSIGN_OR_RETURN(auto chain_leaf, state.Get(leaf::Chain(tx.item)));
+    LeafValue chain = chain_leaf.value_or(LeafValue{});
+
+    std::vector<LeafUpdate> updates;
+    std::set<Hash256> used_here;  // tags taken by earlier reviews of this batch
+    std::string skipped;
+    for (size_t i = 0; i < tx.reviews.size(); ++i) {
+      const ReviewEntry& r = tx.reviews[i];
+      const Hash256 tag_key = leaf::Tag(tx.item, tx.epoch, r.signature.tag);
+      TESSERA_ASSIGN_OR_RETURN(auto tag_leaf, state.Get(tag_key));
+      if (tag_leaf || used_here.count(tag_key)) {
+        skipped += (skipped.empty() ? "" : "; ") + std::string("review ") + std::to_string(i) +
+                   ": this key already reviewed the item (tag used)";
+        continue;
+      }
+      if (verify_crypto) {
+        Review review{item_bytes, tx.epoch, r.rating, r.text, r.signature};
+        Status st = VerifyReview(tx.ring, review);
+        if (!st.ok()) {
+          return AppVerdict::RejectCrypto("review " + std::to_string(i) + ": " + st.message());
+        }
+      }
+      const Hash256 record = ReviewRecordHash(tx.item, tx.epoch, tx.ring, r);
+      used_here.insert(tag_key);
+      updates.push_back({tag_key, record});
+      tally.histogram[r.rating - 1] += 1;
+      chain = NextChain(chain, record);
+    }
+    if (updates.empty()) return AppVerdict::Reject(skipped);
+    updates.push_back({leaf::Tally(tx.item), EncodeTally(tally)});
+    updates.push_back({leaf::Chain(tx.item), chain});
+    return AppVerdict::Accept(std::move(updates));
+  }
+
+  ReviewsParams p_;
+};
+
+// Merges Reviews payloads sharing (item, epoch, ring) into the position of the first of them.
+// Moving a review earlier is exact as long as it does not cross a payload that touches the
+// same item (its creation, or reviews of it over another ring): those close the open batch.
+// Other kinds use disjoint leaves. Inputs are payloads a politician admitted, so their
+// signatures verified; the merged batch then applies review by review exactly as the inputs
+// would (reviews_app.h).
+std::vector<std::string> ReviewsApp::Coalesce(std::vector<std::string> payloads) const {
+  struct Open {
+    size_t index;  // of the batch in `out`
+    size_t bytes;  // its encoded size
+  };
+  // Each output is either a (possibly merged) batch or a payload passed through untouched.
+  std::vector<std::optional<ReviewBatch>> out;
+  std::vector<std::string> raw;
+  std::map<std::pair<ItemId, std::string>, Open> open;  // (item, epoch || ring) -> batch
+  auto close_item = [&](const ItemId& item) {
+    for (auto it = open.begin(); it != open.end();) {
+      it = it->first.first == item ? open.erase(it) : std::next(it);
+    }
+  };
+  for (std::string& p : payloads) {
+    auto decoded = DecodePayload(AsBytes(p));
+    if (decoded.ok() && std::holds_alternative<CreateItem>(*decoded)) {
+      close_item(ItemIdOf(std::get<CreateItem>(*decoded).name));
+    }
+    if (!decoded.ok() || !std::holds_alternative<ReviewBatch>(*decoded)) {
+      out.emplace_back();
+      raw.push_back(std::move(p));
+      continue;
+    }
+    ReviewBatch& batch = std::get<ReviewBatch>(*decoded);
+    const Bytes ring = urs::EncodeRing(batch.ring);
+    std::string group(8, '\0');
+    for (int i = 0; i < 8; ++i) group[i] = static_cast<char>(batch.epoch >> (56 - 8 * i));
+    group.append(ring.begin(), ring.end());
+    const auto key = std::make_pair(batch.item, std::move(group));
+    // Bytes a review adds to a batch: its payload minus the shared header.
+    const size_t header = 1 + 32 + 8 + 4 + ring.size() + 2;
+    auto it = open.find(key);
+    if (it != open.end()) {
+      ReviewBatch& target = *out[it->second.index];
+      if (target.reviews.size() + batch.reviews.size() <= kMaxBatch &&
+          it->second.bytes + p.size() - header <= kMaxPayload) {
+        it->second.bytes += p.size() - header;
+        for (ReviewEntry& r : batch.reviews) target.reviews.push_back(std::move(r));
+        continue;
+      }
+    }
+    close_item(batch.item);
+    open[key] = Open{out.size(), p.size()};
+    out.emplace_back(std::move(batch));
+    raw.emplace_back();
+  }
+  std::vector<std::string> result;
+  result.reserve(out.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    result.push_back(out[i] ? EncodePayload(*out[i]) : std::move(raw[i]));
+  }
+  return result;
+}
+
+Result<std::string> Der(const blind::PublicKey& key) {
+  unsigned char* der = nullptr;
+  int len = i2d_PUBKEY(key.raw(), &der);
+  if (len <= 0) return InternalError("encoding the issuer key as DER failed");
+  std::string out(reinterpret_cast<char*>(der), static_cast<size_t>(len));
+  OPENSSL_free(der);
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> IssuerPublicToHex(const blind::PublicKey& key) {
+  TESSERA_ASSIGN_OR_RETURN(std::string der, Der(key));
+  return ToHex(AsBytes(der));
+}
+
+Result<blind::PublicKey> IssuerPublicFromHex(std::string_view hex) {
+  auto der = FromHex(hex);
+  if (!der.ok()) return InvalidArgumentError("issuer_public: " + der.status().message());
+  const unsigned char* p = der->data();
+  EVP_PKEY* key = d2i_PUBKEY(nullptr, &p, static_cast<long>(der->size()));
+  if (key == nullptr || p != der->data() + der->size()) {
+    EVP_PKEY_free(key);
+    return InvalidArgumentError("issuer_public is not a DER SubjectPublicKeyInfo");
+  }
+  // Re-enter through the checked PEM loader (modulus size and parity rules of blind_rsa.h).
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
+  bool written = bio && PEM_write_bio_PUBKEY(bio.get(), key) == 1;
+  EVP_PKEY_free(key);
+  if (!written) return InternalError("re-encoding the issuer key failed");
+  char* data = nullptr;
+  long len = BIO_get_mem_data(bio.get(), &data);
+  auto pk = blind::PublicKey::FromPem(std::string_view(data, static_cast<size_t>(len)));
+  if (!pk.ok()) return InvalidArgumentError("issuer_public: " + pk.status().message());
+  return *pk;
+}
+
+Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params) {
+  ReviewsParams p;
+  auto issuer = params.GetString("issuer_public");
+  if (!issuer.ok())
+    return InvalidArgumentError("[apps.reviews] issuer_public: " + issuer.status().message());
+  TESSERA_ASSIGN_OR_RETURN(p.issuer, IssuerPublicFromHex(*issuer));
+  auto registrar = params.GetString("registrar");
+  if (!registrar.ok()) {
+    return InvalidArgumentError("[apps.reviews] registrar: " + registrar.status().message());
+  }
+  auto reg = ArrayFromHex<32>(*registrar);
+  if (!reg.ok()) return InvalidArgumentError("[apps.reviews] registrar: " + reg.status().message());
+  p.registrar = *reg;
+  TESSERA_ASSIGN_OR_RETURN(int64_t k, params.GetIntOr("ring_size", 50));
+  TESSERA_ASSIGN_OR_RETURN(int64_t e, params.GetIntOr("epoch_blocks", 100));
+  if (k < 1) return InvalidArgumentError("[apps.reviews] ring_size must be at least 1");
+  if (e < 2) return InvalidArgumentError("[apps.reviews] epoch_blocks must be at least 2");
+  p.ring_size = static_cast<uint64_t>(k);
+  p.epoch_blocks = static_cast<uint64_t>(e);
+  return p;
+}
+
+std::shared_ptr<const ledger::Application> MakeReviewsApp(ReviewsParams params) {
+  return std::make_shared<ReviewsApp>(std::move(params));
+}
+
+Result<std::shared_ptr<const ledger::Application>> MakeReviewsApp(const ledger::AppParams& params) {
+  TESSERA_ASSIGN_OR_RETURN(ReviewsParams p, ParseReviewsParams(params));
+  return MakeReviewsApp(std::move(p));
+}
+
+}  // namespace tessera::reviews

@@ -1,0 +1,498 @@
+#include "reviews/ledger/reviews_app.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/state/block_transition.h"
+#include "ledger/state/sparse_merkle_tree.h"
+#include "reviews/drac/eligibility.h"
+#include "reviews/ledger/payload.h"
+#include "reviews/ledger/state_layout.h"
+#include "reviews/review/review.h"
+
+namespace tessera::reviews {
+namespace {
+
+using namespace onchain;  // NOLINT
+using ledger::AppTransaction;
+using ledger::BlockContext;
+using ledger::BlockOutcome;
+using ledger::LeafValue;
+using ::testing::HasSubstr;
+
+constexpr uint64_t kEpochBlocks = 10;
+
+// One identity's path to a review key: the request, the issuer's answer, the registration.
+struct Applicant {
+  ledger::KeyPair citizen = ledger::KeyPair::Generate();
+  ledger::net::Identity identity;
+  urs::KeyPair review = urs::GenerateKeyPair();
+  Bytes input;  // msg_prefix || CredentialMessage
+  blind::BlindOutput blind;
+};
+
+class TreeReader : public ledger::LeafReader {
+ public:
+  explicit TreeReader(const ledger::SparseMerkleTree& tree) : tree_(tree) {}
+  Result<std::optional<LeafValue>> Get(const ledger::Hash256& key) const override {
+    return tree_.Get(key);
+  }
+
+ private:
+  const ledger::SparseMerkleTree& tree_;
+};
+
+class ReviewsAppTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    issuer_ = new blind::SecretKey(*blind::SecretKey::Generate(2048));
+  }
+  static void TearDownTestSuite() { delete issuer_; }
+
+  void SetUp() override { Configure(100); }
+
+  void Configure(uint64_t ring_size) {
+    ReviewsParams p{issuer_->public_key(), registrar_.public_key(), ring_size, kEpochBlocks};
+    params_ = p;
+    app_ = MakeReviewsApp(p);
+    registry_ = ledger::AppRegistry();
+    ASSERT_TRUE(registry_.Add(app_).ok());
+  }
+
+  static ledger::Hash256 SeedOf(uint64_t height) {
+    return ledger::Sha256("test seed " + std::to_string(height));
+  }
+  BlockContext Context() const { return {next_height_, SeedOf(next_height_ - 1)}; }
+
+  // Applies the next block (all signatures checked) and commits its updates.
+  BlockOutcome Block(const std::vector<std::string>& payloads) {
+    std::vector<ledger::LedgerTx> txs;
+    for (const std::string& p : payloads) txs.push_back(AppTransaction{kReviewsAppId, p});
+    auto outcome = ledger::ApplyBlock(ledger::TreeLookup(tree_), txs, Context(), registry_);
+    EXPECT_TRUE(outcome.ok()) << outcome.status();
+    tree_ = *tree_.Update(outcome->updates);
+    ++next_height_;
+    return *outcome;
+  }
+  std::string Reason(const BlockOutcome& o, size_t index) {
+    for (const auto& [i, why] : o.rejected) {
+      if (i == index) return why;
+    }
+    return "(applied)";
+  }
+  // One transaction in its own block: "" when applied, else the reason.
+  std::string One(const std::string& payload) {
+    BlockOutcome o = Block({payload});
+    return o.applied == 1 ? "" : Reason(o, 0);
+  }
+
+  // Runs the app directly on the committed state (no commit), with or without crypto.
+  ledger::AppVerdict Verdict(const std::string& payload, bool verify_crypto) {
+    TreeReader reader(tree_);
+    auto v = app_->Apply(AsBytes(payload), Context(), reader, verify_crypto);
+    EXPECT_TRUE(v.ok()) << v.status();
+    return *v;
+  }
+
+  void AdvanceTo(uint64_t height) {
+    while (next_height_ < height) Block({});
+  }
+
+  Applicant NewApplicant() {
+    Applicant a;
+    a.identity = {a.citizen.public_key(), 0, {}};
+    ledger::net::SignIdentity(a.identity, registrar_);
+    return a;
+  }
+  std::string RequestOf(Applicant& a, uint64_t epoch) {
+    a.input =
+        blind::PrepareMessage(kCredentialVariant, CredentialMessage(a.review.public_key, epoch));
+    a.blind = *blind::Blind(issuer_->public_key(), kCredentialVariant, a.input);
+    KeyRequest req{a.identity, epoch, a.blind.blinded_msg, {}};
+    SignKeyRequest(req, a.citizen);
+    return EncodePayload(req);
+  }
+  std::string IssueOf(const Applicant& a, uint64_t epoch) {
+    return EncodePayload(KeyIssue{epoch, a.citizen.public_key(), a.blind.blinded_msg,
+                                  *blind::BlindSign(*issuer_, a.blind.blinded_msg)});
+  }
+  std::string RegisterOf(const Applicant& a, uint64_t epoch) {
+    Bytes blind_sig = *blind::BlindSign(*issuer_, a.blind.blinded_msg);
+    Bytes sig = *blind::Finalize(issuer_->public_key(), kCredentialVariant, a.input, blind_sig,
+                                 a.blind.inv);
+    RegisterKey reg{epoch, a.review.public_key, {}, sig};
+    std::copy_n(a.input.begin(), 32, reg.msg_prefix.begin());
+    return EncodePayload(reg);
+  }
+
+  // n identities each get and register a review key for `epoch` (three blocks).
+  std::vector<urs::KeyPair> RegisterKeys(size_t n, uint64_t epoch) {
+    std::vector<Applicant> as;
+    std::vector<std::string> reqs, issues, regs;
+    for (size_t i = 0; i < n; ++i) {
+      as.push_back(NewApplicant());
+      reqs.push_back(RequestOf(as.back(), epoch));
+    }
+    EXPECT_EQ(Block(reqs).applied, n);
+    for (const Applicant& a : as) issues.push_back(IssueOf(a, epoch));
+    EXPECT_EQ(Block(issues).applied, n);
+    for (const Applicant& a : as) regs.push_back(RegisterOf(a, epoch));
+    EXPECT_EQ(Block(regs).applied, n);
+    std::vector<urs::KeyPair> keys;
+    for (const Applicant& a : as) keys.push_back(a.review);
+    return keys;
+  }
+
+  urs::Ring RingOf(const std::vector<urs::KeyPair>& keys) {
+    std::vector<urs::Point> pubs;
+    for (const auto& k : keys) pubs.push_back(k.public_key);
+    return *urs::Ring::Create(pubs);
+  }
+  ReviewEntry Sign(const urs::KeyPair& key, const urs::Ring& ring, const ItemId& item,
+                   uint64_t epoch, int rating, const std::string& text) {
+    auto r = SignReview(key, ring, ItemBytes(item), epoch, rating, text);
+    EXPECT_TRUE(r.ok()) << r.status();
+    return {rating, text, r->signature};
+  }
+  std::string ReviewTx(const ItemId& item, uint64_t epoch, const urs::Ring& ring,
+                       std::vector<ReviewEntry> entries) {
+    return EncodePayload(ReviewBatch{item, epoch, ring, std::move(entries)});
+  }
+
+  // The standard scene: n keys for epoch 2, item "tea" created in epoch 1, block 20 (the
+  // first of epoch 2, the item's review window, which records seed_2) committed.
+  std::vector<urs::KeyPair> Scene(size_t n) {
+    auto keys = RegisterKeys(n, 2);
+    AdvanceTo(kEpochBlocks);
+    EXPECT_EQ(Block({EncodePayload(CreateItem{"tea"})}).applied, 1u);
+    AdvanceTo(2 * kEpochBlocks + 1);
+    return keys;
+  }
+
+  std::optional<LeafValue> Leaf(const ledger::Hash256& key) const { return tree_.Get(key); }
+
+  static blind::SecretKey* issuer_;
+  ledger::KeyPair registrar_ = ledger::KeyPair::Generate();
+  ReviewsParams params_;
+  std::shared_ptr<const ledger::Application> app_;
+  ledger::AppRegistry registry_;
+  ledger::SparseMerkleTree tree_;
+  uint64_t next_height_ = 1;
+};
+
+blind::SecretKey* ReviewsAppTest::issuer_ = nullptr;
+
+TEST_F(ReviewsAppTest, ReviewsCommitIntoTallyAndChain) {
+  auto keys = Scene(4);
+  const ItemId tea = ItemIdOf("tea");
+  EXPECT_EQ(*DecodeCounter(Leaf(leaf::KeyCount(2))), 4u);
+  EXPECT_EQ(*DecodeCounter(Leaf(leaf::RequestCount(2))), 4u);
+  EXPECT_EQ(*DecodeCounter(Leaf(leaf::ItemCount())), 1u);
+  EXPECT_EQ(Leaf(leaf::EpochSeed(2)), SeedOf(2 * kEpochBlocks - 1));  // seed of block e*E - 1
+  urs::Ring ring = RingOf(keys);
+  std::vector<ReviewEntry> entries = {Sign(keys[0], ring, tea, 2, 5, "lovely"),
+                                      Sign(keys[1], ring, tea, 2, 3, "fine"),
+                                      Sign(keys[2], ring, tea, 2, 4, "")};
+  EXPECT_EQ(One(ReviewTx(tea, 2, ring, {entries[0]})), "");
+  EXPECT_EQ(One(ReviewTx(tea, 2, ring, {entries[1], entries[2]})), "");  // a batch of two
+
+  Tally tally = *DecodeTally(Leaf(leaf::Tally(tea)));
+  EXPECT_EQ(tally.count(), 3u);
+  EXPECT_EQ(tally.sum(), 12u);
+  EXPECT_EQ(tally.histogram, (std::array<uint32_t, 5>{0, 0, 1, 1, 1}));
+  LeafValue chain{};
+  for (const ReviewEntry& e : entries) chain = NextChain(chain, ReviewRecordHash(tea, 2, ring, e));
+  EXPECT_EQ(Leaf(leaf::Chain(tea)), chain);
+  // A tampered local copy (another rating) replays to another chain.
+  ReviewEntry changed = entries[1];
+  changed.rating = 5;
+  LeafValue forged{};
+  for (const ReviewEntry& e : {entries[0], changed, entries[2]}) {
+    forged = NextChain(forged, ReviewRecordHash(tea, 2, ring, e));
+  }
+  EXPECT_NE(Leaf(leaf::Chain(tea)), forged);
+}
+
+TEST_F(ReviewsAppTest, SecondReviewOfOneItemByOneKeyIsRejected) {
+  auto keys = Scene(3);
+  const ItemId tea = ItemIdOf("tea");
+  urs::Ring ring = RingOf(keys);
+  EXPECT_EQ(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "first")})), "");
+  // Another message and another (smaller) ring: the tag depends on the scope only.
+  urs::Ring smaller = RingOf({keys[0], keys[1]});
+  EXPECT_THAT(One(ReviewTx(tea, 2, smaller, {Sign(keys[0], smaller, tea, 2, 1, "again")})),
+              HasSubstr("already reviewed the item"));
+  // Within one batch: the second review of a key is skipped, the other review counts.
+  BlockOutcome o =
+      Block({ReviewTx(tea, 2, ring,
+                      {Sign(keys[1], ring, tea, 2, 2, "a"), Sign(keys[1], ring, tea, 2, 4, "b"),
+                       Sign(keys[2], ring, tea, 2, 3, "c")})});
+  EXPECT_EQ(o.applied, 1u);
+  Tally tally = *DecodeTally(Leaf(leaf::Tally(tea)));
+  EXPECT_EQ(tally.count(), 3u);
+  EXPECT_EQ(tally.sum(), 5u + 2u + 3u);
+}
+
+TEST_F(ReviewsAppTest, OneKeyReviewsTwoItemsWithDifferentTags) {
+  auto keys = RegisterKeys(3, 2);
+  AdvanceTo(kEpochBlocks);
+  EXPECT_EQ(Block({EncodePayload(CreateItem{"tea"}), EncodePayload(CreateItem{"coffee"})}).applied,
+            2u);
+  AdvanceTo(2 * kEpochBlocks);
+  urs::Ring ring = RingOf(keys);
+  ReviewEntry a = Sign(keys[0], ring, ItemIdOf("tea"), 2, 5, "x");
+  ReviewEntry b = Sign(keys[0], ring, ItemIdOf("coffee"), 2, 5, "x");
+  EXPECT_NE(a.signature.tag, b.signature.tag);
+  EXPECT_EQ(One(ReviewTx(ItemIdOf("tea"), 2, ring, {a})), "");
+  EXPECT_EQ(One(ReviewTx(ItemIdOf("coffee"), 2, ring, {b})), "");
+}
+
+TEST_F(ReviewsAppTest, IneligibleRingMemberIsRejected) {
+  Configure(2);  // k = 2 of N = 12: most keys lose the lottery
+  auto keys = Scene(12);
+  const ItemId tea = ItemIdOf("tea");
+  drac::Seed seed = *Leaf(leaf::EpochSeed(2));
+  uint64_t threshold = *drac::Threshold({2, 12});
+  std::vector<urs::KeyPair> eligible, ineligible;
+  for (const auto& k : keys) {
+    (drac::IsEligible(k.public_key, ItemBytes(tea), 2, seed, threshold) ? eligible : ineligible)
+        .push_back(k);
+  }
+  ASSERT_FALSE(ineligible.empty());
+  std::vector<urs::KeyPair> with_outsider = eligible;
+  with_outsider.push_back(ineligible[0]);
+  urs::Ring ring = RingOf(with_outsider);
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(ineligible[0], ring, tea, 2, 1, "hijack")})),
+              HasSubstr("is not eligible for this item (DRAC lottery)"));
+  if (!eligible.empty()) {
+    urs::Ring fair = RingOf(eligible);
+    EXPECT_EQ(One(ReviewTx(tea, 2, fair, {Sign(eligible[0], fair, tea, 2, 4, "ok")})), "");
+  }
+  // A key that is not registered at all.
+  auto stranger = urs::GenerateKeyPair();
+  urs::Ring strange = RingOf({stranger});
+  EXPECT_THAT(One(ReviewTx(tea, 2, strange, {Sign(stranger, strange, tea, 2, 1, "x")})),
+              HasSubstr("is not a key registered for epoch 2"));
+}
+
+TEST_F(ReviewsAppTest, ReviewsOutsideTheItemsWindowAreRejected) {
+  auto keys = RegisterKeys(2, 2);
+  urs::Ring ring = RingOf(keys);
+  const ItemId tea = ItemIdOf("tea");
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "x")})),
+              HasSubstr("no item"));
+  AdvanceTo(kEpochBlocks);
+  EXPECT_EQ(One(EncodePayload(CreateItem{"tea"})), "");
+  // Epoch 1 is the creation epoch, not the window; the payload's epoch must be the current one.
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "early")})),
+              HasSubstr("reviews for epoch 2 are accepted only during it (now epoch 1)"));
+  AdvanceTo(3 * kEpochBlocks);
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "late")})),
+              HasSubstr("now epoch 3"));
+  EXPECT_THAT(One(ReviewTx(tea, 3, ring, {Sign(keys[0], ring, tea, 3, 1, "late")})),
+              HasSubstr("the item's review window is epoch 2"));
+}
+
+TEST_F(ReviewsAppTest, TamperedReviewFailsOnlyTheCryptoCheck) {
+  auto keys = Scene(3);
+  const ItemId tea = ItemIdOf("tea");
+  urs::Ring ring = RingOf(keys);
+  ReviewEntry e = Sign(keys[0], ring, tea, 2, 1, "awful");
+  e.rating = 5;  // the politician (or anyone) rewrites the rating
+  std::string tx = ReviewTx(tea, 2, ring, {e});
+  ledger::AppVerdict checked = Verdict(tx, true);
+  ASSERT_TRUE(checked.rejected);
+  EXPECT_TRUE(checked.crypto_failure);
+  EXPECT_THAT(*checked.rejected, HasSubstr("review 0"));
+  // A citizen that does not sample this transaction runs every state rule but no signature.
+  ledger::AppVerdict unchecked = Verdict(tx, false);
+  EXPECT_FALSE(unchecked.rejected);
+  EXPECT_FALSE(unchecked.crypto_failure);
+  // ... and a state rule still bites without crypto: a used tag.
+  EXPECT_EQ(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "awful")})), "");
+  ledger::AppVerdict dup = Verdict(tx, false);
+  ASSERT_TRUE(dup.rejected);
+  EXPECT_FALSE(dup.crypto_failure);
+  EXPECT_THAT(*dup.rejected, HasSubstr("tag used"));
+}
+
+TEST_F(ReviewsAppTest, MalformedPayloadsAreRefusedWithTheDecoderError) {
+  std::string junk = EncodePayload(CreateItem{"tea"}) + "!";
+  auto read_set = app_->ReadSet(AsBytes(junk), Context());
+  ASSERT_FALSE(read_set.ok());
+  EXPECT_EQ(read_set.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(read_set.status().message(), HasSubstr("1 trailing bytes"));
+  BlockOutcome o = Block({junk, EncodePayload(CreateItem{"tea"})});
+  EXPECT_EQ(o.applied, 1u);  // the block stays valid; the junk is skipped
+  EXPECT_THAT(Reason(o, 0), HasSubstr("reviews payload"));
+}
+
+TEST_F(ReviewsAppTest, ItemsAreCreatedOnce) {
+  EXPECT_EQ(One(EncodePayload(CreateItem{"tea"})), "");
+  EXPECT_THAT(One(EncodePayload(CreateItem{"tea"})), HasSubstr("item 'tea' already exists"));
+  auto rec = DecodeItemRecord(*Leaf(leaf::Item(ItemIdOf("tea"))));
+  EXPECT_EQ(rec->created_epoch, 0u);
+  EXPECT_EQ(rec->created_height, 1u);
+}
+
+TEST_F(ReviewsAppTest, KeyRequestRules) {
+  Applicant a = NewApplicant();
+  std::string req = RequestOf(a, 2);
+  EXPECT_EQ(One(req), "");
+  Applicant again = a;
+  EXPECT_THAT(One(RequestOf(again, 2)), HasSubstr("identity already requested a key for epoch 2"));
+  // Forged identity (not by the registrar) and forged request signature: crypto failures.
+  Applicant forged = NewApplicant();
+  ledger::net::SignIdentity(forged.identity, ledger::KeyPair::Generate());
+  ledger::AppVerdict v = Verdict(RequestOf(forged, 3), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("not signed by the registrar"));
+  EXPECT_FALSE(Verdict(RequestOf(forged, 3), false).rejected);  // skipped without crypto
+  Applicant impostor = NewApplicant();
+  std::string stolen = RequestOf(impostor, 3);
+  stolen[stolen.size() - 1] ^= 1;
+  v = Verdict(stolen, true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("not signed by the identity"));
+  // Requests for epoch 2 close at height (2 - 1) * E.
+  AdvanceTo(kEpochBlocks);
+  Applicant late = NewApplicant();
+  EXPECT_THAT(One(RequestOf(late, 2)), HasSubstr("key requests for epoch 2 closed at height 10"));
+  Applicant future = NewApplicant();
+  future.identity.registered_at = 100;
+  ledger::net::SignIdentity(future.identity, registrar_);
+  EXPECT_THAT(One(RequestOf(future, 5)), HasSubstr("registered only from height 100"));
+}
+
+TEST_F(ReviewsAppTest, KeyIssueRules) {
+  Applicant a = NewApplicant();
+  std::string request = RequestOf(a, 2);
+  EXPECT_THAT(One(IssueOf(a, 2)), HasSubstr("no key request"));
+  EXPECT_EQ(One(request), "");
+  // Not the issuer: a "blind signature" that is not blinded_msg^d.
+  KeyIssue fake{2, a.citizen.public_key(), a.blind.blinded_msg, Bytes(256, 1)};
+  ledger::AppVerdict v = Verdict(EncodePayload(fake), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("blind signature does not match"));
+  KeyIssue other = fake;
+  other.blinded_msg[5] ^= 1;
+  EXPECT_THAT(One(EncodePayload(other)), HasSubstr("differs from the committed request"));
+  EXPECT_EQ(One(IssueOf(a, 2)), "");
+  EXPECT_THAT(One(IssueOf(a, 2)), HasSubstr("was answered"));
+  EXPECT_TRUE(Leaf(leaf::KeyIssue(2, a.citizen.public_key())).has_value());
+}
+
+TEST_F(ReviewsAppTest, RegistrationsBeyondRequestsAreRejected) {
+  Applicant a = NewApplicant();
+  EXPECT_EQ(One(RequestOf(a, 2)), "");
+  EXPECT_EQ(One(RegisterOf(a, 2)), "");
+  EXPECT_THAT(One(RegisterOf(a, 2)), HasSubstr("already registered"));
+  // The issuer mints a credential nobody requested on chain: valid signature, but the count
+  // of registrations may not pass the count of requests.
+  Applicant minted = NewApplicant();
+  RequestOf(minted, 2);  // blinds locally only
+  EXPECT_THAT(One(RegisterOf(minted, 2)),
+              HasSubstr("all 1 key requests for epoch 2 have a registered key"));
+  // A credential for another key or epoch does not verify.
+  Applicant b = NewApplicant();
+  EXPECT_EQ(One(RequestOf(b, 2)), "");
+  std::string wrong_epoch = RegisterOf(b, 2);
+  wrong_epoch[8] = 3;  // epoch field (big-endian u64 after the kind byte) 2 -> 3
+  ledger::AppVerdict v = Verdict(wrong_epoch, true);
+  ASSERT_TRUE(v.rejected);
+  EXPECT_THAT(*v.rejected, HasSubstr("all 0 key requests for epoch 3"));
+  RegisterKey swapped = std::get<RegisterKey>(*DecodePayload(AsBytes(RegisterOf(b, 2))));
+  swapped.review_key = urs::GenerateKeyPair().public_key;
+  v = Verdict(EncodePayload(swapped), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("credential not signed by this issuer"));
+  EXPECT_FALSE(Verdict(EncodePayload(swapped), false).rejected);
+  AdvanceTo(kEpochBlocks);
+  EXPECT_THAT(One(RegisterOf(b, 2)), HasSubstr("key registration for epoch 2 closed at height 10"));
+}
+
+TEST_F(ReviewsAppTest, BeginBlockRecordsTheSeedAtEpochStartsOnly) {
+  EXPECT_TRUE(app_->BeginBlock({kEpochBlocks + 1, SeedOf(kEpochBlocks)}).empty());
+  auto u = app_->BeginBlock({3 * kEpochBlocks, SeedOf(3 * kEpochBlocks - 1)});
+  ASSERT_EQ(u.size(), 1u);
+  EXPECT_EQ(u[0].key, leaf::EpochSeed(3));
+  EXPECT_EQ(u[0].value, SeedOf(3 * kEpochBlocks - 1));
+}
+
+TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
+  auto keys = RegisterKeys(4, 2);
+  AdvanceTo(kEpochBlocks);
+  EXPECT_EQ(Block({EncodePayload(CreateItem{"tea"}), EncodePayload(CreateItem{"coffee"})}).applied,
+            2u);
+  AdvanceTo(2 * kEpochBlocks);
+  const ItemId tea = ItemIdOf("tea"), coffee = ItemIdOf("coffee");
+  urs::Ring ring = RingOf(keys);
+  std::vector<std::string> pending = {
+      ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "a")}),
+      ReviewTx(coffee, 2, ring, {Sign(keys[0], ring, coffee, 2, 2, "b")}),
+      ReviewTx(tea, 2, ring, {Sign(keys[1], ring, tea, 2, 4, "c")}),
+      EncodePayload(CreateItem{"juice"}),
+      ReviewTx(tea, 2, ring, {Sign(keys[1], ring, tea, 2, 1, "dup")}),  // same key: skipped
+      ReviewTx(tea, 2, ring, {Sign(keys[2], ring, tea, 2, 3, "d")}),
+  };
+  std::vector<std::string> merged = app_->Coalesce(pending);
+  ASSERT_EQ(merged.size(), 3u);  // tea x4, coffee, juice
+  EXPECT_EQ(std::get<ReviewBatch>(*DecodePayload(AsBytes(merged[0]))).reviews.size(), 4u);
+
+  ledger::SparseMerkleTree before = tree_;
+  uint64_t height = next_height_;
+  Block(pending);
+  auto separate = tree_.root_hash();
+  tree_ = before;
+  next_height_ = height;
+  Block(merged);
+  EXPECT_EQ(tree_.root_hash(), separate);
+  EXPECT_EQ(DecodeTally(Leaf(leaf::Tally(tea)))->count(), 3u);
+}
+
+TEST_F(ReviewsAppTest, CoalesceNeverMovesAReviewAcrossItsItemsCreation) {
+  urs::Ring ring = RingOf({urs::GenerateKeyPair()});
+  ReviewBatch r{ItemIdOf("tea"), 2, ring, {}};
+  auto key = urs::GenerateKeyPair();
+  ring = RingOf({key});
+  r.ring = ring;
+  r.reviews = {Sign(key, ring, r.item, 2, 3, "x")};
+  std::vector<std::string> pending = {EncodePayload(r), EncodePayload(CreateItem{"tea"}),
+                                      EncodePayload(r)};
+  EXPECT_EQ(app_->Coalesce(pending), pending);
+}
+
+TEST(ReviewsParams, ParsedFromGenesisWithClearErrors) {
+  auto issuer = blind::SecretKey::Generate(2048);
+  ASSERT_TRUE(issuer.ok());
+  ledger::AppParams params{"reviews", {}};
+  EXPECT_THAT(MakeReviewsApp(params).status().message(), HasSubstr("issuer_public"));
+  params.values["issuer_public"] = *IssuerPublicToHex(issuer->public_key());
+  EXPECT_THAT(MakeReviewsApp(params).status().message(), HasSubstr("registrar"));
+  params.values["registrar"] = ToHex(ledger::KeyPair::Generate().public_key());
+  params.values["ring_size"] = "7";
+  params.values["epoch_blocks"] = "1";
+  EXPECT_THAT(MakeReviewsApp(params).status().message(),
+              HasSubstr("epoch_blocks must be at least 2"));
+  params.values["epoch_blocks"] = "20";
+  auto parsed = ParseReviewsParams(params);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->ring_size, 7u);
+  EXPECT_EQ(parsed->issuer.Fingerprint(), issuer->public_key().Fingerprint());
+  EXPECT_EQ(parsed->RegistrationClose(3), 40u);
+  params.values["issuer_public"] = "00ff";
+  EXPECT_THAT(MakeReviewsApp(params).status().message(),
+              HasSubstr("not a DER SubjectPublicKeyInfo"));
+  auto app = MakeReviewsApp(ParseReviewsParams([&] {
+                              auto p = params;
+                              p.values["issuer_public"] = *IssuerPublicToHex(issuer->public_key());
+                              return p;
+                            }())
+                                .value());
+  EXPECT_EQ(app->id(), kReviewsAppId);
+  EXPECT_EQ(app->name(), "reviews");
+}
+
+}  // namespace
+}  // namespace tessera::reviews

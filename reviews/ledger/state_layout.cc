@@ -1,0 +1,138 @@
+#include "reviews/ledger/state_layout.h"
+
+#include "ledger/crypto/hash.h"
+#include "ledger/state/application.h"
+#include "reviews/ledger/reviews_app.h"
+
+namespace tessera::reviews::onchain {
+namespace {
+
+using ledger::Hash256;
+using ledger::LeafValue;
+
+std::array<uint8_t, 8> Be64(uint64_t v) {
+  std::array<uint8_t, 8> b{};
+  for (int i = 7; i >= 0; --i, v >>= 8) b[i] = static_cast<uint8_t>(v);
+  return b;
+}
+
+uint64_t ReadBe(const LeafValue& v, size_t at, size_t width) {
+  uint64_t x = 0;
+  for (size_t i = 0; i < width; ++i) x = x << 8 | v[at + i];
+  return x;
+}
+
+void WriteBe(LeafValue& v, size_t at, size_t width, uint64_t x) {
+  for (size_t i = width; i-- > 0; x >>= 8) v[at + i] = static_cast<uint8_t>(x);
+}
+
+bool ZeroFrom(const LeafValue& v, size_t at) {
+  for (size_t i = at; i < v.size(); ++i) {
+    if (v[i] != 0) return false;
+  }
+  return true;
+}
+
+ByteSpan Label(std::string_view s) { return AsBytes(s); }
+
+}  // namespace
+
+namespace leaf {
+Hash256 Item(const ItemId& item) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("item"), item});
+}
+Hash256 ItemCount() { return ledger::AppLeafKey(kReviewsAppId, {Label("item-count")}); }
+Hash256 Tally(const ItemId& item) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("tally"), item});
+}
+Hash256 Chain(const ItemId& item) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("chain"), item});
+}
+Hash256 Tag(const ItemId& item, uint64_t epoch, const urs::Point& tag) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("tag"), item, Be64(epoch), tag});
+}
+Hash256 KeyRequest(uint64_t epoch, const ledger::PublicKey& citizen) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("key-request"), Be64(epoch), citizen});
+}
+Hash256 RequestCount(uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("request-count"), Be64(epoch)});
+}
+Hash256 KeyIssue(uint64_t epoch, const ledger::PublicKey& citizen) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("key-issue"), Be64(epoch), citizen});
+}
+Hash256 ReviewKey(uint64_t epoch, const urs::Point& key) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("review-key"), Be64(epoch), key});
+}
+Hash256 KeyCount(uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("key-count"), Be64(epoch)});
+}
+Hash256 EpochSeed(uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("epoch-seed"), Be64(epoch)});
+}
+}  // namespace leaf
+
+LeafValue EncodeCounter(uint64_t n) {
+  LeafValue v{};
+  WriteBe(v, 0, 8, n);
+  return v;
+}
+
+Result<uint64_t> DecodeCounter(const std::optional<LeafValue>& value) {
+  if (!value) return uint64_t{0};
+  if (!ZeroFrom(*value, 8)) return InvalidArgumentError("reviews leaf is not a counter");
+  return ReadBe(*value, 0, 8);
+}
+
+LeafValue EncodeItemRecord(const ItemRecord& r) {
+  LeafValue v{};
+  WriteBe(v, 0, 8, r.created_epoch);
+  WriteBe(v, 8, 8, r.created_height);
+  v[16] = 1;  // marks the record present even for epoch 0, height 0
+  return v;
+}
+
+Result<ItemRecord> DecodeItemRecord(const LeafValue& value) {
+  if (value[16] != 1 || !ZeroFrom(value, 17)) {
+    return InvalidArgumentError("reviews leaf is not an item record");
+  }
+  return ItemRecord{ReadBe(value, 0, 8), ReadBe(value, 8, 8)};
+}
+
+uint64_t Tally::count() const {
+  uint64_t n = 0;
+  for (uint32_t h : histogram) n += h;
+  return n;
+}
+
+uint64_t Tally::sum() const {
+  uint64_t s = 0;
+  for (size_t r = 0; r < histogram.size(); ++r) s += uint64_t{histogram[r]} * (r + 1);
+  return s;
+}
+
+double Tally::mean() const {
+  uint64_t n = count();
+  return n == 0 ? 0.0 : static_cast<double>(sum()) / static_cast<double>(n);
+}
+
+LeafValue EncodeTally(const Tally& t) {
+  LeafValue v{};
+  for (size_t r = 0; r < t.histogram.size(); ++r) WriteBe(v, 4 * r, 4, t.histogram[r]);
+  return v;
+}
+
+Result<Tally> DecodeTally(const std::optional<LeafValue>& value) {
+  Tally t;
+  if (!value) return t;
+  if (!ZeroFrom(*value, 20)) return InvalidArgumentError("reviews leaf is not a tally");
+  for (size_t r = 0; r < t.histogram.size(); ++r) {
+    t.histogram[r] = static_cast<uint32_t>(ReadBe(*value, 4 * r, 4));
+  }
+  return t;
+}
+
+LeafValue NextChain(const LeafValue& previous, const Hash256& review_hash) {
+  return ledger::Sha256Hasher().Update(previous).Update(review_hash).Final();
+}
+
+}  // namespace tessera::reviews::onchain

@@ -1,0 +1,81 @@
+// Where the reviews application keeps its records in the ledger's state tree, and how the
+// 32-byte leaf values are encoded. Clients use the same functions to name the leaves they ask
+// a politician to prove (LightClient::ReadLeaves) and to decode what comes back.
+//
+// Every key is ledger::AppLeafKey(kReviewsAppId, {label, fields...}), so it cannot collide
+// with an account, another application or another record kind. Every key depends on the
+// transaction's payload and the block context only, never on state, as ReadSet requires.
+//
+//   leaf                          key fields                value
+//   item                          item id                   ItemRecord (creation epoch, height)
+//   item count                    -                         Counter
+//   tally                         item id                   Tally (histogram of ratings 1..5)
+//   chain                         item id                   SHA-256(prev chain || review hash)
+//   tag                           item id, epoch, URS tag   the review's record hash
+//   key request                   epoch, citizen key        SHA-256(blinded message)
+//   request count                 epoch                     Counter
+//   key issue                     epoch, citizen key        SHA-256(blind signature)
+//   review key                    epoch, review key         Counter: 1-based registration index
+//   key count                     epoch                     Counter (N_e)
+//   epoch seed                    epoch                     seed of block e*E - 1 (BeginBlock)
+//
+// An absent leaf reads as "none" (zero count, no item, unused tag).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "core/status.h"
+#include "ledger/state/account.h"
+#include "reviews/ledger/payload.h"
+
+namespace tessera::reviews::onchain {
+
+namespace leaf {
+ledger::Hash256 Item(const ItemId& item);
+ledger::Hash256 ItemCount();
+ledger::Hash256 Tally(const ItemId& item);
+ledger::Hash256 Chain(const ItemId& item);
+ledger::Hash256 Tag(const ItemId& item, uint64_t epoch, const urs::Point& tag);
+ledger::Hash256 KeyRequest(uint64_t epoch, const ledger::PublicKey& citizen);
+ledger::Hash256 RequestCount(uint64_t epoch);
+ledger::Hash256 KeyIssue(uint64_t epoch, const ledger::PublicKey& citizen);
+ledger::Hash256 ReviewKey(uint64_t epoch, const urs::Point& key);
+ledger::Hash256 KeyCount(uint64_t epoch);
+ledger::Hash256 EpochSeed(uint64_t epoch);
+}  // namespace leaf
+
+// A u64 count, big-endian, then 24 zero bytes.
+ledger::LeafValue EncodeCounter(uint64_t n);
+// INVALID_ARGUMENT (DATA_LOSS would blame the store; the leaf is simply not a counter) when
+// the padding is not zero. An absent leaf is zero.
+Result<uint64_t> DecodeCounter(const std::optional<ledger::LeafValue>& value);
+
+struct ItemRecord {
+  uint64_t created_epoch = 0;  // reviews are accepted in created_epoch + 1 only
+  uint64_t created_height = 0;
+  uint64_t review_epoch() const { return created_epoch + 1; }
+};
+ledger::LeafValue EncodeItemRecord(const ItemRecord& r);
+Result<ItemRecord> DecodeItemRecord(const ledger::LeafValue& value);
+
+// The committed tally of an item: how many reviews gave each rating. The count, the sum and
+// the mean follow from it. Five u32 big-endian counters, then 12 zero bytes.
+struct Tally {
+  std::array<uint32_t, 5> histogram{};  // histogram[r - 1] = reviews with rating r
+  uint64_t count() const;
+  uint64_t sum() const;
+  double mean() const;  // 0 without reviews
+  friend bool operator==(const Tally&, const Tally&) = default;
+};
+ledger::LeafValue EncodeTally(const Tally& t);
+Result<Tally> DecodeTally(const std::optional<ledger::LeafValue>& value);
+
+// The review chain of an item after `review_hash` is appended to `previous` (all zero for an
+// item without reviews). A client replays the reviews it read from blocks and compares the
+// result with the proved chain leaf: equal iff it holds exactly the committed reviews in
+// their committed order.
+ledger::LeafValue NextChain(const ledger::LeafValue& previous, const ledger::Hash256& review_hash);
+
+}  // namespace tessera::reviews::onchain
