@@ -9,6 +9,7 @@
 
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
+#include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
 
 namespace tessera::ledger::net {
@@ -273,24 +274,38 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
   if (static_cast<size_t>(reply.pools_size()) != pools.size()) {
     return InvalidArgumentError("execution returned the wrong number of pools");
   }
-  std::vector<Transaction> txs;
+  std::vector<LedgerTx> txs;
   for (size_t i = 0; i < pools.size(); ++i) {
-    std::vector<Transaction> pool;
+    std::vector<LedgerTx> pool;
     for (const std::string& t : reply.pools(static_cast<int>(i)).txs()) {
-      TESSERA_ASSIGN_OR_RETURN(Transaction tx, DecodeTransaction(AsBytes(t)));
-      pool.push_back(tx);
+      TESSERA_ASSIGN_OR_RETURN(LedgerTx tx, DecodeLedgerTx(AsBytes(t)));
+      pool.push_back(std::move(tx));
     }
     if (PoolHash(pool) != pools[i]) return InvalidArgumentError("pool does not match its hash");
     txs.insert(txs.end(), pool.begin(), pool.end());
   }
+  std::vector<uint32_t> claimed(reply.crypto_rejected().begin(), reply.crypto_rejected().end());
+  if (!std::is_sorted(claimed.begin(), claimed.end()) ||
+      std::adjacent_find(claimed.begin(), claimed.end()) != claimed.end()) {
+    return InvalidArgumentError("execution's crypto_rejected is not strictly ascending");
+  }
   TESSERA_ASSIGN_OR_RETURN(StateProof proof, StateProof::Decode(AsBytes(reply.proof())));
-  // Every transaction is checked (signature, nonce, balance) against the previous certified
-  // root, through the proof; the new root is then recomputed from the same proof.
-  TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome,
-                           ApplyTransfers(ProofLookup(proof, latest_.state_root), txs, true));
+  // Every transaction is re-executed (nonce, balance, application rules) against the previous
+  // certified root through the proof; a random sample of signatures is verified here and the
+  // politician's claim is taken for the others (block_transition.h). The new root is then
+  // recomputed from the same proof.
+  std::bernoulli_distribution coin(options_.genesis.validation_sample);
+  std::vector<bool> sample(txs.size());
+  for (size_t i = 0; i < txs.size(); ++i) sample[i] = coin(rng_);
+  CryptoPolicy policy{.claimed_failures = &claimed, .verify = [&](size_t i) { return sample[i]; }};
+  const BlockContext ctx{.height = latest_.height + 1, .prev_seed = latest_.seed};
+  TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(ProofLookup(proof, latest_.state_root),
+                                                            txs, ctx, *options_.apps, policy));
   TESSERA_ASSIGN_OR_RETURN(Hash256 root, proof.RootAfter(latest_.state_root, outcome.updates));
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.txs_validated += txs.size();
+  stats_.signatures_checked += outcome.crypto_checked;
   if (FromBytes(reply.new_root()) != root) {
-    std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.bad_politician_answers;  // its claimed root was wrong; ours is from the proof
   }
   return root;

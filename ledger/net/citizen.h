@@ -8,9 +8,11 @@
 //      (a politician seen with two different pools for h is left out: equivocation);
 //   2. propose, if its proposer ticket wins: the body is every pool witnessed by at least
 //      T_w committee members (and no rival pool of the same politician), in politician order;
-//      it asks a politician to execute the body, checks every transaction (signature, nonce,
-//      balance) against a multi-proof on the previous certified root, recomputes the new root
-//      from the proof (StateProof::RootAfter) and proposes the header;
+//      it asks a politician to execute the body, re-executes every transaction (transfers and
+//      application transactions: nonce, balance, application rules) against a multi-proof on
+//      the previous certified root, verifying a random fraction (genesis validation_sample)
+//      of the signatures itself and taking the politician's claim for the rest, recomputes the
+//      new root from the proof (StateProof::RootAfter) and proposes the header;
 //   3. soft vote for the valid proposal with the lowest proposer VRF output; "valid" means the
 //      same checks as in 2, done by this citizen with the execution of its own sample;
 //   4. cert vote (with a signature on the block) once T_soft soft votes agree on a value it
@@ -50,6 +52,8 @@ struct CitizenOptions {
   Genesis genesis;
   KeyPair keys = KeyPair::Generate();
   Identity identity;
+  // The applications of the chain (LoadApps(genesis)), shared by the citizens of a process.
+  std::shared_ptr<const AppRegistry> apps = std::make_shared<AppRegistry>();
   CitizenFault fault = CitizenFault::kNone;
   CitizenTiming timing;
   uint64_t rng_seed = 1;
@@ -70,6 +74,8 @@ struct CitizenStats {
   uint64_t proposals = 0;
   uint64_t rejected_proposals = 0;  // proposals this citizen found invalid
   uint64_t bad_politician_answers = 0;
+  uint64_t txs_validated = 0;       // transactions re-executed in validated executions
+  uint64_t signatures_checked = 0;  // ... of which this citizen verified the signatures
 };
 
 class Citizen {

@@ -63,10 +63,13 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   for (const PoliticianInfo& p : options.genesis.politicians) {
     clients.push_back(std::make_shared<PoliticianClient>(p.address, 1500));
   }
+  TESSERA_ASSIGN_OR_RETURN(AppRegistry registry, LoadApps(options.genesis));
+  auto apps = std::make_shared<const AppRegistry>(std::move(registry));
   std::vector<std::unique_ptr<Citizen>> citizens;
   for (uint32_t i = options.first; i < options.first + options.count; ++i) {
     CitizenOptions o;
     o.genesis = options.genesis;
+    o.apps = apps;
     TESSERA_ASSIGN_OR_RETURN(o.keys, ReadSecretKeyFile(KeyPath(options.key_dir, i)));
     TESSERA_ASSIGN_OR_RETURN(std::string id_hex, ReadFile(IdPath(options.key_dir, i)));
     while (!id_hex.empty() && (id_hex.back() == '\n' || id_hex.back() == ' ')) id_hex.pop_back();

@@ -29,9 +29,9 @@ Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn) {
   return Status::Ok();
 }
 
-Status PoliticianClient::SubmitTransaction(const Transaction& tx, Traffic* t) {
+Status PoliticianClient::SubmitTransaction(const LedgerTx& tx, Traffic* t) {
   TxRequest req;
-  req.set_tx(EncodeTransaction(tx));
+  req.set_tx(EncodeLedgerTx(tx));
   TxReply rep;
   TESSERA_RETURN_IF_ERROR(Call(
       req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->SubmitTransaction(c, q, r); }));

@@ -30,7 +30,7 @@ class PoliticianClient {
   explicit PoliticianClient(const std::string& address, int deadline_ms = 2000);
   const std::string& address() const { return address_; }
 
-  Status SubmitTransaction(const Transaction& tx, Traffic* t = nullptr);
+  Status SubmitTransaction(const LedgerTx& tx, Traffic* t = nullptr);
   Result<StatusReply> GetStatus(Traffic* t = nullptr);
   Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr, bool header_only = false);
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,

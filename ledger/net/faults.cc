@@ -15,9 +15,11 @@ Status PoliticianFaults::Add(const std::string& b) {
     wrong_state = true;
   } else if (b == "equivocate") {
     equivocate = true;
+  } else if (b == "forge") {
+    forge = true;
   } else {
     return InvalidArgumentError("unknown politician behaviour '" + b +
-                                "' (drop, delay, withhold, stale, wrong, equivocate)");
+                                "' (drop, delay, withhold, stale, wrong, equivocate, forge)");
   }
   return Status::Ok();
 }

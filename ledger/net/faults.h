@@ -19,11 +19,17 @@ struct PoliticianFaults {
   bool stale_state = false;  // state reads and executions use the state one block back
   bool wrong_state = false;  // executions report a wrong new state root
   bool equivocate = false;   // signs two different pools per block, handed out alternately
+  // Puts a transfer with a forged signature (from a genesis account to itself) into each of
+  // its pools, and claims in executions that every signature checks out, hoping that
+  // citizens verify only a sample of signatures (genesis validation_sample).
+  bool forge = false;
 
   bool any() const {
-    return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate;
+    return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate ||
+           forge;
   }
-  // "drop", "delay", "withhold", "stale", "wrong", "equivocate"; INVALID_ARGUMENT otherwise.
+  // "drop", "delay", "withhold", "stale", "wrong", "equivocate", "forge"; INVALID_ARGUMENT
+  // otherwise.
   Status Add(const std::string& behaviour);
 };
 

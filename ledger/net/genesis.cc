@@ -97,6 +97,31 @@ Result<Genesis> ParseGenesis(const Config& c) {
     a.balance = static_cast<uint64_t>(balances[i]);
     g.accounts.push_back(a);
   }
+  TESSERA_ASSIGN_OR_RETURN(g.validation_sample, c.GetDoubleOr("chain.validation_sample", 1.0));
+  if (!(g.validation_sample > 0 && g.validation_sample <= 1)) {
+    return InvalidArgumentError("genesis: chain.validation_sample must be in (0, 1]");
+  }
+  if (c.Has("apps")) {
+    TESSERA_ASSIGN_OR_RETURN(Config apps, c.GetTable("apps"));
+    for (const std::string& name : apps.Keys()) {
+      TESSERA_ASSIGN_OR_RETURN(Config section, apps.GetTable(name));
+      AppParams params{.name = name, .values = {}};
+      for (const std::string& key : section.Keys()) {
+        auto text = section.GetString(key);
+        if (text.ok()) {
+          params.values[key] = *text;
+          continue;
+        }
+        auto number = section.GetInt(key);
+        if (!number.ok()) {
+          return InvalidArgumentError("genesis: [apps." + name + "] " + key +
+                                      " must be a string or an integer");
+        }
+        params.values[key] = std::to_string(*number);
+      }
+      g.apps.push_back(std::move(params));
+    }
+  }
   if (g.cert_threshold > g.sortition.committee_size * 2) {
     return InvalidArgumentError("genesis: cert_threshold can never be reached");
   }
@@ -126,7 +151,8 @@ std::string GenesisToToml(const Genesis& g) {
     << "cert_threshold = " << g.cert_threshold << "\n"
     << "registration_delay = " << g.registration_delay << "\n"
     << "safe_sample = " << g.safe_sample << "\n"
-    << "max_pool_txs = " << g.max_pool_txs << "\n\n[politicians]\nkeys = ";
+    << "max_pool_txs = " << g.max_pool_txs << "\n"
+    << "validation_sample = " << g.validation_sample << "\n\n[politicians]\nkeys = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(ToHex(p.key)); });
   o << "addresses = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(p.address); });
@@ -134,6 +160,14 @@ std::string GenesisToToml(const Genesis& g) {
   list(g.accounts, [](const GenesisAccount& a) { return Quote(ToHex(a.key)); });
   o << "balances = ";
   list(g.accounts, [](const GenesisAccount& a) { return std::to_string(a.balance); });
+  for (const AppParams& app : g.apps) {
+    o << "\n[apps." << app.name << "]\n";
+    for (const auto& [key, value] : app.values) {
+      // Integers were parsed from TOML integers, so they print canonically (no leading zeros).
+      bool integer = !value.empty() && value == std::to_string(std::atoll(value.c_str()));
+      o << key << " = " << (integer ? value : Quote(value)) << "\n";
+    }
+  }
   return o.str();
 }
 

@@ -14,12 +14,15 @@
 //   registration_delay = 2
 //   safe_sample = 5                   # k politicians per citizen read or upload
 //   max_pool_txs = 2000               # transactions a politician freezes per block
+//   validation_sample = 1.0           # fraction of signatures a citizen verifies itself
 //   [politicians]
 //   keys = ["<hex>", ...]             # politician i has id i
 //   addresses = ["127.0.0.1:7000", ...]
 //   [accounts]
 //   keys = ["<hex>", ...]
 //   balances = [1000, ...]
+//   [apps.reviews]                    # optional: applications and their parameters
+//   ring_size = 8                     # (string or integer values; application.h)
 #pragma once
 
 #include <filesystem>
@@ -30,6 +33,7 @@
 #include "core/status.h"
 #include "ledger/codec/messages.h"
 #include "ledger/sortition.h"
+#include "ledger/state/application.h"
 #include "ledger/state/sparse_merkle_tree.h"
 
 namespace tessera::ledger::net {
@@ -55,8 +59,13 @@ struct Genesis {
   uint64_t registration_delay = 2;
   uint32_t safe_sample = 5;
   uint32_t max_pool_txs = 2000;
+  // Blockene's sampled validation: each citizen verifies this fraction of a block's
+  // signatures itself, chosen at random, and takes the executing politician's word for the
+  // rest (block_transition.h says what that risks).
+  double validation_sample = 1.0;
   std::vector<PoliticianInfo> politicians;
   std::vector<GenesisAccount> accounts;
+  std::vector<AppParams> apps;  // in file order
 
   // The state tree holding the genesis accounts.
   Result<SparseMerkleTree> GenesisState() const;
@@ -66,6 +75,9 @@ struct Genesis {
 };
 
 Result<Genesis> ParseGenesis(const Config& config);
+// The applications named in the genesis file, built by the application factories compiled
+// into this binary (apps.cc). INVALID_ARGUMENT for an application this build does not have.
+Result<AppRegistry> LoadApps(const Genesis& genesis);
 Result<Genesis> LoadGenesis(const std::filesystem::path& path);
 // The TOML text ParseGenesis reads back to the same value.
 std::string GenesisToToml(const Genesis& genesis);

@@ -17,6 +17,7 @@
 #include "ledger/net/client.h"
 #include "ledger/net/process.h"
 #include "ledger/state/account.h"
+#include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
 
 namespace tessera::ledger::net {
@@ -35,6 +36,7 @@ KeyPair AccountKeys(uint32_t i) {
 class ChainReplay {
  public:
   explicit ChainReplay(const Genesis& g) : genesis_(g) {
+    apps_ = LoadApps(g).value();  // the genesis file was written, and checked, by us
     latest_ = g.GenesisHeader().value();
     tree_ = g.GenesisState().value();
     hashes_.push_back(BlockHash(latest_));
@@ -46,6 +48,8 @@ class ChainReplay {
   uint64_t double_applied() const { return double_applied_; }
   uint64_t late_first() const { return late_first_; }
   uint64_t late_too_early() const { return late_too_early_; }
+  uint64_t app_applied() const { return app_applied_; }
+  uint64_t crypto_rejected() const { return crypto_rejected_; }
 
   // Verifies and applies the next block; returns the transactions it applied.
   Result<std::vector<Transaction>> Apply(const BlockReply& reply) {
@@ -69,19 +73,22 @@ class ChainReplay {
     if (static_cast<size_t>(reply.pools_size()) != block.header.pool_hashes.size()) {
       return InvalidArgumentError("block is missing pools");
     }
-    std::vector<Transaction> txs;
+    std::vector<LedgerTx> txs;
     for (size_t i = 0; i < block.header.pool_hashes.size(); ++i) {
-      std::vector<Transaction> pool;
+      std::vector<LedgerTx> pool;
       for (const std::string& t : reply.pools(static_cast<int>(i)).txs()) {
-        TESSERA_ASSIGN_OR_RETURN(Transaction tx, DecodeTransaction(AsBytes(t)));
-        pool.push_back(tx);
+        TESSERA_ASSIGN_OR_RETURN(LedgerTx tx, DecodeLedgerTx(AsBytes(t)));
+        pool.push_back(std::move(tx));
       }
       if (PoolHash(pool) != block.header.pool_hashes[i]) {
         return InvalidArgumentError("pool does not match the header");
       }
       txs.insert(txs.end(), pool.begin(), pool.end());
     }
-    TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree_), txs, true));
+    // Every signature verified: a block certified with a forged transaction applied fails here.
+    const BlockContext ctx{.height = latest_.height + 1, .prev_seed = latest_.seed};
+    TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(TreeLookup(tree_), txs, ctx, apps_));
+    crypto_rejected_ += outcome.crypto_rejected.size();
     TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree_.Update(outcome.updates));
     if (next.root_hash() != block.header.state_root) {
       return DataLossError("certified state root of block " + std::to_string(block.header.height) +
@@ -92,10 +99,15 @@ class ChainReplay {
     std::vector<Transaction> applied;
     for (size_t i = 0; i < txs.size(); ++i) {
       if (rejected.count(i)) continue;
+      const auto* transfer = std::get_if<Transaction>(&txs[i]);
+      if (transfer == nullptr) {
+        ++app_applied_;
+        continue;
+      }
       // Independent of the transition's own nonce rule: a (sender, nonce) applied twice
       // anywhere in the chain is a committed double spend.
-      if (!spent_.insert({txs[i].from, txs[i].nonce}).second) ++double_applied_;
-      applied.push_back(txs[i]);
+      if (!spent_.insert({transfer->from, transfer->nonce}).second) ++double_applied_;
+      applied.push_back(*transfer);
     }
     tree_ = std::move(next);
     latest_ = block.header;
@@ -105,9 +117,11 @@ class ChainReplay {
 
  private:
   Genesis genesis_;
+  AppRegistry apps_;
   BlockHeader latest_;
   SparseMerkleTree tree_;
   TicketCache tickets_;
+  uint64_t app_applied_ = 0, crypto_rejected_ = 0;
   std::vector<Hash256> hashes_;
   std::set<std::pair<PublicKey, uint64_t>> spent_;
   uint64_t double_applied_ = 0;

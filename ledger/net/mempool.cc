@@ -1,6 +1,8 @@
 #include "ledger/net/mempool.h"
 
 #include "ledger/state/account.h"
+#include "ledger/state/block_transition.h"
+#include "ledger/state/transfer.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -36,26 +38,71 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
     if (it->second == tx) return AlreadyExistsError("transaction already pending");
     return AlreadyExistsError("conflicts with a pending transaction of the same sender and nonce");
   }
-  if (pending_.size() >= capacity_) return ResourceExhaustedError("mempool full");
+  if (size() >= capacity_) return ResourceExhaustedError("mempool full");
   pending_.emplace(key, tx);
   return Status::Ok();
 }
 
-std::vector<Transaction> Mempool::Snapshot(size_t max) const {
-  std::vector<Transaction> out;
+namespace {
+// Why `state` would not apply `tx` in block `next` with every signature checked (OK: it would).
+Status AppRejection(const AppTransaction& tx, const SparseMerkleTree& state,
+                    const AppRegistry& apps, const BlockContext& next) {
+  std::vector<LedgerTx> block{tx};
+  TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(TreeLookup(state), block, next, apps));
+  if (outcome.rejected.empty()) return Status::Ok();
+  return FailedPreconditionError(outcome.rejected[0].second);
+}
+}  // namespace
+
+Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state,
+                         const AppRegistry& apps, const BlockContext& next) {
+  Hash256 id = LedgerTxId(tx);
+  if (pending_apps_.contains(id)) return AlreadyExistsError("transaction already pending");
+  TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
+  if (size() >= capacity_) return ResourceExhaustedError("mempool full");
+  pending_apps_.emplace(id, tx);
+  app_order_.push_back(id);
+  return Status::Ok();
+}
+
+std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
+  std::vector<LedgerTx> out;
   for (const auto& [key, tx] : pending_) {
-    if (out.size() >= max) break;
+    if (out.size() >= max) return out;
     out.push_back(tx);
+  }
+  std::map<uint8_t, std::vector<std::string>> by_app;
+  size_t taken = 0;
+  for (const Hash256& id : app_order_) {
+    if (out.size() + taken >= max) break;
+    const AppTransaction& tx = pending_apps_.at(id);
+    by_app[tx.app].push_back(tx.payload);
+    ++taken;
+  }
+  for (auto& [app_id, payloads] : by_app) {
+    const Application* app = apps.Find(app_id);
+    if (app != nullptr) payloads = app->Coalesce(std::move(payloads));
+    for (std::string& p : payloads) out.push_back(AppTransaction{app_id, std::move(p)});
   }
   return out;
 }
 
-void Mempool::Prune(const SparseMerkleTree& state) {
+void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
+                    const BlockContext& next) {
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto account = SenderAccount(it->first.first, state);
     bool used = account.ok() && it->first.second < account->nonce;
     it = used ? pending_.erase(it) : std::next(it);
   }
+  std::deque<Hash256> kept;
+  for (const Hash256& id : app_order_) {
+    if (AppRejection(pending_apps_.at(id), state, apps, next).ok()) {
+      kept.push_back(id);
+    } else {
+      pending_apps_.erase(id);
+    }
+  }
+  app_order_ = std::move(kept);
 }
 
 }  // namespace tessera::ledger::net

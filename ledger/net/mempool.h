@@ -7,14 +7,21 @@
 // (sender, nonce). The last rule only stops a double spend at this politician; one sent to two
 // politicians is stopped by the state transition, which applies at most one transaction per
 // (sender, nonce).
+//
+// Application transactions (application.h) are admitted iff their application applies them,
+// with every signature checked, to the latest committed state in the context of the next
+// block; they are kept in arrival order and dropped once the committed state no longer
+// accepts them (because they were included, or were overtaken by a conflicting one).
 #pragma once
 
+#include <deque>
 #include <map>
 #include <utility>
 #include <vector>
 
 #include "core/status.h"
 #include "ledger/codec/messages.h"
+#include "ledger/state/application.h"
 #include "ledger/state/sparse_merkle_tree.h"
 
 namespace tessera::ledger::net {
@@ -26,16 +33,23 @@ class Mempool {
   explicit Mempool(size_t capacity) : capacity_(capacity) {}
 
   Status Admit(const Transaction& tx, const SparseMerkleTree& state);
-  // Up to `max` pending transactions, ordered by (sender, nonce) so that a sender's transfers
-  // apply in order within a pool.
-  std::vector<Transaction> Snapshot(size_t max) const;
-  // Drops every transaction whose nonce the committed `state` has used up.
-  void Prune(const SparseMerkleTree& state);
-  size_t size() const { return pending_.size(); }
+  // `next` is the context of the block after `state`.
+  Status AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state, const AppRegistry& apps,
+                  const BlockContext& next);
+  // Up to `max` pending transactions: transfers ordered by (sender, nonce) so that a
+  // sender's transfers apply in order within a pool, then application transactions in arrival
+  // order, merged per application by Application::Coalesce.
+  std::vector<LedgerTx> Snapshot(size_t max, const AppRegistry& apps) const;
+  // Drops every transfer whose nonce the committed `state` has used up, and every application
+  // transaction that `state` no longer accepts.
+  void Prune(const SparseMerkleTree& state, const AppRegistry& apps, const BlockContext& next);
+  size_t size() const { return pending_.size() + app_order_.size(); }
 
  private:
   size_t capacity_;
   std::map<std::pair<PublicKey, uint64_t>, Transaction> pending_;  // (sender, nonce) -> tx
+  std::map<Hash256, AppTransaction> pending_apps_;                 // by LedgerTxId
+  std::deque<Hash256> app_order_;                                  // arrival order
 };
 
 }  // namespace tessera::ledger::net

@@ -103,7 +103,7 @@ TEST(MempoolTest, AdmitsValidTransfersAndSaysWhyOthersAreRejected) {
   EXPECT_EQ(pool.size(), 1u);
   // Once alice's nonce 0 is committed, her pending nonce-0 transfer is pruned.
   auto next = state.Update({{AccountKey(alice.public_key()), EncodeAccount({990, 1})}});
-  pool.Prune(*next);
+  pool.Prune(*next, AppRegistry{}, BlockContext{});
   EXPECT_EQ(pool.size(), 0u);
 }
 

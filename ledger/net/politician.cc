@@ -47,6 +47,7 @@ Result<std::unique_ptr<PoliticianNode>> PoliticianNode::Open(PoliticianOptions o
 }
 
 Status PoliticianNode::Init() {
+  TESSERA_ASSIGN_OR_RETURN(apps_, LoadApps(options_.genesis));
   std::filesystem::create_directories(options_.dir);
   StateStoreOptions so;
   so.cached_versions = 3;
@@ -135,13 +136,13 @@ void PoliticianNode::Delay() const {
 
 // ---- Blocks ---------------------------------------------------------------------------------
 
-Result<std::vector<Transaction>> PoliticianNode::CollectTxs(const std::vector<Hash256>& hashes,
-                                                            const std::vector<Pool>& extra) {
+Result<std::vector<LedgerTx>> PoliticianNode::CollectTxs(const std::vector<Hash256>& hashes,
+                                                         const std::vector<Pool>& extra) {
   for (const Pool& p : extra) {
     auto added = AddPool(p);  // certified blocks name pools by hash; bad extras are ignored
     (void)added;
   }
-  std::vector<Transaction> txs;
+  std::vector<LedgerTx> txs;
   for (const Hash256& h : hashes) {
     auto it = pools_.find(h);
     if (it == pools_.end()) return NotFoundError("pool " + ToHex(h).substr(0, 16) + " unknown");
@@ -157,8 +158,7 @@ Status PoliticianNode::ApplyBlock(const CertifiedBlockData& block, const std::ve
                                    " is not the next block (" + std::to_string(h) + ")");
   }
   TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Transaction> txs,
-                           CollectTxs(block.header.pool_hashes, pools));
+  TESSERA_ASSIGN_OR_RETURN(std::vector<LedgerTx> txs, CollectTxs(block.header.pool_hashes, pools));
   BlockReply reply;
   reply.set_found(true);
   CertifiedBlock* cb = reply.mutable_block();
@@ -171,9 +171,10 @@ Status PoliticianNode::ApplyBlock(const CertifiedBlockData& block, const std::ve
 
 Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
                                      const CertifiedBlockData& block,
-                                     const std::vector<Transaction>& txs) {
+                                     const std::vector<LedgerTx>& txs) {
   const SparseMerkleTree& tree = state_->tree();
-  TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree), txs, true));
+  TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome,
+                           ledger::ApplyBlock(TreeLookup(tree), txs, NextContext(), apps_));
   TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
   if (next.root_hash() != block.header.state_root) {
     return DataLossError("certified block " + std::to_string(h) +
@@ -183,7 +184,7 @@ Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
   TESSERA_RETURN_IF_ERROR(state_->Commit(std::move(outcome.updates)).status());
   latest_ = block.header;
   latest_reply_ = reply;
-  mempool_.Prune(state_->tree());
+  mempool_.Prune(state_->tree(), apps_, NextContext());
   rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
   my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
   execute_cache_.clear();
@@ -208,8 +209,8 @@ Status PoliticianNode::AddPool(const Pool& pool) {
   if (pools_.count(c.pool_hash)) return Status::Ok();
   StoredPool stored;
   for (const std::string& t : pool.txs()) {
-    TESSERA_ASSIGN_OR_RETURN(Transaction tx, DecodeTransaction(AsBytes(t)));
-    stored.txs.push_back(tx);
+    TESSERA_ASSIGN_OR_RETURN(LedgerTx tx, DecodeLedgerTx(AsBytes(t)));
+    stored.txs.push_back(std::move(tx));
   }
   if (stored.txs.size() != c.tx_count || PoolHash(stored.txs) != c.pool_hash) {
     return InvalidArgumentError("pool transactions do not match the commitment");
@@ -222,7 +223,19 @@ Status PoliticianNode::AddPool(const Pool& pool) {
 
 void PoliticianNode::FreezePool(uint64_t h) {
   if (my_commitments_.count(h)) return;
-  std::vector<std::vector<Transaction>> variants{mempool_.Snapshot(options_.genesis.max_pool_txs)};
+  std::vector<std::vector<LedgerTx>> variants{
+      mempool_.Snapshot(options_.genesis.max_pool_txs, apps_)};
+  if (options_.faults.forge && !options_.genesis.accounts.empty()) {
+    const PublicKey& victim = options_.genesis.accounts[0].key;
+    auto leaf = state_->tree().Get(AccountKey(victim));
+    auto account = leaf ? DecodeAccount(*leaf) : Result<Account>(Account{});
+    Transaction forged{.from = victim,
+                       .to = options_.keys.public_key(),
+                       .amount = 1,
+                       .nonce = account.ok() ? account->nonce : 0};
+    forged.signature[0] = 1;  // not the victim's signature
+    variants[0].insert(variants[0].begin(), forged);
+  }
   if (options_.faults.equivocate && variants[0].size() >= 2) {
     variants.emplace_back(variants[0].begin(), variants[0].begin() + variants[0].size() / 2);
   }
@@ -234,7 +247,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
     SignTxPoolCommitment(c, options_.keys);
     Pool pool;
     pool.set_commitment(EncodeTxPoolCommitment(c));
-    for (const Transaction& tx : txs) pool.add_txs(EncodeTransaction(tx));
+    for (const LedgerTx& tx : txs) pool.add_txs(EncodeLedgerTx(tx));
     if (!AddPool(pool).ok()) continue;
     my_commitments_[h].push_back(pool.commitment());
     RoundItem item;
@@ -416,7 +429,7 @@ void PoliticianNode::CatchUpLoop() {
 
 void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
   Delay();
-  auto tx = DecodeTransaction(AsBytes(req.tx()));
+  auto tx = DecodeLedgerTx(AsBytes(req.tx()));
   if (!tx.ok()) {
     rep->set_error(tx.status().message());
     return;
@@ -426,7 +439,10 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
     rep->set_accepted(true);
     return;
   }
-  Status s = mempool_.Admit(*tx, state_->tree());
+  Status s =
+      std::holds_alternative<Transaction>(*tx)
+          ? mempool_.Admit(std::get<Transaction>(*tx), state_->tree())
+          : mempool_.AdmitApp(std::get<AppTransaction>(*tx), state_->tree(), apps_, NextContext());
   rep->set_accepted(s.ok());
   if (!s.ok()) rep->set_error(s.ToString());
 }
@@ -484,7 +500,8 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     cache_key += b;
   }
   SparseMerkleTree tree;
-  std::vector<Transaction> txs;
+  std::vector<LedgerTx> txs;
+  BlockContext ctx;
   {
     std::unique_lock<std::mutex> lock(mu_);
     // Citizens of one committee ask for the same body at about the same time: execute it once.
@@ -500,6 +517,7 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
       return Status::Ok();
     }
     TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
+    ctx = NextContext();
     for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
     uint64_t version = state_->version();
     if (options_.faults.stale_state && version > 1) --version;
@@ -508,10 +526,14 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   }
   // The heavy part runs outside the lock, on an immutable tree.
   Status status = [&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(TransferOutcome outcome, ApplyTransfers(TreeLookup(tree), txs, true));
+    TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome,
+                             ledger::ApplyBlock(TreeLookup(tree), txs, ctx, apps_));
     TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
-    std::vector<Hash256> touched = TouchedKeys(txs);
-    rep->set_proof(tree.Prove(touched).Encode());
+    rep->set_proof(tree.Prove(BlockKeys(txs, ctx, apps_)).Encode());
+    for (uint32_t i : outcome.crypto_rejected) rep->add_crypto_rejected(i);
+    if (options_.faults.forge && !outcome.crypto_rejected.empty()) {
+      rep->clear_crypto_rejected();  // claims every signature checks out
+    }
     Hash256 root = next.root_hash();
     if (options_.faults.wrong_state) root[0] ^= 0x5a;
     rep->set_new_root(std::string(AsChars(root)));

@@ -34,6 +34,7 @@
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
 #include "ledger/net/mempool.h"
+#include "ledger/state/block_transition.h"
 #include "ledger/state/state_store.h"
 
 namespace tessera::ledger::net {
@@ -72,7 +73,7 @@ class PoliticianNode {
  private:
   struct StoredPool {
     std::string commitment;
-    std::vector<Transaction> txs;
+    std::vector<LedgerTx> txs;
     Pool wire;
   };
   struct RoundLog {
@@ -93,9 +94,13 @@ class PoliticianNode {
   // data not received by gossip.
   Status ApplyBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools);
   Status StoreAndApply(uint64_t height, const BlockReply& reply, const CertifiedBlockData& block,
-                       const std::vector<Transaction>& txs);
-  Result<std::vector<Transaction>> CollectTxs(const std::vector<Hash256>& hashes,
-                                              const std::vector<Pool>& extra);
+                       const std::vector<LedgerTx>& txs);
+  // The context of the block after the latest one (mu_ held).
+  BlockContext NextContext() const {
+    return {.height = latest_.height + 1, .prev_seed = latest_.seed};
+  }
+  Result<std::vector<LedgerTx>> CollectTxs(const std::vector<Hash256>& hashes,
+                                           const std::vector<Pool>& extra);
   Status AddPool(const Pool& pool);                           // mu_ held; verifies the commitment
   void FreezePool(uint64_t height);                           // mu_ held
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
@@ -107,6 +112,7 @@ class PoliticianNode {
   void Delay() const;
 
   PoliticianOptions options_;
+  AppRegistry apps_;  // from the genesis file
   std::unique_ptr<StateStore> state_;
   std::unique_ptr<BlockStore> blocks_;
 

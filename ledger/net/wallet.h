@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <vector>
@@ -33,19 +34,36 @@ class LightClient {
   // The account's state at the checkpoint, proved against its root (nullopt: no account).
   Result<std::optional<Account>> Balance(const PublicKey& account);
 
+  // Leaves of the state at the checkpoint (nullopt: absent), each proved against its root;
+  // politicians are tried in turn until one gives a proof that verifies.
+  Result<std::vector<std::optional<LeafValue>>> ReadLeaves(const std::vector<Hash256>& keys);
+
   // Signs and submits a transfer with the account's next nonce (from a proved read) to
   // `fanout` politicians chosen at random; OK if at least one accepted, else the politicians'
   // reasons.
   Result<Transaction> Send(const KeyPair& from, const PublicKey& to, uint64_t amount,
                            size_t fanout);
 
+  // Submits any transaction (e.g. an application's) to `fanout` politicians chosen at random;
+  // OK if at least one accepted, else FAILED_PRECONDITION with every politician's reason.
+  Status Submit(const LedgerTx& tx, size_t fanout);
+
+  // The transactions of committed block `height` (<= head().height), in block order, checked
+  // against the header: the header's hash is linked to the checkpoint through prev_hash and
+  // every pool matches its hash in the header.
+  Result<std::vector<LedgerTx>> BlockTxs(uint64_t height);
+  // The verified header of block `height` (<= head().height).
+  Result<BlockHeader> HeaderAt(uint64_t height);
+
  private:
   Status LoadCheckpoint();
+  std::vector<PoliticianClient*> RandomOrder();
   Genesis genesis_;
   std::filesystem::path checkpoint_file_;
   std::vector<std::unique_ptr<PoliticianClient>> politicians_;
   BlockHeader head_;
   TicketCache tickets_;
+  std::map<uint64_t, Hash256> known_hashes_;  // verified header hashes by height
 };
 
 }  // namespace tessera::ledger::net

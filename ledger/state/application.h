@@ -46,8 +46,8 @@ namespace tessera::ledger {
 // known before the block is proposed, so a politician can execute a candidate body for
 // citizens (the seed of block `height` itself depends on the proposer's VRF).
 struct BlockContext {
-  uint64_t height = 0;   // the block being applied (>= 1)
-  Hash256 prev_seed{};   // sortition seed of block height - 1
+  uint64_t height = 0;  // the block being applied (>= 1)
+  Hash256 prev_seed{};  // sortition seed of block height - 1
 };
 
 // Reads leaves of the state as of the transaction being applied: the pre-block state plus
@@ -65,7 +65,9 @@ struct AppVerdict {
   bool crypto_failure = false;          // the rejection is a failed signature check
   std::vector<LeafUpdate> updates;      // applied iff !rejected
 
-  static AppVerdict Accept(std::vector<LeafUpdate> updates) { return {{}, false, std::move(updates)}; }
+  static AppVerdict Accept(std::vector<LeafUpdate> updates) {
+    return {{}, false, std::move(updates)};
+  }
   static AppVerdict Reject(std::string why) { return {std::move(why), false, {}}; }
   static AppVerdict RejectCrypto(std::string why) { return {std::move(why), true, {}}; }
 };

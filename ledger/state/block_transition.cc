@@ -110,10 +110,10 @@ Result<BlockOutcome> ApplyBlock(const LeafLookup& lookup, std::span<const Ledger
     if (verify) {
       ++out.crypto_checked;
       if (policy.claimed_failures != nullptr && verdict->crypto_failure != claimed_bad) {
-        return PermissionDeniedError(
-            "transaction " + std::to_string(i) + ": the executor claimed its signature check " +
-            (claimed_bad ? "fails" : "passes") + ", but it " +
-            (verdict->crypto_failure ? "fails" : "passes"));
+        return PermissionDeniedError("transaction " + std::to_string(i) +
+                                     ": the executor claimed its signature check " +
+                                     (claimed_bad ? "fails" : "passes") + ", but it " +
+                                     (verdict->crypto_failure ? "fails" : "passes"));
       }
     }
     if (verdict->rejected) {

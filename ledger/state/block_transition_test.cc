@@ -43,8 +43,7 @@ class CounterApp : public Application {
 class RogueApp : public CounterApp {
  public:
   uint8_t id() const override { return 10; }
-  Result<AppVerdict> Apply(ByteSpan, const BlockContext&, const LeafReader&,
-                           bool) const override {
+  Result<AppVerdict> Apply(ByteSpan, const BlockContext&, const LeafReader&, bool) const override {
     return AppVerdict::Accept({{Key("elsewhere"), LeafValue{}}});
   }
 };
@@ -56,8 +55,8 @@ LedgerTx App(uint8_t id, std::string payload) { return AppTransaction{id, std::m
 struct Fixture {
   KeyPair alice = KeyPair::FromSeed(Seed{1});
   KeyPair bob = KeyPair::FromSeed(Seed{2});
-  SparseMerkleTree tree = *SparseMerkleTree().Update(
-      {{AccountKey(alice.public_key()), EncodeAccount({100, 0})}});
+  SparseMerkleTree tree =
+      *SparseMerkleTree().Update({{AccountKey(alice.public_key()), EncodeAccount({100, 0})}});
   AppRegistry apps;
   BlockContext ctx{.height = 7};
   Fixture() { EXPECT_TRUE(apps.Add(std::make_shared<CounterApp>()).ok()); }
@@ -72,7 +71,7 @@ struct Fixture {
 TEST(BlockTransitionTest, TransfersAndAppTransactionsShareOneOverlayInBlockOrder) {
   Fixture f;
   std::vector<LedgerTx> block = {App(9, "a"), f.Transfer(10, 0), App(9, "a"), App(9, "a"),
-                                 App(9, "a"), f.Transfer(5, 1), App(7, "x"), App(9, "?")};
+                                 App(9, "a"), f.Transfer(5, 1),  App(7, "x"), App(9, "?")};
   auto out = ApplyBlock(TreeLookup(f.tree), block, f.ctx, f.apps);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->applied, 5u);  // 3 increments, 2 transfers
@@ -153,9 +152,9 @@ TEST(BlockTransitionTest, SampledValidationTakesClaimsOnlyForUnsampledTransactio
 
   // A lie that a valid transaction failed its check (censorship) is caught when sampled.
   const std::vector<uint32_t> censor = {0, 1, 2};
-  auto censored = ApplyBlock(TreeLookup(f.tree), block, f.ctx, f.apps,
-                             CryptoPolicy{.claimed_failures = &censor,
-                                          .verify = [](size_t i) { return i == 2; }});
+  auto censored = ApplyBlock(
+      TreeLookup(f.tree), block, f.ctx, f.apps,
+      CryptoPolicy{.claimed_failures = &censor, .verify = [](size_t i) { return i == 2; }});
   EXPECT_EQ(censored.status().code(), StatusCode::kPermissionDenied);
 }
 
