@@ -1,0 +1,73 @@
+// What the reviews web server shows and does, as an interface: the server renders pages from
+// these records and never talks to the ledger itself. The shipped binary plugs in
+// LedgerBackend (ledger_backend.h); tests plug in an in-memory double.
+//
+// Every text field here may come from an attacker (item names and review texts are written by
+// anyone who can submit a transaction): the server escapes all of them before rendering.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace tessera::reviews::web {
+
+// How many identities an adversary needs to shift the item's mean rating by `delta`
+// (reviews/metric/hijack.h has the definition).
+struct HijackView {
+  bool known = false;     // false: not computable yet (e.g. no registered identities)
+  bool feasible = false;  // false: no number of identities that exist achieves the shift
+  double delta = 0.5;
+  uint64_t identities_with_drac = 0;     // A_min(delta) with randomized eligibility
+  uint64_t identities_without_drac = 0;  // t(delta): what it would take with everyone eligible
+};
+
+struct ItemSummary {
+  std::string id;    // the item id reviews are signed over
+  std::string name;  // a display name; the id when the item has none
+  uint64_t review_count = 0;
+  double mean_rating = 0;  // 0 when review_count == 0
+  HijackView hijack;
+  uint64_t epoch = 0;        // the review window's epoch
+  bool window_open = false;  // whether new reviews are accepted now
+  // Whether the tally was checked against the ledger's Merkle proofs; when false,
+  // `verification` says why, and the page shows the numbers as unverified.
+  bool verified = false;
+  std::string verification;
+};
+
+struct ReviewView {
+  int rating = 0;
+  std::string text;
+  std::string tag_hex;  // the unique-ring-signature tag: one per (key, item, epoch)
+  uint64_t height = 0;  // the block that committed it
+};
+
+struct ItemDetail {
+  ItemSummary summary;
+  std::vector<ReviewView> reviews;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual Result<std::vector<ItemSummary>> ListItems() = 0;
+
+  // NOT_FOUND for an unknown item.
+  virtual Result<ItemDetail> GetItem(std::string_view id) = 0;
+
+  // Signs and submits a review with the review key in `key_file` (the file's contents, so an
+  // uploaded secret is never written to disk). Returns a message for the user (what was
+  // submitted, where it committed). Errors the page explains: INVALID_ARGUMENT (malformed key
+  // file, bad rating or text), NOT_FOUND (unknown item), PERMISSION_DENIED (the key is not
+  // eligible for the item), ALREADY_EXISTS (this key already reviewed the item),
+  // FAILED_PRECONDITION (the review window is closed), UNAVAILABLE (the ledger is unreachable).
+  virtual Result<std::string> PostReview(std::string_view item_id, int rating,
+                                         std::string_view text, std::string_view key_file) = 0;
+};
+
+}  // namespace tessera::reviews::web

@@ -1,0 +1,243 @@
+#include "reviews/web/html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "reviews/review/review.h"
+#include "reviews/web/http_status.h"
+
+namespace tessera::reviews::web {
+
+const std::string_view kStyleSheet = R"css(
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 70em; padding: 0 1em;
+       color: #222; background: #fafafa; }
+header a { color: inherit; text-decoration: none; }
+h1 { margin-bottom: 0.2em; }
+.sub { color: #666; margin-top: 0; }
+table { border-collapse: collapse; width: 100%; background: #fff; }
+th, td { text-align: left; padding: 0.5em 0.8em; border-bottom: 1px solid #ddd;
+         vertical-align: top; }
+th { background: #eee; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.stars { color: #c80; letter-spacing: 0.1em; }
+.ok { color: #171; }
+.bad { color: #b11; }
+.muted { color: #777; font-size: 0.9em; }
+.box { background: #fff; border: 1px solid #ddd; padding: 0.8em 1em; margin: 1em 0; }
+.review { background: #fff; border: 1px solid #ddd; padding: 0.6em 1em; margin: 0.6em 0; }
+.review p { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0.4em 0; }
+code { overflow-wrap: anywhere; }
+form label { display: block; margin: 0.6em 0 0.2em; font-weight: 600; }
+textarea { width: 100%; box-sizing: border-box; font: inherit; }
+textarea.key { font-family: monospace; font-size: 0.85em; }
+button { margin-top: 0.8em; padding: 0.4em 1.2em; font: inherit; }
+.error { border-color: #b11; }
+)css";
+
+namespace {
+
+// The page skeleton: `title` is escaped here, `body` is HTML the caller built from escaped
+// pieces.
+std::string Page(std::string_view title, std::string_view body) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{}</title>\n<link rel=\"stylesheet\" href=\"/style.css\">\n</head>\n<body>\n"
+      "<header><h1><a href=\"/\">Tessera reviews</a></h1>\n"
+      "<p class=\"sub\">Anonymous, hijack-resistant reviews on the Blockene ledger</p>"
+      "</header>\n<main>\n{}</main>\n</body>\n</html>\n",
+      EscapeHtml(title), body);
+}
+
+std::string ItemLink(std::string_view id) { return "/item/" + EncodePathSegment(id); }
+
+// Five stars, the mean rounded to the nearest whole star.
+std::string Stars(double mean) {
+  const long full = std::lround(std::clamp(mean, 0.0, 5.0));
+  std::string out;
+  for (long i = 0; i < 5; ++i) out += i < full ? "\u2605" : "\u2606";
+  return out;
+}
+
+std::string VerifiedCell(const ItemSummary& item) {
+  if (item.verified) return "<span class=\"ok\">\u2713 verified</span>";
+  return fmt::format(
+      "<span class=\"bad\">\u2717 not verified</span><br><span class=\"muted\">{}"
+      "</span>",
+      EscapeHtml(item.verification));
+}
+
+std::string WindowText(const ItemSummary& item) {
+  return fmt::format("epoch {}, {}", item.epoch, item.window_open ? "open" : "closed");
+}
+
+std::string ReviewFormHtml(const ItemSummary& item) {
+  if (!item.window_open) {
+    return fmt::format("<p class=\"box\">The review window of epoch {} is closed.</p>\n",
+                       item.epoch);
+  }
+  std::string ratings;
+  for (int r = kMaxRating; r >= kMinRating; --r) {
+    ratings += fmt::format("<option value=\"{}\">{} {}</option>", r, r, Stars(r));
+  }
+  return fmt::format(
+      "<h2>Write a review</h2>\n"
+      "<form class=\"box\" method=\"post\" action=\"{}/review\" enctype=\"multipart/form-data\">\n"
+      "<label for=\"rating\">Rating</label>\n"
+      "<select id=\"rating\" name=\"rating\" required><option value=\"\">choose</option>{}"
+      "</select>\n"
+      "<label for=\"text\">Review</label>\n"
+      "<textarea id=\"text\" name=\"text\" rows=\"5\" maxlength=\"{}\"></textarea>\n"
+      "<label for=\"key_file\">Review key file</label>\n"
+      "<input id=\"key_file\" name=\"key_file\" type=\"file\" accept=\".json,application/json\">\n"
+      "<label for=\"key_json\">or paste the key file</label>\n"
+      "<textarea id=\"key_json\" name=\"key_json\" class=\"key\" rows=\"4\" "
+      "placeholder=\"{{&quot;epoch&quot;: ..., &quot;public&quot;: ..., &quot;secret&quot;: "
+      "...}}\"></textarea>\n"
+      "<p class=\"muted\">The key signs the review inside this server and is not stored. Your "
+      "review is linked to no identity; a second review of this item by the same key is "
+      "rejected.</p>\n"
+      "<button type=\"submit\">Post review</button>\n</form>\n",
+      EscapeHtml(ItemLink(item.id)), ratings, kMaxTextLength);
+}
+
+}  // namespace
+
+std::string EscapeHtml(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out.push_back(c);
+    }
+  }
+  return out;
+}
+
+std::string EncodePathSegment(std::string_view segment) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : segment) {
+    const auto byte = static_cast<unsigned char>(c);
+    const bool unreserved = (byte >= 'a' && byte <= 'z') || (byte >= 'A' && byte <= 'Z') ||
+                            (byte >= '0' && byte <= '9') || byte == '-' || byte == '.' ||
+                            byte == '_' || byte == '~';
+    if (unreserved) {
+      out.push_back(c);
+    } else {
+      out.push_back('%');
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 0x0F]);
+    }
+  }
+  return out;
+}
+
+std::string FormatRating(const ItemSummary& item) {
+  if (item.review_count == 0) return "-";
+  return fmt::format("{:.1f}", item.mean_rating);
+}
+
+std::string DescribeHijack(const HijackView& hijack) {
+  if (!hijack.known) return "not known yet";
+  if (!hijack.feasible) {
+    return fmt::format(
+        "no attack: more identities than exist would be needed to shift the rating "
+        "by {:g}",
+        hijack.delta);
+  }
+  return fmt::format("{} {} to shift the rating by {:g} ({} without DRAC)",
+                     hijack.identities_with_drac,
+                     hijack.identities_with_drac == 1 ? "identity" : "identities", hijack.delta,
+                     hijack.identities_without_drac);
+}
+
+std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
+  std::string body;
+  if (items.empty()) {
+    body = "<p class=\"box\">No items yet.</p>\n";
+    return Page("Tessera reviews", body);
+  }
+  body =
+      "<table id=\"items\">\n<thead><tr><th>Item</th><th>Rating</th><th>Reviews</th>"
+      "<th>Hijack resistance</th><th>Review window</th><th>Tally</th></tr></thead>\n<tbody>\n";
+  for (const ItemSummary& item : items) {
+    body += fmt::format(
+        "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{}</span></td>"
+        "<td class=\"num\">{} <span class=\"stars\">{}</span></td><td class=\"num\">{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+        EscapeHtml(ItemLink(item.id)), EscapeHtml(item.name), EscapeHtml(item.id),
+        FormatRating(item), item.review_count == 0 ? "" : Stars(item.mean_rating),
+        item.review_count, EscapeHtml(DescribeHijack(item.hijack)), WindowText(item),
+        VerifiedCell(item));
+  }
+  body += "</tbody>\n</table>\n";
+  return Page("Tessera reviews", body);
+}
+
+std::string RenderItemPage(const ItemDetail& detail) {
+  const ItemSummary& item = detail.summary;
+  std::string body = fmt::format(
+      "<h2>{}</h2>\n<div class=\"box\" id=\"summary\">\n"
+      "<p><span class=\"stars\">{}</span> <strong>{}</strong> from {} review{}</p>\n"
+      "<p>Hijack resistance: {}</p>\n<p>Review window: {}</p>\n<p>Tally: {}</p>\n"
+      "<p class=\"muted\">Item id: <code>{}</code></p>\n</div>\n",
+      EscapeHtml(item.name), item.review_count == 0 ? "" : Stars(item.mean_rating),
+      FormatRating(item), item.review_count, item.review_count == 1 ? "" : "s",
+      EscapeHtml(DescribeHijack(item.hijack)), WindowText(item), VerifiedCell(item),
+      EscapeHtml(item.id));
+  body += "<h2>Reviews</h2>\n<div id=\"reviews\">\n";
+  if (detail.reviews.empty()) body += "<p class=\"muted\">No reviews yet.</p>\n";
+  for (const ReviewView& review : detail.reviews) {
+    body += fmt::format(
+        "<div class=\"review\"><span class=\"stars\">{}</span> <strong>{}/5</strong>"
+        "<p>{}</p><span class=\"muted\">height {} &middot; tag <code>{}</code></span></div>\n",
+        Stars(review.rating), review.rating, EscapeHtml(review.text), review.height,
+        EscapeHtml(review.tag_hex));
+  }
+  body += "</div>\n";
+  body += ReviewFormHtml(item);
+  return Page(item.name, body);
+}
+
+std::string RenderPostedPage(std::string_view item_id, std::string_view message) {
+  const std::string body = fmt::format(
+      "<h2>Review submitted</h2>\n<p class=\"box\" id=\"message\">{}</p>\n"
+      "<p><a href=\"{}\">Back to the item</a> &middot; <a href=\"/\">All items</a></p>\n",
+      EscapeHtml(message), EscapeHtml(ItemLink(item_id)));
+  return Page("Review submitted", body);
+}
+
+std::string RenderErrorPage(int http_status, std::string_view detail, std::string_view item_id) {
+  const std::string title = fmt::format("{} {}", http_status, ReasonPhrase(http_status));
+  std::string links = "<a href=\"/\">All items</a>";
+  if (!item_id.empty()) {
+    links = fmt::format("<a href=\"{}\">Back to the item</a> &middot; ",
+                        EscapeHtml(ItemLink(item_id))) +
+            links;
+  }
+  const std::string body =
+      fmt::format("<h2>{}</h2>\n<p class=\"box error\" id=\"error\">{}</p>\n<p>{}</p>\n",
+                  EscapeHtml(title), EscapeHtml(detail), links);
+  return Page(title, body);
+}
+
+}  // namespace tessera::reviews::web

@@ -1,0 +1,274 @@
+#include "reviews/web/server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+#include <sys/socket.h>
+
+#include <charconv>
+#include <chrono>
+#include <thread>
+
+#include "core/cli.h"
+#include "reviews/web/api.h"
+#include "reviews/web/form.h"
+#include "reviews/web/html.h"
+#include "reviews/web/http_status.h"
+
+namespace tessera::reviews::web {
+
+namespace {
+
+constexpr const char* kHtml = "text/html; charset=utf-8";
+constexpr const char* kJson = "application/json";
+
+// Invalid UTF-8 from the ledger (review texts are raw bytes there) is replaced, not thrown on.
+std::string Dump(const nlohmann::json& j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+// Paths are decoded and may hold any byte: keep control characters out of the log lines.
+std::string Printable(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7F) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+bool IsApi(const httplib::Request& req) { return req.path.starts_with("/api/"); }
+
+void SendError(const httplib::Request& req, httplib::Response& res, const Status& status,
+               std::string_view item_id = {}) {
+  res.status = HttpStatusFor(status.code());
+  if (IsApi(req)) {
+    res.set_content(Dump(ErrorToJson(status)), kJson);
+  } else {
+    res.set_content(RenderErrorPage(res.status, status.message(), item_id), kHtml);
+  }
+}
+
+// The form's fields by name from either encoding a browser uses. A field sent twice is an
+// error rather than a guess at which one the user meant.
+Result<FormFields> CollectFormFields(const httplib::Request& req) {
+  FormFields fields;
+  auto add = [&fields](const std::string& name, const std::string& value) -> Status {
+    if (!fields.emplace(name, value).second) {
+      return InvalidArgumentError("the form field '" + name + "' was sent twice");
+    }
+    return Status::Ok();
+  };
+  if (req.is_multipart_form_data()) {
+    for (const auto& [name, part] : req.files) TESSERA_RETURN_IF_ERROR(add(name, part.content));
+    return fields;
+  }
+  if (req.get_header_value("Content-Type").starts_with("application/x-www-form-urlencoded")) {
+    for (const auto& [name, value] : req.params) TESSERA_RETURN_IF_ERROR(add(name, value));
+    return fields;
+  }
+  return InvalidArgumentError(
+      "a review is posted as multipart/form-data or application/x-www-form-urlencoded");
+}
+
+}  // namespace
+
+Result<ListenAddress> ParseListenAddress(std::string_view text) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    return cli::UsageError("--listen must be host:port, got '" + std::string(text) + "'");
+  }
+  ListenAddress address;
+  std::string_view host = text.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  address.host = host.empty() ? "0.0.0.0" : std::string(host);
+  const std::string_view port = text.substr(colon + 1);
+  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), address.port);
+  if (port.empty() || error != std::errc() || end != port.data() + port.size() ||
+      address.port < 0 || address.port > 65535) {
+    return cli::UsageError("--listen port must be 0..65535, got '" + std::string(port) + "'");
+  }
+  return address;
+}
+
+struct Server::Impl {
+  Impl(Backend& b, ServerOptions o) : backend(b), options(o) {}
+
+  void Install();
+  void Items(const httplib::Request& req, httplib::Response& res);
+  void Item(const httplib::Request& req, httplib::Response& res);
+  void PostReview(const httplib::Request& req, httplib::Response& res);
+  void ApiItems(const httplib::Request& req, httplib::Response& res);
+  void ApiItem(const httplib::Request& req, httplib::Response& res);
+
+  Backend& backend;
+  const ServerOptions options;
+  httplib::Server http;
+  bool bound = false;
+};
+
+void Server::Impl::Install() {
+  // httplib's default socket options set SO_REUSEPORT, which lets a second server bind the same
+  // port and silently take part of the connections; SO_REUSEADDR alone still allows a quick
+  // restart.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  http.set_payload_max_length(options.max_body_bytes);
+  http.set_read_timeout(options.io_timeout_seconds, 0);
+  http.set_write_timeout(options.io_timeout_seconds, 0);
+  // Defence in depth behind the escaping: no script runs and nothing loads from elsewhere even
+  // if some text slipped through unescaped.
+  http.set_default_headers({
+      {"Content-Security-Policy",
+       "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+       "base-uri 'none'; frame-ancestors 'none'"},
+      {"X-Content-Type-Options", "nosniff"},
+      {"Referrer-Policy", "no-referrer"},
+  });
+
+  http.Get("/", [this](const auto& req, auto& res) { Items(req, res); });
+  http.Get(R"(/item/([\s\S]+))", [this](const auto& req, auto& res) { Item(req, res); });
+  http.Post(R"(/item/([\s\S]+)/review)",
+            [this](const auto& req, auto& res) { PostReview(req, res); });
+  http.Get("/api/items", [this](const auto& req, auto& res) { ApiItems(req, res); });
+  http.Get(R"(/api/item/([\s\S]+))", [this](const auto& req, auto& res) { ApiItem(req, res); });
+  http.Get("/style.css", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(std::string(kStyleSheet), "text/css; charset=utf-8");
+  });
+
+  // Statuses httplib sets itself (404 for an unknown path, 413 for a body over the limit, 400
+  // for a malformed request) arrive here with an empty body; so do handlers' errors, which
+  // already have one.
+  http.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    std::string detail;
+    switch (res.status) {
+      case 404:
+        detail = "There is no page at " + req.path + ".";
+        break;
+      case 413:
+        detail = "The request is larger than the " + std::to_string(options.max_body_bytes) +
+                 " bytes this server accepts.";
+        break;
+      default:
+        detail = "The server could not handle this request.";
+    }
+    if (IsApi(req)) {
+      res.set_content(Dump({{"error", {{"code", res.status}, {"message", detail}}}}), kJson);
+    } else {
+      res.set_content(RenderErrorPage(res.status, detail), kHtml);
+    }
+  });
+  http.set_exception_handler(
+      [](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        spdlog::error("{} {}: {}", req.method, Printable(req.path), what);
+        SendError(req, res, InternalError("the server failed on this request"));
+      });
+  http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    spdlog::info("{} {} -> {}", req.method, Printable(req.path), res.status);
+  });
+}
+
+void Server::Impl::Items(const httplib::Request& req, httplib::Response& res) {
+  Result<std::vector<ItemSummary>> items = backend.ListItems();
+  if (!items.ok()) return SendError(req, res, items.status());
+  res.set_content(RenderItemsPage(*items), kHtml);
+}
+
+void Server::Impl::Item(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
+  Result<ItemDetail> item = backend.GetItem(id);
+  if (!item.ok()) return SendError(req, res, item.status());
+  res.set_content(RenderItemPage(*item), kHtml);
+}
+
+void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
+  Result<FormFields> fields = CollectFormFields(req);
+  if (!fields.ok()) return SendError(req, res, fields.status(), id);
+  Result<ReviewForm> form = ParseReviewForm(*fields);
+  if (!form.ok()) return SendError(req, res, form.status(), id);
+  Result<std::string> message = backend.PostReview(id, form->rating, form->text, form->key_file);
+  if (!message.ok()) {
+    spdlog::info("review of {} refused: {}", Printable(id), message.status().ToString());
+    return SendError(req, res, message.status(), id);
+  }
+  res.set_content(RenderPostedPage(id, *message), kHtml);
+}
+
+void Server::Impl::ApiItems(const httplib::Request& req, httplib::Response& res) {
+  Result<std::vector<ItemSummary>> items = backend.ListItems();
+  if (!items.ok()) return SendError(req, res, items.status());
+  res.set_content(Dump(ItemsToJson(*items)), kJson);
+}
+
+void Server::Impl::ApiItem(const httplib::Request& req, httplib::Response& res) {
+  const std::string id = req.matches[1];
+  if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
+  Result<ItemDetail> item = backend.GetItem(id);
+  if (!item.ok()) return SendError(req, res, item.status());
+  res.set_content(Dump(ItemDetailToJson(*item)), kJson);
+}
+
+Server::Server(Backend& backend, ServerOptions options)
+    : impl_(std::make_unique<Impl>(backend, options)) {
+  impl_->Install();
+}
+
+Server::~Server() = default;
+
+Result<int> Server::Bind(const std::string& host, int port) {
+  int bound_port = port;
+  if (port == 0) {
+    bound_port = impl_->http.bind_to_any_port(host);
+  } else if (!impl_->http.bind_to_port(host, port)) {
+    bound_port = -1;
+  }
+  if (bound_port <= 0) {
+    return UnavailableError("cannot listen on " + host + ":" + std::to_string(port) +
+                            " (address in use or not local?)");
+  }
+  impl_->bound = true;
+  return bound_port;
+}
+
+Status Server::Serve(const std::atomic<bool>& stop) {
+  if (!impl_->bound) return FailedPreconditionError("Server::Serve called before Bind");
+  std::atomic<bool> listener_done{false};
+  std::thread listener([&] {
+    impl_->http.listen_after_bind();
+    listener_done.store(true);
+  });
+  // httplib's stop() is a no-op until the accept loop runs, so wait for it to start before
+  // watching the flag: otherwise an early stop would leave the listener running forever.
+  while (!impl_->http.is_running() && !listener_done.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  while (!stop.load() && !listener_done.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const bool failed = listener_done.load() && !stop.load();
+  impl_->http.stop();
+  listener.join();
+  if (failed) return UnavailableError("the HTTP listener stopped on its own");
+  return Status::Ok();
+}
+
+}  // namespace tessera::reviews::web

@@ -1,0 +1,71 @@
+// The reviews web server: HTML pages and a small JSON API over a Backend (backend.h).
+//
+//   GET  /                     the items: rating, review count, hijack resistance, window, tally
+//   GET  /item/<id>            an item's reviews and the form that posts one
+//   POST /item/<id>/review     the form (multipart/form-data or x-www-form-urlencoded):
+//                              rating, text, key_file (upload) or key_json (pasted)
+//   GET  /api/items            the items as JSON (api.h)
+//   GET  /api/item/<id>        one item with its reviews as JSON
+//   GET  /style.css            the one stylesheet
+//
+// <id> is percent-encoded in links (html.h) and decoded by the server. Bad input gets an error
+// page (JSON under /api/) with the HTTP status of http_status.h; bodies over
+// ServerOptions::max_body_bytes are refused with 413 before the backend sees them.
+//
+//   Server server(backend, {});
+//   TESSERA_ASSIGN_OR_RETURN(int port, server.Bind("127.0.0.1", 8080));
+//   return server.Serve(tessera::StopOnSignals());
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "reviews/web/backend.h"
+
+namespace tessera::reviews::web {
+
+struct ServerOptions {
+  // The largest request body accepted. A review form is a few KiB (text <= 4 KiB, key file
+  // <= 16 KiB, multipart framing), so 64 KiB leaves room without letting a client make the
+  // server buffer megabytes.
+  size_t max_body_bytes = 64 * 1024;
+  // How long a connection may stall while sending its request or reading the answer.
+  int io_timeout_seconds = 10;
+};
+
+struct ListenAddress {
+  std::string host;
+  int port = 0;
+};
+
+// Parses "host:port" ("127.0.0.1:8080", "[::1]:8080", ":8080" for all interfaces; port 0 picks
+// a free port). A usage error (cli::UsageError) for anything else.
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+class Server {
+ public:
+  // `backend` must outlive the server; it is called from several HTTP threads at once.
+  Server(Backend& backend, ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the listening socket; returns the bound port (the chosen one when `port` is 0).
+  // UNAVAILABLE when the address cannot be bound.
+  Result<int> Bind(const std::string& host, int port);
+
+  // Serves requests on the bound socket until `stop` becomes true (it is checked ten times a
+  // second; tessera::StopOnSignals() gives SIGINT/SIGTERM), then stops accepting, lets
+  // requests in flight finish and returns. FAILED_PRECONDITION when Bind was not called.
+  Status Serve(const std::atomic<bool>& stop);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessera::reviews::web

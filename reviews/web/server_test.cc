@@ -1,0 +1,336 @@
+// The server in-process on a loopback port, over an in-memory Backend double: routes, status
+// codes, limits and escaping as a client sees them. The ledger-backed binary is tested end to
+// end in Chromium by browser_test.sh.
+#include "reviews/web/server.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "reviews/web/html.h"
+
+namespace tessera::reviews::web {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// Items in memory; a review key file is accepted when it is one of `keys_`, a key may review an
+// item once, and the "banned" key is never eligible. Records every PostReview call.
+class FakeBackend : public Backend {
+ public:
+  FakeBackend() {
+    AddItem("cafe", "Cafe Central");
+    AddItem("shops/caf\xC3\xA9 #1?", "Odd id");
+  }
+
+  void AddItem(const std::string& id, const std::string& name) {
+    std::lock_guard lock(mu_);
+    ItemDetail item;
+    item.summary.id = id;
+    item.summary.name = name;
+    item.summary.epoch = 3;
+    item.summary.window_open = true;
+    item.summary.verified = true;
+    items_[id] = item;
+  }
+
+  Result<std::vector<ItemSummary>> ListItems() override {
+    std::lock_guard lock(mu_);
+    if (down_) return UnavailableError("no politician answered");
+    std::vector<ItemSummary> out;
+    for (const auto& [id, item] : items_) out.push_back(item.summary);
+    return out;
+  }
+
+  Result<ItemDetail> GetItem(std::string_view id) override {
+    std::lock_guard lock(mu_);
+    auto it = items_.find(std::string(id));
+    if (it == items_.end()) return NotFoundError("no item '" + std::string(id) + "'");
+    return it->second;
+  }
+
+  Result<std::string> PostReview(std::string_view item_id, int rating, std::string_view text,
+                                 std::string_view key_file) override {
+    std::lock_guard lock(mu_);
+    ++post_calls_;
+    auto it = items_.find(std::string(item_id));
+    if (it == items_.end()) return NotFoundError("no item '" + std::string(item_id) + "'");
+    if (key_file == "banned") return PermissionDeniedError("the key is not in the item's ring");
+    if (!keys_.contains(std::string(key_file))) {
+      return InvalidArgumentError("key file: not a review key");
+    }
+    if (!used_.emplace(std::string(item_id), std::string(key_file)).second) {
+      return AlreadyExistsError("this key already reviewed the item");
+    }
+    ItemDetail& item = it->second;
+    item.reviews.push_back({rating, std::string(text), "tag" + std::string(key_file), 10});
+    double sum = 0;
+    for (const ReviewView& r : item.reviews) sum += r.rating;
+    item.summary.review_count = item.reviews.size();
+    item.summary.mean_rating = sum / item.reviews.size();
+    return std::string("review committed at height 10");
+  }
+
+  void set_down(bool down) {
+    std::lock_guard lock(mu_);
+    down_ = down;
+  }
+  int post_calls() {
+    std::lock_guard lock(mu_);
+    return post_calls_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, ItemDetail> items_;
+  const std::set<std::string> keys_ = {"key-a", "key-b", "key-c"};
+  std::set<std::pair<std::string, std::string>> used_;
+  bool down_ = false;
+  int post_calls_ = 0;
+};
+
+class ReviewsWebServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerOptions options;
+    options.max_body_bytes = 32 * 1024;
+    server_ = std::make_unique<Server>(backend_, options);
+    auto port = server_->Bind("127.0.0.1", 0);
+    ASSERT_TRUE(port.ok()) << port.status();
+    port_ = *port;
+    serving_ = std::thread([this] { serve_status_ = server_->Serve(stop_); });
+  }
+
+  void TearDown() override {
+    stop_.store(true);
+    if (serving_.joinable()) serving_.join();
+    EXPECT_TRUE(serve_status_.ok()) << serve_status_;
+  }
+
+  httplib::Client Client() {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(30, 0);
+    return client;
+  }
+
+  httplib::Result PostForm(const std::string& item, const httplib::MultipartFormDataItems& form) {
+    return Client().Post("/item/" + EncodePathSegment(item) + "/review", form);
+  }
+
+  static httplib::MultipartFormDataItems Form(std::string rating, std::string text,
+                                              std::string key) {
+    return {{"rating", std::move(rating), "", ""},
+            {"text", std::move(text), "", ""},
+            {"key_file", std::move(key), "review-key.json", "application/json"},
+            {"key_json", "", "", ""}};
+  }
+
+  FakeBackend backend_;
+  std::unique_ptr<Server> server_;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread serving_;
+  Status serve_status_;
+};
+
+TEST_F(ReviewsWebServerTest, ListsItemsWithSecurityHeaders) {
+  auto res = Client().Get("/");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(res->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_THAT(res->get_header_value("Content-Security-Policy"), HasSubstr("default-src 'none'"));
+  EXPECT_EQ(res->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_THAT(res->body, HasSubstr("Cafe Central"));
+  EXPECT_THAT(res->body, HasSubstr("href=\"/item/shops%2Fcaf%C3%A9%20%231%3F\""));
+
+  auto css = Client().Get("/style.css");
+  ASSERT_TRUE(css);
+  EXPECT_EQ(css->status, 200);
+  EXPECT_THAT(css->get_header_value("Content-Type"), HasSubstr("text/css"));
+}
+
+TEST_F(ReviewsWebServerTest, ShowsAnItemWhoseIdNeedsEncoding) {
+  auto res = Client().Get("/item/shops%2Fcaf%C3%A9%20%231%3F");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_THAT(res->body, HasSubstr("Odd id"));
+  EXPECT_THAT(res->body, HasSubstr("action=\"/item/shops%2Fcaf%C3%A9%20%231%3F/review\""));
+}
+
+TEST_F(ReviewsWebServerTest, UnknownPagesAndItemsAre404Pages) {
+  auto item = Client().Get("/item/nope%3Cb%3E");
+  ASSERT_TRUE(item);
+  EXPECT_EQ(item->status, 404);
+  EXPECT_THAT(item->body, HasSubstr("no item &#39;nope&lt;b&gt;&#39;"));
+
+  auto page = Client().Get("/no/such/page%3Cscript%3E");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 404);
+  EXPECT_THAT(page->body, HasSubstr("There is no page at /no/such/page&lt;script&gt;"));
+  EXPECT_THAT(page->body, Not(HasSubstr("<script")));
+
+  auto control = Client().Get("/item/a%0Ab");
+  ASSERT_TRUE(control);
+  EXPECT_EQ(control->status, 400);
+  EXPECT_THAT(control->body, HasSubstr("control character"));
+}
+
+TEST_F(ReviewsWebServerTest, PostedReviewAppearsEscaped) {
+  const std::string text = "<script>document.title='pwned'</script> 5/5 & \"fine\"";
+  auto res = PostForm("cafe", Form("5", text, "key-a"));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  EXPECT_THAT(res->body, HasSubstr("review committed at height 10"));
+
+  auto page = Client().Get("/item/cafe");
+  ASSERT_TRUE(page);
+  EXPECT_THAT(page->body, HasSubstr("&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt; "
+                                    "5/5 &amp; &quot;fine&quot;"));
+  EXPECT_THAT(page->body, Not(HasSubstr("<script")));
+
+  auto api = Client().Get("/api/item/cafe");
+  ASSERT_TRUE(api);
+  EXPECT_EQ(api->status, 200);
+  const auto j = nlohmann::json::parse(api->body);
+  EXPECT_EQ(j["review_count"], 1);
+  EXPECT_EQ(j["reviews"][0]["text"], text);
+}
+
+TEST_F(ReviewsWebServerTest, AcceptsAUrlEncodedFormWithAPastedKey) {
+  auto res = Client().Post("/item/cafe/review", "rating=3&text=ok%0D%0Afine&key_json=key-b",
+                           "application/x-www-form-urlencoded");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200) << res->body;
+  auto item = backend_.GetItem("cafe");
+  ASSERT_TRUE(item.ok());
+  ASSERT_EQ(item->reviews.size(), 1u);
+  EXPECT_EQ(item->reviews[0].rating, 3);
+  EXPECT_EQ(item->reviews[0].text, "ok\nfine");
+}
+
+TEST_F(ReviewsWebServerTest, BadFormsAreRefusedBeforeTheBackend) {
+  struct Case {
+    httplib::MultipartFormDataItems form;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {Form("9", "x", "key-a"), "rating"},
+      {Form("", "x", "key-a"), "rating"},
+      {Form("4", "x", ""), "upload your review key"},
+      {Form("4", "caf\xE9", "key-a"), "UTF-8"},
+      {{{"rating", "4", "", ""}, {"rating", "5", "", ""}, {"key_json", "key-a", "", ""}},
+       "sent twice"},
+  };
+  for (const Case& c : cases) {
+    auto res = PostForm("cafe", c.form);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << c.want;
+    EXPECT_THAT(res->body, HasSubstr(c.want));
+    EXPECT_THAT(res->body, HasSubstr("Back to the item"));
+  }
+  auto json = Client().Post("/item/cafe/review", "{\"rating\": 4}", "application/json");
+  ASSERT_TRUE(json);
+  EXPECT_EQ(json->status, 400);
+  EXPECT_THAT(json->body, HasSubstr("multipart/form-data"));
+  EXPECT_EQ(backend_.post_calls(), 0);
+}
+
+TEST_F(ReviewsWebServerTest, HugeBodiesAreRefusedWith413) {
+  auto res = PostForm("cafe", Form("4", std::string(64 * 1024, 'x'), "key-a"));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_THAT(res->body, HasSubstr("larger than the 32768 bytes"));
+  EXPECT_EQ(backend_.post_calls(), 0);
+}
+
+TEST_F(ReviewsWebServerTest, BackendRefusalsKeepTheirMeaning) {
+  auto first = PostForm("cafe", Form("4", "", "key-c"));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->status, 200);
+  auto again = PostForm("cafe", Form("1", "changed my mind", "key-c"));
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->status, 409);
+  EXPECT_THAT(again->body, HasSubstr("already reviewed"));
+  auto banned = PostForm("cafe", Form("1", "", "banned"));
+  ASSERT_TRUE(banned);
+  EXPECT_EQ(banned->status, 403);
+  auto bad_key = PostForm("cafe", Form("1", "", "{not json"));
+  ASSERT_TRUE(bad_key);
+  EXPECT_EQ(bad_key->status, 400);
+  auto unknown = PostForm("nope", Form("1", "", "key-a"));
+  ASSERT_TRUE(unknown);
+  EXPECT_EQ(unknown->status, 404);
+  EXPECT_EQ(backend_.post_calls(), 5);
+
+  backend_.set_down(true);
+  auto down = Client().Get("/");
+  ASSERT_TRUE(down);
+  EXPECT_EQ(down->status, 503);
+  EXPECT_THAT(down->body, HasSubstr("no politician answered"));
+}
+
+TEST_F(ReviewsWebServerTest, JsonApi) {
+  auto items = Client().Get("/api/items");
+  ASSERT_TRUE(items);
+  EXPECT_EQ(items->status, 200);
+  EXPECT_EQ(items->get_header_value("Content-Type"), "application/json");
+  const auto j = nlohmann::json::parse(items->body);
+  ASSERT_EQ(j["items"].size(), 2u);
+  EXPECT_EQ(j["items"][0]["id"], "cafe");
+
+  auto missing = Client().Get("/api/item/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(missing->body)["error"]["code"], "NOT_FOUND");
+
+  auto no_route = Client().Get("/api/nothing");
+  ASSERT_TRUE(no_route);
+  EXPECT_EQ(no_route->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(no_route->body)["error"]["code"], 404);
+}
+
+TEST(ReviewsWebServerSetupTest, ServeNeedsBindAndStopsOnTheFlag) {
+  FakeBackend backend;
+  Server server(backend, {});
+  std::atomic<bool> stop{true};
+  EXPECT_EQ(server.Serve(stop).code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(server.Bind("127.0.0.1", 0).ok());
+  // Already set before serving starts: Serve must still return.
+  EXPECT_TRUE(server.Serve(stop).ok());
+}
+
+TEST(ReviewsWebServerSetupTest, BindReportsAnAddressInUse) {
+  FakeBackend backend;
+  Server first(backend, {});
+  auto port = first.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  Server second(backend, {});
+  EXPECT_EQ(second.Bind("127.0.0.1", *port).status().code(), StatusCode::kUnavailable);
+}
+
+TEST(ReviewsWebServerSetupTest, ParsesListenAddresses) {
+  auto a = ParseListenAddress("127.0.0.1:8080");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 8080);
+  auto b = ParseListenAddress("[::1]:0");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_EQ(b->port, 0);
+  auto c = ParseListenAddress(":9000");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->host, "0.0.0.0");
+  for (const char* bad : {"", "localhost", "host:", "host:65536", "host:-1", "host:80x"}) {
+    EXPECT_EQ(ParseListenAddress(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::reviews::web
