@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   auto& app = program.app();
   pl::JobConfig job;
   std::string schedule = "varuna", partition = "balanced", hosts_path, run_dir, json_out;
+  std::string framing = "tcp";
   std::string worker = DefaultWorker(argv[0]);
   int base_port = 0, timeout_s = 600;
   double link_mbps = 0, link_latency_ms = 0, link_burst_kb = 0;
@@ -73,6 +74,10 @@ int main(int argc, char** argv) {
   app.add_option("--link-mbps", link_mbps, "Link bandwidth for the simulator (0: unlimited)");
   app.add_option("--link-latency-ms", link_latency_ms, "Link latency for the simulator");
   app.add_option("--link-burst-kb", link_burst_kb, "Link token-bucket burst for the simulator");
+  app.add_option("--link-framing", framing,
+                 "What the link's rate limit meters: tcp (Ethernet frames of our TCP stream, as "
+                 "tc does) or payload")
+      ->capture_default_str();
   app.add_option("--json", json_out, "Write the summary as JSON here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     // Bad flags are usage errors (exit 2), reported before any worker starts.
@@ -96,6 +101,9 @@ int main(int argc, char** argv) {
       return tessera::cli::UsageError("--partition must be balanced or uniform");
     }
     if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
+    if (framing != "tcp" && framing != "payload") {
+      return tessera::cli::UsageError("--link-framing must be tcp or payload");
+    }
     job.timeout_ms = timeout_s * 1000;
     pl::JobConfig probe = job;  // endpoints are assigned by Launch; anything else is checked now
     probe.endpoints.assign(pl::WorldSize(job), pl::Endpoint{"127.0.0.1", 1});
@@ -127,7 +135,8 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     TESSERA_ASSIGN_OR_RETURN(pl::LaunchResult run, pl::Launch(options));
     TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
-    const pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3, link_burst_kb * 1024};
+    pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3, link_burst_kb * 1024};
+    if (framing == "tcp") link = pl::WithTcpFraming(link);
     TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
                                                     run.job, run.reports, link, link)));
     fmt::print(

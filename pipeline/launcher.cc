@@ -219,6 +219,9 @@ SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerRep
   c.replicas = job.replicas;
   c.pipeline_link = pipeline_link;
   c.allreduce_link = allreduce_link;
+  // As many steps as were run (the measured step time is the mean after the first), so link
+  // state carries from step to step as it did in the run; a few suffice for a steady state.
+  c.steps = std::clamp(job.steps, 1, 20);
   for (int st = 0; st < job.stages; ++st) {
     // Average the replicas of the stage; all-reduce and optimizer as measured (medians over
     // the steps after the first).

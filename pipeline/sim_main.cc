@@ -8,12 +8,13 @@
 #include "pipeline/simulator.h"
 
 int main(int argc, char** argv) {
-  tessera::cli::Program program(
-      "pipeline-sim", "Prints pipeline schedules and simulates one training step of each.");
+  tessera::cli::Program program("pipeline-sim",
+                                "Prints pipeline schedules and simulates training steps of each.");
   auto& app = program.app();
-  int stages = 4, micro = 8, replicas = 1;
+  int stages = 4, micro = 8, replicas = 1, steps = 1;
   double forward_ms = 10, backward_ms = 20, recompute_ms = -1, activation_kb = 0, link_mbps = 0,
-         latency_ms = 0, gradient_mb = 0, jitter = 0;
+         latency_ms = 0, burst_kb = 0, gradient_mb = 0, jitter = 0;
+  std::string framing = "payload";
   uint64_t seed = 1;
   bool timeline = false, table = false, tasks = false;
   app.add_option("--stages", stages, "Pipeline stages (P)")->capture_default_str();
@@ -27,6 +28,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--link-mbps", link_mbps, "Link bandwidth (0: unlimited)")->capture_default_str();
   app.add_option("--latency-ms", latency_ms, "Link latency")->capture_default_str();
+  app.add_option("--burst-kb", burst_kb, "Token-bucket burst of each egress")
+      ->capture_default_str();
+  app.add_option("--framing", framing, "What the rate limit meters: payload or tcp frames")
+      ->capture_default_str();
+  app.add_option("--steps", steps, "Steps back to back (the step time is the steady state)")
+      ->capture_default_str();
   app.add_option("--gradient-mb", gradient_mb, "Gradient size per stage (all-reduce)")
       ->capture_default_str();
   app.add_option("--jitter", jitter, "Relative compute jitter (sd)")->capture_default_str();
@@ -67,7 +74,13 @@ int main(int argc, char** argv) {
                                           (recompute_ms < 0 ? forward_ms : recompute_ms) / 1e3,
                                           backward_ms / 1e3, gradient_mb * 1e6});
     c.boundary_bytes.assign(stages - 1, activation_kb * 1e3);
-    c.pipeline_link = {link_mbps * 1e6 / 8, latency_ms / 1e3};
+    if (framing != "payload" && framing != "tcp") {
+      return tessera::cli::UsageError("--framing must be payload or tcp");
+    }
+    if (steps < 1) return tessera::cli::UsageError("--steps must be >= 1");
+    c.steps = steps;
+    c.pipeline_link = {link_mbps * 1e6 / 8, latency_ms / 1e3, burst_kb * 1024};
+    if (framing == "tcp") c.pipeline_link = pl::WithTcpFraming(c.pipeline_link);
     c.allreduce_link = c.pipeline_link;
     fmt::print("simulated step, P={} M={} D={}:\n", stages, micro, replicas);
     for (pl::ScheduleKind kind : pl::kAllSchedules) {

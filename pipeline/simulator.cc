@@ -1,6 +1,7 @@
 #include "pipeline/simulator.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <queue>
 #include <random>
@@ -13,9 +14,13 @@ namespace {
 struct Event {
   double time;
   uint64_t seq;  // FIFO among equal times: deterministic
-  enum Kind { kArrival, kTaskDone } kind;
-  int stage;
-  Task task;  // kArrival: forward = activation for task.micro, backward = its gradient
+  // kArrival: a message reaches `worker` (forward = activation of task.micro, backward = its
+  // gradient) in step `step`; kTaskDone: `worker` finished `task`; kStepStart: `worker` begins
+  // step `step`.
+  enum Kind { kArrival, kTaskDone, kStepStart } kind;
+  int worker;
+  int step;
+  Task task;
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -24,6 +29,7 @@ Status Validate(const SimConfig& c) {
   if (P < 1) return InvalidArgumentError("simulator: no stages");
   if (c.micro_batches < 1) return InvalidArgumentError("simulator: micro_batches must be >= 1");
   if (c.replicas < 1) return InvalidArgumentError("simulator: replicas must be >= 1");
+  if (c.steps < 1) return InvalidArgumentError("simulator: steps must be >= 1");
   if (static_cast<int>(c.boundary_bytes.size()) != P - 1) {
     return InvalidArgumentError(
         fmt::format("simulator: {} boundary sizes for {} stages", c.boundary_bytes.size(), P));
@@ -38,144 +44,279 @@ Status Validate(const SimConfig& c) {
     if (b < 0) return InvalidArgumentError("simulator: negative boundary size");
   }
   for (const LinkModel* l : {&c.pipeline_link, &c.allreduce_link}) {
-    if (l->bandwidth_bytes_per_s < 0 || l->latency_s < 0 || l->burst_bytes < 0) {
-      return InvalidArgumentError("simulator: negative bandwidth or latency");
+    if (l->bandwidth_bytes_per_s < 0 || l->latency_s < 0 || l->burst_bytes < 0 ||
+        l->message_overhead_bytes < 0 || l->mss_bytes < 0 || l->header_bytes < 0 ||
+        l->acks_per_segment < 0) {
+      return InvalidArgumentError("simulator: negative link parameter");
     }
   }
   if (c.jitter < 0) return InvalidArgumentError("simulator: negative jitter");
   return Status::Ok();
 }
 
-struct ReplicaResult {
-  std::vector<double> busy, finish;
-  std::vector<std::vector<TimedTask>> trace;
+// One worker's egress: busy until `free`, with a token bucket (tbf's burst) that refills at the
+// bandwidth while the link is idle.
+class Egress {
+ public:
+  explicit Egress(const LinkModel& model) : m_(&model), tokens_(model.burst_bytes) {}
+
+  // Queues `wire_bytes` at `now` (calls come in time order); returns when the last byte left.
+  double Transmit(double now, double wire_bytes) {
+    const double start = std::max(free_, now);
+    double wire = 0;
+    const double rate = m_->bandwidth_bytes_per_s;
+    if (rate > 0) {
+      tokens_ = std::min(m_->burst_bytes, tokens_ + (start - refilled_at_) * rate);
+      const double taken = std::min(tokens_, wire_bytes);
+      tokens_ -= taken;
+      wire = (wire_bytes - taken) / rate;
+    }
+    free_ = start + wire;
+    refilled_at_ = free_;
+    return free_;
+  }
+
+ private:
+  const LinkModel* m_;
+  double free_ = 0, tokens_, refilled_at_ = 0;
 };
 
-Result<ReplicaResult> SimulateReplica(const SimConfig& c, std::mt19937_64& rng) {
-  const int P = static_cast<int>(c.stages.size());
-  const int M = c.micro_batches;
-  std::normal_distribution<double> normal(0.0, 1.0);
-  auto draw = [&](double base) {
-    if (c.jitter == 0) return base;
-    return base * std::max(0.0, 1.0 + c.jitter * normal(rng));
-  };
+class Simulation {
+ public:
+  explicit Simulation(const SimConfig& c)
+      : c_(c),
+        P_(static_cast<int>(c.stages.size())),
+        M_(c.micro_batches),
+        rng_(c.seed),
+        end_of_step_(c.steps, 0.0),
+        done_in_step_(static_cast<size_t>(c.steps) * P_, 0) {}
 
-  struct StageState {
+  Result<SimResult> Run();
+
+ private:
+  struct Worker {
+    int stage = 0, replica = 0;
+    int step = 0;
     std::optional<TaskCursor> cursor;
+    // [step * M + micro]: the activation (forward) / the gradient (backward) has arrived.
     std::vector<bool> input, gradient;
     bool busy = false;
-  };
-  std::vector<StageState> st(P);
-  const bool opportunistic = c.opportunistic && c.schedule == ScheduleKind::kVaruna;
-  TESSERA_ASSIGN_OR_RETURN(auto all_tasks, AllStageTasks(c.schedule, P, M));
-  for (int s = 0; s < P; ++s) {
-    st[s].cursor.emplace(std::move(all_tasks[s]), opportunistic);
-    st[s].input.assign(M, s == 0);
-    st[s].gradient.assign(M, false);
-  }
-  // Directed links: up[b] carries activations b -> b+1, down[b] gradients b+1 -> b. Each is
-  // busy until `free`, and holds a token bucket (tbf's burst) that refills at the bandwidth.
-  struct Link {
-    double free = 0, tokens = 0, refilled_at = 0;
-  };
-  const LinkModel& lm = c.pipeline_link;
-  std::vector<Link> up(std::max(P - 1, 0)), down(std::max(P - 1, 0));
-  for (Link& l : up) l.tokens = lm.burst_bytes;
-  for (Link& l : down) l.tokens = lm.burst_bytes;
-  // Sends `bytes` at `now`; returns the arrival time.
-  auto transmit = [&](Link& l, double now, double bytes) {
-    const double start = std::max(l.free, now);
-    double wire = 0;
-    if (lm.bandwidth_bytes_per_s > 0) {
-      l.tokens =
-          std::min(lm.burst_bytes, l.tokens + (start - l.refilled_at) * lm.bandwidth_bytes_per_s);
-      const double taken = std::min(l.tokens, bytes);
-      l.tokens -= taken;
-      wire = (bytes - taken) / lm.bandwidth_bytes_per_s;
-    }
-    l.free = start + wire;
-    l.refilled_at = l.free;
-    return l.free + lm.latency_s;
+    double start = 0, finish = 0, busy_s = 0;
+    std::vector<TimedTask> trace;  // this step, times from its start
   };
 
-  ReplicaResult out;
-  out.busy.assign(P, 0);
-  out.finish.assign(P, 0);
-  out.trace.resize(P);
-  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
-  uint64_t seq = 0;
+  int Index(int stage, int replica) const { return replica * P_ + stage; }
+  double Draw(double base);
+  void StartStep(int w, double now);
+  void TryStart(int w, double now);
+  void Send(int from, int to, double now, double payload, int step, Task what);
+  void OnTaskDone(const Event& e);
+  void FinishStage(int stage, int step, double now);
 
-  auto try_start = [&](int s, double now) {
-    StageState& x = st[s];
-    if (x.busy || x.cursor->finished()) return;
-    auto ready = [&](const Task& t) {
-      if (t.kind == TaskKind::kForward) return static_cast<bool>(x.input[t.micro]);
-      if (t.kind == TaskKind::kBackward) return static_cast<bool>(x.gradient[t.micro]);
-      return true;
-    };
-    std::optional<Task> next = x.cursor->Next(ready);
-    if (!next) return;
-    const StageCost& cost = c.stages[s];
-    double d = next->kind == TaskKind::kForward     ? cost.forward_s
-               : next->kind == TaskKind::kRecompute ? cost.recompute_s
-                                                    : cost.backward_s;
-    d = draw(d);
-    x.cursor->MarkDone(*next);
-    x.busy = true;
-    out.busy[s] += d;
-    out.trace[s].push_back({*next, now, now + d});
-    events.push({now + d, seq++, Event::kTaskDone, s, *next});
+  const SimConfig& c_;
+  const int P_, M_;
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> normal_{0.0, 1.0};
+  std::vector<std::vector<Task>> tasks_;  // per stage
+  std::vector<Worker> workers_;
+  std::vector<Egress> egress_;  // per worker
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  std::vector<double> end_of_step_;  // latest step end over all workers, per step
+  std::vector<int> done_in_step_;    // [step * P + stage]: replicas done with their backwards
+  std::vector<double> stage_finish_, stage_allreduce_;  // last step, per stage
+};
+
+double Simulation::Draw(double base) {
+  if (c_.jitter == 0) return base;
+  return base * std::max(0.0, 1.0 + c_.jitter * normal_(rng_));
+}
+
+void Simulation::StartStep(int w, double now) {
+  Worker& x = workers_[w];
+  x.cursor.emplace(tasks_[x.stage], c_.opportunistic && c_.schedule == ScheduleKind::kVaruna);
+  x.start = now;
+  x.busy_s = 0;
+  x.trace.clear();
+  TryStart(w, now);
+}
+
+void Simulation::TryStart(int w, double now) {
+  Worker& x = workers_[w];
+  if (x.busy || !x.cursor || x.cursor->finished()) return;
+  const size_t base = static_cast<size_t>(x.step) * M_;
+  auto ready = [&](const Task& t) {
+    if (t.kind == TaskKind::kForward) return static_cast<bool>(x.input[base + t.micro]);
+    if (t.kind == TaskKind::kBackward) return static_cast<bool>(x.gradient[base + t.micro]);
+    return true;
   };
+  std::optional<Task> next = x.cursor->Next(ready);
+  if (!next) return;
+  const StageCost& cost = c_.stages[x.stage];
+  const double d = Draw(next->kind == TaskKind::kForward     ? cost.forward_s
+                        : next->kind == TaskKind::kRecompute ? cost.recompute_s
+                                                             : cost.backward_s);
+  x.cursor->MarkDone(*next);
+  x.busy = true;
+  x.busy_s += d;
+  x.trace.push_back({*next, now - x.start, now + d - x.start});
+  events_.push({now + d, seq_++, Event::kTaskDone, w, x.step, *next});
+}
 
-  for (int s = 0; s < P; ++s) try_start(s, 0);
-  while (!events.empty()) {
-    Event e = events.top();
-    events.pop();
-    StageState& x = st[e.stage];
-    if (e.kind == Event::kArrival) {
-      if (e.task.kind == TaskKind::kForward) {
-        x.input[e.task.micro] = true;
-      } else {
-        x.gradient[e.task.micro] = true;
-      }
+void Simulation::Send(int from, int to, double now, double payload, int step, Task what) {
+  const LinkModel& lm = c_.pipeline_link;
+  const double left = egress_[from].Transmit(now, lm.WireBytes(payload));
+  events_.push({left + lm.latency_s, seq_++, Event::kArrival, to, step, what});
+}
+
+void Simulation::OnTaskDone(const Event& e) {
+  Worker& x = workers_[e.worker];
+  x.busy = false;
+  const int s = x.stage;
+  const size_t slot = static_cast<size_t>(e.step) * M_ + e.task.micro;
+  if (e.task.kind == TaskKind::kForward) {
+    if (s == P_ - 1) {
+      x.gradient[slot] = true;  // the loss is computed here
     } else {
-      x.busy = false;
-      const int s = e.stage;
-      if (e.task.kind == TaskKind::kForward) {
-        if (s == P - 1) {
-          x.gradient[e.task.micro] = true;  // the loss is computed here
-        } else {
-          events.push({transmit(up[s], e.time, c.boundary_bytes[s]),
-                       seq++,
-                       Event::kArrival,
-                       s + 1,
-                       {TaskKind::kForward, e.task.micro}});
-        }
-      } else if (e.task.kind == TaskKind::kBackward) {
-        out.finish[s] = e.time;
-        if (s > 0) {
-          events.push({transmit(down[s - 1], e.time, c.boundary_bytes[s - 1]),
-                       seq++,
-                       Event::kArrival,
-                       s - 1,
-                       {TaskKind::kBackward, e.task.micro}});
-        }
+      Send(e.worker, Index(s + 1, x.replica), e.time, c_.boundary_bytes[s], e.step,
+           {TaskKind::kForward, e.task.micro});
+    }
+  } else if (e.task.kind == TaskKind::kBackward && s > 0) {
+    Send(e.worker, Index(s - 1, x.replica), e.time, c_.boundary_bytes[s - 1], e.step,
+         {TaskKind::kBackward, e.task.micro});
+  }
+  if (x.cursor->finished()) {
+    x.finish = e.time;
+    if (++done_in_step_[static_cast<size_t>(e.step) * P_ + s] == c_.replicas) {
+      FinishStage(s, e.step, e.time);
+    }
+  }
+}
+
+// Every replica of `stage` finished its backwards of `step` (the last at `now`): the ring
+// all-reduce starts, then the optimizer, then the next step.
+void Simulation::FinishStage(int stage, int step, double now) {
+  const StageCost& cost = c_.stages[stage];
+  const double allreduce =
+      cost.allreduce_s > 0
+          ? cost.allreduce_s
+          : RingAllreduceSeconds(cost.gradient_bytes, c_.replicas, c_.allreduce_link);
+  const double end = now + allreduce + cost.optimizer_s;
+  // The ring's bytes leave through each replica's egress: 2 (D-1) chunks of G/D, whose ACKs
+  // the same egress also carries (every replica receives as much as it sends). They occupy
+  // the link and drain its token bucket before the next step's first message.
+  double ring_bytes = 0;
+  if (c_.replicas > 1) {
+    const double chunk = cost.gradient_bytes / c_.replicas;
+    const LinkModel& lm = c_.pipeline_link;
+    ring_bytes = 2.0 * (c_.replicas - 1) * (lm.WireBytes(chunk) + lm.AckBytes(chunk));
+  }
+  double finish = 0;
+  for (int r = 0; r < c_.replicas; ++r) {
+    const int w = Index(stage, r);
+    finish = std::max(finish, workers_[w].finish - workers_[w].start);
+    if (ring_bytes > 0) egress_[w].Transmit(now, ring_bytes);
+    if (step + 1 < c_.steps) events_.push({end, seq_++, Event::kStepStart, w, step + 1, {}});
+  }
+  end_of_step_[step] = std::max(end_of_step_[step], end);
+  if (step == c_.steps - 1) {
+    stage_finish_[stage] = finish;
+    stage_allreduce_[stage] = allreduce;
+  }
+}
+
+Result<SimResult> Simulation::Run() {
+  TESSERA_ASSIGN_OR_RETURN(tasks_, AllStageTasks(c_.schedule, P_, M_));
+  const size_t slots = static_cast<size_t>(c_.steps) * M_;
+  workers_.resize(static_cast<size_t>(P_) * c_.replicas);
+  for (int r = 0; r < c_.replicas; ++r) {
+    for (int s = 0; s < P_; ++s) {
+      Worker& x = workers_[Index(s, r)];
+      x.stage = s;
+      x.replica = r;
+      x.input.assign(slots, s == 0);
+      x.gradient.assign(slots, false);
+    }
+  }
+  egress_.assign(workers_.size(), Egress(c_.pipeline_link));
+  stage_finish_.assign(P_, 0);
+  stage_allreduce_.assign(P_, 0);
+  for (size_t w = 0; w < workers_.size(); ++w) StartStep(static_cast<int>(w), 0);
+  while (!events_.empty()) {
+    Event e = events_.top();
+    events_.pop();
+    Worker& x = workers_[e.worker];
+    switch (e.kind) {
+      case Event::kArrival: {
+        const size_t slot = static_cast<size_t>(e.step) * M_ + e.task.micro;
+        (e.task.kind == TaskKind::kForward ? x.input : x.gradient)[slot] = true;
+        // The receiver acknowledges through its own egress, behind whatever it queued there.
+        const int boundary = e.task.kind == TaskKind::kForward ? x.stage - 1 : x.stage;
+        const double acks = c_.pipeline_link.AckBytes(c_.boundary_bytes[boundary]);
+        if (acks > 0) egress_[e.worker].Transmit(e.time, acks);
+        break;
       }
+      case Event::kTaskDone:
+        OnTaskDone(e);
+        break;
+      case Event::kStepStart:
+        x.step = e.step;
+        StartStep(e.worker, e.time);
+        continue;  // StartStep already tried to run a task
     }
-    try_start(e.stage, e.time);
+    TryStart(e.worker, e.time);
   }
-  for (int s = 0; s < P; ++s) {
-    if (!st[s].cursor->finished()) {
-      return InternalError(fmt::format("simulator: stage {} deadlocked", s));
+  for (const Worker& x : workers_) {
+    if (x.step != c_.steps - 1 || !x.cursor->finished()) {
+      return InternalError(
+          fmt::format("simulator: stage {} replica {} deadlocked", x.stage, x.replica));
     }
   }
-  return out;
+
+  SimResult result;
+  result.finish_s = stage_finish_;
+  result.allreduce_s = stage_allreduce_;
+  result.pipeline_s = *std::max_element(stage_finish_.begin(), stage_finish_.end());
+  result.step_s = c_.steps == 1 ? end_of_step_[0]
+                                : (end_of_step_.back() - end_of_step_.front()) / (c_.steps - 1);
+  double bubble_sum = 0;
+  for (int s = 0; s < P_; ++s) {
+    Worker& x = workers_[Index(s, 0)];
+    const double span = x.finish - x.start;
+    const double bubble = span > 0 ? 1.0 - x.busy_s / span : 0.0;
+    if (s == 0) result.bubble_stage0 = bubble;
+    bubble_sum += bubble;
+    result.busy_s.push_back(x.busy_s);
+    result.trace.push_back(std::move(x.trace));
+  }
+  result.bubble_mean = bubble_sum / P_;
+  return result;
 }
 
 }  // namespace
 
-double LinkModel::TransferSeconds(double bytes) const {
-  return latency_s + (bandwidth_bytes_per_s > 0 ? bytes / bandwidth_bytes_per_s : 0.0);
+double LinkModel::WireBytes(double payload) const {
+  const double stream = payload + message_overhead_bytes;
+  if (mss_bytes <= 0) return stream;
+  return stream + std::ceil(stream / mss_bytes) * header_bytes;
+}
+
+double LinkModel::AckBytes(double payload) const {
+  if (mss_bytes <= 0) return 0;
+  return std::ceil((payload + message_overhead_bytes) / mss_bytes) * acks_per_segment *
+         header_bytes;
+}
+
+double LinkModel::TransferSeconds(double payload) const {
+  return latency_s + (bandwidth_bytes_per_s > 0 ? WireBytes(payload) / bandwidth_bytes_per_s : 0);
+}
+
+LinkModel WithTcpFraming(LinkModel link) {
+  link.message_overhead_bytes = 16;
+  link.mss_bytes = 1448;
+  link.header_bytes = 66;
+  link.acks_per_segment = 0.4;
+  return link;
 }
 
 double RingAllreduceSeconds(double bytes, int replicas, const LinkModel& link) {
@@ -186,37 +327,7 @@ double RingAllreduceSeconds(double bytes, int replicas, const LinkModel& link) {
 
 Result<SimResult> Simulate(const SimConfig& config) {
   TESSERA_RETURN_IF_ERROR(Validate(config));
-  const int P = static_cast<int>(config.stages.size());
-  std::mt19937_64 rng(config.seed);
-  SimResult result;
-  result.finish_s.assign(P, 0);
-  for (int r = 0; r < config.replicas; ++r) {
-    TESSERA_ASSIGN_OR_RETURN(ReplicaResult rep, SimulateReplica(config, rng));
-    for (int s = 0; s < P; ++s) result.finish_s[s] = std::max(result.finish_s[s], rep.finish[s]);
-    if (r == 0) {
-      result.busy_s = rep.busy;
-      result.trace = std::move(rep.trace);
-      const double makespan = *std::max_element(rep.finish.begin(), rep.finish.end());
-      double idle_sum = 0;
-      for (int s = 0; s < P; ++s) idle_sum += makespan - rep.busy[s];
-      if (makespan > 0) {
-        result.bubble_stage0 = (makespan - rep.busy[0]) / makespan;
-        result.bubble_mean = idle_sum / P / makespan;
-      }
-    }
-  }
-  result.pipeline_s = *std::max_element(result.finish_s.begin(), result.finish_s.end());
-  result.allreduce_s.resize(P);
-  for (int s = 0; s < P; ++s) {
-    const StageCost& cost = config.stages[s];
-    result.allreduce_s[s] =
-        cost.allreduce_s > 0
-            ? cost.allreduce_s
-            : RingAllreduceSeconds(cost.gradient_bytes, config.replicas, config.allreduce_link);
-    result.step_s =
-        std::max(result.step_s, result.finish_s[s] + result.allreduce_s[s] + cost.optimizer_s);
-  }
-  return result;
+  return Simulation(config).Run();
 }
 
 }  // namespace tessera::pipeline

@@ -1,17 +1,24 @@
-// Discrete-event model of one pipeline-parallel + data-parallel training step.
+// Discrete-event model of pipeline-parallel + data-parallel training steps.
 //
 // Every stage walks its task list from pipeline/schedule.h through the same TaskCursor the
 // runtime uses (including Varuna's opportunistic forward), so the simulator and the runtime
-// cannot disagree on order. A stage runs one task at a time; a forward's activation and a
-// backward's gradient cross the link to the neighbouring stage, each directed link carrying one
-// message at a time (latency + bytes / bandwidth) while the stages keep computing (sends are
-// asynchronous, as in the runtime). After its last backward each stage all-reduces its gradients
-// with the same stage of the other replicas (ring model); the step ends when the slowest stage's
-// all-reduce ends. Optional jitter multiplies each compute time by max(0, 1 + jitter * N(0, 1))
-// from a seeded generator, independently per replica.
+// cannot disagree on order. A worker (one per stage and replica) runs one task at a time. A
+// forward's activation and a backward's gradient leave through the sending worker's egress: one
+// link per worker, shared by everything it sends (activations to the next stage, gradients to
+// the previous one, the ACKs of what it receives, its all-reduce traffic), as on a machine whose
+// NIC is rate-limited. An egress carries one message at a time (FIFO: a TCP sender hands a whole
+// message to the interface queue at once) at its bandwidth after a token-bucket burst, and the
+// message arrives a latency later; stages keep computing meanwhile (sends are asynchronous, as
+// in the runtime). After its last backward, each stage all-reduces its gradients with the same
+// stage of the other replicas (ring model, or a measured time) and runs the optimizer; then its
+// next step starts. Several steps are simulated back to back, so link state (a queue still
+// draining, a token bucket not yet refilled) carries over from one step to the next as in a
+// real run, and the step time is the steady-state period. Optional jitter multiplies each
+// compute time by max(0, 1 + jitter * N(0, 1)) from a seeded generator.
 //
 // This header is torch-free. Varuna's own simulator (tools/simulator) is the model for this one;
-// ours fixes its missing returns, seeds its jitter and has a real 1F1B mode (research note §7).
+// ours fixes its missing returns, seeds its jitter and has a real 1F1B mode (research note §7);
+// shared egress links, wire framing and multi-step token-bucket state are ours (docs/pipeline.md).
 #pragma once
 
 #include <cstdint>
@@ -37,11 +44,31 @@ struct LinkModel {
   double bandwidth_bytes_per_s = 0;  // 0 = unlimited
   double latency_s = 0;
   // Bytes that may pass at once after the link was idle (a token bucket refilling at the
-  // bandwidth, like tc's tbf burst); 0 = every byte at the bandwidth. Pipeline links only.
+  // bandwidth, like tc's tbf burst); 0 = every byte at the bandwidth.
   double burst_bytes = 0;
-  // Seconds to move `bytes` over an idle link without burst.
-  double TransferSeconds(double bytes) const;
+  // Wire framing. A rate limiter on a network device (tc tbf, htb) meters frames, not payload:
+  // a message of n payload bytes becomes n + message_overhead_bytes bytes of stream, cut into
+  // ceil(that / mss_bytes) segments that each carry header_bytes of headers, and the receiver
+  // answers with acks_per_segment ACK frames of header_bytes per segment, sent through its own
+  // egress. mss_bytes = 0: the link carries the payload bytes only.
+  double message_overhead_bytes = 0;
+  double mss_bytes = 0;
+  double header_bytes = 0;
+  double acks_per_segment = 0;
+
+  // Bytes the sender's egress meters for a message of `payload` bytes.
+  double WireBytes(double payload) const;
+  // Bytes of ACKs the receiver's egress meters for that message.
+  double AckBytes(double payload) const;
+  // Seconds to move a `payload`-byte message over an idle link without burst.
+  double TransferSeconds(double payload) const;
 };
+
+// `link` with the framing of our transport over TCP/IPv4 on Ethernet as Linux sends it: 16-byte
+// message frames (tag, length), MSS 1448 (MTU 1500 less 20 IP, 20 TCP and 12 timestamp-option
+// bytes), 66 header bytes per frame (those 52 plus 14 Ethernet) and about one ACK per 2.5
+// segments (delayed ACKs with GRO; 2.3 to 3.1 counted on the bench's veth links).
+LinkModel WithTcpFraming(LinkModel link);
 
 struct SimConfig {
   ScheduleKind schedule = ScheduleKind::kVaruna;
@@ -51,11 +78,16 @@ struct SimConfig {
   // Bytes of one micro-batch's activation crossing boundary b (stage b -> b+1); the gradient
   // sent back has the same size. Size stages.size() - 1.
   std::vector<double> boundary_bytes;
+  // Every worker's egress (pipeline messages, ACKs, and the all-reduce's bytes).
   LinkModel pipeline_link;
   int replicas = 1;
+  // The ring model of the all-reduce time, where no measured time is given.
   LinkModel allreduce_link;
   double jitter = 0;
   uint64_t seed = 1;
+  // Steps simulated back to back. With more than one, results describe the last step and
+  // step_s is the steady-state period (mean of every step after the first, as measured).
+  int steps = 1;
 };
 
 struct TimedTask {
@@ -63,19 +95,24 @@ struct TimedTask {
   double start_s, end_s;
 };
 
+// Times of the last simulated step; a worker's times count from the start of its own step
+// (each worker starts its next step when its previous one ends, as in the runtime).
 struct SimResult {
-  double pipeline_s = 0;            // until the last backward of the slowest replica
-  double step_s = 0;                // pipeline plus the all-reduce of the slowest stage
+  double pipeline_s = 0;  // the longest step start to last backward, over all workers
+  // steps = 1: pipeline plus the all-reduce and optimizer of the slowest stage; more: the
+  // mean period between consecutive step ends.
+  double step_s = 0;
   std::vector<double> busy_s;       // per stage, replica 0: compute time
   std::vector<double> finish_s;     // per stage, slowest replica: last backward end
   std::vector<double> allreduce_s;  // per stage
-  // Idle share of the pipeline makespan (replica 0): of stage 0, and averaged over stages.
+  // Idle share of the step start to last backward (replica 0), as the runtime measures it:
+  // of stage 0, and averaged over stages.
   double bubble_stage0 = 0;
   double bubble_mean = 0;
   std::vector<std::vector<TimedTask>> trace;  // per stage, replica 0
 };
 
-// INVALID_ARGUMENT for inconsistent sizes, negative times or bandwidths, replicas < 1.
+// INVALID_ARGUMENT for inconsistent sizes, negative times or bandwidths, replicas or steps < 1.
 Result<SimResult> Simulate(const SimConfig& config);
 
 // Ring all-reduce of `bytes` among `replicas`: 2 (D-1) steps of bytes / D each.

@@ -116,6 +116,88 @@ TEST(Simulator, AllreduceAddsRingTime) {
   EXPECT_DOUBLE_EQ(m->step_s, std::max(m->finish_s[0] + 1.5, m->finish_s[1] + 0.25));
 }
 
+TEST(Simulator, WireBytesCountFramesAndAcks) {
+  LinkModel l{.bandwidth_bytes_per_s = 100.0};
+  EXPECT_DOUBLE_EQ(l.WireBytes(1000), 1000);  // payload only
+  EXPECT_DOUBLE_EQ(l.AckBytes(1000), 0);
+  l.message_overhead_bytes = 16;
+  l.mss_bytes = 512;
+  l.header_bytes = 50;
+  l.acks_per_segment = 0.5;
+  // 1016 stream bytes in 2 segments of 50 header bytes; one ACK of 50 bytes per 2 segments.
+  EXPECT_DOUBLE_EQ(l.WireBytes(1000), 1016 + 2 * 50);
+  EXPECT_DOUBLE_EQ(l.AckBytes(1000), 50);
+  EXPECT_DOUBLE_EQ(l.TransferSeconds(1000), 11.16);
+  const LinkModel tcp = WithTcpFraming(l);
+  EXPECT_DOUBLE_EQ(tcp.WireBytes(32796), 32812 + 23 * 66);  // 22 full segments and a partial
+}
+
+TEST(Simulator, AcksShareTheReceiversEgress) {
+  // One micro-batch: the activation's ACKs sit in stage 1's egress ahead of its gradient.
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 2, 1);
+  c.stages.assign(2, StageCost{0.0, 0.0, 0.0, 0.0});
+  c.boundary_bytes = {1000.0};
+  c.pipeline_link = {.bandwidth_bytes_per_s = 100.0,
+                     .mss_bytes = 1000,
+                     .header_bytes = 100,
+                     .acks_per_segment = 1};
+  auto r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Activation: 1100 wire bytes (11 s); at its arrival the ACK (1 s) and, behind it, the
+  // gradient (11 s) leave stage 1.
+  EXPECT_DOUBLE_EQ(r->pipeline_s, 11.0 + 1.0 + 11.0);
+}
+
+TEST(Simulator, AStagesSendsShareItsEgress) {
+  // The middle stage sends every activation forward and every gradient back through one
+  // egress, so it alone needs 2 M message times; two separate links would need about M.
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 3, 4);
+  c.stages.assign(3, StageCost{0.01, 0.0, 0.01, 0.0});
+  c.boundary_bytes = {1000.0, 1000.0};
+  c.pipeline_link = {.bandwidth_bytes_per_s = 1000.0};
+  auto r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->pipeline_s, 1.0 + 2 * 4 * 1.0);  // stage 1's first input, then 8 messages
+}
+
+TEST(Simulator, AllreduceBytesDelayTheNextStepsFirstMessage) {
+  // P=2, D=2, one free micro-batch per replica, 1000-byte messages at 1000 B/s; a measured
+  // all-reduce of 0.5 s, but the ring (2 (D-1) chunks of G/D = 1000 bytes) keeps each egress
+  // busy for 2 s after it starts.
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 2, 1);
+  c.stages.assign(2, StageCost{0.0, 0.0, 0.0, 2000.0, 0.5});
+  c.boundary_bytes = {1000.0};
+  c.replicas = 2;
+  c.pipeline_link = {.bandwidth_bytes_per_s = 1000.0};
+  c.steps = 2;
+  auto r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  // Step 1: activation 0-1, gradient 1-2, stage 0 rings from 2 (its egress busy until 4) and
+  // ends at 2.5. Step 2: the activation waits for the ring: 4-5, gradient 5-6, end 6.5.
+  EXPECT_DOUBLE_EQ(r->step_s, 6.5 - 2.5);
+  c.steps = 1;
+  auto one = Simulate(c);
+  ASSERT_TRUE(one.ok());
+  EXPECT_DOUBLE_EQ(one->step_s, 2.5);
+}
+
+TEST(Simulator, TokenBucketOfABusyLinkDoesNotRefillBetweenSteps) {
+  // Free compute, one 1000-byte message each way, a 1000-byte burst: alone, a step passes in
+  // the burst; back to back, stage 0's bucket is empty when the next step sends.
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 2, 1);
+  c.stages.assign(2, StageCost{0.0, 0.0, 0.0, 0.0});
+  c.boundary_bytes = {1000.0};
+  c.pipeline_link = {.bandwidth_bytes_per_s = 1000.0, .burst_bytes = 1000.0};
+  auto one = Simulate(c);
+  c.steps = 3;
+  auto three = Simulate(c);
+  ASSERT_TRUE(one.ok() && three.ok());
+  EXPECT_DOUBLE_EQ(one->step_s, 0.0);
+  // Step 2 sends at 0 with an empty bucket (1 s); its gradient finds stage 1's bucket refilled
+  // over that second. Step 3 likewise: a period of 1 s.
+  EXPECT_DOUBLE_EQ(three->step_s, 1.0);
+}
+
 TEST(Simulator, JitterIsSeeded) {
   SimConfig c = UnitConfig(ScheduleKind::kVaruna, 3, 6);
   c.jitter = 0.2;
@@ -140,6 +222,12 @@ TEST(Simulator, RejectsBadConfigs) {
   EXPECT_FALSE(Simulate(c).ok());
   c = UnitConfig(ScheduleKind::kVaruna, 2, 2);
   c.replicas = 0;
+  EXPECT_FALSE(Simulate(c).ok());
+  c = UnitConfig(ScheduleKind::kVaruna, 2, 2);
+  c.steps = 0;
+  EXPECT_FALSE(Simulate(c).ok());
+  c = UnitConfig(ScheduleKind::kVaruna, 2, 2);
+  c.pipeline_link.header_bytes = -1;
   EXPECT_FALSE(Simulate(c).ok());
   EXPECT_FALSE(Simulate(SimConfig{}).ok());
 }
