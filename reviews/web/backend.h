@@ -6,6 +6,7 @@
 // anyone who can submit a transaction): the server escapes all of them before rendering.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -51,9 +52,14 @@ struct ItemDetail {
   std::vector<ReviewView> reviews;
 };
 
+// Calls may come from several HTTP threads at once: implementations synchronize themselves.
 class Backend {
  public:
   virtual ~Backend() = default;
+
+  // The longest review text (in bytes) the backend accepts: the form says so and refuses a
+  // longer one before calling PostReview.
+  virtual size_t MaxReviewTextBytes() const = 0;
 
   virtual Result<std::vector<ItemSummary>> ListItems() = 0;
 

@@ -81,7 +81,7 @@ Status CheckItemId(std::string_view id) {
   return Status::Ok();
 }
 
-Result<ReviewForm> ParseReviewForm(const FormFields& fields) {
+Result<ReviewForm> ParseReviewForm(const FormFields& fields, size_t max_text_bytes) {
   ReviewForm form;
 
   const std::string* rating = Find(fields, "rating");
@@ -96,8 +96,8 @@ Result<ReviewForm> ParseReviewForm(const FormFields& fields) {
   if (const std::string* text = Find(fields, "text")) {
     if (!IsValidUtf8(*text)) return InvalidArgumentError("text: not valid UTF-8");
     form.text = NormalizeLineBreaks(*text);
-    if (form.text.size() > kMaxTextLength) {
-      return InvalidArgumentError("text: at most " + std::to_string(kMaxTextLength) +
+    if (form.text.size() > max_text_bytes) {
+      return InvalidArgumentError("text: at most " + std::to_string(max_text_bytes) +
                                   " bytes, this one has " + std::to_string(form.text.size()));
     }
   }

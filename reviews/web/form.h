@@ -27,13 +27,13 @@ struct ReviewForm {
 
 // Reads the review form:
 //   rating    "1".."5"
-//   text      optional, valid UTF-8, at most reviews::kMaxTextLength bytes after turning the
+//   text      optional, valid UTF-8, at most `max_text_bytes` bytes after turning the
 //             browser's "\r\n" line breaks into "\n"
 //   key_file  the uploaded key file, or
 //   key_json  the key file pasted as text: exactly one of the two must be non-blank.
 // INVALID_ARGUMENT naming the field otherwise. Unknown fields are ignored (browsers add their
 // own, e.g. the submit button's).
-Result<ReviewForm> ParseReviewForm(const FormFields& fields);
+Result<ReviewForm> ParseReviewForm(const FormFields& fields, size_t max_text_bytes);
 
 // An item id as it may appear in a URL: 1..reviews::kMaxItemLength bytes of valid UTF-8 without
 // control characters. INVALID_ARGUMENT otherwise.

@@ -10,12 +10,13 @@ namespace {
 
 using ::testing::HasSubstr;
 
+constexpr size_t kMaxText = 1000;
 constexpr const char* kKey = R"({"epoch": 1, "public": "ab", "secret": "cd"})";
 
 FormFields ValidFields() { return {{"rating", "4"}, {"text", "Good coffee"}, {"key_file", kKey}}; }
 
 TEST(ReviewsWebFormTest, ParsesAnUploadedKeyFile) {
-  auto form = ParseReviewForm(ValidFields());
+  auto form = ParseReviewForm(ValidFields(), kMaxText);
   ASSERT_TRUE(form.ok()) << form.status();
   EXPECT_EQ(form->rating, 4);
   EXPECT_EQ(form->text, "Good coffee");
@@ -25,7 +26,7 @@ TEST(ReviewsWebFormTest, ParsesAnUploadedKeyFile) {
 TEST(ReviewsWebFormTest, ParsesAPastedKeyFileWhenTheUploadIsEmpty) {
   // A browser sends an empty file part when no file was chosen.
   FormFields fields = {{"rating", "1"}, {"key_file", ""}, {"key_json", kKey}, {"submit", "x"}};
-  auto form = ParseReviewForm(fields);
+  auto form = ParseReviewForm(fields, kMaxText);
   ASSERT_TRUE(form.ok()) << form.status();
   EXPECT_EQ(form->rating, 1);
   EXPECT_EQ(form->text, "");
@@ -36,37 +37,38 @@ TEST(ReviewsWebFormTest, RejectsRatingsOutsideOneToFive) {
   for (const char* rating : {"", "0", "6", "3.5", " 3", "33", "-1", "x", "\xE2\x91\xA2"}) {
     FormFields fields = ValidFields();
     fields["rating"] = rating;
-    auto form = ParseReviewForm(fields);
+    auto form = ParseReviewForm(fields, kMaxText);
     ASSERT_FALSE(form.ok()) << "rating '" << rating << "'";
     EXPECT_EQ(form.status().code(), StatusCode::kInvalidArgument);
     EXPECT_THAT(form.status().message(), HasSubstr("rating"));
   }
   FormFields missing = ValidFields();
   missing.erase("rating");
-  EXPECT_THAT(ParseReviewForm(missing).status().message(), HasSubstr("rating"));
+  EXPECT_THAT(ParseReviewForm(missing, kMaxText).status().message(), HasSubstr("rating"));
 }
 
 TEST(ReviewsWebFormTest, NeedsExactlyOneKeyFile) {
   FormFields both = ValidFields();
   both["key_json"] = kKey;
-  EXPECT_THAT(ParseReviewForm(both).status().message(), HasSubstr("not both"));
+  EXPECT_THAT(ParseReviewForm(both, kMaxText).status().message(), HasSubstr("not both"));
 
   FormFields none = ValidFields();
   none.erase("key_file");
-  EXPECT_THAT(ParseReviewForm(none).status().message(), HasSubstr("key file"));
+  EXPECT_THAT(ParseReviewForm(none, kMaxText).status().message(), HasSubstr("key file"));
 
   FormFields blank = ValidFields();
   blank["key_file"] = " \r\n\t";
   blank["key_json"] = "\n";
-  EXPECT_THAT(ParseReviewForm(blank).status().message(), HasSubstr("upload your review key"));
+  EXPECT_THAT(ParseReviewForm(blank, kMaxText).status().message(),
+              HasSubstr("upload your review key"));
 }
 
 TEST(ReviewsWebFormTest, RejectsAKeyFileTooLargeToBeOne) {
   FormFields fields = ValidFields();
   fields["key_file"] = std::string(kMaxKeyFileBytes, 'x');
-  EXPECT_TRUE(ParseReviewForm(fields).ok());
+  EXPECT_TRUE(ParseReviewForm(fields, kMaxText).ok());
   fields["key_file"] += 'x';
-  auto form = ParseReviewForm(fields);
+  auto form = ParseReviewForm(fields, kMaxText);
   ASSERT_FALSE(form.ok());
   EXPECT_THAT(form.status().message(), HasSubstr("too large"));
 }
@@ -75,26 +77,26 @@ TEST(ReviewsWebFormTest, LimitsTheTextAfterNormalizingLineBreaks) {
   FormFields fields = ValidFields();
   // Each browser "\r\n" counts as one byte once normalized: exactly at the limit.
   std::string text;
-  for (size_t i = 0; i < kMaxTextLength / 2; ++i) text += "a\r\n";
+  for (size_t i = 0; i < kMaxText / 2; ++i) text += "a\r\n";
   fields["text"] = text;
-  auto form = ParseReviewForm(fields);
+  auto form = ParseReviewForm(fields, kMaxText);
   ASSERT_TRUE(form.ok()) << form.status();
-  EXPECT_EQ(form->text.size(), kMaxTextLength);
+  EXPECT_EQ(form->text.size(), kMaxText);
   EXPECT_EQ(form->text.find('\r'), std::string::npos);
 
   fields["text"] = text + "b";
-  auto too_long = ParseReviewForm(fields);
+  auto too_long = ParseReviewForm(fields, kMaxText);
   ASSERT_FALSE(too_long.ok());
   EXPECT_THAT(too_long.status().message(), HasSubstr("text: at most"));
 
   fields["text"] = "lone\rreturn";  // not part of a "\r\n": kept as typed
-  EXPECT_EQ(ParseReviewForm(fields)->text, "lone\rreturn");
+  EXPECT_EQ(ParseReviewForm(fields, kMaxText)->text, "lone\rreturn");
 }
 
 TEST(ReviewsWebFormTest, RejectsTextThatIsNotUtf8) {
   FormFields fields = ValidFields();
   fields["text"] = "caf\xE9";  // Latin-1
-  EXPECT_THAT(ParseReviewForm(fields).status().message(), HasSubstr("UTF-8"));
+  EXPECT_THAT(ParseReviewForm(fields, kMaxText).status().message(), HasSubstr("UTF-8"));
 }
 
 TEST(ReviewsWebFormTest, ValidatesUtf8Strictly) {

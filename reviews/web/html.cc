@@ -73,7 +73,7 @@ std::string WindowText(const ItemSummary& item) {
   return fmt::format("epoch {}, {}", item.epoch, item.window_open ? "open" : "closed");
 }
 
-std::string ReviewFormHtml(const ItemSummary& item) {
+std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
   if (!item.window_open) {
     return fmt::format("<p class=\"box\">The review window of epoch {} is closed.</p>\n",
                        item.epoch);
@@ -100,7 +100,7 @@ std::string ReviewFormHtml(const ItemSummary& item) {
       "review is linked to no identity; a second review of this item by the same key is "
       "rejected.</p>\n"
       "<button type=\"submit\">Post review</button>\n</form>\n",
-      EscapeHtml(ItemLink(item.id)), ratings, kMaxTextLength);
+      EscapeHtml(ItemLink(item.id)), ratings, max_text_bytes);
 }
 
 }  // namespace
@@ -193,7 +193,7 @@ std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
   return Page("Tessera reviews", body);
 }
 
-std::string RenderItemPage(const ItemDetail& detail) {
+std::string RenderItemPage(const ItemDetail& detail, size_t max_text_bytes) {
   const ItemSummary& item = detail.summary;
   std::string body = fmt::format(
       "<h2>{}</h2>\n<div class=\"box\" id=\"summary\">\n"
@@ -214,7 +214,7 @@ std::string RenderItemPage(const ItemDetail& detail) {
         EscapeHtml(review.tag_hex));
   }
   body += "</div>\n";
-  body += ReviewFormHtml(item);
+  body += ReviewFormHtml(item, max_text_bytes);
   return Page(item.name, body);
 }
 

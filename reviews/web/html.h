@@ -34,8 +34,8 @@ std::string DescribeHijack(const HijackView& hijack);
 std::string RenderItemsPage(const std::vector<ItemSummary>& items);
 
 // GET /item/<id>: the item's numbers, its reviews and, while its window is open, the form
-// that posts a review.
-std::string RenderItemPage(const ItemDetail& item);
+// that posts a review (its text limited to `max_text_bytes`).
+std::string RenderItemPage(const ItemDetail& item, size_t max_text_bytes);
 
 // The answer to a successful POST /item/<id>/review: the backend's message and a way back.
 std::string RenderPostedPage(std::string_view item_id, std::string_view message);

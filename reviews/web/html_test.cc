@@ -93,7 +93,7 @@ TEST(ReviewsWebHtmlTest, EscapesAttackerTextEverywhere) {
   item.verification = kAttack;
   ItemDetail detail{item, {{.rating = 2, .text = kAttack, .tag_hex = kAttack, .height = 9}}};
   for (const std::string& page :
-       {RenderItemsPage({item}), RenderItemPage(detail), RenderPostedPage(kAttack, kAttack),
+       {RenderItemsPage({item}), RenderItemPage(detail, 1000), RenderPostedPage(kAttack, kAttack),
         RenderErrorPage(404, kAttack, kAttack)}) {
     ExpectNoActiveContent(page);
     EXPECT_THAT(page, HasSubstr("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
@@ -105,7 +105,7 @@ TEST(ReviewsWebHtmlTest, ItemPageShowsReviewsAndTheFormWhileTheWindowIsOpen) {
   ItemDetail detail{Summary("cafe", "Cafe"),
                     {{.rating = 5, .text = "Great\nespresso", .tag_hex = "ab12", .height = 11},
                      {.rating = 3, .text = "ok", .tag_hex = "cd34", .height = 12}}};
-  std::string page = RenderItemPage(detail);
+  std::string page = RenderItemPage(detail, 1000);
   EXPECT_THAT(page, HasSubstr("<p>Great\nespresso</p>"));
   EXPECT_THAT(page, HasSubstr("height 11"));
   EXPECT_THAT(page, HasSubstr("<code>cd34</code>"));
@@ -113,12 +113,12 @@ TEST(ReviewsWebHtmlTest, ItemPageShowsReviewsAndTheFormWhileTheWindowIsOpen) {
   EXPECT_THAT(page, HasSubstr("enctype=\"multipart/form-data\""));
   EXPECT_THAT(page, HasSubstr("name=\"key_file\" type=\"file\""));
   EXPECT_THAT(page, HasSubstr("name=\"key_json\""));
-  EXPECT_THAT(page, HasSubstr("maxlength=\"4096\""));
+  EXPECT_THAT(page, HasSubstr("maxlength=\"1000\""));
   ExpectNoActiveContent(page);
 
   detail.summary.window_open = false;
   detail.reviews.clear();
-  page = RenderItemPage(detail);
+  page = RenderItemPage(detail, 1000);
   EXPECT_THAT(page, Not(HasSubstr("<form")));
   EXPECT_THAT(page, HasSubstr("review window of epoch 7 is closed"));
   EXPECT_THAT(page, HasSubstr("No reviews yet."));

@@ -195,7 +195,7 @@ void Server::Impl::Item(const httplib::Request& req, httplib::Response& res) {
   if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
   Result<ItemDetail> item = backend.GetItem(id);
   if (!item.ok()) return SendError(req, res, item.status());
-  res.set_content(RenderItemPage(*item), kHtml);
+  res.set_content(RenderItemPage(*item, backend.MaxReviewTextBytes()), kHtml);
 }
 
 void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& res) {
@@ -203,7 +203,7 @@ void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& re
   if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
   Result<FormFields> fields = CollectFormFields(req);
   if (!fields.ok()) return SendError(req, res, fields.status(), id);
-  Result<ReviewForm> form = ParseReviewForm(*fields);
+  Result<ReviewForm> form = ParseReviewForm(*fields, backend.MaxReviewTextBytes());
   if (!form.ok()) return SendError(req, res, form.status(), id);
   Result<std::string> message = backend.PostReview(id, form->rating, form->text, form->key_file);
   if (!message.ok()) {

@@ -41,6 +41,8 @@ class FakeBackend : public Backend {
     items_[id] = item;
   }
 
+  size_t MaxReviewTextBytes() const override { return 1000; }
+
   Result<std::vector<ItemSummary>> ListItems() override {
     std::lock_guard lock(mu_);
     if (down_) return UnavailableError("no politician answered");
@@ -225,6 +227,7 @@ TEST_F(ReviewsWebServerTest, BadFormsAreRefusedBeforeTheBackend) {
       {Form("", "x", "key-a"), "rating"},
       {Form("4", "x", ""), "upload your review key"},
       {Form("4", "caf\xE9", "key-a"), "UTF-8"},
+      {Form("4", std::string(1001, 'x'), "key-a"), "text: at most 1000 bytes"},
       {{{"rating", "4", "", ""}, {"rating", "5", "", ""}, {"key_json", "key-a", "", ""}},
        "sent twice"},
   };
