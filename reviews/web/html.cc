@@ -20,7 +20,7 @@ table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: 0.5em 0.8em; border-bottom: 1px solid #ddd;
          vertical-align: top; }
 th { background: #eee; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .stars { color: #c80; letter-spacing: 0.1em; }
 .ok { color: #171; }
 .bad { color: #b11; }
@@ -177,7 +177,7 @@ std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
     return Page("Tessera reviews", body);
   }
   body =
-      "<table id=\"items\">\n<thead><tr><th>Item</th><th>Rating</th><th>Reviews</th>"
+      "<table id=\"items\">\n<thead><tr><th>Item</th><th class=\"num\">Rating</th><th class=\"num\">Reviews</th>"
       "<th>Hijack resistance</th><th>Review window</th><th>Tally</th></tr></thead>\n<tbody>\n";
   for (const ItemSummary& item : items) {
     body += fmt::format(

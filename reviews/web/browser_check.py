@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Drives headless Chromium through the reviews web page as a user would, against a running
+reviews-web, and fails (exit 1) on the first thing that is not as it should be.
+
+    browser_check.py --url http://127.0.0.1:8080 --item ITEM_ID --name "Item name" \
+        --key-file key.json --screenshots DIR
+
+Steps:
+  1. The items page lists the item (by name, linking to /item/<id>) with its numbers.
+  2. The item page shows the review form. The script picks a rating, types a review whose text
+     is an HTML/script injection attempt plus a unique marker, attaches the key file through
+     the file input, and clicks "Post review": the answer must be "Review submitted".
+  3. The item page (reloaded until the review is committed, at most --commit-wait seconds)
+     shows the review, its text as literal text: the <script> and <b> of the text are
+     characters on the page, not elements, and the script did not run.
+  4. Posting again with the same key, pasted into the text box this time, is refused with
+     409 Conflict (one review per key and item); a key box holding no key file gets 400.
+  5. The items page now counts the review. Screenshots of the items page and the item page
+     are written to DIR as reviews-web.png and reviews-web-item.png.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+import urllib.parse
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+INJECTION = "<script>window.pwned = 1; document.title = 'pwned'</script><b>not bold</b> & \"quoted\""
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def check(condition, what):
+    if not condition:
+        raise CheckFailed(what)
+    print(f"ok: {what}")
+
+
+def page_text(page):
+    return page.evaluate("document.body.innerText")
+
+
+def review_count_on_page(page):
+    return page.evaluate("document.querySelectorAll('#reviews .review').length")
+
+
+def run(args):
+    item_path = "/item/" + urllib.parse.quote(args.item, safe="")
+    marker = f"browser-check-{os.getpid()}-{int(time.time())}"
+    review_text = f"{marker} {INJECTION}"
+    os.makedirs(args.screenshots, exist_ok=True)
+
+    with tempfile.TemporaryDirectory(prefix="reviews-web-chromium-") as profile:
+        browser = cdp.Chromium.launch(profile, binary=args.chromium)
+        try:
+            page = browser.page()
+            page.set_viewport(1200, 900)
+
+            # 1. The listing.
+            page.navigate(args.url + "/")
+            check(page.evaluate("document.title") == "Tessera reviews", "items page loads")
+            link = page.evaluate(
+                f"(() => {{ const a = document.querySelector('#items a[href=\"{item_path}\"]');"
+                " return a ? a.innerText : null; })()")
+            check(link == args.name, f"items page lists '{args.name}' linking to {item_path}")
+            row = page.evaluate(
+                f"document.querySelector('#items a[href=\"{item_path}\"]').closest('tr').innerText")
+            check("identit" in row or "not known" in row or "no attack" in row,
+                  f"the item's row shows its hijack resistance: {row!r}")
+
+            # 2. The form.
+            page.navigate(args.url + item_path)
+            check(page.evaluate("document.title") == args.name, "item page loads")
+            before = review_count_on_page(page)
+            check(page.evaluate("!!document.querySelector('form #key_file')"),
+                  "item page has the review form")
+            page.set_value("#rating", "4")
+            page.set_value("#text", review_text)
+            page.set_file("#key_file", args.key_file)
+            check(page.evaluate("document.querySelector('#key_file').files.length") == 1,
+                  "key file attached")
+            page.click_and_wait_for_load("form button[type=submit]")
+            title = page.evaluate("document.title")
+            if title != "Review submitted":
+                raise CheckFailed(f"posting the review: got '{title}': {page_text(page)}")
+            check(True, "review submitted: " +
+                  page.evaluate("document.querySelector('#message').innerText"))
+
+            # 3. The review on the item page, as text.
+            deadline = time.monotonic() + args.commit_wait
+            while True:
+                page.navigate(args.url + item_path)
+                shown = page.evaluate(
+                    "[...document.querySelectorAll('#reviews .review p')].map(p => p.innerText)")
+                if any(marker in text for text in shown):
+                    break
+                if time.monotonic() > deadline:
+                    raise CheckFailed(f"the review did not appear within {args.commit_wait} s; "
+                                      f"reviews shown: {shown}")
+                time.sleep(1)
+            mine = [text for text in shown if marker in text]
+            check(mine == [review_text], "the review text is shown exactly as written")
+            check(review_count_on_page(page) == before + 1, "one more review on the item page")
+            check(page.evaluate("document.querySelectorAll('#reviews script, #reviews b').length")
+                  == 0, "the review's <script> and <b> are not elements")
+            check(page.evaluate("typeof window.pwned") == "undefined"
+                  and page.evaluate("document.title") == args.name,
+                  "the review's script did not run")
+            check(page.evaluate("document.querySelector('#summary').innerText").find(
+                "verified") >= 0, "the tally's verification is shown")
+            page.evaluate("window.scrollTo(0, 0)")
+            page.screenshot(os.path.join(args.screenshots, "reviews-web-item.png"))
+
+            # 4. The same key again (pasted this time), then a box holding no key file.
+            with open(args.key_file) as f:
+                key_json = f.read()
+            page.set_value("#rating", "1")
+            page.set_value("#text", "a second opinion from the same key")
+            page.set_value("#key_json", key_json)
+            page.click_and_wait_for_load("form button[type=submit]")
+            title = page.evaluate("document.title")
+            check(title == "409 Conflict",
+                  f"a second review by the same key is refused: '{title}': "
+                  + page.evaluate("(document.querySelector('#error') || document.body).innerText"))
+
+            page.navigate(args.url + item_path)
+            page.set_value("#rating", "3")
+            page.set_value("#key_json", "{\"not\": \"a key file\"}")
+            page.click_and_wait_for_load("form button[type=submit]")
+            title = page.evaluate("document.title")
+            check(title == "400 Bad Request",
+                  f"a malformed key file is refused: '{title}': "
+                  + page.evaluate("(document.querySelector('#error') || document.body).innerText"))
+
+            # 5. The listing counts it.
+            page.navigate(args.url + "/")
+            row = page.evaluate(
+                f"document.querySelector('#items a[href=\"{item_path}\"]').closest('tr').innerText")
+            check(any(cell.strip() == str(before + 1) for cell in row.split("\t")),
+                  f"the items page counts {before + 1} review(s): {row!r}")
+            page.screenshot(os.path.join(args.screenshots, "reviews-web.png"))
+            page.close()
+        finally:
+            browser.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--url", required=True, help="base URL of a running reviews-web")
+    parser.add_argument("--item", required=True, help="the id of an item open for reviews")
+    parser.add_argument("--name", required=True, help="the item's display name")
+    parser.add_argument("--key-file", required=True, help="a review key eligible for the item")
+    parser.add_argument("--screenshots", required=True, help="directory for the screenshots")
+    parser.add_argument("--commit-wait", type=float, default=120,
+                        help="seconds to wait for the review to be committed")
+    parser.add_argument("--chromium", default="chromium", help="the browser binary")
+    args = parser.parse_args()
+    args.url = args.url.rstrip("/")
+    try:
+        run(args)
+    except (CheckFailed, cdp.CdpError) as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        return 1
+    print("browser check passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
