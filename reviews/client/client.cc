@@ -1,0 +1,425 @@
+#include "reviews/client/client.h"
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "ledger/crypto/hash.h"
+#include "reviews/client/key_file.h"
+#include "reviews/drac/eligibility.h"
+#include "reviews/review/review.h"
+
+namespace tessera::reviews::client {
+namespace {
+
+using Lock = std::lock_guard<std::recursive_mutex>;
+using namespace onchain;  // NOLINT: the payload and leaf vocabulary of this file
+
+std::string E(uint64_t epoch) { return "epoch " + std::to_string(epoch); }
+
+}  // namespace
+
+Result<ReviewsParams> ReviewsParamsFromGenesis(const ledger::net::Genesis& genesis) {
+  for (ledger::AppParams params : genesis.apps) {
+    if (params.name != kReviewsAppName) continue;
+    params.values.emplace("registrar", ToHex(genesis.registrar));
+    return ParseReviewsParams(params);
+  }
+  return FailedPreconditionError(
+      "the genesis file has no [apps.reviews]: this chain does not run reviews");
+}
+
+ReviewsClient::ReviewsClient(ClientOptions options, ledger::net::Genesis genesis,
+                             ReviewsParams params)
+    : options_(std::move(options)), genesis_(std::move(genesis)), params_(std::move(params)) {
+  light_ = std::make_unique<ledger::net::LightClient>(genesis_, options_.checkpoint);
+}
+
+Result<std::unique_ptr<ReviewsClient>> ReviewsClient::Open(ClientOptions options) {
+  TESSERA_ASSIGN_OR_RETURN(ledger::net::Genesis genesis, ledger::net::LoadGenesis(options.genesis));
+  TESSERA_ASSIGN_OR_RETURN(ReviewsParams params, ReviewsParamsFromGenesis(genesis));
+  return std::unique_ptr<ReviewsClient>(
+      new ReviewsClient(std::move(options), std::move(genesis), std::move(params)));
+}
+
+uint64_t ReviewsClient::height() const {
+  Lock lock(mu_);
+  return index_.height();
+}
+
+uint64_t ReviewsClient::CurrentEpoch() const { return params_.EpochOf(height() + 1); }
+
+uint64_t ReviewsClient::NextKeyEpoch(uint64_t margin_blocks) const {
+  uint64_t next = height() + 1;
+  uint64_t e = std::max<uint64_t>(2, params_.EpochOf(next) + 2);
+  while (params_.RegistrationClose(e) < next + margin_blocks) ++e;
+  return e;
+}
+
+Status ReviewsClient::Refresh(
+    const std::function<void(uint64_t, const std::vector<onchain::Payload>&)>& on_block) {
+  Lock lock(mu_);
+  return RefreshLocked(on_block);
+}
+
+Status ReviewsClient::RefreshLocked(
+    const std::function<void(uint64_t, const std::vector<onchain::Payload>&)>& on_block) {
+  TESSERA_RETURN_IF_ERROR(light_->Sync());
+  const uint64_t head = light_->head().height;
+  for (uint64_t h = index_.height() + 1; h <= head; ++h) {
+    auto txs = light_->BlockTxs(h);
+    if (!txs.ok()) return txs.status().WithContext("reading block " + std::to_string(h));
+    index_.Add(h, *txs);
+    if (on_block) on_block(h, ReviewsPayloads(*txs));
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<std::optional<ledger::LeafValue>>> ReviewsClient::ReadLeaves(
+    const std::vector<ledger::Hash256>& keys) {
+  Lock lock(mu_);
+  if (keys.empty()) return std::vector<std::optional<ledger::LeafValue>>{};
+  return light_->ReadLeaves(keys);
+}
+
+Status ReviewsClient::Submit(const onchain::Payload& payload) {
+  Lock lock(mu_);
+  return light_->Submit(ledger::AppTransaction{kReviewsAppId, EncodePayload(payload)},
+                        options_.fanout);
+}
+
+Status ReviewsClient::WaitFor(std::string_view what, const std::function<Result<bool>()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
+  Status last;
+  while (true) {
+    last = RefreshLocked(nullptr);
+    if (last.ok()) {
+      TESSERA_ASSIGN_OR_RETURN(bool finished, done());
+      if (finished) return Status::Ok();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return DeadlineExceededError("gave up waiting for " + std::string(what) + " after " +
+                                   std::to_string(options_.timeout.count()) + " ms at height " +
+                                   std::to_string(index_.height()) +
+                                   (last.ok() ? "" : " (last error: " + last.message() + ")"));
+    }
+    std::this_thread::sleep_for(options_.poll);
+  }
+}
+
+std::optional<metric::HijackResistance> ReviewsClient::Hijack(uint64_t keys,
+                                                              const onchain::Tally& t) const {
+  if (keys == 0) return std::nullopt;
+  metric::HijackInput in;
+  in.identities = keys;
+  in.ring_size = params_.ring_size;
+  in.honest_reviews = t.count();
+  in.honest_mean = t.count() == 0 ? 3.0 : t.mean();  // no reviews yet: the scale's middle
+  in.delta = options_.hijack_delta;
+  auto hr = metric::ComputeHijackResistance(in);
+  if (!hr.ok()) return std::nullopt;
+  return *hr;
+}
+
+// ---- Reading ----
+
+Result<std::vector<ItemSummary>> ReviewsClient::ListItems() {
+  Lock lock(mu_);
+  const auto& creations = index_.creations();
+  std::vector<ledger::Hash256> keys = {leaf::ItemCount()};
+  std::set<uint64_t> epochs;
+  for (const ItemCreation& c : creations) {
+    keys.push_back(leaf::Item(c.id));
+    keys.push_back(leaf::Tally(c.id));
+    epochs.insert(params_.EpochOf(c.height) + 1);
+  }
+  for (uint64_t e : epochs) keys.push_back(leaf::KeyCount(e));
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(leaves[0]));
+  std::map<uint64_t, uint64_t> key_counts;
+  size_t at = 1 + 2 * creations.size();
+  for (uint64_t e : epochs) {
+    TESSERA_ASSIGN_OR_RETURN(key_counts[e], DecodeCounter(leaves[at++]));
+  }
+  std::vector<ItemSummary> out;
+  for (size_t i = 0; i < creations.size(); ++i) {
+    const ItemCreation& c = creations[i];
+    const auto& item_leaf = leaves[1 + 2 * i];
+    if (!item_leaf) continue;  // the CreateItem was skipped (cannot happen for a first name)
+    TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, DecodeItemRecord(*item_leaf));
+    if (rec.created_height != c.height) {
+      return DataLossError("item '" + c.name + "' was created at height " +
+                           std::to_string(rec.created_height) + " in state but at " +
+                           std::to_string(c.height) + " in the blocks");
+    }
+    ItemSummary s;
+    s.id = c.id;
+    s.name = c.name;
+    s.created_height = c.height;
+    s.review_epoch = rec.review_epoch();
+    TESSERA_ASSIGN_OR_RETURN(s.tally, DecodeTally(leaves[2 + 2 * i]));
+    s.registered_keys = key_counts[s.review_epoch];
+    s.hijack = Hijack(s.registered_keys, s.tally);
+    out.push_back(std::move(s));
+  }
+  if (out.size() != count) {
+    return DataLossError("the proved state holds " + std::to_string(count) + " items, the blocks " +
+                         std::to_string(out.size()));
+  }
+  return out;
+}
+
+Result<ItemView> ReviewsClient::GetItem(const ItemId& item) {
+  Lock lock(mu_);
+  return GetItemLocked(item);
+}
+
+Result<ItemView> ReviewsClient::GetItemLocked(const ItemId& item) {
+  const auto& creations = index_.creations();
+  auto c = std::find_if(creations.begin(), creations.end(),
+                        [&](const ItemCreation& x) { return x.id == item; });
+  if (c == creations.end()) {
+    return NotFoundError("no item " + ToHex(item) + " as of height " +
+                         std::to_string(index_.height()));
+  }
+  std::vector<PostedReview> candidates = index_.ReviewCandidates(item);
+  const uint64_t epoch = params_.EpochOf(c->height) + 1;
+  std::vector<ledger::Hash256> keys = {leaf::Item(item), leaf::Tally(item), leaf::Chain(item),
+                                       leaf::KeyCount(epoch)};
+  std::vector<ledger::Hash256> tags = TagKeys(candidates);
+  keys.insert(keys.end(), tags.begin(), tags.end());
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
+  if (!leaves[0]) return DataLossError("item " + c->name + " is in the blocks but not in state");
+  TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, DecodeItemRecord(*leaves[0]));
+  ItemView v;
+  v.summary.id = item;
+  v.summary.name = c->name;
+  v.summary.created_height = rec.created_height;
+  v.summary.review_epoch = rec.review_epoch();
+  TESSERA_ASSIGN_OR_RETURN(v.summary.tally, DecodeTally(leaves[1]));
+  v.chain = leaves[2].value_or(ledger::LeafValue{});
+  TESSERA_ASSIGN_OR_RETURN(v.summary.registered_keys, DecodeCounter(leaves[3]));
+  v.summary.hijack = Hijack(v.summary.registered_keys, v.summary.tally);
+  std::vector<std::optional<ledger::LeafValue>> tag_leaves(leaves.begin() + 4, leaves.end());
+  ItemAudit audit = Replay(SelectCommitted(candidates, tag_leaves));
+  v.verified = CheckAgainstState(audit, v.summary.tally, v.chain);
+  v.reviews = std::move(audit.reviews);
+  return v;
+}
+
+Status ReviewsClient::VerifyReviews(const ItemId& item, const std::vector<PostedReview>& reviews) {
+  Lock lock(mu_);
+  for (const PostedReview& r : reviews) {
+    if (r.item != item) return InvalidArgumentError("a review of another item is in the list");
+    if (r.ring == nullptr) return InvalidArgumentError("a review without its ring is in the list");
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves({leaf::Tally(item), leaf::Chain(item)}));
+  TESSERA_ASSIGN_OR_RETURN(Tally tally, DecodeTally(leaves[0]));
+  return CheckAgainstState(Replay(reviews), tally, leaves[1].value_or(ledger::LeafValue{}));
+}
+
+Result<std::vector<urs::Point>> ReviewsClient::RegisteredKeys(uint64_t epoch) {
+  Lock lock(mu_);
+  return RegisteredKeysLocked(epoch);
+}
+
+Result<std::vector<urs::Point>> ReviewsClient::RegisteredKeysLocked(uint64_t epoch) {
+  std::vector<urs::Point> candidates = index_.KeyCandidates(epoch);
+  std::vector<ledger::Hash256> keys = {leaf::KeyCount(epoch)};
+  for (const urs::Point& k : candidates) keys.push_back(leaf::ReviewKey(epoch, k));
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(leaves[0]));
+  std::vector<urs::Point> registered;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (leaves[i + 1]) registered.push_back(candidates[i]);
+  }
+  if (registered.size() != count) {
+    return DataLossError("the proved state counts " + std::to_string(count) + " review keys for " +
+                         E(epoch) + ", the blocks show " + std::to_string(registered.size()));
+  }
+  return registered;
+}
+
+Result<urs::Ring> ReviewsClient::EligibleRing(const ItemId& item, uint64_t epoch) {
+  Lock lock(mu_);
+  return EligibleRingLocked(item, epoch);
+}
+
+Result<urs::Ring> ReviewsClient::EligibleRingLocked(const ItemId& item, uint64_t epoch) {
+  TESSERA_ASSIGN_OR_RETURN(auto seed, light_->ReadLeaves({leaf::EpochSeed(epoch)}));
+  if (!seed[0]) {
+    return FailedPreconditionError("the seed of " + E(epoch) + " is drawn at height " +
+                                   std::to_string(epoch * params_.epoch_blocks) + " (now " +
+                                   std::to_string(index_.height()) + ")");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::vector<urs::Point> keys, RegisteredKeysLocked(epoch));
+  if (keys.empty()) return FailedPreconditionError("no review keys are registered for " + E(epoch));
+  return drac::EligibleRing(keys, ItemBytes(item), epoch, *seed[0], params_.ring_size);
+}
+
+// ---- Writing ----
+
+Result<ItemId> ReviewsClient::CreateItem(std::string_view name, bool wait) {
+  Lock lock(mu_);
+  onchain::CreateItem tx{std::string(name)};
+  // Validate locally with the ledger's own decoder, for the same error a politician gives.
+  TESSERA_RETURN_IF_ERROR(DecodePayload(AsBytes(EncodePayload(tx))).status());
+  const ItemId id = ItemIdOf(name);
+  TESSERA_RETURN_IF_ERROR(Submit(tx));
+  if (wait) {
+    TESSERA_RETURN_IF_ERROR(WaitFor("the item to be committed", [&]() -> Result<bool> {
+      TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::Item(id)}));
+      return l[0].has_value();
+    }));
+  }
+  return id;
+}
+
+Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
+                                 const ledger::KeyPair& citizen, uint64_t epoch,
+                                 const std::filesystem::path& key_file) {
+  Lock lock(mu_);
+  if (std::filesystem::exists(key_file)) {
+    return AlreadyExistsError("review key file " + key_file.string() +
+                              " exists; a key file is never overwritten");
+  }
+  if (identity.citizen != citizen.public_key()) {
+    return InvalidArgumentError("the identity is not the citizen key's");
+  }
+  TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
+  if (index_.height() + 1 >= params_.RegistrationClose(epoch)) {
+    return FailedPreconditionError("key requests for " + E(epoch) + " closed at height " +
+                                   std::to_string(params_.RegistrationClose(epoch)));
+  }
+  ReviewKeyFile key;
+  key.epoch = epoch;
+  key.citizen = citizen.public_key();
+  key.review = urs::GenerateKeyPair();
+  key.input_msg =
+      blind::PrepareMessage(kCredentialVariant, CredentialMessage(key.review.public_key, epoch));
+  TESSERA_ASSIGN_OR_RETURN(blind::BlindOutput b,
+                           blind::Blind(params_.issuer, kCredentialVariant, key.input_msg));
+  key.blinded_msg = b.blinded_msg;
+  key.inv = b.inv;
+  // On disk before anything is sent: a crash after the request must not lose the key.
+  TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_file, key));
+  KeyRequest request{identity, epoch, key.blinded_msg, {}};
+  SignKeyRequest(request, citizen);
+  TESSERA_RETURN_IF_ERROR(Submit(request));
+  const ledger::Hash256 want = ledger::Sha256(key.blinded_msg);
+  return WaitFor("the key request to be committed", [&]() -> Result<bool> {
+    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::KeyRequest(epoch, key.citizen)}));
+    if (l[0] && *l[0] != want) {
+      return FailedPreconditionError("this identity already requested another key for " + E(epoch));
+    }
+    return l[0].has_value();
+  });
+}
+
+Status ReviewsClient::CompleteKey(const std::filesystem::path& key_file) {
+  Lock lock(mu_);
+  TESSERA_ASSIGN_OR_RETURN(ReviewKeyFile key, ReadKeyFile(key_file));
+  if (!key.issued()) {
+    Bytes blind_sig;
+    TESSERA_RETURN_IF_ERROR(WaitFor("the issuer's blind signature", [&]() -> Result<bool> {
+      TESSERA_ASSIGN_OR_RETURN(auto l,
+                               light_->ReadLeaves({leaf::KeyIssue(key.epoch, key.citizen)}));
+      if (!l[0]) return false;
+      for (const PostedIssue& i : index_.IssueCandidates(key.epoch, key.citizen)) {
+        if (ledger::Sha256(i.blind_sig) == *l[0]) {
+          blind_sig = i.blind_sig;
+          return true;
+        }
+      }
+      return false;  // committed in a block this client has not indexed yet
+    }));
+    // Finalize verifies the signature under issuer_public: a wrong answer is refused here.
+    TESSERA_ASSIGN_OR_RETURN(key.signature, blind::Finalize(params_.issuer, kCredentialVariant,
+                                                            key.input_msg, blind_sig, key.inv));
+    TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_file, key));
+  }
+  if (key.registered) return Status::Ok();
+  const ledger::Hash256 key_leaf = leaf::ReviewKey(key.epoch, key.review.public_key);
+  TESSERA_ASSIGN_OR_RETURN(auto before, light_->ReadLeaves({key_leaf}));
+  if (!before[0]) {
+    if (index_.height() + 1 >= params_.RegistrationClose(key.epoch)) {
+      return FailedPreconditionError("key registration for " + E(key.epoch) + " closed at height " +
+                                     std::to_string(params_.RegistrationClose(key.epoch)));
+    }
+    RegisterKey reg{key.epoch, key.review.public_key, {}, key.signature};
+    std::copy_n(key.input_msg.begin(), reg.msg_prefix.size(), reg.msg_prefix.begin());
+    TESSERA_RETURN_IF_ERROR(Submit(reg));
+    TESSERA_RETURN_IF_ERROR(WaitFor("the key registration", [&]() -> Result<bool> {
+      TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({key_leaf}));
+      return l[0].has_value();
+    }));
+  }
+  key.registered = true;
+  return WriteKeyFile(key_file, key);
+}
+
+Status ReviewsClient::PostReview(const std::filesystem::path& key_file, const ItemId& item,
+                                 int rating, std::string_view text, const PostOptions& options) {
+  Lock lock(mu_);
+  TESSERA_ASSIGN_OR_RETURN(ReviewKeyFile key, ReadKeyFile(key_file));
+  if (!key.registered) {
+    return FailedPreconditionError("the review key in " + key_file.string() +
+                                   " is not registered yet (run get-key to finish it)");
+  }
+  if (rating < kMinRating || rating > kMaxRating) {
+    return InvalidArgumentError("rating must be 1..5");
+  }
+  if (text.size() > kMaxReviewText) {
+    return InvalidArgumentError("review text has " + std::to_string(text.size()) +
+                                " bytes, at most " + std::to_string(kMaxReviewText));
+  }
+  TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
+  TESSERA_ASSIGN_OR_RETURN(auto item_leaf, light_->ReadLeaves({leaf::Item(item)}));
+  if (!item_leaf[0]) return NotFoundError("no item " + ToHex(item));
+  TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, DecodeItemRecord(*item_leaf[0]));
+  if (rec.review_epoch() != key.epoch) {
+    return FailedPreconditionError("this key is for " + E(key.epoch) +
+                                   ", the item's review window is " + E(rec.review_epoch()));
+  }
+  const uint64_t opens = key.epoch * params_.epoch_blocks;
+  if (options.wait && index_.height() < opens) {
+    TESSERA_RETURN_IF_ERROR(WaitFor("the item's review window",
+                                    [&]() -> Result<bool> { return index_.height() >= opens; }));
+  }
+  if (CurrentEpoch() != key.epoch) {
+    return FailedPreconditionError("the item's review window is " + E(key.epoch) + " (heights " +
+                                   std::to_string(opens) + ".." +
+                                   std::to_string(opens + params_.epoch_blocks - 1) +
+                                   "), the next block is " + std::to_string(index_.height() + 1));
+  }
+  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, EligibleRingLocked(item, key.epoch));
+  if (!ring.IndexOf(key.review.public_key)) {
+    return PermissionDeniedError(
+        "this review key is not eligible for the item: the DRAC lottery of " + E(key.epoch) +
+        " did not draw it (expected ring size " + std::to_string(params_.ring_size) + " of " +
+        std::to_string(ring.size()) + " drawn)");
+  }
+  const std::string item_bytes = ItemBytes(item);
+  TESSERA_ASSIGN_OR_RETURN(urs::Point tag,
+                           urs::ComputeTag(key.review.secret, ReviewScope(item_bytes, key.epoch)));
+  const ledger::Hash256 tag_leaf = leaf::Tag(item, key.epoch, tag);
+  if (!options.skip_local_checks) {
+    TESSERA_ASSIGN_OR_RETURN(auto used, light_->ReadLeaves({tag_leaf}));
+    if (used[0]) return AlreadyExistsError("this key already reviewed the item (tag used)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Review signed_review,
+                           SignReview(key.review, ring, item_bytes, key.epoch, rating, text));
+  ReviewEntry entry{rating, std::string(text), signed_review.signature};
+  TESSERA_RETURN_IF_ERROR(Submit(ReviewBatch{item, key.epoch, ring, {entry}}));
+  if (!options.wait) return Status::Ok();
+  const ledger::Hash256 record = ReviewRecordHash(item, key.epoch, ring, entry);
+  return WaitFor("the review to be committed", [&]() -> Result<bool> {
+    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({tag_leaf}));
+    if (l[0] && *l[0] != record) {
+      return AlreadyExistsError("another review by this key was committed first");
+    }
+    return l[0].has_value();
+  });
+}
+
+}  // namespace tessera::reviews::client

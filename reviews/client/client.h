@@ -1,0 +1,151 @@
+// The reviews client: everything a user, the issuer daemon or the web page does with reviews
+// on a running ledger, through a light client that trusts only the genesis file.
+//
+// Reads are verified: headers are followed with their committee certificates, block bodies are
+// checked against the certified headers (LightClient::BlockTxs), and every value shown is a
+// leaf proved against the synced state root (LightClient::ReadLeaves). Lists read from blocks
+// (items, review keys, reviews) are checked for completeness against proved counters and, for
+// reviews, against the item's proved hash chain (item_audit.h).
+//
+//   ClientOptions o{.genesis = "genesis.toml", .checkpoint = "client.ckpt"};
+//   TESSERA_ASSIGN_OR_RETURN(auto client, ReviewsClient::Open(o));
+//   TESSERA_RETURN_IF_ERROR(client->Refresh());
+//   TESSERA_ASSIGN_OR_RETURN(auto items, client->ListItems());   // tallies + hijack resistance
+//   TESSERA_ASSIGN_OR_RETURN(ItemView v, client->GetItem(items[0].id));
+//   if (!v.verified.ok()) ...                                     // never shown as verified
+//   client->PostReview("alice.key.json", v.summary.id, 5, "great", {});
+//
+// Getting a review key (an identity, once per epoch; docs/reviews.md "On the ledger"):
+//   client->RequestKey(identity, citizen_keys, epoch, "alice.key.json");  // KeyRequest, committed
+//   client->CompleteKey("alice.key.json");  // waits for the issuer, unblinds, registers
+//
+// Every method is thread-safe (calls are serialized). Methods that wait for a commit poll
+// every `poll` for at most `timeout` and then fail with DEADLINE_EXCEEDED; a web server should
+// pass wait = false.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/net/identity.h"
+#include "ledger/net/wallet.h"
+#include "reviews/client/chain_index.h"
+#include "reviews/client/item_audit.h"
+#include "reviews/ledger/reviews_app.h"
+#include "reviews/ledger/state_layout.h"
+#include "reviews/metric/hijack.h"
+
+namespace tessera::reviews::client {
+
+struct ClientOptions {
+  std::filesystem::path genesis;     // the chain's genesis file, with [apps.reviews]
+  std::filesystem::path checkpoint;  // the light client's checkpoint (created when absent)
+  size_t fanout = 2;                 // politicians each transaction is submitted to
+  std::chrono::milliseconds poll{200};
+  std::chrono::milliseconds timeout{120000};
+  double hijack_delta = 0.5;  // the rating shift the hijack resistance is computed for
+};
+
+struct ItemSummary {
+  ItemId id{};
+  std::string name;
+  uint64_t created_height = 0;
+  uint64_t review_epoch = 0;     // reviews are accepted during this epoch only
+  onchain::Tally tally;          // proved
+  uint64_t registered_keys = 0;  // N_e of the review epoch, proved (0: none yet)
+  // From the live N_e, k and the tally (metric/hijack.h); nullopt while N_e = 0.
+  std::optional<metric::HijackResistance> hijack;
+};
+
+struct ItemView {
+  ItemSummary summary;
+  std::vector<PostedReview> reviews;  // committed reviews, in commit order
+  ledger::LeafValue chain{};          // the proved chain leaf
+  Status verified;  // OK iff `reviews` replay exactly to the proved tally and chain
+};
+
+struct PostOptions {
+  bool wait = false;  // return once the review is committed
+  // Submit even if this client sees the key already reviewed the item: lets the ledger's
+  // politicians reject the double review (tests and demos of the ledger's own check).
+  bool skip_local_checks = false;
+};
+
+class ReviewsClient {
+ public:
+  static Result<std::unique_ptr<ReviewsClient>> Open(ClientOptions options);
+
+  const ReviewsParams& params() const { return params_; }
+  const ledger::net::Genesis& genesis() const { return genesis_; }
+  uint64_t height() const;        // the last synced (and indexed) block
+  uint64_t CurrentEpoch() const;  // the epoch of the next block
+  // The first epoch whose key requests stay open for at least `margin_blocks` more blocks.
+  uint64_t NextKeyEpoch(uint64_t margin_blocks) const;
+
+  // Follows the chain to the politicians' head and indexes the new blocks' transactions.
+  // `on_block` sees each new block's reviews payloads (the issuer daemon uses it).
+  Status Refresh(const std::function<void(uint64_t height, const std::vector<onchain::Payload>&)>&
+                     on_block = nullptr);
+
+  // ---- Reading (as of the last Refresh) ----
+  // Every item, with its proved tally; DATA_LOSS if the blocks and the proved item count
+  // disagree.
+  Result<std::vector<ItemSummary>> ListItems();
+  // NOT_FOUND for an item not created as of the last Refresh.
+  Result<ItemView> GetItem(const ItemId& item);
+  // The registered review keys of `epoch`, checked complete against the proved N_e.
+  Result<std::vector<urs::Point>> RegisteredKeys(uint64_t epoch);
+  // The item's DRAC ring for `epoch` from proved N_e, seed_e and keys.
+  Result<urs::Ring> EligibleRing(const ItemId& item, uint64_t epoch);
+  // Replays `reviews` (e.g. a local copy) against the item's proved tally and chain: OK, or
+  // DATA_LOSS saying what differs.
+  Status VerifyReviews(const ItemId& item, const std::vector<PostedReview>& reviews);
+
+  // ---- Writing ----
+  Result<ItemId> CreateItem(std::string_view name, bool wait);
+  Status PostReview(const std::filesystem::path& key_file, const ItemId& item, int rating,
+                    std::string_view text, const PostOptions& options);
+  // Writes a fresh review key file (refuses to overwrite one), submits the identity's signed
+  // KeyRequest for `epoch` and waits until it is committed.
+  Status RequestKey(const ledger::net::Identity& identity, const ledger::KeyPair& citizen,
+                    uint64_t epoch, const std::filesystem::path& key_file);
+  // Waits for the issuer's blind signature, unblinds and verifies it (saving the credential),
+  // then registers the key anonymously and waits until the registration is committed.
+  Status CompleteKey(const std::filesystem::path& key_file);
+
+  // ---- Building blocks for daemons ----
+  Result<std::vector<std::optional<ledger::LeafValue>>> ReadLeaves(
+      const std::vector<ledger::Hash256>& keys);
+  Status Submit(const onchain::Payload& payload);
+
+ private:
+  ReviewsClient(ClientOptions options, ledger::net::Genesis genesis, ReviewsParams params);
+  Status RefreshLocked(
+      const std::function<void(uint64_t, const std::vector<onchain::Payload>&)>& on_block);
+  Result<std::vector<urs::Point>> RegisteredKeysLocked(uint64_t epoch);
+  Result<urs::Ring> EligibleRingLocked(const ItemId& item, uint64_t epoch);
+  Result<ItemView> GetItemLocked(const ItemId& item);
+  std::optional<metric::HijackResistance> Hijack(uint64_t keys, const onchain::Tally& t) const;
+  // Polls (Refresh, then `done`) until `done` yields true or the timeout passes.
+  Status WaitFor(std::string_view what, const std::function<Result<bool>()>& done);
+
+  ClientOptions options_;
+  ledger::net::Genesis genesis_;
+  ReviewsParams params_;
+  std::unique_ptr<ledger::net::LightClient> light_;
+  ChainIndex index_;
+  mutable std::recursive_mutex mu_;
+};
+
+// The [apps.reviews] parameters of a genesis file, with the registrar taken from
+// [chain] registrar when the table does not name one.
+Result<ReviewsParams> ReviewsParamsFromGenesis(const ledger::net::Genesis& genesis);
+
+}  // namespace tessera::reviews::client
