@@ -318,6 +318,10 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
     if (!ok.count(p))
       return UnavailableError("pool " + ToHex(p).substr(0, 12) + " not (yet) eligible");
   }
+  // Another politician's execution (with its own claims, and a fresh signature sample) may
+  // reproduce the proposed root where the first did not, so every member of the sample is
+  // tried before the proposal is judged wrong.
+  bool mismatch = false;
   for (PoliticianClient* p : r.sample) {
     auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_);
     if (!reply.ok()) continue;
@@ -327,10 +331,14 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
       ++stats_.bad_politician_answers;
       continue;
     }
-    if (*root != proposal.state_root) return InvalidArgumentError("proposed state root is wrong");
+    if (*root != proposal.state_root) {
+      mismatch = true;
+      continue;
+    }
     bodies_[BlockHash(proposal)] = std::move(*reply);
     return Status::Ok();
   }
+  if (mismatch) return InvalidArgumentError("proposed state root is wrong");
   return UnavailableError("no politician in the sample could execute the proposal");
 }
 

@@ -42,6 +42,8 @@ Status WriteStats(const std::filesystem::path& file, const std::filesystem::path
                    {"proposals", s.proposals},
                    {"rejected_proposals", s.rejected_proposals},
                    {"bad_politician_answers", s.bad_politician_answers},
+                   {"txs_validated", s.txs_validated},
+                   {"signatures_checked", s.signatures_checked},
                    {"storage_bytes", storage}});
   }
   nlohmann::json doc = {{"citizens", all}};

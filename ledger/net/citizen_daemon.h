@@ -9,7 +9,8 @@
 // The stats file (JSON, rewritten atomically every second and at exit):
 //   {"citizens": [{"index", "height", "head", "committee_rounds", "blocks_followed",
 //                  "bytes_up", "bytes_down", "cpu_ns", "proposals", "rejected_proposals",
-//                  "bad_politician_answers", "storage_bytes" (the three files above)}, ...]}
+//                  "bad_politician_answers", "txs_validated", "signatures_checked",
+//                  "storage_bytes" (the three files above)}, ...]}
 #pragma once
 
 #include <atomic>

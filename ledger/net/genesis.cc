@@ -45,6 +45,28 @@ const PoliticianInfo* Genesis::Politician(uint32_t id) const {
   return id < politicians.size() ? &politicians[id] : nullptr;
 }
 
+Result<std::vector<AppParams>> ParseAppParams(const Config& c) {
+  std::vector<AppParams> out;
+  if (!c.Has("apps")) return out;
+  TESSERA_ASSIGN_OR_RETURN(Config apps, c.GetTable("apps"));
+  for (const std::string& name : apps.Keys()) {
+    TESSERA_ASSIGN_OR_RETURN(Config section, apps.GetTable(name));
+    AppParams params{.name = name, .values = {}};
+    for (const std::string& key : section.Keys()) {
+      if (auto text = section.GetString(key); text.ok()) {
+        params.values[key] = *text;
+      } else if (auto number = section.GetInt(key); number.ok()) {
+        params.values[key] = std::to_string(*number);
+      } else {
+        return InvalidArgumentError("[apps." + name + "] " + key +
+                                    " must be a string or an integer");
+      }
+    }
+    out.push_back(std::move(params));
+  }
+  return out;
+}
+
 Result<Genesis> ParseGenesis(const Config& c) {
   Genesis g;
   TESSERA_ASSIGN_OR_RETURN(g.name, c.GetStringOr("chain.name", "localnet"));
@@ -101,27 +123,7 @@ Result<Genesis> ParseGenesis(const Config& c) {
   if (!(g.validation_sample > 0 && g.validation_sample <= 1)) {
     return InvalidArgumentError("genesis: chain.validation_sample must be in (0, 1]");
   }
-  if (c.Has("apps")) {
-    TESSERA_ASSIGN_OR_RETURN(Config apps, c.GetTable("apps"));
-    for (const std::string& name : apps.Keys()) {
-      TESSERA_ASSIGN_OR_RETURN(Config section, apps.GetTable(name));
-      AppParams params{.name = name, .values = {}};
-      for (const std::string& key : section.Keys()) {
-        auto text = section.GetString(key);
-        if (text.ok()) {
-          params.values[key] = *text;
-          continue;
-        }
-        auto number = section.GetInt(key);
-        if (!number.ok()) {
-          return InvalidArgumentError("genesis: [apps." + name + "] " + key +
-                                      " must be a string or an integer");
-        }
-        params.values[key] = std::to_string(*number);
-      }
-      g.apps.push_back(std::move(params));
-    }
-  }
+  TESSERA_ASSIGN_OR_RETURN(g.apps, ParseAppParams(c));
   if (g.cert_threshold > g.sortition.committee_size * 2) {
     return InvalidArgumentError("genesis: cert_threshold can never be reached");
   }

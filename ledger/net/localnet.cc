@@ -176,12 +176,15 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   TESSERA_RETURN_IF_ERROR(u32("network.registration_delay", l.registration_delay));
   TESSERA_RETURN_IF_ERROR(u32("network.accounts", l.accounts));
   TESSERA_RETURN_IF_ERROR(u32("network.late_citizens", l.late_citizens));
+  TESSERA_RETURN_IF_ERROR(u32("network.key_seed", l.key_seed));
   TESSERA_ASSIGN_OR_RETURN(int64_t register_at, c.GetIntOr("network.register_at", 2));
   if (register_at < 1) return InvalidArgumentError("network.register_at must be at least 1");
   l.register_at = static_cast<uint64_t>(register_at);
   TESSERA_ASSIGN_OR_RETURN(int64_t balance, c.GetIntOr("network.balance", 1000000));
   if (balance <= 0) return InvalidArgumentError("network.balance must be positive");
   l.balance = static_cast<uint64_t>(balance);
+  TESSERA_RETURN_IF_ERROR(real("network.validation_sample", l.validation_sample, 1e-9, 1));
+  TESSERA_ASSIGN_OR_RETURN(l.apps, ParseAppParams(c));
   TESSERA_RETURN_IF_ERROR(real("load.rate", l.rate, 0, 1e6));
   TESSERA_RETURN_IF_ERROR(real("load.duration_s", l.duration_s, 1, 86400));
   TESSERA_ASSIGN_OR_RETURN(int64_t blocks, c.GetIntOr("load.blocks", 0));
@@ -264,13 +267,17 @@ std::string LocalnetReport::ToJson() const {
                       {"restarted_proofs_ok", restarted_proofs_ok},
                       {"rejected_proposals", rejected_proposals},
                       {"bad_politician_answers", bad_politician_answers},
+                      {"txs_validated", txs_validated},
+                      {"signatures_checked", signatures_checked},
+                      {"app_txs_applied", app_txs_applied},
                       {"late_first_signed", late_first_signed},
                       {"late_signed_too_early", late_signed_too_early}};
   return j.dump(1);
 }
 
 Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bin_dir,
-                                   const fs::path& out_dir, std::ostream& progress) {
+                                   const fs::path& out_dir, std::ostream& progress,
+                                   const std::atomic<bool>* stop) {
   fs::remove_all(out_dir);
   fs::create_directories(out_dir / "keys");
   fs::create_directories(out_dir / "logs");
@@ -278,7 +285,14 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   // ---- Keys, identities and the genesis file ----
   Genesis g;
   g.name = "localnet";
-  KeyPair registrar = KeyPair::Generate();
+  // Fixed keys make the whole committee sequence reproducible (sortition depends only on keys
+  // and seeds); a key_seed of 0 draws fresh keys.
+  auto make_key = [&](const std::string& role, uint32_t i) {
+    if (cfg.key_seed == 0) return KeyPair::Generate();
+    return KeyPair::FromSeed(Sha256("tessera/localnet/" + std::to_string(cfg.key_seed) + "/" +
+                                    role + "/" + std::to_string(i)));
+  };
+  KeyPair registrar = make_key("registrar", 0);
   g.registrar = registrar.public_key();
   const uint32_t committee = OrDefault(cfg.committee_size, cfg.citizens);
   g.sortition.population = cfg.citizens;
@@ -291,11 +305,13 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   g.registration_delay = cfg.registration_delay;
   g.safe_sample = OrDefault(cfg.safe_sample, cfg.politicians);
   g.max_pool_txs = cfg.max_pool_txs;
+  g.validation_sample = cfg.validation_sample;
+  g.apps = cfg.apps;
   std::vector<PoliticianProcess> pols(cfg.politicians);
   const uint32_t bad_pols =
       static_cast<uint32_t>(std::floor(cfg.malicious_politicians * cfg.politicians + 1e-9));
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
-    KeyPair k = KeyPair::Generate();
+    KeyPair k = make_key("politician", i);
     fs::path key = out_dir / "keys" / ("politician-" + std::to_string(i) + ".key");
     TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(key, k));
     TESSERA_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
@@ -314,8 +330,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   }
   for (uint32_t i = 0; i < cfg.citizens; ++i) {
     bool late = i + cfg.late_citizens >= cfg.citizens;
-    TESSERA_RETURN_IF_ERROR(WriteCitizenFiles(out_dir / "keys", i, KeyPair::Generate(), registrar,
-                                              late ? cfg.register_at : 0));
+    TESSERA_RETURN_IF_ERROR(WriteCitizenFiles(out_dir / "keys", i, make_key("citizen", i),
+                                              registrar, late ? cfg.register_at : 0));
   }
   // Key files for the first accounts, so that a wallet can spend from a running localnet.
   for (uint32_t i = 0; i < std::min<uint32_t>(cfg.accounts, 4); ++i) {
@@ -551,7 +567,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   uint64_t last_blocks = 0;
   auto run_until = start + std::chrono::milliseconds(static_cast<int64_t>(cfg.duration_s * 1000));
   Status failure;
-  while (Clock::now() < run_until) {
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "ready", "started\n"));
+  while (Clock::now() < run_until && !(stop != nullptr && stop->load())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     uint64_t height;
     size_t committed;
@@ -627,6 +644,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.double_spend_attempts = ds_attempts.load();
   report.double_spends_committed = replay.double_applied();
   report.late_first_signed = replay.late_first();
+  report.app_txs_applied = replay.app_applied();
   report.late_signed_too_early = replay.late_too_early();
   if (!latencies.empty() && first_submit && !block_times.empty()) {
     std::sort(latencies.begin(), latencies.end());
@@ -718,6 +736,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       report.rejected_proposals += c["rejected_proposals"].get<uint64_t>();
       report.bad_politician_answers += c["bad_politician_answers"].get<uint64_t>();
       if (d.malicious) continue;
+      report.txs_validated += c["txs_validated"].get<uint64_t>();
+      report.signatures_checked += c["signatures_checked"].get<uint64_t>();
       uint64_t h = c["height"].get<uint64_t>();
       if (h > H || ToHex(replay.hashes()[h]) != c["head"].get<std::string>()) {
         report.citizens_agree = false;

@@ -6,7 +6,10 @@
 //   [network]   politicians, citizens, citizens_per_process, committee_size, proposers,
 //               witness_threshold, soft_threshold, cert_threshold (0 = derived, see below),
 //               safe_sample (0 = all politicians), max_pool_txs, registration_delay, accounts,
-//               balance, late_citizens, register_at
+//               balance, late_citizens, register_at, validation_sample (fraction of
+//               signatures each citizen verifies itself; default 1), key_seed (0: fresh
+//               random keys; otherwise deterministic keys, so runs are reproducible)
+//   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
 //   [load]      rate (tx/s), duration_s, blocks (stop after this many blocks; 0 = duration),
 //               double_spend_fraction, fanout (politicians each transfer is sent to)
 //   [adversary] politicians (fraction malicious), politician_behaviours (list of drop, delay,
@@ -25,6 +28,7 @@
 // state proofs that verify against the certified root and match the replay.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <ostream>
 #include <string>
@@ -52,6 +56,9 @@ struct LocalnetConfig {
   // genesis: they may sign certificates only from register_at + registration_delay on.
   uint32_t late_citizens = 0;
   uint64_t register_at = 2;
+  double validation_sample = 1.0;
+  uint32_t key_seed = 0;
+  std::vector<AppParams> apps;
 
   double rate = 50;
   double duration_s = 20;
@@ -100,6 +107,10 @@ struct LocalnetReport {
   bool proofs_ok = false;  // every honest politician's proofs verify and match the replay
   bool restarted = false, restarted_caught_up = false, restarted_proofs_ok = false;
   uint64_t rejected_proposals = 0, bad_politician_answers = 0;
+  // Sampled validation, summed over honest citizens: transactions re-executed, and how many
+  // of their signatures the citizens verified themselves.
+  uint64_t txs_validated = 0, signatures_checked = 0;
+  uint64_t app_txs_applied = 0;        // application transactions in the audited chain
   uint64_t late_first_signed = 0;      // first block signed by a late-registered citizen
   uint64_t late_signed_too_early = 0;  // signatures of late citizens before eligibility
 
@@ -107,10 +118,13 @@ struct LocalnetReport {
 };
 
 // Runs the network under `out_dir` (keys, genesis.toml, data, logs, report.json) with the
-// binaries of `bin_dir`, printing a progress line per second to `progress`. Every process it
-// starts is killed before it returns (and, through PR_SET_PDEATHSIG, if it dies).
+// binaries of `bin_dir`, printing a progress line per second to `progress`. Once every
+// process is started it writes `out_dir/ready` (for tools that use the running network). It
+// stops after the configured duration or blocks, or as soon as `*stop` is set. Every process
+// it starts is killed before it returns (and, through PR_SET_PDEATHSIG, if it dies).
 Result<LocalnetReport> RunLocalnet(const LocalnetConfig& config,
                                    const std::filesystem::path& bin_dir,
-                                   const std::filesystem::path& out_dir, std::ostream& progress);
+                                   const std::filesystem::path& out_dir, std::ostream& progress,
+                                   const std::atomic<bool>* stop = nullptr);
 
 }  // namespace tessera::ledger::net

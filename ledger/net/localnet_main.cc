@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "core/cli.h"
+#include "core/stop_signal.h"
 #include "ledger/net/localnet.h"
 
 int main(int argc, char** argv) {
@@ -30,7 +31,10 @@ int main(int argc, char** argv) {
       std::error_code ec;
       bin = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().string();
     }
-    TESSERA_ASSIGN_OR_RETURN(LocalnetReport r, RunLocalnet(cfg, bin, out, std::cout));
+    // SIGINT/SIGTERM end the run early (still audited and reported): with a long
+    // load.duration_s and load.rate = 0 the network simply serves until interrupted.
+    TESSERA_ASSIGN_OR_RETURN(LocalnetReport r,
+                             RunLocalnet(cfg, bin, out, std::cout, &tessera::StopOnSignals()));
     std::cout << r.ToJson() << "\n";
     bool safe = r.forks == 0 && r.invalid_blocks == 0 && r.balances_conserved &&
                 r.double_spends_committed == 0 && r.politicians_agree && r.citizens_agree &&

@@ -99,5 +99,35 @@ TEST(LocalnetTest, PoliticianKilledWithSigkillRestartsCatchesUpAndServesCorrectP
   ExpectSafe(*r);
 }
 
+TEST(LocalnetTest, SampledValidationCatchesAPoliticianThatForgesSignatures) {
+  LocalnetConfig c = Small(3, 8, 4);
+  c.malicious_politicians = 0.34;  // one forger: a forged transfer in every pool, and lies
+  c.politician_behaviours = {"forge"};
+  c.validation_sample = 0.9;  // each citizen checks 90% of signatures itself
+  c.duration_s = 90;
+  auto r = RunNetwork("forge", c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->blocks, 4u);
+  ExpectSafe(*r);  // the audit re-verifies every signature: no forged transfer was applied
+  EXPECT_GT(r->bad_politician_answers, 0u);  // citizens caught the forger's false claims
+  EXPECT_GT(r->txs_validated, 0u);
+  EXPECT_LT(r->signatures_checked, r->txs_validated);  // only a sample was verified
+}
+
+TEST(LocalnetTest, ACommitteeDrawnByVrfFromALargerCitizenSetCommitsBlocks) {
+  LocalnetConfig c = Small(3, 24, 3);
+  c.committee_size = 16;  // expected committee 16 of 24 citizens; T_cert = 11
+  c.citizens_per_process = 12;
+  c.key_seed = 7;  // reproducible committees (with random keys ~1% of runs draw one < T_cert)
+  c.duration_s = 120;
+  auto r = RunNetwork("committee", c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->blocks, 3u);
+  // Fewer committee seats were played than if every citizen served every block.
+  EXPECT_LT(r->committee_rounds, 24u * r->blocks);
+  EXPECT_GT(r->committee_rounds, 0u);
+  ExpectSafe(*r);
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net
