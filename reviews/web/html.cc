@@ -177,7 +177,8 @@ std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
     return Page("Tessera reviews", body);
   }
   body =
-      "<table id=\"items\">\n<thead><tr><th>Item</th><th class=\"num\">Rating</th><th class=\"num\">Reviews</th>"
+      "<table id=\"items\">\n<thead><tr><th>Item</th><th class=\"num\">Rating</th><th "
+      "class=\"num\">Reviews</th>"
       "<th>Hijack resistance</th><th>Review window</th><th>Tally</th></tr></thead>\n<tbody>\n";
   for (const ItemSummary& item : items) {
     body += fmt::format(

@@ -1,0 +1,63 @@
+#include "reviews/web/ledger_view.h"
+
+#include "core/hex.h"
+
+namespace tessera::reviews::web {
+
+std::string ItemIdToText(const onchain::ItemId& id) { return ToHex(id); }
+
+Result<onchain::ItemId> ItemIdFromText(std::string_view text) {
+  // Exactly the form this server links to: one spelling per item, no "0x", no upper case.
+  const bool canonical =
+      text.size() == 64 && text.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+  if (!canonical) {
+    return InvalidArgumentError("an item id is 64 lower-case hex digits (the SHA-256 of its name)");
+  }
+  return ArrayFromHex<32>(text);
+}
+
+HijackView ToHijackView(const std::optional<metric::HijackResistance>& hijack, double delta) {
+  HijackView view;
+  view.delta = delta;
+  if (!hijack) return view;  // no registered keys in the review epoch yet
+  view.known = true;
+  view.feasible = hijack->feasible;
+  view.identities_with_drac = hijack->identities_with_drac;
+  view.identities_without_drac = hijack->identities_without_drac;
+  return view;
+}
+
+ItemSummary ToItemSummary(const client::ItemSummary& item, uint64_t current_epoch, double delta,
+                          const Status& verified) {
+  ItemSummary out;
+  out.id = ItemIdToText(item.id);
+  out.name = item.name;
+  out.review_count = item.tally.count();
+  out.mean_rating = item.tally.mean();
+  out.hijack = ToHijackView(item.hijack, delta);
+  out.epoch = item.review_epoch;
+  out.window_open = current_epoch == item.review_epoch;
+  out.verified = verified.ok();
+  if (!verified.ok()) out.verification = verified.ToString();
+  return out;
+}
+
+ReviewView ToReviewView(const client::PostedReview& review) {
+  return ReviewView{.rating = review.entry.rating,
+                    .text = review.entry.text,
+                    .tag_hex = ToHex(review.entry.signature.tag),
+                    .height = review.height};
+}
+
+ItemDetail ToItemDetail(const client::ItemView& item, uint64_t current_epoch, double delta) {
+  ItemDetail out;
+  out.summary = ToItemSummary(item.summary, current_epoch, delta, item.verified);
+  // Unverified reviews are still listed (the summary says they are not verified): hiding them
+  // would hide what is wrong.
+  for (const client::PostedReview& review : item.reviews) {
+    out.reviews.push_back(ToReviewView(review));
+  }
+  return out;
+}
+
+}  // namespace tessera::reviews::web
