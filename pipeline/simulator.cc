@@ -16,11 +16,12 @@ struct Event {
   uint64_t seq;  // FIFO among equal times: deterministic
   // kArrival: a message reaches `worker` (forward = activation of task.micro, backward = its
   // gradient) in step `step`; kTaskDone: `worker` finished `task`; kStepStart: `worker` begins
-  // step `step`.
-  enum Kind { kArrival, kTaskDone, kStepStart } kind;
+  // step `step`; kRingArrival: the all-reduce chunk of round `round` reaches `worker`.
+  enum Kind { kArrival, kTaskDone, kStepStart, kRingArrival } kind;
   int worker;
   int step;
   Task task;
+  int round = 0;
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -87,6 +88,8 @@ class Simulation {
       : c_(c),
         P_(static_cast<int>(c.stages.size())),
         M_(c.micro_batches),
+        ring_on_links_(c.replicas > 1 && c.pipeline_link.bandwidth_bytes_per_s > 0),
+        rounds_(2 * (c.replicas - 1)),
         rng_(c.seed),
         end_of_step_(c.steps, 0.0),
         done_in_step_(static_cast<size_t>(c.steps) * P_, 0) {}
@@ -103,6 +106,10 @@ class Simulation {
     bool busy = false;
     double start = 0, finish = 0, busy_s = 0;
     std::vector<TimedTask> trace;  // this step, times from its start
+    // The ring all-reduce on the links: the round in progress (-1: not in it) and, per
+    // [step * rounds + round], whether the previous replica's chunk has arrived.
+    int ring_round = -1;
+    std::vector<bool> ring_got;
   };
 
   int Index(int stage, int replica) const { return replica * P_ + stage; }
@@ -112,9 +119,16 @@ class Simulation {
   void Send(int from, int to, double now, double payload, int step, Task what);
   void OnTaskDone(const Event& e);
   void FinishStage(int stage, int step, double now);
+  void SendRingChunk(int w, double now);
+  void AdvanceRing(int w, double now);
+  void EndStep(int w, int step, double finish, double allreduce_end);
 
   const SimConfig& c_;
   const int P_, M_;
+  // With a rate-limited link, the all-reduce is simulated as the ring's messages through the
+  // egress links (its measured time would contain waits the simulation produces itself).
+  const bool ring_on_links_;
+  const int rounds_;
   std::mt19937_64 rng_;
   std::normal_distribution<double> normal_{0.0, 1.0};
   std::vector<std::vector<Task>> tasks_;  // per stage
@@ -187,41 +201,66 @@ void Simulation::OnTaskDone(const Event& e) {
   }
   if (x.cursor->finished()) {
     x.finish = e.time;
-    if (++done_in_step_[static_cast<size_t>(e.step) * P_ + s] == c_.replicas) {
+    if (ring_on_links_) {
+      x.ring_round = 0;
+      SendRingChunk(e.worker, e.time);
+      AdvanceRing(e.worker, e.time);
+    } else if (++done_in_step_[static_cast<size_t>(e.step) * P_ + s] == c_.replicas) {
       FinishStage(s, e.step, e.time);
     }
   }
 }
 
-// Every replica of `stage` finished its backwards of `step` (the last at `now`): the ring
-// all-reduce starts, then the optimizer, then the next step.
+// Ring all-reduce among the replicas of a stage, as pipeline/allreduce.cc runs it: in each of
+// 2 (D-1) rounds a replica sends one chunk of G/D bytes to the next replica, then waits for the
+// previous replica's chunk of that round. The summing is not modelled (it is memory-bound and
+// small next to a rate-limited link).
+void Simulation::SendRingChunk(int w, double now) {
+  const Worker& x = workers_[w];
+  const int to = Index(x.stage, (x.replica + 1) % c_.replicas);
+  const LinkModel& lm = c_.pipeline_link;
+  const double left =
+      egress_[w].Transmit(now, lm.WireBytes(c_.stages[x.stage].gradient_bytes / c_.replicas));
+  events_.push({left + lm.latency_s, seq_++, Event::kRingArrival, to, x.step, {}, x.ring_round});
+}
+
+void Simulation::AdvanceRing(int w, double now) {
+  Worker& x = workers_[w];
+  const size_t base = static_cast<size_t>(x.step) * rounds_;
+  while (x.ring_round >= 0 && x.ring_got[base + x.ring_round]) {
+    if (++x.ring_round == rounds_) {
+      x.ring_round = -1;
+      EndStep(w, x.step, x.finish, now);
+      return;
+    }
+    SendRingChunk(w, now);
+  }
+}
+
+// `w` finished its backwards of `step` at `finish` and its all-reduce at `allreduce_end`: the
+// optimizer runs, then the next step starts.
+void Simulation::EndStep(int w, int step, double finish, double allreduce_end) {
+  const Worker& x = workers_[w];
+  const double end = allreduce_end + c_.stages[x.stage].optimizer_s;
+  if (step + 1 < c_.steps) events_.push({end, seq_++, Event::kStepStart, w, step + 1, {}});
+  end_of_step_[step] = std::max(end_of_step_[step], end);
+  if (step == c_.steps - 1) {
+    stage_finish_[x.stage] = std::max(stage_finish_[x.stage], finish - x.start);
+    stage_allreduce_[x.stage] = std::max(stage_allreduce_[x.stage], allreduce_end - finish);
+  }
+}
+
+// Every replica of `stage` finished its backwards of `step` (the last at `now`) and the
+// all-reduce is not simulated on the links: it takes its measured (or ring-model) time.
 void Simulation::FinishStage(int stage, int step, double now) {
   const StageCost& cost = c_.stages[stage];
   const double allreduce =
       cost.allreduce_s > 0
           ? cost.allreduce_s
           : RingAllreduceSeconds(cost.gradient_bytes, c_.replicas, c_.allreduce_link);
-  const double end = now + allreduce + cost.optimizer_s;
-  // The ring's bytes leave through each replica's egress: 2 (D-1) chunks of G/D, whose ACKs
-  // the same egress also carries (every replica receives as much as it sends). They occupy
-  // the link and drain its token bucket before the next step's first message.
-  double ring_bytes = 0;
-  if (c_.replicas > 1) {
-    const double chunk = cost.gradient_bytes / c_.replicas;
-    const LinkModel& lm = c_.pipeline_link;
-    ring_bytes = 2.0 * (c_.replicas - 1) * (lm.WireBytes(chunk) + lm.AckBytes(chunk));
-  }
-  double finish = 0;
   for (int r = 0; r < c_.replicas; ++r) {
     const int w = Index(stage, r);
-    finish = std::max(finish, workers_[w].finish - workers_[w].start);
-    if (ring_bytes > 0) egress_[w].Transmit(now, ring_bytes);
-    if (step + 1 < c_.steps) events_.push({end, seq_++, Event::kStepStart, w, step + 1, {}});
-  }
-  end_of_step_[step] = std::max(end_of_step_[step], end);
-  if (step == c_.steps - 1) {
-    stage_finish_[stage] = finish;
-    stage_allreduce_[stage] = allreduce;
+    EndStep(w, step, workers_[w].finish, now + allreduce);
   }
 }
 
@@ -236,6 +275,7 @@ Result<SimResult> Simulation::Run() {
       x.replica = r;
       x.input.assign(slots, s == 0);
       x.gradient.assign(slots, false);
+      x.ring_got.assign(static_cast<size_t>(c_.steps) * rounds_, false);
     }
   }
   egress_.assign(workers_.size(), Egress(c_.pipeline_link));
@@ -259,6 +299,14 @@ Result<SimResult> Simulation::Run() {
       case Event::kTaskDone:
         OnTaskDone(e);
         break;
+      case Event::kRingArrival: {
+        x.ring_got[static_cast<size_t>(e.step) * rounds_ + e.round] = true;
+        const double acks =
+            c_.pipeline_link.AckBytes(c_.stages[x.stage].gradient_bytes / c_.replicas);
+        if (acks > 0) egress_[e.worker].Transmit(e.time, acks);
+        if (e.step == x.step) AdvanceRing(e.worker, e.time);
+        continue;  // the worker computes nothing until its step ends
+      }
       case Event::kStepStart:
         x.step = e.step;
         StartStep(e.worker, e.time);
@@ -267,7 +315,7 @@ Result<SimResult> Simulation::Run() {
     TryStart(e.worker, e.time);
   }
   for (const Worker& x : workers_) {
-    if (x.step != c_.steps - 1 || !x.cursor->finished()) {
+    if (x.step != c_.steps - 1 || !x.cursor->finished() || x.ring_round >= 0) {
       return InternalError(
           fmt::format("simulator: stage {} replica {} deadlocked", x.stage, x.replica));
     }

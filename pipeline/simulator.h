@@ -10,8 +10,10 @@
 // message to the interface queue at once) at its bandwidth after a token-bucket burst, and the
 // message arrives a latency later; stages keep computing meanwhile (sends are asynchronous, as
 // in the runtime). After its last backward, each stage all-reduces its gradients with the same
-// stage of the other replicas (ring model, or a measured time) and runs the optimizer; then its
-// next step starts. Several steps are simulated back to back, so link state (a queue still
+// stage of the other replicas and runs the optimizer; then its next step starts. On a
+// rate-limited link the all-reduce is the ring's chunks sent through the same egress links
+// (behind whatever the worker still has queued there); otherwise a measured time or the ring
+// formula. Several steps are simulated back to back, so link state (a queue still
 // draining, a token bucket not yet refilled) carries over from one step to the next as in a
 // real run, and the step time is the steady-state period. Optional jitter multiplies each
 // compute time by max(0, 1 + jitter * N(0, 1)) from a seeded generator.
@@ -34,8 +36,10 @@ struct StageCost {
   double recompute_s = 0;  // the forward again with autograd (runs only where the schedule says)
   double backward_s = 0;
   double gradient_bytes = 0;  // this stage's parameter gradients, all-reduced across replicas
-  // Measured costs that replace the models when > 0 (Varuna's auto-config also feeds profiled
-  // all-reduce times to its simulator): the all-reduce, and the optimizer step after it.
+  // Measured costs (Varuna's auto-config also feeds profiled all-reduce times to its
+  // simulator). The all-reduce's replaces the ring model when > 0, except on a rate-limited
+  // pipeline_link, where the ring's messages are simulated on the links instead (a measured
+  // time there contains the waits the simulation reproduces). The optimizer step follows it.
   double allreduce_s = 0;
   double optimizer_s = 0;
 };
@@ -81,7 +85,7 @@ struct SimConfig {
   // Every worker's egress (pipeline messages, ACKs, and the all-reduce's bytes).
   LinkModel pipeline_link;
   int replicas = 1;
-  // The ring model of the all-reduce time, where no measured time is given.
+  // The ring formula's link, for an all-reduce neither measured nor simulated on the links.
   LinkModel allreduce_link;
   double jitter = 0;
   uint64_t seed = 1;

@@ -160,25 +160,34 @@ TEST(Simulator, AStagesSendsShareItsEgress) {
   EXPECT_GE(r->pipeline_s, 1.0 + 2 * 4 * 1.0);  // stage 1's first input, then 8 messages
 }
 
-TEST(Simulator, AllreduceBytesDelayTheNextStepsFirstMessage) {
-  // P=2, D=2, one free micro-batch per replica, 1000-byte messages at 1000 B/s; a measured
-  // all-reduce of 0.5 s, but the ring (2 (D-1) chunks of G/D = 1000 bytes) keeps each egress
-  // busy for 2 s after it starts.
+TEST(Simulator, TheRingQueuesBehindTheLastGradientOnTheSharedEgress) {
+  // P=2, D=2, one free micro-batch per replica, 1000-byte messages at 1000 B/s: on a rate-limited
+  // link the all-reduce is the ring's messages, 2 (D-1) rounds of G/D = 1000 bytes. Stage 1's
+  // first chunk waits behind its gradient in its egress; a measured time is not used.
   SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 2, 1);
   c.stages.assign(2, StageCost{0.0, 0.0, 0.0, 2000.0, 0.5});
   c.boundary_bytes = {1000.0};
   c.replicas = 2;
   c.pipeline_link = {.bandwidth_bytes_per_s = 1000.0};
-  c.steps = 2;
   auto r = Simulate(c);
   ASSERT_TRUE(r.ok()) << r.status();
-  // Step 1: activation 0-1, gradient 1-2, stage 0 rings from 2 (its egress busy until 4) and
-  // ends at 2.5. Step 2: the activation waits for the ring: 4-5, gradient 5-6, end 6.5.
-  EXPECT_DOUBLE_EQ(r->step_s, 6.5 - 2.5);
+  // Activation 0-1; stage 1 queues its gradient (1-2) and then its ring (2-3, 3-4); stage 0
+  // has the gradient at 2 and rings 2-3, 3-4.
+  EXPECT_DOUBLE_EQ(r->finish_s[1], 1.0);
+  EXPECT_DOUBLE_EQ(r->allreduce_s[1], 3.0);
+  EXPECT_DOUBLE_EQ(r->finish_s[0], 2.0);
+  EXPECT_DOUBLE_EQ(r->allreduce_s[0], 2.0);
+  EXPECT_DOUBLE_EQ(r->step_s, 4.0);
+  c.steps = 3;
+  auto three = Simulate(c);
+  ASSERT_TRUE(three.ok()) << three.status();
+  EXPECT_DOUBLE_EQ(three->step_s, 4.0);
+  // Three replicas: 4 rounds of 2000/3 bytes.
+  c.replicas = 3;
   c.steps = 1;
-  auto one = Simulate(c);
-  ASSERT_TRUE(one.ok());
-  EXPECT_DOUBLE_EQ(one->step_s, 2.5);
+  auto d3 = Simulate(c);
+  ASSERT_TRUE(d3.ok()) << d3.status();
+  EXPECT_DOUBLE_EQ(d3->allreduce_s[0], 4 * 2000.0 / 3 / 1000.0);
 }
 
 TEST(Simulator, TokenBucketOfABusyLinkDoesNotRefillBetweenSteps) {
