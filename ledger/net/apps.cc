@@ -11,7 +11,10 @@ namespace tessera::ledger::net {
 
 Result<AppRegistry> LoadApps(const Genesis& genesis) {
   AppRegistry registry;
-  for (const AppParams& params : genesis.apps) {
+  for (AppParams params : genesis.apps) {
+    // Applications that check citizen identities need the registrar; an explicit value in
+    // the application's own table wins.
+    params.values.emplace("registrar", ToHex(genesis.registrar));
     Result<std::shared_ptr<const Application>> app = InvalidArgumentError(
         "genesis names application '" + params.name + "', which this build does not include");
 #ifdef TESSERA_WITH_REVIEWS
