@@ -105,6 +105,11 @@ Result<std::string> LedgerBackend::PostReview(std::string_view item_id, int rati
   // Decoded here first so a malformed upload gets the decoder's message naming the field.
   Result<client::ReviewKeyFile> key = client::DecodeKeyFile(key_file);
   if (!key.ok()) return key.status().WithContext("key file");
+  if (!key->registered) {
+    return FailedPreconditionError(
+        "key file: this review key is not registered on the ledger yet; finish getting it "
+        "(issue and registration) before reviewing");
+  }
   TESSERA_RETURN_IF_ERROR(RefreshIfStale());
   TESSERA_ASSIGN_OR_RETURN(TemporaryKeyFile file, TemporaryKeyFile::Write(key_file));
   TESSERA_RETURN_IF_ERROR(
