@@ -26,14 +26,22 @@ void WriteBe(LeafValue& v, size_t at, size_t width, uint64_t x) {
   for (size_t i = width; i-- > 0; x >>= 8) v[at + i] = static_cast<uint8_t>(x);
 }
 
-bool ZeroFrom(const LeafValue& v, size_t at) {
-  for (size_t i = at; i < v.size(); ++i) {
+ByteSpan Label(std::string_view s) { return AsBytes(s); }
+
+// The last byte of every structured value names its type. Besides catching a leaf decoded as
+// the wrong record, it keeps the values from parsing as ledger accounts (whose last 16 bytes
+// are zero), so a tool that sums every account-looking leaf is not misled.
+constexpr uint8_t kCounterType = 0xC1;
+constexpr uint8_t kItemType = 0xC2;
+constexpr uint8_t kTallyType = 0xC3;
+constexpr size_t kTypeByte = 31;
+
+bool Typed(const LeafValue& v, size_t payload_end, uint8_t type) {
+  for (size_t i = payload_end; i < kTypeByte; ++i) {
     if (v[i] != 0) return false;
   }
-  return true;
+  return v[kTypeByte] == type;
 }
-
-ByteSpan Label(std::string_view s) { return AsBytes(s); }
 
 }  // namespace
 
@@ -74,12 +82,13 @@ Hash256 EpochSeed(uint64_t epoch) {
 LeafValue EncodeCounter(uint64_t n) {
   LeafValue v{};
   WriteBe(v, 0, 8, n);
+  v[kTypeByte] = kCounterType;
   return v;
 }
 
 Result<uint64_t> DecodeCounter(const std::optional<LeafValue>& value) {
   if (!value) return uint64_t{0};
-  if (!ZeroFrom(*value, 8)) return InvalidArgumentError("reviews leaf is not a counter");
+  if (!Typed(*value, 8, kCounterType)) return InvalidArgumentError("reviews leaf is not a counter");
   return ReadBe(*value, 0, 8);
 }
 
@@ -87,12 +96,12 @@ LeafValue EncodeItemRecord(const ItemRecord& r) {
   LeafValue v{};
   WriteBe(v, 0, 8, r.created_epoch);
   WriteBe(v, 8, 8, r.created_height);
-  v[16] = 1;  // marks the record present even for epoch 0, height 0
+  v[kTypeByte] = kItemType;
   return v;
 }
 
 Result<ItemRecord> DecodeItemRecord(const LeafValue& value) {
-  if (value[16] != 1 || !ZeroFrom(value, 17)) {
+  if (!Typed(value, 16, kItemType)) {
     return InvalidArgumentError("reviews leaf is not an item record");
   }
   return ItemRecord{ReadBe(value, 0, 8), ReadBe(value, 8, 8)};
@@ -118,13 +127,14 @@ double Tally::mean() const {
 LeafValue EncodeTally(const Tally& t) {
   LeafValue v{};
   for (size_t r = 0; r < t.histogram.size(); ++r) WriteBe(v, 4 * r, 4, t.histogram[r]);
+  v[kTypeByte] = kTallyType;
   return v;
 }
 
 Result<Tally> DecodeTally(const std::optional<LeafValue>& value) {
   Tally t;
   if (!value) return t;
-  if (!ZeroFrom(*value, 20)) return InvalidArgumentError("reviews leaf is not a tally");
+  if (!Typed(*value, 20, kTallyType)) return InvalidArgumentError("reviews leaf is not a tally");
   for (size_t r = 0; r < t.histogram.size(); ++r) {
     t.histogram[r] = static_cast<uint32_t>(ReadBe(*value, 4 * r, 4));
   }

@@ -46,10 +46,11 @@ ledger::Hash256 KeyCount(uint64_t epoch);
 ledger::Hash256 EpochSeed(uint64_t epoch);
 }  // namespace leaf
 
-// A u64 count, big-endian, then 24 zero bytes.
+// Structured values end in a type byte (counter, item, tally), so no record reads as another
+// or as a ledger account.
+// A u64 count, big-endian, zero bytes, type byte.
 ledger::LeafValue EncodeCounter(uint64_t n);
-// INVALID_ARGUMENT (DATA_LOSS would blame the store; the leaf is simply not a counter) when
-// the padding is not zero. An absent leaf is zero.
+// INVALID_ARGUMENT when the value is not a counter. An absent leaf is zero.
 Result<uint64_t> DecodeCounter(const std::optional<ledger::LeafValue>& value);
 
 struct ItemRecord {
@@ -61,7 +62,7 @@ ledger::LeafValue EncodeItemRecord(const ItemRecord& r);
 Result<ItemRecord> DecodeItemRecord(const ledger::LeafValue& value);
 
 // The committed tally of an item: how many reviews gave each rating. The count, the sum and
-// the mean follow from it. Five u32 big-endian counters, then 12 zero bytes.
+// the mean follow from it. Five u32 big-endian counters, zero bytes, type byte.
 struct Tally {
   std::array<uint32_t, 5> histogram{};  // histogram[r - 1] = reviews with rating r
   uint64_t count() const;

@@ -46,6 +46,18 @@ TEST(StateLayout, ValuesRoundTripAndForeignLeavesAreRefused) {
   EXPECT_EQ(DecodeTally(std::nullopt)->count(), 0u);
 }
 
+TEST(StateLayout, RecordsNeverReadAsAnotherRecordOrAsAnAccount) {
+  Tally t;
+  t.histogram = {3, 0, 0, 0, 0};
+  for (const ledger::LeafValue& v :
+       {EncodeCounter(7), EncodeTally(t), EncodeItemRecord({1, 12}), EncodeTally(Tally{})}) {
+    EXPECT_FALSE(ledger::DecodeAccount(v).ok());
+  }
+  EXPECT_FALSE(DecodeCounter(EncodeTally(t)).ok());
+  EXPECT_FALSE(DecodeTally(EncodeCounter(7)).ok());
+  EXPECT_FALSE(DecodeItemRecord(EncodeCounter(7)).ok());
+}
+
 TEST(StateLayout, ChainDependsOnOrder) {
   ledger::Hash256 a{}, b{};
   a[0] = 1;
