@@ -2,10 +2,11 @@
 // open client (client.h) and writes its human or JSON output to `out`:
 //
 //   reviews-net --genesis G create-item --name "espresso machine"
-//   reviews-net --genesis G get-key --citizen-key keys/citizen-3.key --identity keys/citizen-3.id \
-//               --out alice.key.json [--epoch E]      request, wait for the issuer, register
-//   reviews-net --genesis G review --key alice.key.json --item "espresso machine" --rating 5 \
-//               --text "great" [--force]
+//   reviews-net --genesis G get-key --citizen-key keys/citizen-3.key
+//               --identity keys/citizen-3.id --out alice.key.json [--epoch E]
+//               (request, wait for the issuer, register)
+//   reviews-net --genesis G review --key alice.key.json --item "espresso machine"
+//               --rating 5 --text "great" [--force]
 //   reviews-net --genesis G list [--json]
 //   reviews-net --genesis G show --item "espresso machine" [--json]
 //   reviews-net --genesis G verify-tally --item "espresso machine" [--reviews copy.json]
