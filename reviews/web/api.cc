@@ -19,7 +19,7 @@ json ItemSummaryToJson(const ItemSummary& item) {
             {"review_count", item.review_count},
             {"hijack_resistance", std::move(hijack)},
             {"epoch", item.epoch},
-            {"window_open", item.window_open},
+            {"window", std::string(WindowName(item.window))},
             {"verified", item.verified}};
   // No mean without reviews: 0 would read as a rating.
   j["mean_rating"] = item.review_count == 0 ? json(nullptr) : json(item.mean_rating);

@@ -1,5 +1,5 @@
 // The JSON answers of /api/items and /api/item/<id>: the same records the HTML pages show, for
-// scripts. Field names follow backend.h.
+// scripts. Field names follow backend.h; "window" is "upcoming", "open" or "closed".
 #pragma once
 
 #include <nlohmann/json.hpp>

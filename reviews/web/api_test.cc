@@ -17,7 +17,7 @@ TEST(ReviewsWebApiTest, ItemWithReviews) {
                              .identities_with_drac = 30,
                              .identities_without_drac = 3},
                   .epoch = 2,
-                  .window_open = true,
+                  .window = Window::kOpen,
                   .verified = true,
                   .verification = ""};
   item.reviews = {{.rating = 4, .text = "<b>", .tag_hex = "aa", .height = 5},
@@ -28,7 +28,7 @@ TEST(ReviewsWebApiTest, ItemWithReviews) {
   EXPECT_EQ(j["review_count"], 2);
   EXPECT_EQ(j["hijack_resistance"]["identities_with_drac"], 30);
   EXPECT_EQ(j["hijack_resistance"]["identities_without_drac"], 3);
-  EXPECT_EQ(j["window_open"], true);
+  EXPECT_EQ(j["window"], "open");
   EXPECT_EQ(j["verified"], true);
   EXPECT_FALSE(j.contains("verification"));
   ASSERT_EQ(j["reviews"].size(), 2u);

@@ -26,14 +26,20 @@ struct HijackView {
   uint64_t identities_without_drac = 0;  // t(delta): what it would take with everyone eligible
 };
 
+// Where an item's review window stands: reviews are accepted in one epoch only.
+enum class Window { kUpcoming, kOpen, kClosed };
+
+// "upcoming", "open", "closed".
+std::string_view WindowName(Window window);
+
 struct ItemSummary {
   std::string id;    // the item id reviews are signed over
   std::string name;  // a display name; the id when the item has none
   uint64_t review_count = 0;
   double mean_rating = 0;  // 0 when review_count == 0
   HijackView hijack;
-  uint64_t epoch = 0;        // the review window's epoch
-  bool window_open = false;  // whether new reviews are accepted now
+  uint64_t epoch = 0;  // the review window's epoch
+  Window window = Window::kUpcoming;
   // Whether the tally was checked against the ledger's Merkle proofs; when false,
   // `verification` says why, and the page shows the numbers as unverified.
   bool verified = false;

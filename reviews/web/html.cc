@@ -70,13 +70,18 @@ std::string VerifiedCell(const ItemSummary& item) {
 }
 
 std::string WindowText(const ItemSummary& item) {
-  return fmt::format("epoch {}, {}", item.epoch, item.window_open ? "open" : "closed");
+  return fmt::format("epoch {}, {}", item.epoch, WindowName(item.window));
 }
 
 std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
-  if (!item.window_open) {
-    return fmt::format("<p class=\"box\">The review window of epoch {} is closed.</p>\n",
-                       item.epoch);
+  switch (item.window) {
+    case Window::kUpcoming:
+      return fmt::format("<p class=\"box\">Reviews open in epoch {}.</p>\n", item.epoch);
+    case Window::kClosed:
+      return fmt::format("<p class=\"box\">The review window of epoch {} is closed.</p>\n",
+                         item.epoch);
+    case Window::kOpen:
+      break;
   }
   std::string ratings;
   for (int r = kMaxRating; r >= kMinRating; --r) {
@@ -94,8 +99,7 @@ std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
       "<input id=\"key_file\" name=\"key_file\" type=\"file\" accept=\".json,application/json\">\n"
       "<label for=\"key_json\">or paste the key file</label>\n"
       "<textarea id=\"key_json\" name=\"key_json\" class=\"key\" rows=\"4\" "
-      "placeholder=\"{{&quot;epoch&quot;: ..., &quot;public&quot;: ..., &quot;secret&quot;: "
-      "...}}\"></textarea>\n"
+      "placeholder=\"the contents of your review key file\"></textarea>\n"
       "<p class=\"muted\">The key signs the review inside this server and is not stored. Your "
       "review is linked to no identity; a second review of this item by the same key is "
       "rejected.</p>\n"
@@ -104,6 +108,18 @@ std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
 }
 
 }  // namespace
+
+std::string_view WindowName(Window window) {
+  switch (window) {
+    case Window::kUpcoming:
+      return "upcoming";
+    case Window::kOpen:
+      return "open";
+    case Window::kClosed:
+      return "closed";
+  }
+  return "unknown";
+}
 
 std::string EscapeHtml(std::string_view text) {
   std::string out;

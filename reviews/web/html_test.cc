@@ -23,7 +23,7 @@ ItemSummary Summary(std::string id, std::string name) {
                  .identities_with_drac = 40,
                  .identities_without_drac = 4};
   item.epoch = 7;
-  item.window_open = true;
+  item.window = Window::kOpen;
   item.verified = true;
   return item;
 }
@@ -68,7 +68,7 @@ TEST(ReviewsWebHtmlTest, FormatsRatingsAndHijackResistance) {
 TEST(ReviewsWebHtmlTest, ItemsPageShowsEachItemsNumbers) {
   ItemSummary unverified = Summary("b", "Bakery");
   unverified.review_count = 0;
-  unverified.window_open = false;
+  unverified.window = Window::kClosed;
   unverified.verified = false;
   unverified.verification = "proof does not match the state root";
   const std::string page = RenderItemsPage({Summary("cafe 1", "Cafe"), unverified});
@@ -116,12 +116,18 @@ TEST(ReviewsWebHtmlTest, ItemPageShowsReviewsAndTheFormWhileTheWindowIsOpen) {
   EXPECT_THAT(page, HasSubstr("maxlength=\"1000\""));
   ExpectNoActiveContent(page);
 
-  detail.summary.window_open = false;
+  detail.summary.window = Window::kClosed;
   detail.reviews.clear();
   page = RenderItemPage(detail, 1000);
   EXPECT_THAT(page, Not(HasSubstr("<form")));
   EXPECT_THAT(page, HasSubstr("review window of epoch 7 is closed"));
   EXPECT_THAT(page, HasSubstr("No reviews yet."));
+
+  detail.summary.window = Window::kUpcoming;
+  page = RenderItemPage(detail, 1000);
+  EXPECT_THAT(page, Not(HasSubstr("<form")));
+  EXPECT_THAT(page, HasSubstr("Reviews open in epoch 7."));
+  EXPECT_THAT(page, HasSubstr("epoch 7, upcoming"));
 }
 
 TEST(ReviewsWebHtmlTest, ErrorPageNamesTheStatusAndLinksBack) {

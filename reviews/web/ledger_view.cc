@@ -36,7 +36,9 @@ ItemSummary ToItemSummary(const client::ItemSummary& item, uint64_t current_epoc
   out.mean_rating = item.tally.mean();
   out.hijack = ToHijackView(item.hijack, delta);
   out.epoch = item.review_epoch;
-  out.window_open = current_epoch == item.review_epoch;
+  out.window = current_epoch < item.review_epoch    ? Window::kUpcoming
+               : current_epoch == item.review_epoch ? Window::kOpen
+                                                    : Window::kClosed;
   out.verified = verified.ok();
   if (!verified.ok()) out.verification = verified.ToString();
   return out;

@@ -20,8 +20,8 @@ Result<onchain::ItemId> ItemIdFromText(std::string_view text);
 
 HijackView ToHijackView(const std::optional<metric::HijackResistance>& hijack, double delta);
 
-// `current_epoch` decides whether the review window is open; `verified` is the outcome of
-// replaying the item's reviews against its proved tally and chain (OK: verified).
+// `current_epoch` (the epoch of the next block) places the review window; `verified` is the outcome
+// of replaying the item's reviews against its proved tally and chain (OK: verified).
 ItemSummary ToItemSummary(const client::ItemSummary& item, uint64_t current_epoch, double delta,
                           const Status& verified);
 

@@ -53,14 +53,14 @@ TEST(ReviewsWebLedgerViewTest, SummaryCarriesTheProvedTallyAndTheMetric) {
   EXPECT_EQ(s.hijack.identities_without_drac, 6u);
   EXPECT_EQ(s.hijack.delta, 0.5);
   EXPECT_EQ(s.epoch, 4u);
-  EXPECT_TRUE(s.window_open);
+  EXPECT_EQ(s.window, Window::kOpen);
   EXPECT_TRUE(s.verified);
   EXPECT_EQ(s.verification, "");
 }
 
 TEST(ReviewsWebLedgerViewTest, WindowIsOpenOnlyInTheReviewEpoch) {
-  EXPECT_FALSE(ToItemSummary(Item(), 3, 0.5, Status::Ok()).window_open);  // created, not yet
-  EXPECT_FALSE(ToItemSummary(Item(), 5, 0.5, Status::Ok()).window_open);  // over
+  EXPECT_EQ(ToItemSummary(Item(), 3, 0.5, Status::Ok()).window, Window::kUpcoming);
+  EXPECT_EQ(ToItemSummary(Item(), 5, 0.5, Status::Ok()).window, Window::kClosed);
 }
 
 TEST(ReviewsWebLedgerViewTest, AFailedReplayIsShownAsNotVerified) {

@@ -268,6 +268,7 @@ Status Server::Serve(const std::atomic<bool>& stop) {
   impl_->http.stop();
   listener.join();
   if (failed) return UnavailableError("the HTTP listener stopped on its own");
+  spdlog::info("stopped");
   return Status::Ok();
 }
 

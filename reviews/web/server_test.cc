@@ -36,7 +36,7 @@ class FakeBackend : public Backend {
     item.summary.id = id;
     item.summary.name = name;
     item.summary.epoch = 3;
-    item.summary.window_open = true;
+    item.summary.window = Window::kOpen;
     item.summary.verified = true;
     items_[id] = item;
   }
