@@ -15,10 +15,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto id = DecodeIdentity(bytes);
   if (id.ok() && EncodeIdentity(*id) != std::string(AsChars(bytes))) __builtin_trap();
   if (size < 4) return 0;
-  // First two bytes: lengths of the header and certificate parts; the rest is an identity.
-  size_t a = std::min<size_t>(data[0] * 4, size - 2),
-         b = std::min<size_t>(data[1] * 4, size - 2 - a);
-  std::string rest(reinterpret_cast<const char*>(data + 2), size - 2);
+  // First four bytes: the lengths (u16, big-endian) of the header and certificate parts; the
+  // rest is one identity.
+  size_t a = std::min<size_t>((data[0] << 8) | data[1], size - 4);
+  size_t b = std::min<size_t>((data[2] << 8) | data[3], size - 4 - a);
+  std::string rest(reinterpret_cast<const char*>(data + 4), size - 4);
   auto block = DecodeCertifiedBlock(rest.substr(0, a), rest.substr(a, b), {rest.substr(a + b)});
   if (block.ok()) {
     static const Genesis genesis = [] {
