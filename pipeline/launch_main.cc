@@ -9,6 +9,7 @@
 #include "fmt/format.h"
 #include "pipeline/launcher.h"
 #include "pipeline/partition.h"
+#include "pipeline/profile.h"
 
 namespace {
 
@@ -61,7 +62,9 @@ int main(int argc, char** argv) {
   app.add_option("--lr", job.lr, "SGD learning rate")->capture_default_str();
   app.add_option("--momentum", job.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--seed", job.seed, "Seed of weights, data and dropout")->capture_default_str();
-  app.add_option("--partition", partition, "balanced (by estimated FLOPs) or uniform (Varuna)")
+  app.add_option("--partition", partition,
+                 "balanced (by estimated FLOPs), profiled (by a short profiling run of every "
+                 "unit here) or uniform (Varuna)")
       ->capture_default_str();
   app.add_option("--hosts", hosts_path, "Hosts file: 'address [command prefix]' per line");
   app.add_option("--base-port", base_port, "Rank r listens on base-port + r (0: free ports)");
@@ -95,10 +98,26 @@ int main(int argc, char** argv) {
     if (partition == "balanced") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries,
                                pl::BalancedPartition(pl::EstimateUnitFlops(job.model), job.stages));
+    } else if (partition == "profiled") {
+      // Varuna's profiler measures per-cut compute on the target machine; so do we, in this
+      // process, before the workers start (a fraction of a second for the models here).
+      TESSERA_ASSIGN_OR_RETURN(pl::UnitProfile profile,
+                               pl::ProfileUnits(job.model, job.micro_batch, 2, 5, job.seed));
+      fmt::print("profile (ms per micro-batch of {}):", job.micro_batch);
+      for (size_t u = 0; u < profile.forward_s.size(); ++u) {
+        fmt::print(" u{} F {:.2f} B {:.2f} out {:.0f} KB;", u, 1e3 * profile.forward_s[u],
+                   1e3 * profile.backward_s[u], profile.output_bytes[u] / 1024);
+      }
+      fmt::print("\n");
+      TESSERA_ASSIGN_OR_RETURN(
+          job.boundaries,
+          pl::BalancedPartition(
+              pl::ProfiledUnitCosts(profile, job.schedule != pl::ScheduleKind::kOneFOneB),
+              job.stages));
     } else if (partition == "uniform") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries, pl::UniformPartition(units, job.stages));
     } else {
-      return tessera::cli::UsageError("--partition must be balanced or uniform");
+      return tessera::cli::UsageError("--partition must be balanced, profiled or uniform");
     }
     if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
     if (framing != "tcp" && framing != "payload") {

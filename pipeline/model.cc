@@ -1,9 +1,12 @@
 #include "pipeline/model.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/profile.h"
 
 namespace tessera::pipeline {
 namespace {
@@ -210,6 +213,69 @@ Batch Dataset::Rows(int64_t step, int global_batch, int first, int count) const 
   const int64_t n = inputs_.size(0);
   auto idx = (torch::arange(count, torch::kLong) + step * global_batch + first).remainder(n);
   return {inputs_.index_select(0, idx), targets_.index_select(0, idx)};
+}
+
+Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
+                                 uint64_t seed) {
+  TESSERA_RETURN_IF_ERROR(ValidateModelSpec(spec));
+  if (micro_batch < 1 || warmup < 0 || timed < 1) {
+    return InvalidArgumentError("profile: micro-batch and timed runs must be >= 1, warm-up >= 0");
+  }
+  using Clock = std::chrono::steady_clock;
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  torch::set_num_threads(1);
+  TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(spec, seed));
+  TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(spec, seed));
+  const int units = model->num_units();
+  std::vector<std::vector<double>> fwd(units), bwd(units);
+  UnitProfile profile;
+  profile.output_bytes.assign(units, 0);
+  for (int run = 0; run < warmup + timed; ++run) {
+    Batch b = data->Rows(run, micro_batch, 0, micro_batch);
+    const RngKey key{seed, run, 0};
+    // Forward unit by unit, each on a detached input as a stage boundary would have it.
+    std::vector<torch::Tensor> inputs(units), outputs(units);
+    torch::Tensor x = b.input;
+    for (int u = 0; u < units; ++u) {
+      inputs[u] = u == 0 ? x : x.detach().requires_grad_(true);
+      const auto t0 = Clock::now();
+      outputs[u] = model->ForwardRange(u, u + 1, inputs[u], key);
+      if (run >= warmup) fwd[u].push_back(seconds(t0, Clock::now()));
+      profile.output_bytes[u] = static_cast<double>(outputs[u].numel() * outputs[u].element_size());
+      x = outputs[u];
+    }
+    // Backward from the loss, unit by unit, passing each input's gradient down.
+    torch::Tensor grad;
+    for (int u = units - 1; u >= 0; --u) {
+      const auto t0 = Clock::now();
+      if (u == units - 1) {
+        model->Loss(outputs[u], b.target).backward();
+      } else {
+        outputs[u].backward(grad);
+      }
+      if (run >= warmup) bwd[u].push_back(seconds(t0, Clock::now()));
+      if (u > 0) grad = inputs[u].grad();
+    }
+  }
+  auto median = [](std::vector<double> v) {
+    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+    return v[v.size() / 2];
+  };
+  for (int u = 0; u < units; ++u) {
+    profile.forward_s.push_back(median(fwd[u]));
+    profile.backward_s.push_back(median(bwd[u]));
+  }
+  return profile;
+}
+
+std::vector<double> ProfiledUnitCosts(const UnitProfile& profile, bool recompute) {
+  std::vector<double> costs;
+  for (size_t u = 0; u < profile.forward_s.size(); ++u) {
+    costs.push_back(profile.forward_s[u] * (recompute ? 2 : 1) + profile.backward_s[u]);
+  }
+  return costs;
 }
 
 }  // namespace tessera::pipeline

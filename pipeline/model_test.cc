@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "pipeline/profile.h"
+
 namespace tessera::pipeline {
 namespace {
 
@@ -88,6 +90,34 @@ TEST(CutModel, CnnShapesAndBadSpecs) {
   text.text_path = "/nonexistent/text";
   text.vocab = 96;
   EXPECT_EQ(Dataset::Create(text, 1).status().code(), StatusCode::kNotFound);
+}
+
+// The profile times every unit and sizes every cut exactly: a block's output is the residual
+// stream [micro-batch, seq, width], the LM head's the logits [micro-batch, seq, vocab] (float).
+TEST(Profile, TimesAndSizesEveryUnit) {
+  const ModelSpec spec = Gpt(0.1);
+  auto p = ProfileUnits(spec, 4, 1, 3, 7);
+  ASSERT_TRUE(p.ok()) << p.status();
+  const int units = NumUnits(spec);
+  ASSERT_EQ(static_cast<int>(p->forward_s.size()), units);
+  ASSERT_EQ(static_cast<int>(p->backward_s.size()), units);
+  for (int u = 0; u < units; ++u) {
+    EXPECT_GT(p->forward_s[u], 0) << u;
+    EXPECT_GT(p->backward_s[u], 0) << u;
+    EXPECT_DOUBLE_EQ(p->output_bytes[u],
+                     4.0 * spec.seq_len * (u + 1 < units ? spec.width : spec.vocab) * 4)
+        << u;
+  }
+  const auto with = ProfiledUnitCosts(*p, true), without = ProfiledUnitCosts(*p, false);
+  for (int u = 0; u < units; ++u) {
+    EXPECT_DOUBLE_EQ(with[u], 2 * p->forward_s[u] + p->backward_s[u]);
+    EXPECT_DOUBLE_EQ(without[u], p->forward_s[u] + p->backward_s[u]);
+  }
+  EXPECT_FALSE(ProfileUnits(spec, 0, 1, 3, 7).ok());
+  EXPECT_FALSE(ProfileUnits(spec, 4, 1, 0, 7).ok());
+  ModelSpec bad = spec;
+  bad.width = 15;  // not a multiple of the heads
+  EXPECT_FALSE(ProfileUnits(bad, 4, 1, 3, 7).ok());
 }
 
 }  // namespace
