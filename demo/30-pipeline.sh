@@ -17,6 +17,10 @@ echo "-- 2. The simulator: one step, equal stages (10 ms forward, 20 ms backward
 echo "      activations over a 100 Mbit/s link"
 "$BIN/pipeline-sim" --stages 4 --micro-batches 16 --activation-kb 1000 --link-mbps 100 \
   | tee "$OUT/simulated.txt"
+echo "   ... and the same link as tc's tbf meters it (Ethernet frames of the TCP stream, a 32 KB"
+echo "   burst, every worker's sends sharing its egress), 10 steps back to back"
+"$BIN/pipeline-sim" --stages 4 --micro-batches 16 --activation-kb 1000 --link-mbps 100 \
+  --framing tcp --burst-kb 32 --steps 10 | tee -a "$OUT/simulated.txt"
 
 # A character-level GPT on real text when the fortunes package is there, else synthetic tokens.
 TEXT=/usr/share/games/fortunes/computers
@@ -29,8 +33,10 @@ fi
 
 echo
 echo "-- 3. Train for 15 steps with P=4 stages x D=1 replica (4 worker processes), Varuna's"
-echo "      schedule, and save a checkpoint keyed by cut unit"
+echo "      schedule, stages cut from a measured per-unit profile, and save a checkpoint keyed"
+echo "      by cut unit"
 "$BIN/pipeline-launch" "${MODEL[@]}" --stages 4 --replicas 1 --steps 15 --schedule varuna \
+  --partition profiled \
   --save-dir "$OUT/ckpt" --run-dir "$OUT/run-p4d1" --json "$OUT/p4d1.json"
 ls "$OUT/ckpt"/ckpt-15
 
