@@ -306,6 +306,7 @@ Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
   KeyRequest request{identity, epoch, key.blinded_msg, {}};
   SignKeyRequest(request, citizen);
   TESSERA_RETURN_IF_ERROR(Submit(request));
+  if (!wait) return Status::Ok();
   const ledger::Hash256 want = ledger::Sha256(key.blinded_msg);
   return WaitFor("the key request to be committed", [&]() -> Result<bool> {
     TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::KeyRequest(epoch, key.citizen)}));
@@ -317,31 +318,50 @@ Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
 }
 
 Status ReviewsClient::CompleteKey(const std::filesystem::path& key_file) {
+  return CompleteKeys({key_file});
+}
+
+Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key_files) {
   Lock lock(mu_);
-  TESSERA_ASSIGN_OR_RETURN(ReviewKeyFile key, ReadKeyFile(key_file));
-  if (!key.issued()) {
-    Bytes blind_sig;
-    TESSERA_RETURN_IF_ERROR(WaitFor("the issuer's blind signature", [&]() -> Result<bool> {
-      TESSERA_ASSIGN_OR_RETURN(auto l,
-                               light_->ReadLeaves({leaf::KeyIssue(key.epoch, key.citizen)}));
-      if (!l[0]) return false;
-      for (const PostedIssue& i : index_.IssueCandidates(key.epoch, key.citizen)) {
-        if (ledger::Sha256(i.blind_sig) == *l[0]) {
-          blind_sig = i.blind_sig;
-          return true;
-        }
-      }
-      return false;  // committed in a block this client has not indexed yet
-    }));
-    // Finalize verifies the signature under issuer_public: a wrong answer is refused here.
-    TESSERA_ASSIGN_OR_RETURN(key.signature, blind::Finalize(params_.issuer, kCredentialVariant,
-                                                            key.input_msg, blind_sig, key.inv));
-    TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_file, key));
+  std::vector<ReviewKeyFile> keys;
+  for (const auto& f : key_files) {
+    TESSERA_ASSIGN_OR_RETURN(ReviewKeyFile key, ReadKeyFile(f));
+    keys.push_back(std::move(key));
   }
-  if (key.registered) return Status::Ok();
-  const ledger::Hash256 key_leaf = leaf::ReviewKey(key.epoch, key.review.public_key);
-  TESSERA_ASSIGN_OR_RETURN(auto before, light_->ReadLeaves({key_leaf}));
-  if (!before[0]) {
+  // 1. The issuer's answers: the blind signature whose hash the issue leaf holds.
+  TESSERA_RETURN_IF_ERROR(WaitFor("the issuer's blind signatures", [&]() -> Result<bool> {
+    std::vector<ledger::Hash256> leaves;
+    for (const ReviewKeyFile& k : keys) leaves.push_back(leaf::KeyIssue(k.epoch, k.citizen));
+    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves(leaves));
+    bool all = true;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      ReviewKeyFile& key = keys[i];
+      if (key.issued()) continue;
+      const PostedIssue* answer = nullptr;
+      const std::vector<PostedIssue> issues = index_.IssueCandidates(key.epoch, key.citizen);
+      for (const PostedIssue& issue : issues) {
+        if (l[i] && ledger::Sha256(issue.blind_sig) == *l[i]) answer = &issue;
+      }
+      if (answer == nullptr) {  // not answered yet, or in a block not indexed yet
+        all = false;
+        continue;
+      }
+      // Finalize verifies the signature under issuer_public: a wrong answer is refused here.
+      TESSERA_ASSIGN_OR_RETURN(key.signature,
+                               blind::Finalize(params_.issuer, kCredentialVariant, key.input_msg,
+                                               answer->blind_sig, key.inv));
+      TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_files[i], key));
+    }
+    return all;
+  }));
+  // 2. Anonymous registrations, all submitted before waiting for any.
+  std::vector<ledger::Hash256> key_leaves;
+  for (const ReviewKeyFile& k : keys)
+    key_leaves.push_back(leaf::ReviewKey(k.epoch, k.review.public_key));
+  TESSERA_ASSIGN_OR_RETURN(auto before, light_->ReadLeaves(key_leaves));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const ReviewKeyFile& key = keys[i];
+    if (before[i]) continue;
     if (index_.height() + 1 >= params_.RegistrationClose(key.epoch)) {
       return FailedPreconditionError("key registration for " + E(key.epoch) + " closed at height " +
                                      std::to_string(params_.RegistrationClose(key.epoch)));
@@ -349,13 +369,16 @@ Status ReviewsClient::CompleteKey(const std::filesystem::path& key_file) {
     RegisterKey reg{key.epoch, key.review.public_key, {}, key.signature};
     std::copy_n(key.input_msg.begin(), reg.msg_prefix.size(), reg.msg_prefix.begin());
     TESSERA_RETURN_IF_ERROR(Submit(reg));
-    TESSERA_RETURN_IF_ERROR(WaitFor("the key registration", [&]() -> Result<bool> {
-      TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({key_leaf}));
-      return l[0].has_value();
-    }));
   }
-  key.registered = true;
-  return WriteKeyFile(key_file, key);
+  TESSERA_RETURN_IF_ERROR(WaitFor("the key registrations", [&]() -> Result<bool> {
+    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves(key_leaves));
+    return std::all_of(l.begin(), l.end(), [](const auto& v) { return v.has_value(); });
+  }));
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i].registered = true;
+    TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_files[i], keys[i]));
+  }
+  return Status::Ok();
 }
 
 Status ReviewsClient::PostReview(const std::filesystem::path& key_file, const ItemId& item,

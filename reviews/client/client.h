@@ -113,12 +113,15 @@ class ReviewsClient {
   Status PostReview(const std::filesystem::path& key_file, const ItemId& item, int rating,
                     std::string_view text, const PostOptions& options);
   // Writes a fresh review key file (refuses to overwrite one), submits the identity's signed
-  // KeyRequest for `epoch` and waits until it is committed.
+  // KeyRequest for `epoch` and, with `wait`, waits until it is committed.
   Status RequestKey(const ledger::net::Identity& identity, const ledger::KeyPair& citizen,
-                    uint64_t epoch, const std::filesystem::path& key_file);
+                    uint64_t epoch, const std::filesystem::path& key_file, bool wait = true);
   // Waits for the issuer's blind signature, unblinds and verifies it (saving the credential),
   // then registers the key anonymously and waits until the registration is committed.
   Status CompleteKey(const std::filesystem::path& key_file);
+  // The same for many key files at once: one wait for all issues, then every registration
+  // submitted before one wait for all of them (how a load generator gets many keys quickly).
+  Status CompleteKeys(const std::vector<std::filesystem::path>& key_files);
 
   // ---- Building blocks for daemons ----
   Result<std::vector<std::optional<ledger::LeafValue>>> ReadLeaves(
