@@ -53,6 +53,16 @@ std::string Page(std::string_view title, std::string_view body) {
 
 std::string ItemLink(std::string_view id) { return "/item/" + EncodePathSegment(id); }
 
+// Long ids (the ledger's are 64 hex digits) are cut in the table, where they would squeeze
+// every other column; the item's page shows the whole id. Cut at a character boundary.
+std::string ShortId(std::string_view id) {
+  constexpr size_t kShown = 16;
+  if (id.size() <= kShown + 4) return std::string(id);
+  size_t cut = kShown;
+  while (cut > 0 && (static_cast<unsigned char>(id[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(id.substr(0, cut)) + "\u2026";
+}
+
 // Five stars, the mean rounded to the nearest whole star.
 std::string Stars(double mean) {
   const long full = std::lround(std::clamp(mean, 0.0, 5.0));
@@ -201,7 +211,7 @@ std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
         "<tr><td><a href=\"{}\">{}</a><br><span class=\"muted\">{}</span></td>"
         "<td class=\"num\">{} <span class=\"stars\">{}</span></td><td class=\"num\">{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-        EscapeHtml(ItemLink(item.id)), EscapeHtml(item.name), EscapeHtml(item.id),
+        EscapeHtml(ItemLink(item.id)), EscapeHtml(item.name), EscapeHtml(ShortId(item.id)),
         FormatRating(item), item.review_count == 0 ? "" : Stars(item.mean_rating),
         item.review_count, EscapeHtml(DescribeHijack(item.hijack)), WindowText(item),
         VerifiedCell(item));

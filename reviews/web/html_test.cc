@@ -83,6 +83,17 @@ TEST(ReviewsWebHtmlTest, ItemsPageShowsEachItemsNumbers) {
   ExpectNoActiveContent(page);
 }
 
+TEST(ReviewsWebHtmlTest, ItemsPageShortensLongIds) {
+  const std::string id(64, 'a');
+  const std::string page = RenderItemsPage({Summary(id, "Long")});
+  EXPECT_THAT(page, HasSubstr("href=\"/item/" + id + "\""));
+  EXPECT_THAT(page, HasSubstr(">" + std::string(16, 'a') + "\u2026<"));
+  // Cut at a character boundary: the 16th byte is inside a two-byte character.
+  const std::string utf8 = std::string(15, 'x') + "\xC3\xA9" + std::string(10, 'y');
+  EXPECT_THAT(RenderItemsPage({Summary(utf8, "U")}),
+              HasSubstr(">" + std::string(15, 'x') + "\u2026<"));
+}
+
 TEST(ReviewsWebHtmlTest, ItemsPageSaysWhenThereAreNone) {
   EXPECT_THAT(RenderItemsPage({}), HasSubstr("No items yet."));
 }

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# The reviews web page end to end, with nothing faked: a local ledger network running the
+# reviews application, the key issuer daemon, two review keys obtained through the ledger
+# (request, blind issue, anonymous registration), two items, reviews posted with the
+# command-line client, and the real reviews-web driven by headless Chromium (browser_check.py:
+# listing, posting through the form with a key-file upload, escaping, refusals, screenshots).
+#
+# Usage: browser_test.sh BIN_DIR [SCREENSHOT_DIR]
+#   BIN_DIR         the build's bin/ (ledger-localnet and its daemons, reviews-tool,
+#                   reviews-issuer, reviews-net, reviews-web)
+#   SCREENSHOT_DIR  where reviews-web.png and reviews-web-item.png are written (default: the
+#                   run's temporary directory, removed); docs/img refreshes the documentation's
+# Exit 0 passed, 1 failed, 77 skipped (chromium is not installed; scripts/setup installs it).
+set -euo pipefail
+
+bin=$(cd "${1:?usage: browser_test.sh BIN_DIR [SCREENSHOT_DIR]}" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+if ! command -v chromium > /dev/null; then
+  echo "SKIP: chromium is not installed (scripts/setup installs it)"
+  exit 77
+fi
+
+work=$(mktemp -d /tmp/reviews-web-browser.XXXXXX)
+shots=${2:-$work/screenshots}
+mkdir -p "$shots"
+shots=$(cd "$shots" && pwd)
+pids=()
+
+cleanup() {
+  local status=$?
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null || true; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2> /dev/null || true
+  done
+  if [ "$status" -ne 0 ]; then
+    for log in "$work"/*.log; do
+      [ -f "$log" ] && { echo "---- $(basename "$log") (last lines)"; tail -n 15 "$log"; }
+    done
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# reviews-net as one of several users, each with its own light-client checkpoint.
+net() {
+  local user=$1
+  shift
+  "$bin/reviews-net" --genesis "$work/net/genesis.toml" --checkpoint "$work/$user.ckpt" "$@"
+}
+
+height() { net watcher list --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["height"])'; }
+
+# Blocks come about once a second; every wait is bounded.
+wait_for_height() {
+  local target=$1 deadline=$((SECONDS + 240))
+  until [ "$(height)" -ge "$target" ]; do
+    [ $SECONDS -lt $deadline ] || fail "the chain did not reach height $target"
+    sleep 0.5
+  done
+}
+
+epoch_blocks=12
+
+# 1. A network whose genesis runs the reviews app with a fresh issuer key. Ring size 50 over
+#    two registered keys: both keys are eligible for every item (randomized eligibility is the
+#    ledger's and the client's business, tested there).
+"$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" \
+  --public-out "$work/issuer.pub.pem" > /dev/null
+issuer_public=$(python3 -c '
+import base64, sys
+pem = open(sys.argv[1]).read().split("-----")[2]
+print(base64.b64decode("".join(pem.split())).hex())' "$work/issuer.pub.pem")
+cat > "$work/net.toml" << EOF
+[network]
+politicians = 3
+citizens = 4
+[load]
+rate = 0
+duration_s = 900
+[apps.reviews]
+issuer_public = "$issuer_public"
+ring_size = 50
+epoch_blocks = $epoch_blocks
+EOF
+"$bin/ledger-localnet" --config "$work/net.toml" --out "$work/net" --bin "$bin" \
+  > "$work/localnet.log" 2>&1 &
+pids+=($!)
+deadline=$((SECONDS + 120))
+until [ -f "$work/net/ready" ]; do
+  [ $SECONDS -lt $deadline ] || fail "the local network did not start"
+  kill -0 "${pids[0]}" 2> /dev/null || fail "ledger-localnet exited"
+  sleep 0.2
+done
+echo "network up: $(height) blocks"
+
+"$bin/reviews-issuer" --genesis "$work/net/genesis.toml" --issuer-key "$work/issuer.pem" \
+  --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
+pids+=($!)
+
+# 2. Two review keys, through the ledger, in parallel.
+for user in alice bob; do
+  citizen=$([ $user = alice ] && echo 0 || echo 1)
+  net $user get-key --citizen-key "$work/net/keys/citizen-$citizen.key" \
+    --identity "$work/net/keys/citizen-$citizen.id" --out "$work/$user.key.json" \
+    > "$work/get-key-$user.log" 2>&1 &
+  eval "get_key_$user=\$!"
+done
+# shellcheck disable=SC2154  # set by the eval above
+wait "$get_key_alice" || fail "alice's get-key failed"
+# shellcheck disable=SC2154
+wait "$get_key_bob" || fail "bob's get-key failed"
+epoch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$work/alice.key.json")
+bob_epoch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$work/bob.key.json")
+[ "$epoch" = "$bob_epoch" ] || fail "the keys are for epochs $epoch and $bob_epoch"
+echo "review keys registered for epoch $epoch"
+
+# 3. Items are reviewed in the epoch after their creation: create them in epoch - 1.
+wait_for_height $(((epoch - 1) * epoch_blocks))
+cafe="Café <Central> & Sons"
+bakery="Bakery \"Sunrise\""
+net alice create-item --name "$cafe" > "$work/create-cafe.log" 2>&1 &
+create_cafe=$!
+net bob create-item --name "$bakery" > "$work/create-bakery.log" 2>&1 || fail "create-item failed"
+wait $create_cafe || fail "create-item failed"
+cafe_id=$(net watcher list --json | python3 -c '
+import json, sys
+print(next(i["id"] for i in json.load(sys.stdin)["items"] if i["name"] == sys.argv[1]))' "$cafe")
+
+# 4. The web page, started before the window opens (it must show the window as upcoming).
+"$bin/reviews-web" --genesis "$work/net/genesis.toml" --checkpoint "$work/web.ckpt" \
+  --listen 127.0.0.1:0 --refresh-ms 200 > "$work/web.out" 2> "$work/web.log" &
+web_pid=$!
+pids+=($web_pid)
+deadline=$((SECONDS + 60))
+until grep -qs '^serving ' "$work/web.out"; do
+  [ $SECONDS -lt $deadline ] || fail "reviews-web did not start"
+  kill -0 $web_pid 2> /dev/null || fail "reviews-web exited"
+  sleep 0.2
+done
+url=$(awk '/^serving /{print $2}' "$work/web.out")
+echo "reviews-web at $url"
+window=$(python3 -c '
+import json, sys, urllib.error, urllib.request
+try:
+    items = json.load(urllib.request.urlopen(sys.argv[1] + "api/items", timeout=30))["items"]
+except urllib.error.HTTPError as e:
+    sys.exit(f"GET /api/items: {e.code} {e.read().decode()}")
+print(next(i["window"] for i in items if i["id"] == sys.argv[2]))' "$url" "$cafe_id")
+if [ "$(height)" -lt $((epoch * epoch_blocks - 1)) ]; then
+  [ "$window" = upcoming ] || fail "before epoch $epoch the window is '$window', not upcoming"
+fi
+
+# 5. Bob reviews both items from the command line once the window opens (waiting for commit).
+wait_for_height $((epoch * epoch_blocks))
+net bob review --key "$work/bob.key.json" --item "$cafe" --rating 5 \
+  --text "Best espresso in town. Friendly staff." > "$work/review-bob-cafe.log" 2>&1 &
+review_cafe=$!
+net bob2 review --key "$work/bob.key.json" --item "$bakery" --rating 3 \
+  --text "Good bread, long queue." > "$work/review-bob-bakery.log" 2>&1 ||
+  fail "bob's review of the bakery failed"
+wait $review_cafe || fail "bob's review of the cafe failed"
+
+# 6. Alice, in the browser.
+python3 "$here/browser_check.py" --url "$url" --item "$cafe_id" --name "$cafe" \
+  --key-file "$work/alice.key.json" --screenshots "$shots" ||
+  fail "the browser check failed"
+
+# 7. A clean stop on SIGTERM.
+kill -TERM $web_pid
+deadline=$((SECONDS + 30))
+while kill -0 $web_pid 2> /dev/null; do
+  [ $SECONDS -lt $deadline ] || fail "reviews-web did not stop on SIGTERM"
+  sleep 0.1
+done
+wait $web_pid || fail "reviews-web exited with status $? on SIGTERM"
+grep -q "stopped" "$work/web.log" || fail "reviews-web did not log its clean stop"
+echo "reviews-web stopped cleanly"
+ls "$shots"/reviews-web.png "$shots"/reviews-web-item.png > /dev/null
+echo "PASS: reviews web page end to end (screenshots in $shots)"
