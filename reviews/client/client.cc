@@ -277,7 +277,7 @@ Result<ItemId> ReviewsClient::CreateItem(std::string_view name, bool wait) {
 
 Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
                                  const ledger::KeyPair& citizen, uint64_t epoch,
-                                 const std::filesystem::path& key_file) {
+                                 const std::filesystem::path& key_file, bool wait) {
   Lock lock(mu_);
   if (std::filesystem::exists(key_file)) {
     return AlreadyExistsError("review key file " + key_file.string() +
