@@ -143,7 +143,9 @@ done
   echo
   echo "Baseline: one worker, whole model: $(printf %.1f "$BASE_SPS") samples/s."
   echo "Efficiency = samples/s / (baseline x workers). Simulated = pipeline-sim model fed with"
-  echo "this run's measured per-task times (and measured all-reduce/optimizer times)."
+  echo "this run's measured per-task times, activation sizes and optimizer times (and measured"
+  echo "all-reduce times on loopback; on tbf links the ring's messages are simulated). Load = 1-min"
+  echo "load average when the run started; drops = packets the tbf shapers dropped during it."
   echo
   echo "| run | links | P | D | samples/s | efficiency | step s | simulated s | sim error | bubble s0 | simulated bubble s0 | pulled ahead | load | drops |"
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
