@@ -25,6 +25,7 @@ shots=${2:-$work/screenshots}
 mkdir -p "$shots"
 shots=$(cd "$shots" && pwd)
 pids=()
+probe() { python3 "$here/http_probe.py" "$@"; }
 
 cleanup() {
   local status=$?
@@ -128,9 +129,13 @@ net alice create-item --name "$cafe" > "$work/create-cafe.log" 2>&1 &
 create_cafe=$!
 net bob create-item --name "$bakery" > "$work/create-bakery.log" 2>&1 || fail "create-item failed"
 wait $create_cafe || fail "create-item failed"
-cafe_id=$(net watcher list --json | python3 -c '
+item_id() {
+  net watcher list --json | python3 -c '
 import json, sys
-print(next(i["id"] for i in json.load(sys.stdin)["items"] if i["name"] == sys.argv[1]))' "$cafe")
+print(next(i["id"] for i in json.load(sys.stdin)["items"] if i["name"] == sys.argv[1]))' "$1"
+}
+cafe_id=$(item_id "$cafe")
+bakery_id=$(item_id "$bakery")
 
 # 4. The web page, started before the window opens (it must show the window as upcoming).
 "$bin/reviews-web" --genesis "$work/net/genesis.toml" --checkpoint "$work/web.ckpt" \
@@ -155,6 +160,15 @@ print(next(i["window"] for i in items if i["id"] == sys.argv[2]))' "$url" "$cafe
 if [ "$(height)" -lt $((epoch * epoch_blocks - 1)) ]; then
   [ "$window" = upcoming ] || fail "before epoch $epoch the window is '$window', not upcoming"
 fi
+# A review before the window opens is refused by the client library: 409. Only tried with a few
+# blocks to spare (were the window to open meanwhile, the review would count), on the bakery,
+# which alice does not review later.
+if [ "$(height)" -lt $((epoch * epoch_blocks - 4)) ]; then
+  probe "${url}item/$bakery_id/review" 409 "review window is" --field rating=2 \
+    --field text=early --file "key_file=$work/alice.key.json" || fail "an early review"
+fi
+probe "${url}item/$(printf '%064d' 0)" 404 "no item" || fail "an unknown item"
+probe "${url}item/not-an-item-id" 400 "64 lower-case hex digits" || fail "a malformed item id"
 
 # 5. Bob reviews both items from the command line once the window opens (waiting for commit).
 wait_for_height $((epoch * epoch_blocks))
@@ -171,7 +185,17 @@ python3 "$here/browser_check.py" --url "$url" --item "$cafe_id" --name "$cafe" \
   --key-file "$work/alice.key.json" --screenshots "$shots" ||
   fail "the browser check failed"
 
-# 7. A clean stop on SIGTERM.
+# 7. The ledger gone (the network stopped): an error page, not a hang or a crash.
+kill -TERM "${pids[0]}"
+deadline=$((SECONDS + 120))
+while kill -0 "${pids[0]}" 2> /dev/null; do
+  [ $SECONDS -lt $deadline ] || fail "ledger-localnet did not stop"
+  sleep 0.2
+done
+sleep 0.3 # past --refresh-ms, so the next page follows the chain
+probe "$url" 503 "following the chain" || fail "the page without a ledger"
+
+# 8. A clean stop on SIGTERM.
 kill -TERM $web_pid
 deadline=$((SECONDS + 30))
 while kill -0 $web_pid 2> /dev/null; do
