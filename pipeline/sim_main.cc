@@ -77,7 +77,8 @@ int main(int argc, char** argv) {
     if (framing != "payload" && framing != "tcp") {
       return tessera::cli::UsageError("--framing must be payload or tcp");
     }
-    if (steps < 1) return tessera::cli::UsageError("--steps must be >= 1");
+    if (steps < 1 || steps > 10000)
+      return tessera::cli::UsageError("--steps must be in [1, 10000]");
     c.steps = steps;
     c.pipeline_link = {link_mbps * 1e6 / 8, latency_ms / 1e3, burst_kb * 1024};
     if (framing == "tcp") c.pipeline_link = pl::WithTcpFraming(c.pipeline_link);

@@ -30,7 +30,14 @@ Status Validate(const SimConfig& c) {
   if (P < 1) return InvalidArgumentError("simulator: no stages");
   if (c.micro_batches < 1) return InvalidArgumentError("simulator: micro_batches must be >= 1");
   if (c.replicas < 1) return InvalidArgumentError("simulator: replicas must be >= 1");
-  if (c.steps < 1) return InvalidArgumentError("simulator: steps must be >= 1");
+  // The state is per step and micro-batch: bound it so a mistyped count is an error, not an
+  // allocation failure.
+  if (c.steps < 1 || c.steps > 10000) {
+    return InvalidArgumentError("simulator: steps must be in [1, 10000]");
+  }
+  if (static_cast<double>(c.steps) * c.micro_batches * c.replicas * c.stages.size() > 1e8) {
+    return InvalidArgumentError("simulator: steps x micro-batches x workers above 1e8");
+  }
   if (static_cast<int>(c.boundary_bytes.size()) != P - 1) {
     return InvalidArgumentError(
         fmt::format("simulator: {} boundary sizes for {} stages", c.boundary_bytes.size(), P));

@@ -235,6 +235,11 @@ TEST(Simulator, RejectsBadConfigs) {
   c = UnitConfig(ScheduleKind::kVaruna, 2, 2);
   c.steps = 0;
   EXPECT_FALSE(Simulate(c).ok());
+  c.steps = 10001;
+  EXPECT_FALSE(Simulate(c).ok());
+  c.steps = 10000;
+  c.micro_batches = 100000;
+  EXPECT_FALSE(Simulate(c).ok());
   c = UnitConfig(ScheduleKind::kVaruna, 2, 2);
   c.pipeline_link.header_bytes = -1;
   EXPECT_FALSE(Simulate(c).ok());
