@@ -79,7 +79,8 @@ Result<Genesis> ParseGenesis(const Config& config);
 Result<std::vector<AppParams>> ParseAppParams(const Config& config);
 // The applications named in the genesis file, built by the application factories compiled
 // into this binary (apps.cc). Each application's parameters also get "registrar" (hex of the
-// chain's identity registrar key) unless its table sets one. INVALID_ARGUMENT for an application this build does not have.
+// chain's identity registrar key) unless its table sets one. INVALID_ARGUMENT for an application
+// this build does not have.
 Result<AppRegistry> LoadApps(const Genesis& genesis);
 Result<Genesis> LoadGenesis(const std::filesystem::path& path);
 // The TOML text ParseGenesis reads back to the same value.

@@ -177,6 +177,8 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   TESSERA_RETURN_IF_ERROR(u32("network.accounts", l.accounts));
   TESSERA_RETURN_IF_ERROR(u32("network.late_citizens", l.late_citizens));
   TESSERA_RETURN_IF_ERROR(u32("network.key_seed", l.key_seed));
+  TESSERA_RETURN_IF_ERROR(u32("network.keep_versions", l.keep_versions));
+  if (l.keep_versions < 2) return InvalidArgumentError("network.keep_versions must be at least 2");
   TESSERA_ASSIGN_OR_RETURN(int64_t register_at, c.GetIntOr("network.register_at", 2));
   if (register_at < 1) return InvalidArgumentError("network.register_at must be at least 1");
   l.register_at = static_cast<uint64_t>(register_at);
@@ -317,11 +319,18 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     TESSERA_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
     g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
     pols[i].malicious = i < bad_pols;
-    pols[i].args = {"--log-level", "warn",
-                    "--genesis",   (out_dir / "genesis.toml").string(),
-                    "--id",        std::to_string(i),
-                    "--key",       key.string(),
-                    "--dir",       (out_dir / ("politician-" + std::to_string(i))).string()};
+    pols[i].args = {"--log-level",
+                    "warn",
+                    "--genesis",
+                    (out_dir / "genesis.toml").string(),
+                    "--id",
+                    std::to_string(i),
+                    "--key",
+                    key.string(),
+                    "--dir",
+                    (out_dir / ("politician-" + std::to_string(i))).string(),
+                    "--keep-versions",
+                    std::to_string(cfg.keep_versions)};
     if (pols[i].malicious) {
       pols[i].args.push_back("--fault");
       pols[i].args.push_back(cfg.politician_behaviours[i % cfg.politician_behaviours.size()]);
@@ -680,11 +689,11 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     if (pols[i].malicious) continue;
     bool restarted = static_cast<int>(i) == cfg.kill_politician;
     uint64_t h = 0;
-    while (Clock::now() < wait_until) {
+    do {  // at least one look, even after an earlier politician used up the shared wait
       auto s = pols[i].client->GetStatus();
       if (s.ok() && (h = s->height()) >= H) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
+    } while (Clock::now() < wait_until);
     bool caught_up = h >= H;
     bool same = caught_up;
     for (uint64_t k = 1; k <= H && same; ++k) {

@@ -8,7 +8,8 @@
 //               safe_sample (0 = all politicians), max_pool_txs, registration_delay, accounts,
 //               balance, late_citizens, register_at, validation_sample (fraction of
 //               signatures each citizen verifies itself; default 1), key_seed (0: fresh
-//               random keys; otherwise deterministic keys, so runs are reproducible)
+//               random keys; otherwise deterministic keys, so runs are reproducible),
+//               keep_versions (state versions each politician keeps; default 64)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
 //   [load]      rate (tx/s), duration_s, blocks (stop after this many blocks; 0 = duration),
 //               double_spend_fraction, fanout (politicians each transfer is sent to)
@@ -58,6 +59,7 @@ struct LocalnetConfig {
   uint64_t register_at = 2;
   double validation_sample = 1.0;
   uint32_t key_seed = 0;
+  uint32_t keep_versions = 64;
   std::vector<AppParams> apps;
 
   double rate = 50;

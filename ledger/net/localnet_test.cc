@@ -85,11 +85,12 @@ TEST(LocalnetTest, SafeWithEightyPercentOfPoliticiansAndQuarterOfCitizensMalicio
   ExpectSafe(*r);
 }
 
-TEST(LocalnetTest, PoliticianKilledWithSigkillRestartsCatchesUpAndServesCorrectProofs) {
+TEST(LocalnetTest, PoliticianKilledWithSigkillRestartsCatchesUpAndServesCorrectProofsWhilePruning) {
   LocalnetConfig c = Small(3, 4, 5);
   c.kill_politician = 0;
   c.kill_at_block = 2;
   c.restart_after_ms = 500;
+  c.keep_versions = 2;  // politicians prune old state every block or so, the restarted one too
   auto r = RunNetwork("kill9", c);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_TRUE(r->restarted);

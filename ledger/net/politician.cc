@@ -60,16 +60,26 @@ Status PoliticianNode::Init() {
     g.ForEach([&](const Hash256& k, const LeafValue& v) { updates.push_back({k, v}); });
     TESSERA_RETURN_IF_ERROR(state_->Commit(std::move(updates)).status());
   }
-  TESSERA_ASSIGN_OR_RETURN(Hash256 genesis_root, state_->RootAt(1));
-  if (genesis_root != genesis.state_root) {
-    return DataLossError("state store in " + options_.dir.string() +
-                         " was not created from this genesis file");
+  // The data must come from this genesis file: the genesis state (version 1) if it is not
+  // pruned yet, else the stored block 0 (written with the genesis state, never pruned).
+  if (state_->oldest_version() <= 1) {
+    TESSERA_ASSIGN_OR_RETURN(Hash256 genesis_root, state_->RootAt(1));
+    if (genesis_root != genesis.state_root) {
+      return DataLossError("state store in " + options_.dir.string() +
+                           " was not created from this genesis file");
+    }
   }
   if (!blocks_->Latest()) {
     BlockReply b;
     b.set_found(true);
     b.mutable_block()->set_header(EncodeBlockHeader(genesis));
     TESSERA_RETURN_IF_ERROR(blocks_->Put(0, b));
+  }
+  TESSERA_ASSIGN_OR_RETURN(BlockReply stored_genesis, blocks_->Get(0));
+  auto stored_header = DecodeBlockHeader(AsBytes(stored_genesis.block().header()));
+  if (!stored_header.ok() || BlockHash(*stored_header) != BlockHash(genesis)) {
+    return DataLossError("block store in " + options_.dir.string() +
+                         " was not created from this genesis file");
   }
   // The state may lag the chain by one block if we were killed between the two writes.
   uint64_t applied = state_->version() - 1;
@@ -182,6 +192,11 @@ Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
   }
   if (blocks_->Latest().value_or(0) < h) TESSERA_RETURN_IF_ERROR(blocks_->Put(h, reply));
   TESSERA_RETURN_IF_ERROR(state_->Commit(std::move(outcome.updates)).status());
+  // Pruning scans every leaf record, so it runs once per keep_versions / 2 blocks.
+  const uint64_t keep = options_.keep_versions;
+  if (state_->version() - state_->oldest_version() >= keep + keep / 2) {
+    TESSERA_RETURN_IF_ERROR(state_->Prune(state_->version() - keep + 1));
+  }
   latest_ = block.header;
   latest_reply_ = reply;
   mempool_.Prune(state_->tree(), apps_, NextContext());

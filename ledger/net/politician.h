@@ -11,7 +11,8 @@
 // blocks before applying them.
 //
 // Durable state under `dir`: "state" (StateStore; version v holds the state after block v - 1,
-// so version 1 is the genesis state) and "blocks" (BlockStore). A politician restarted after
+// so version 1 is the genesis state; the newest keep_versions are kept) and "blocks"
+// (BlockStore, every block). A politician restarted after
 // kill -9 reopens both, re-applies any block stored but not yet applied, and catches up from
 // its peers by fetching and verifying every missing certified block.
 //
@@ -46,6 +47,9 @@ struct PoliticianOptions {
   std::filesystem::path dir;
   PoliticianFaults faults;
   size_t mempool_capacity = 200000;
+  // State versions kept: proofs can be served for the newest keep_versions - 1 blocks; older
+  // versions are pruned after each commit (the chain itself is never pruned).
+  uint64_t keep_versions = 64;
 };
 
 class PoliticianNode {

@@ -15,12 +15,19 @@ int main(int argc, char** argv) {
   program.app().add_option("--id", id, "This politician's index in the genesis file")->required();
   program.app().add_option("--key", key_path, "Secret key file of this politician")->required();
   program.app().add_option("--dir", dir, "Data directory (state and blocks)")->required();
+  uint64_t keep_versions = 64;
   program.app().add_option("--fault", faults,
-                           "Adversary behaviour: drop, delay, withhold, stale, wrong, equivocate");
+                           "Adversary behaviour: drop, delay, withhold, stale, wrong, "
+                           "equivocate, forge");
+  program.app()
+      .add_option("--keep-versions", keep_versions,
+                  "State versions kept for proofs at past heights (older ones are pruned)")
+      ->check(CLI::Range(uint64_t{2}, uint64_t{1} << 40));
   return program.Run(argc, argv, [&]() -> tessera::Status {
     PoliticianOptions o;
     o.id = id;
     o.dir = dir;
+    o.keep_versions = keep_versions;
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));
     TESSERA_ASSIGN_OR_RETURN(o.keys, tessera::ledger::ReadSecretKeyFile(key_path));
     for (const std::string& f : faults) {
