@@ -56,7 +56,10 @@ def run(args):
     review_text = f"{marker} {INJECTION}"
     os.makedirs(args.screenshots, exist_ok=True)
 
-    with tempfile.TemporaryDirectory(prefix="reviews-web-chromium-") as profile:
+    # ignore_cleanup_errors: a crash dump or lock file written while the browser exits must not
+    # turn a passed check into a failure.
+    with tempfile.TemporaryDirectory(prefix="reviews-web-chromium-",
+                                     ignore_cleanup_errors=True) as profile:
         browser = cdp.Chromium.launch(profile, binary=args.chromium)
         try:
             page = browser.page()

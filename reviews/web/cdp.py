@@ -18,6 +18,7 @@ that does not answer is an error, never a hang.
 import base64
 import json
 import os
+import signal
 import socket
 import struct
 import subprocess
@@ -222,7 +223,9 @@ class Chromium:
              "--disable-sync", "--metrics-recording-only", "--password-store=basic",
              f"--user-data-dir={user_data_dir}", "--remote-debugging-address=127.0.0.1",
              "--remote-debugging-port=0", "--window-size=1200,900", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=open(os.path.join(user_data_dir, "chromium.log"), "w"))
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(user_data_dir, "chromium.log"), "w"),
+            # Its own process group, so close() ends the renderers and helpers it forks too.
+            start_new_session=True)
         # Chromium writes the port it chose to DevToolsActivePort once it listens.
         port_file = os.path.join(user_data_dir, "DevToolsActivePort")
         deadline = time.monotonic() + WAIT_SECONDS
@@ -251,9 +254,26 @@ class Chromium:
         return Page(pages[0]["webSocketDebuggerUrl"])
 
     def close(self):
-        self.process.terminate()
+        """Ends the browser and every process it started."""
+        for sig, grace in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                pass
+            try:
+                self.process.wait(timeout=grace)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        # Helpers may outlive the main process for a moment; give the group time to go.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(self.process.pid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
         try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
