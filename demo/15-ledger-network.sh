@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Part 15: the Blockene network. A local network of 5 politicians (one serving wrong state
-# roots) and 8 citizens (one voting for everything) runs as real processes on loopback under a
+# roots, one forging signatures and lying about them to citizens that verify only 90% of the
+# signatures themselves) and 8 citizens (one voting for everything) runs as real processes on loopback under a
 # load generator; one honest politician is killed with -9 and restarted mid-run. A light wallet
 # checks certificates and proved balances and sends a transfer. At the end the launcher audits
 # the chain: every certificate and state root, agreement of all honest nodes, conservation of
@@ -22,13 +23,14 @@ cat > "$out/net.toml" <<TOML
 politicians = 5
 citizens = 8
 accounts = 200
+validation_sample = 0.9
 [load]
 rate = 40
 duration_s = 30
 double_spend_fraction = 0.1
 [adversary]
-politicians = 0.2
-politician_behaviours = ["wrong"]
+politicians = 0.4
+politician_behaviours = ["wrong", "forge"]
 citizens = 0.125
 citizen_behaviours = ["inconsistent"]
 [fault]
@@ -36,8 +38,9 @@ kill_politician = 3
 kill_at_block = 4
 restart_after_ms = 1500
 TOML
-echo "-- 1. start the network: 5 politicians (1 lies about state roots), 8 citizens (1 votes for"
-echo "      everything), 40 transfers/s offered, 10% of them followed by a double-spend attempt"
+echo "-- 1. start the network: 5 politicians (1 lies about state roots, 1 forges signatures),"
+echo "      8 citizens (1 votes for everything; each verifies a random 90% of signatures),"
+echo "      40 transfers/s offered, 10% of them followed by a double-spend attempt"
 "$bin/ledger-localnet" --config "$out/net.toml" --out "$net" --check > "$out/localnet.txt" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [ -f "$net/genesis.toml" ] && grep -q "block [1-9]" "$out/localnet.txt" && break; sleep 0.2; done
@@ -76,5 +79,6 @@ jq -r '"   blocks \(.blocks), committed tx \(.committed_txs) (\(.tx_per_s*10|rou
        "   balances conserved \(.balances_conserved); double spends attempted \(.double_spend_attempts), committed \(.double_spends_committed)",
        "   restarted politician caught up \(.restarted_caught_up), serves correct proofs \(.restarted_proofs_ok)",
        "   proposals rejected by honest citizens \(.rejected_proposals), lies caught from politicians \(.bad_politician_answers)",
+       "   sampled validation: \(.signatures_checked) signatures verified for \(.txs_validated) transactions re-executed",
        "   per citizen per block: \(.citizen_bytes_up_per_block|round) B up, \(.citizen_bytes_down_per_block|round) B down, \(.citizen_cpu_ms_per_block*10|round/10) ms CPU; storage \(.citizen_storage_bytes) B"' \
   "$net/report.json"

@@ -26,6 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
+constexpr uint32_t kWalletAccounts = 4;  // accounts with key files under keys/
+
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 KeyPair AccountKeys(uint32_t i) {
@@ -342,8 +344,10 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     TESSERA_RETURN_IF_ERROR(WriteCitizenFiles(out_dir / "keys", i, make_key("citizen", i),
                                               registrar, late ? cfg.register_at : 0));
   }
-  // Key files for the first accounts, so that a wallet can spend from a running localnet.
-  for (uint32_t i = 0; i < std::min<uint32_t>(cfg.accounts, 4); ++i) {
+  // Key files for the first accounts, so that a wallet can spend from a running localnet; the
+  // load generator does not send from them (when there are enough others), so a wallet's
+  // nonce never races with it.
+  for (uint32_t i = 0; i < kWalletAccounts && i < cfg.accounts; ++i) {
     fs::path prefix = out_dir / "keys" / ("account-" + std::to_string(i));
     TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(prefix.string() + ".key", AccountKeys(i)));
     TESSERA_RETURN_IF_ERROR(
@@ -482,8 +486,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         std::unique_lock<std::mutex> lock(mu);
         uint32_t a = 0;
         bool found = false;
+        const uint32_t first = cfg.accounts >= 2 * kWalletAccounts ? kWalletAccounts : 0;
         for (int tries = 0; tries < 8 && !found; ++tries) {
-          a = static_cast<uint32_t>(rng() % cfg.accounts);
+          a = first + static_cast<uint32_t>(rng() % (cfg.accounts - first));
           found = !senders[a].in_flight;
         }
         if (!found) continue;
