@@ -104,21 +104,30 @@ echo "network up: $(height) blocks"
   --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
 pids+=($!)
 
-# 2. Two review keys, through the ledger, in parallel.
-for user in alice bob; do
-  citizen=$([ $user = alice ] && echo 0 || echo 1)
-  net $user get-key --citizen-key "$work/net/keys/citizen-$citizen.key" \
-    --identity "$work/net/keys/citizen-$citizen.id" --out "$work/$user.key.json" \
-    > "$work/get-key-$user.log" 2>&1 &
-  eval "get_key_$user=\$!"
+# 2. Two review keys, through the ledger, in parallel: alice's client picks the next epoch still
+#    open for key requests, bob asks for the same one.
+get_key() { # user citizen-index [--epoch E]
+  local user=$1 citizen=$2
+  shift 2
+  net "$user" get-key --citizen-key "$work/net/keys/citizen-$citizen.key" \
+    --identity "$work/net/keys/citizen-$citizen.id" --out "$work/$user.key.json" "$@" \
+    > "$work/get-key-$user.log" 2>&1
+}
+get_key alice 0 &
+get_key_alice=$!
+deadline=$((SECONDS + 60))
+until epoch=$(sed -n 's/^requesting a review key for epoch \([0-9]*\).*/\1/p' \
+  "$work/get-key-alice.log" 2> /dev/null) && [ -n "$epoch" ]; do
+  [ $SECONDS -lt $deadline ] || fail "alice's get-key did not choose an epoch"
+  sleep 0.2
 done
-# shellcheck disable=SC2154  # set by the eval above
-wait "$get_key_alice" || fail "alice's get-key failed"
-# shellcheck disable=SC2154
-wait "$get_key_bob" || fail "bob's get-key failed"
-epoch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$work/alice.key.json")
-bob_epoch=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$work/bob.key.json")
-[ "$epoch" = "$bob_epoch" ] || fail "the keys are for epochs $epoch and $bob_epoch"
+get_key bob 1 --epoch "$epoch" &
+get_key_bob=$!
+wait $get_key_alice || fail "alice's get-key failed"
+wait $get_key_bob || fail "bob's get-key failed"
+key_epoch() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$1"; }
+[ "$(key_epoch "$work/alice.key.json")" = "$epoch" ] || fail "alice's key is not for epoch $epoch"
+[ "$(key_epoch "$work/bob.key.json")" = "$epoch" ] || fail "bob's key is not for epoch $epoch"
 echo "review keys registered for epoch $epoch"
 
 # 3. Items are reviewed in the epoch after their creation: create them in epoch - 1.

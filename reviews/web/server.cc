@@ -124,6 +124,7 @@ void Server::Impl::Install() {
   http.set_payload_max_length(options.max_body_bytes);
   http.set_read_timeout(options.io_timeout_seconds, 0);
   http.set_write_timeout(options.io_timeout_seconds, 0);
+  http.set_keep_alive_timeout(options.io_timeout_seconds);
   // Defence in depth behind the escaping: no script runs and nothing loads from elsewhere even
   // if some text slipped through unescaped.
   http.set_default_headers({

@@ -33,7 +33,8 @@ struct ServerOptions {
   // <= 16 KiB, multipart framing), so 64 KiB leaves room without letting a client make the
   // server buffer megabytes.
   size_t max_body_bytes = 64 * 1024;
-  // How long a connection may stall while sending its request or reading the answer.
+  // How long a connection may stall while sending its request or reading the answer, and how
+  // long an idle keep-alive connection is kept.
   int io_timeout_seconds = 10;
 };
 

@@ -3,9 +3,13 @@
 // end in Chromium by browser_test.sh.
 #include "reviews/web/server.h"
 
+#include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <map>
 #include <mutex>
@@ -297,6 +301,69 @@ TEST_F(ReviewsWebServerTest, JsonApi) {
   ASSERT_TRUE(no_route);
   EXPECT_EQ(no_route->status, 404);
   EXPECT_EQ(nlohmann::json::parse(no_route->body)["error"]["code"], 404);
+}
+
+TEST_F(ReviewsWebServerTest, ConcurrentPostsAreEachAnswered) {
+  constexpr int kThreads = 8;
+  for (int i = 0; i < kThreads; ++i) backend_.AddItem("item" + std::to_string(i), "Item");
+  std::vector<int> statuses(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([this, i, &statuses] {
+      // Three keys over eight items: every (item, key) pair is new, so every post is accepted.
+      auto res = PostForm("item" + std::to_string(i), Form("3", "ok", "key-a"));
+      statuses[i] = res ? res->status : -1;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kThreads; ++i) EXPECT_EQ(statuses[i], 200) << "post " << i;
+  EXPECT_EQ(backend_.post_calls(), kThreads);
+}
+
+TEST_F(ReviewsWebServerTest, OtherMethodsAreRefused) {
+  auto del = Client().Delete("/item/cafe");
+  ASSERT_TRUE(del);
+  EXPECT_GE(del->status, 400);
+  auto put = Client().Put("/item/cafe/review", "rating=1", "application/x-www-form-urlencoded");
+  ASSERT_TRUE(put);
+  EXPECT_GE(put->status, 400);
+  EXPECT_EQ(backend_.post_calls(), 0);
+}
+
+// A client that sends half a request and stalls is disconnected after the I/O timeout instead
+// of holding a server thread forever. The socket waits far longer than the timeout, so only a
+// server that never lets go fails this test.
+TEST(ReviewsWebServerSetupTest, StalledClientsAreDisconnected) {
+  FakeBackend backend;
+  ServerOptions options;
+  options.io_timeout_seconds = 1;
+  Server server(backend, options);
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(*port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const std::string partial = "POST /item/cafe/review HTTP/1.1\r\nHost: x\r\nContent-Le";
+  ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+  timeval wait{.tv_sec = 60, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  char buffer[4096];
+  ssize_t n;
+  std::string answer;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  EXPECT_EQ(n, 0) << "the server did not close the stalled connection";
+  ::close(fd);
+  EXPECT_EQ(backend.post_calls(), 0);
+
+  stop.store(true);
+  serving.join();
 }
 
 TEST(ReviewsWebServerSetupTest, ServeNeedsBindAndStopsOnTheFlag) {
