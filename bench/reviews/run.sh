@@ -51,3 +51,8 @@ plot '$out/urs_ring_size.dat' using 1:2 with linespoints pt 7 title 'sign', \
      '' using 1:(4*\$1*$smul/1000) with lines dt 2 lc rgb 'black' title '4 n scalar mults (same run)'
 GP
 echo "reviews bench: wrote $out/summary.txt and $out/reviews-urs-ring-size.png"
+
+# Reviews committed per second on a local network, beside transfers/s (net_run.sh, ~2 min).
+if [ "${REVIEWS_BENCH_NET:-1}" != 0 ]; then
+  "$(dirname "$0")/net_run.sh"
+fi

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Reviews committed per second on a real local network (ledger-localnet on loopback), beside
+# the ledger's own transfers per second on the same network shape measured in the same run.
+#   1. baseline: ledger-localnet with its transfer load generator (offered $REVIEWS_NET_RATE tx/s);
+#   2. reviews: the same network with the reviews app, reviews-issuer and reviews-load, which
+#      gets keys for $REVIEWS_NET_IDS identities, creates $REVIEWS_NET_ITEMS items and posts every
+#      review DRAC allows, timed from the first submission to the last commit proved.
+# Both runs use sampled validation (each citizen verifies $REVIEWS_NET_SAMPLE of the signatures,
+# Blockene style): with every citizen verifying every ring signature, the 2-core machine this
+# was written on spends its time in citizens' verification, not in the protocol.
+# Inputs: $TESSERA_BUILD (bin/ledger-localnet, ledger-politician, ledger-citizen, reviews-tool,
+# reviews-issuer, reviews-load), $TESSERA_BENCH_OUT. Output: net_summary.txt, the JSON reports.
+set -euo pipefail
+build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
+out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
+bin="$build/bin"
+ids=${REVIEWS_NET_IDS:-8}
+items=${REVIEWS_NET_ITEMS:-60}
+sample=${REVIEWS_NET_SAMPLE:-0.25}
+ring=${REVIEWS_NET_RING:-50}
+epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-20}
+rate=${REVIEWS_NET_RATE:-400}
+seconds=${REVIEWS_NET_SECONDS:-25}
+for b in ledger-localnet ledger-politician ledger-citizen reviews-tool reviews-issuer reviews-load; do
+  [ -x "$bin/$b" ] || { echo "missing $bin/$b"; exit 1; }
+done
+mkdir -p "$out"
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+network="[network]
+politicians = 3
+citizens = $ids
+citizens_per_process = $ids
+accounts = 2000
+max_pool_txs = 4000
+validation_sample = $sample"
+
+# ---- 1. Baseline: transfers ----
+cat > "$work/transfers.toml" <<TOML
+$network
+[load]
+rate = $rate
+duration_s = $seconds
+double_spend_fraction = 0
+fanout = 1
+TOML
+echo "reviews net bench: baseline, transfers offered at $rate tx/s for ${seconds}s ($ids citizens)"
+"$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
+cp "$work/transfers/report.json" "$out/net_transfers_report.json"
+
+# ---- 2. Reviews ----
+"$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" --public-out "$work/issuer.pub.pem" > /dev/null
+issuer_hex=$(openssl pkey -pubin -in "$work/issuer.pub.pem" -outform DER | xxd -p | tr -d '\n')
+cat > "$work/reviews.toml" <<TOML
+$network
+[load]
+rate = 0
+duration_s = 900
+[apps.reviews]
+issuer_public = "$issuer_hex"
+ring_size = $ring
+epoch_blocks = $epoch_blocks
+TOML
+echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks"
+"$bin/ledger-localnet" --check --config "$work/reviews.toml" --out "$work/reviews" > "$work/reviews.log" 2>&1 &
+localnet=$!
+pids+=("$localnet")
+for _ in $(seq 1 240); do [ -f "$work/reviews/ready" ] && break; sleep 0.5; done
+[ -f "$work/reviews/ready" ] || { echo "local network did not start"; cat "$work/reviews.log"; exit 1; }
+"$bin/reviews-issuer" --log-level warn --genesis "$work/reviews/genesis.toml" \
+  --issuer-key "$work/issuer.pem" --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
+pids+=("$!")
+"$bin/reviews-load" --timeout-s 240 --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
+  --work "$work/load" --identities "$ids" --items "$items" --report "$out/net_reviews_report.json" \
+  > /dev/null 2> "$out/net_reviews_load.log" ||
+  { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
+status=0
+kill -TERM "$localnet"
+wait "$localnet" || status=$?
+cp "$work/reviews.log" "$work/issuer.log" "$out/" 2>/dev/null || true
+[ "$status" = 0 ] || { echo "the local network's audit failed"; tail -40 "$work/reviews.log"; exit 1; }
+cp "$work/reviews/report.json" "$out/net_reviews_localnet.json"
+
+python3 - "$out" <<'PY'
+import json, os, sys
+out = sys.argv[1]
+t = json.load(open(os.path.join(out, "net_transfers_report.json")))
+r = json.load(open(os.path.join(out, "net_reviews_report.json")))
+n = json.load(open(os.path.join(out, "net_reviews_localnet.json")))
+lines = [
+  f"reviews committed/s        {r['reviews_per_s']:8.1f}   ({r['reviews_committed']}/{r['reviews_submitted']} reviews in {r['seconds']:.2f} s, "
+  f"blocks {r['first_height']}..{r['last_height']}, mean ring {r['ring_size_mean']})",
+  f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s)",
+  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}",
+  f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
+  f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (fanout 2)",
+  f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
+  f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
+]
+text = "\n".join(lines)
+open(os.path.join(out, "net_summary.txt"), "w").write(text + "\n")
+print(text)
+PY

@@ -1,0 +1,181 @@
+#include "reviews/net/load.h"
+
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/file.h"
+#include "ledger/crypto/key_file.h"
+#include "reviews/client/key_file.h"
+#include "reviews/review/review.h"
+
+namespace tessera::reviews::net {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace onchain;  // NOLINT
+
+double Since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+double CpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Polls until the client's height reaches `height` (bounded by the client's timeout).
+Status WaitForHeight(client::ReviewsClient& c, uint64_t height, const client::ClientOptions& o) {
+  const auto deadline = Clock::now() + o.timeout;
+  while (true) {
+    Status s = c.Refresh();
+    if (s.ok() && c.height() >= height) return Status::Ok();
+    if (Clock::now() >= deadline) {
+      return DeadlineExceededError("the network did not reach height " + std::to_string(height) +
+                                   " (at " + std::to_string(c.height()) + ")");
+    }
+    std::this_thread::sleep_for(o.poll);
+  }
+}
+
+}  // namespace
+
+std::string LoadReport::ToJson() const {
+  return nlohmann::json{{"epoch", epoch},
+                        {"identities", identities},
+                        {"items", items},
+                        {"ring_size_mean", ring_size_mean},
+                        {"reviews_submitted", reviews_submitted},
+                        {"reviews_committed", reviews_committed},
+                        {"submit_rejected", submit_rejected},
+                        {"sign_seconds", sign_seconds},
+                        {"submit_seconds", submit_seconds},
+                        {"seconds", seconds},
+                        {"reviews_per_s", reviews_per_s},
+                        {"first_height", first_height},
+                        {"last_height", last_height}}
+      .dump(1);
+}
+
+Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progress) {
+  std::error_code ec;
+  std::filesystem::create_directories(options.work_dir, ec);
+  if (ec) return InternalError("creating " + options.work_dir.string() + ": " + ec.message());
+  TESSERA_ASSIGN_OR_RETURN(auto c, client::ReviewsClient::Open(options.client));
+  TESSERA_RETURN_IF_ERROR(c->Refresh());
+  const ReviewsParams& params = c->params();
+  LoadReport report;
+  report.identities = options.identities;
+  report.items = options.items;
+  report.epoch = c->NextKeyEpoch(options.margin_blocks);
+  const uint64_t e = report.epoch;
+
+  // ---- Keys: every request first, then one wait for all issues and registrations ----
+  progress << "height " << c->height() << ": requesting " << options.identities
+           << " review keys for epoch " << e << "\n";
+  std::vector<std::filesystem::path> files;
+  for (uint32_t i = 0; i < options.identities; ++i) {
+    const std::string base = (options.key_dir / ("citizen-" + std::to_string(i))).string();
+    TESSERA_ASSIGN_OR_RETURN(ledger::KeyPair citizen, ledger::ReadSecretKeyFile(base + ".key"));
+    TESSERA_ASSIGN_OR_RETURN(std::string id_hex, ReadFile(base + ".id"));
+    while (!id_hex.empty() && std::isspace(static_cast<unsigned char>(id_hex.back()))) {
+      id_hex.pop_back();
+    }
+    TESSERA_ASSIGN_OR_RETURN(Bytes id_bytes, FromHex(id_hex));
+    TESSERA_ASSIGN_OR_RETURN(ledger::net::Identity identity, ledger::net::DecodeIdentity(id_bytes));
+    files.push_back(options.work_dir / ("key-" + std::to_string(i) + ".json"));
+    std::filesystem::remove(files.back());
+    TESSERA_RETURN_IF_ERROR(c->RequestKey(identity, citizen, e, files.back(), /*wait=*/false));
+  }
+  TESSERA_RETURN_IF_ERROR(c->CompleteKeys(files));
+  std::vector<urs::KeyPair> keys;
+  for (const auto& f : files) {
+    TESSERA_ASSIGN_OR_RETURN(client::ReviewKeyFile k, client::ReadKeyFile(f));
+    keys.push_back(k.review);
+  }
+  progress << "height " << c->height() << ": " << keys.size() << " keys registered\n";
+
+  // ---- Items, created in epoch e - 1 so that their window is e ----
+  TESSERA_RETURN_IF_ERROR(WaitForHeight(*c, (e - 1) * params.epoch_blocks, options.client));
+  std::vector<ItemId> items;
+  for (uint32_t j = 0; j < options.items; ++j) {
+    const std::string name = "load item " + std::to_string(e) + "/" + std::to_string(j);
+    TESSERA_ASSIGN_OR_RETURN(ItemId id, c->CreateItem(name, /*wait=*/false));
+    items.push_back(id);
+  }
+  {
+    const auto deadline = Clock::now() + options.client.timeout;
+    while (true) {
+      TESSERA_RETURN_IF_ERROR(c->Refresh());
+      std::vector<ledger::Hash256> leaves;
+      for (const ItemId& id : items) leaves.push_back(leaf::Item(id));
+      TESSERA_ASSIGN_OR_RETURN(auto l, c->ReadLeaves(leaves));
+      if (std::all_of(l.begin(), l.end(), [](const auto& v) { return v.has_value(); })) break;
+      if (Clock::now() >= deadline) return DeadlineExceededError("items were not committed");
+      std::this_thread::sleep_for(options.client.poll);
+    }
+  }
+  progress << "height " << c->height() << ": " << items.size() << " items created\n";
+
+  // ---- Sign every review the lottery allows (before the clock) ----
+  TESSERA_RETURN_IF_ERROR(WaitForHeight(*c, e * params.epoch_blocks, options.client));
+  std::vector<Payload> payloads;
+  std::vector<ledger::Hash256> tag_keys;
+  std::vector<ledger::Hash256> records;
+  const double cpu0 = CpuSeconds();
+  uint64_t ring_total = 0;
+  for (size_t j = 0; j < items.size(); ++j) {
+    TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, c->EligibleRing(items[j], e));
+    ring_total += ring.size();
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (!ring.IndexOf(keys[i].public_key)) continue;
+      const int rating = static_cast<int>(1 + (i * 7 + j * 3) % 5);
+      const std::string text = "review " + std::to_string(i) + " of item " + std::to_string(j);
+      TESSERA_ASSIGN_OR_RETURN(Review r,
+                               SignReview(keys[i], ring, ItemBytes(items[j]), e, rating, text));
+      ReviewEntry entry{rating, text, r.signature};
+      tag_keys.push_back(leaf::Tag(items[j], e, r.signature.tag));
+      records.push_back(ReviewRecordHash(items[j], e, ring, entry));
+      payloads.push_back(ReviewBatch{items[j], e, ring, {std::move(entry)}});
+    }
+  }
+  report.sign_seconds = CpuSeconds() - cpu0;
+  report.ring_size_mean = items.empty() ? 0 : ring_total / items.size();
+  report.reviews_submitted = payloads.size();
+  report.first_height = c->height();
+  progress << "height " << c->height() << ": submitting " << payloads.size()
+           << " reviews (signed in " << report.sign_seconds << " s CPU)\n";
+
+  // ---- The clock: submit everything, then poll the proved tag leaves ----
+  const auto start = Clock::now();
+  for (const Payload& p : payloads) {
+    if (!c->Submit(p).ok()) ++report.submit_rejected;
+  }
+  report.submit_seconds = Since(start);
+  const auto window_end = (e + 1) * params.epoch_blocks;
+  const auto deadline = start + options.client.timeout;
+  uint64_t committed = 0;
+  double last_commit_s = 0;
+  while (committed < payloads.size() - report.submit_rejected) {
+    TESSERA_RETURN_IF_ERROR(c->Refresh());
+    TESSERA_ASSIGN_OR_RETURN(auto l, c->ReadLeaves(tag_keys));
+    uint64_t now = 0;
+    for (size_t i = 0; i < l.size(); ++i) now += l[i] && *l[i] == records[i];
+    if (now > committed) {
+      committed = now;
+      last_commit_s = Since(start);
+      report.last_height = c->height();
+      progress << "height " << c->height() << ": " << committed << " reviews committed after "
+               << last_commit_s << " s\n";
+    }
+    if (c->height() >= window_end || Clock::now() >= deadline) break;
+    std::this_thread::sleep_for(options.client.poll);
+  }
+  report.reviews_committed = committed;
+  report.seconds = last_commit_s;
+  report.reviews_per_s = last_commit_s > 0 ? static_cast<double>(committed) / last_commit_s : 0;
+  return report;
+}
+
+}  // namespace tessera::reviews::net

@@ -1,0 +1,49 @@
+// A review load generator for a running local network (bench/reviews/run.sh): gets review keys
+// for many identities at once, creates items, then posts every (key, item) review the DRAC
+// lottery allows as fast as it can and measures how many commit per second.
+//
+// The clock runs from the first review submission to the poll that sees the last review's
+// tag leaf committed (proved against a certified root, like any client), so the figure
+// includes admission checks (each politician verifies every ring signature), pooling and
+// coalescing into batches, consensus, execution and the citizens' sampled verification.
+// Signing happens before the clock starts and is reported separately.
+#pragma once
+
+#include <filesystem>
+#include <ostream>
+#include <string>
+
+#include "core/status.h"
+#include "reviews/client/client.h"
+
+namespace tessera::reviews::net {
+
+struct LoadOptions {
+  client::ClientOptions client;
+  std::filesystem::path key_dir;   // ledger-localnet's keys/ (citizen-<i>.key, citizen-<i>.id)
+  std::filesystem::path work_dir;  // review key files are written here
+  uint32_t identities = 4;         // citizens 0 .. identities-1
+  uint32_t items = 20;
+  uint64_t margin_blocks = 8;  // key requests are sent for an epoch open this much longer
+};
+
+struct LoadReport {
+  uint64_t epoch = 0;
+  uint64_t identities = 0;
+  uint64_t items = 0;
+  uint64_t ring_size_mean = 0;
+  uint64_t reviews_submitted = 0;
+  uint64_t reviews_committed = 0;
+  uint64_t submit_rejected = 0;
+  double sign_seconds = 0;    // CPU time signing every review (before the clock)
+  double submit_seconds = 0;  // wall time to hand every review to the politicians
+  double seconds = 0;         // first submission to the last commit seen
+  double reviews_per_s = 0;
+  uint64_t first_height = 0, last_height = 0;  // blocks spanned by the run
+
+  std::string ToJson() const;
+};
+
+Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progress);
+
+}  // namespace tessera::reviews::net
