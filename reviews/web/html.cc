@@ -110,7 +110,8 @@ std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
       "<label for=\"key_json\">or paste the key file</label>\n"
       "<textarea id=\"key_json\" name=\"key_json\" class=\"key\" rows=\"4\" "
       "placeholder=\"the contents of your review key file\"></textarea>\n"
-      "<p class=\"muted\">The key signs the review inside this server and is not stored. Your "
+      "<p class=\"muted\">The key signs the review inside this server, which does not keep it. "
+      "Your "
       "review is linked to no identity; a second review of this item by the same key is "
       "rejected.</p>\n"
       "<button type=\"submit\">Post review</button>\n</form>\n",

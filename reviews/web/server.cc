@@ -43,9 +43,16 @@ std::string Printable(std::string_view text) {
 
 bool IsApi(const httplib::Request& req) { return req.path.starts_with("/api/"); }
 
-void SendError(const httplib::Request& req, httplib::Response& res, const Status& status,
+void SendError(const httplib::Request& req, httplib::Response& res, Status status,
                std::string_view item_id = {}) {
   res.status = HttpStatusFor(status.code());
+  // The server's own failures may name files and internals: those go to the log, the visitor
+  // gets a generic message. Every other status is about the request or the ledger, and its
+  // message is what the visitor needs.
+  if (status.code() == StatusCode::kInternal || status.code() == StatusCode::kUnknown) {
+    spdlog::error("{} {}: {}", req.method, Printable(req.path), status.ToString());
+    status = Status(status.code(), "the server failed on this request (details in its log)");
+  }
   if (IsApi(req)) {
     res.set_content(Dump(ErrorToJson(status)), kJson);
   } else {
@@ -177,8 +184,7 @@ void Server::Impl::Install() {
           what = e.what();
         } catch (...) {
         }
-        spdlog::error("{} {}: {}", req.method, Printable(req.path), what);
-        SendError(req, res, InternalError("the server failed on this request"));
+        SendError(req, res, InternalError("exception: " + what));
       });
   http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
     spdlog::info("{} {} -> {}", req.method, Printable(req.path), res.status);

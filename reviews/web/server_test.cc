@@ -57,6 +57,7 @@ class FakeBackend : public Backend {
 
   Result<ItemDetail> GetItem(std::string_view id) override {
     std::lock_guard lock(mu_);
+    if (internal_failure_) return InternalError("cannot open /var/lib/secret/state");
     auto it = items_.find(std::string(id));
     if (it == items_.end()) return NotFoundError("no item '" + std::string(id) + "'");
     return it->second;
@@ -84,6 +85,10 @@ class FakeBackend : public Backend {
     return std::string("review committed at height 10");
   }
 
+  void set_internal_failure(bool failing) {
+    std::lock_guard lock(mu_);
+    internal_failure_ = failing;
+  }
   void set_down(bool down) {
     std::lock_guard lock(mu_);
     down_ = down;
@@ -99,6 +104,7 @@ class FakeBackend : public Backend {
   const std::set<std::string> keys_ = {"key-a", "key-b", "key-c"};
   std::set<std::pair<std::string, std::string>> used_;
   bool down_ = false;
+  bool internal_failure_ = false;
   int post_calls_ = 0;
 };
 
@@ -275,6 +281,14 @@ TEST_F(ReviewsWebServerTest, BackendRefusalsKeepTheirMeaning) {
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
   EXPECT_EQ(backend_.post_calls(), 5);
+
+  backend_.set_internal_failure(true);
+  auto internal = Client().Get("/item/cafe");
+  ASSERT_TRUE(internal);
+  EXPECT_EQ(internal->status, 500);
+  EXPECT_THAT(internal->body, HasSubstr("details in its log"));
+  EXPECT_THAT(internal->body, Not(HasSubstr("/var/lib/secret")));
+  backend_.set_internal_failure(false);
 
   backend_.set_down(true);
   auto down = Client().Get("/");
