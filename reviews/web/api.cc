@@ -17,6 +17,7 @@ json ItemSummaryToJson(const ItemSummary& item) {
   json j = {{"id", item.id},
             {"name", item.name},
             {"review_count", item.review_count},
+            {"histogram", item.histogram},
             {"hijack_resistance", std::move(hijack)},
             {"epoch", item.epoch},
             {"window", std::string(WindowName(item.window))},
@@ -24,6 +25,7 @@ json ItemSummaryToJson(const ItemSummary& item) {
   // No mean without reviews: 0 would read as a rating.
   j["mean_rating"] = item.review_count == 0 ? json(nullptr) : json(item.mean_rating);
   if (!item.verified) j["verification"] = item.verification;
+  if (item.height != 0) j["height"] = item.height;
   return j;
 }
 

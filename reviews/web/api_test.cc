@@ -11,6 +11,7 @@ TEST(ReviewsWebApiTest, ItemWithReviews) {
                   .name = "Cafe",
                   .review_count = 2,
                   .mean_rating = 4.5,
+                  .histogram = {0, 0, 0, 1, 1},
                   .hijack = {.known = true,
                              .feasible = true,
                              .delta = 0.5,
@@ -26,6 +27,7 @@ TEST(ReviewsWebApiTest, ItemWithReviews) {
   EXPECT_EQ(j["id"], "cafe");
   EXPECT_EQ(j["mean_rating"], 4.5);
   EXPECT_EQ(j["review_count"], 2);
+  EXPECT_EQ(j["histogram"], nlohmann::json::parse("[0, 0, 0, 1, 1]"));
   EXPECT_EQ(j["hijack_resistance"]["identities_with_drac"], 30);
   EXPECT_EQ(j["hijack_resistance"]["identities_without_drac"], 3);
   EXPECT_EQ(j["window"], "open");

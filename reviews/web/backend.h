@@ -6,6 +6,7 @@
 // anyone who can submit a transaction): the server escapes all of them before rendering.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -36,7 +37,8 @@ struct ItemSummary {
   std::string id;    // the item id reviews are signed over
   std::string name;  // a display name; the id when the item has none
   uint64_t review_count = 0;
-  double mean_rating = 0;  // 0 when review_count == 0
+  double mean_rating = 0;               // 0 when review_count == 0
+  std::array<uint64_t, 5> histogram{};  // reviews with rating 1..5
   HijackView hijack;
   uint64_t epoch = 0;  // the review window's epoch
   Window window = Window::kUpcoming;
@@ -44,6 +46,7 @@ struct ItemSummary {
   // `verification` says why, and the page shows the numbers as unverified.
   bool verified = false;
   std::string verification;
+  uint64_t height = 0;  // the ledger height the numbers are proved at (0: not from a ledger)
 };
 
 struct ReviewView {

@@ -34,6 +34,9 @@ textarea { width: 100%; box-sizing: border-box; font: inherit; }
 textarea.key { font-family: monospace; font-size: 0.85em; }
 button { margin-top: 0.8em; padding: 0.4em 1.2em; font: inherit; }
 .error { border-color: #b11; }
+table.histogram { width: auto; background: none; }
+table.histogram td { border: none; padding: 0.05em 0.5em 0.05em 0; }
+meter { width: 12em; }
 )css";
 
 namespace {
@@ -63,6 +66,20 @@ std::string ShortId(std::string_view id) {
   return std::string(id.substr(0, cut)) + "\u2026";
 }
 
+// How many reviews gave each rating, 5 down to 1, as bars (<meter>: no inline style, which the
+// Content-Security-Policy forbids).
+std::string Histogram(const ItemSummary& item) {
+  std::string rows;
+  for (int r = kMaxRating; r >= kMinRating; --r) {
+    const uint64_t n = item.histogram[r - 1];
+    rows += fmt::format(
+        "<tr><td>{} \u2605</td><td><meter min=\"0\" max=\"{}\" value=\"{}\"></meter></td>"
+        "<td class=\"num\">{}</td></tr>",
+        r, std::max<uint64_t>(item.review_count, 1), n, n);
+  }
+  return "<table class=\"histogram\">" + rows + "</table>\n";
+}
+
 // Five stars, the mean rounded to the nearest whole star.
 std::string Stars(double mean) {
   const long full = std::lround(std::clamp(mean, 0.0, 5.0));
@@ -72,7 +89,12 @@ std::string Stars(double mean) {
 }
 
 std::string VerifiedCell(const ItemSummary& item) {
-  if (item.verified) return "<span class=\"ok\">\u2713 verified</span>";
+  if (item.verified) {
+    if (item.height == 0) return "<span class=\"ok\">\u2713 verified</span>";
+    return fmt::format(
+        "<span class=\"ok\">\u2713 verified</span> <span class=\"muted\">at height {}</span>",
+        item.height);
+  }
   return fmt::format(
       "<span class=\"bad\">\u2717 not verified</span><br><span class=\"muted\">{}"
       "</span>",
@@ -225,13 +247,13 @@ std::string RenderItemPage(const ItemDetail& detail, size_t max_text_bytes) {
   const ItemSummary& item = detail.summary;
   std::string body = fmt::format(
       "<h2>{}</h2>\n<div class=\"box\" id=\"summary\">\n"
-      "<p><span class=\"stars\">{}</span> <strong>{}</strong> from {} review{}</p>\n"
+      "<p><span class=\"stars\">{}</span> <strong>{}</strong> from {} review{}</p>\n{}"
       "<p>Hijack resistance: {}</p>\n<p>Review window: {}</p>\n<p>Tally: {}</p>\n"
       "<p class=\"muted\">Item id: <code>{}</code></p>\n</div>\n",
       EscapeHtml(item.name), item.review_count == 0 ? "" : Stars(item.mean_rating),
       FormatRating(item), item.review_count, item.review_count == 1 ? "" : "s",
-      EscapeHtml(DescribeHijack(item.hijack)), WindowText(item), VerifiedCell(item),
-      EscapeHtml(item.id));
+      item.review_count == 0 ? "" : Histogram(item), EscapeHtml(DescribeHijack(item.hijack)),
+      WindowText(item), VerifiedCell(item), EscapeHtml(item.id));
   body += "<h2>Reviews</h2>\n<div id=\"reviews\">\n";
   if (detail.reviews.empty()) body += "<p class=\"muted\">No reviews yet.</p>\n";
   for (const ReviewView& review : detail.reviews) {

@@ -116,8 +116,13 @@ TEST(ReviewsWebHtmlTest, ItemPageShowsReviewsAndTheFormWhileTheWindowIsOpen) {
   ItemDetail detail{Summary("cafe", "Cafe"),
                     {{.rating = 5, .text = "Great\nespresso", .tag_hex = "ab12", .height = 11},
                      {.rating = 3, .text = "ok", .tag_hex = "cd34", .height = 12}}};
+  detail.summary.histogram = {0, 0, 1, 0, 2};
+  detail.summary.height = 31;
   std::string page = RenderItemPage(detail, 1000);
   EXPECT_THAT(page, HasSubstr("<p>Great\nespresso</p>"));
+  EXPECT_THAT(page, HasSubstr("<td>5 \u2605</td><td><meter min=\"0\" max=\"3\" value=\"2\">"));
+  EXPECT_THAT(page, HasSubstr("<td>4 \u2605</td><td><meter min=\"0\" max=\"3\" value=\"0\">"));
+  EXPECT_THAT(page, HasSubstr("verified</span> <span class=\"muted\">at height 31"));
   EXPECT_THAT(page, HasSubstr("height 11"));
   EXPECT_THAT(page, HasSubstr("<code>cd34</code>"));
   EXPECT_THAT(page, HasSubstr("action=\"/item/cafe/review\""));

@@ -10,7 +10,6 @@
 #include "core/file.h"
 #include "reviews/client/key_file.h"
 #include "reviews/ledger/payload.h"
-#include "reviews/web/ledger_view.h"
 
 namespace tessera::reviews::web {
 
@@ -64,6 +63,12 @@ LedgerBackend::LedgerBackend(LedgerBackendOptions options,
                              std::unique_ptr<client::ReviewsClient> client)
     : options_(std::move(options)), client_(std::move(client)) {}
 
+LedgerContext LedgerBackend::Context() const {
+  return LedgerContext{.height = client_->height(),
+                       .current_epoch = client_->CurrentEpoch(),
+                       .delta = options_.client.hijack_delta};
+}
+
 size_t LedgerBackend::MaxReviewTextBytes() const { return onchain::kMaxReviewText; }
 
 Status LedgerBackend::RefreshIfStale() {
@@ -79,7 +84,7 @@ Status LedgerBackend::RefreshIfStale() {
 Result<std::vector<ItemSummary>> LedgerBackend::ListItems() {
   TESSERA_RETURN_IF_ERROR(RefreshIfStale());
   TESSERA_ASSIGN_OR_RETURN(std::vector<client::ItemSummary> items, client_->ListItems());
-  const uint64_t epoch = client_->CurrentEpoch();
+  const LedgerContext context = Context();
   std::vector<ItemSummary> out;
   out.reserve(items.size());
   for (const client::ItemSummary& item : items) {
@@ -87,7 +92,7 @@ Result<std::vector<ItemSummary>> LedgerBackend::ListItems() {
     // from blocks replay exactly to that tally and to the item's proved review chain.
     Result<client::ItemView> view = client_->GetItem(item.id);
     const Status verified = view.ok() ? view->verified : view.status();
-    out.push_back(ToItemSummary(item, epoch, options_.client.hijack_delta, verified));
+    out.push_back(ToItemSummary(item, context, verified));
   }
   return out;
 }
@@ -96,7 +101,7 @@ Result<ItemDetail> LedgerBackend::GetItem(std::string_view id) {
   TESSERA_ASSIGN_OR_RETURN(onchain::ItemId item, ItemIdFromText(id));
   TESSERA_RETURN_IF_ERROR(RefreshIfStale());
   TESSERA_ASSIGN_OR_RETURN(client::ItemView view, client_->GetItem(item));
-  return ToItemDetail(view, client_->CurrentEpoch(), options_.client.hijack_delta);
+  return ToItemDetail(view, Context());
 }
 
 Result<std::string> LedgerBackend::PostReview(std::string_view item_id, int rating,

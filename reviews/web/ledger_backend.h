@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "reviews/client/client.h"
 #include "reviews/web/backend.h"
+#include "reviews/web/ledger_view.h"
 
 namespace tessera::reviews::web {
 
@@ -45,6 +46,7 @@ class LedgerBackend final : public Backend {
  private:
   LedgerBackend(LedgerBackendOptions options, std::unique_ptr<client::ReviewsClient> client);
   Status RefreshIfStale();
+  LedgerContext Context() const;
 
   const LedgerBackendOptions options_;
   std::unique_ptr<client::ReviewsClient> client_;  // thread-safe itself

@@ -27,20 +27,23 @@ HijackView ToHijackView(const std::optional<metric::HijackResistance>& hijack, d
   return view;
 }
 
-ItemSummary ToItemSummary(const client::ItemSummary& item, uint64_t current_epoch, double delta,
+ItemSummary ToItemSummary(const client::ItemSummary& item, const LedgerContext& context,
                           const Status& verified) {
+  const uint64_t current_epoch = context.current_epoch;
   ItemSummary out;
   out.id = ItemIdToText(item.id);
   out.name = item.name;
   out.review_count = item.tally.count();
   out.mean_rating = item.tally.mean();
-  out.hijack = ToHijackView(item.hijack, delta);
+  for (size_t r = 0; r < out.histogram.size(); ++r) out.histogram[r] = item.tally.histogram[r];
+  out.hijack = ToHijackView(item.hijack, context.delta);
   out.epoch = item.review_epoch;
   out.window = current_epoch < item.review_epoch    ? Window::kUpcoming
                : current_epoch == item.review_epoch ? Window::kOpen
                                                     : Window::kClosed;
   out.verified = verified.ok();
   if (!verified.ok()) out.verification = verified.ToString();
+  out.height = context.height;
   return out;
 }
 
@@ -51,9 +54,9 @@ ReviewView ToReviewView(const client::PostedReview& review) {
                     .height = review.height};
 }
 
-ItemDetail ToItemDetail(const client::ItemView& item, uint64_t current_epoch, double delta) {
+ItemDetail ToItemDetail(const client::ItemView& item, const LedgerContext& context) {
   ItemDetail out;
-  out.summary = ToItemSummary(item.summary, current_epoch, delta, item.verified);
+  out.summary = ToItemSummary(item.summary, context, item.verified);
   // Unverified reviews are still listed (the summary says they are not verified): hiding them
   // would hide what is wrong.
   for (const client::PostedReview& review : item.reviews) {

@@ -20,13 +20,20 @@ Result<onchain::ItemId> ItemIdFromText(std::string_view text);
 
 HijackView ToHijackView(const std::optional<metric::HijackResistance>& hijack, double delta);
 
-// `current_epoch` (the epoch of the next block) places the review window; `verified` is the outcome
-// of replaying the item's reviews against its proved tally and chain (OK: verified).
-ItemSummary ToItemSummary(const client::ItemSummary& item, uint64_t current_epoch, double delta,
+// Where the client stands when the records are read.
+struct LedgerContext {
+  uint64_t height = 0;         // the synced height the leaves are proved at
+  uint64_t current_epoch = 0;  // the epoch of the next block: places the review window
+  double delta = 0.5;          // the rating shift of the hijack resistance
+};
+
+// `verified` is the outcome of replaying the item's reviews against its proved tally and chain
+// (OK: verified).
+ItemSummary ToItemSummary(const client::ItemSummary& item, const LedgerContext& context,
                           const Status& verified);
 
 ReviewView ToReviewView(const client::PostedReview& review);
 
-ItemDetail ToItemDetail(const client::ItemView& item, uint64_t current_epoch, double delta);
+ItemDetail ToItemDetail(const client::ItemView& item, const LedgerContext& context);
 
 }  // namespace tessera::reviews::web

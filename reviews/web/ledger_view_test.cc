@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <array>
+
 namespace tessera::reviews::web {
 namespace {
 
@@ -42,7 +44,7 @@ TEST(ReviewsWebLedgerViewTest, ItemIdsAreCanonicalHex) {
 }
 
 TEST(ReviewsWebLedgerViewTest, SummaryCarriesTheProvedTallyAndTheMetric) {
-  const ItemSummary s = ToItemSummary(Item(), 4, 0.5, Status::Ok());
+  const ItemSummary s = ToItemSummary(Item(), {.height = 45, .current_epoch = 4}, Status::Ok());
   EXPECT_EQ(s.id, ItemIdToText(onchain::ItemIdOf("Cafe Central")));
   EXPECT_EQ(s.name, "Cafe Central");
   EXPECT_EQ(s.review_count, 3u);
@@ -56,16 +58,18 @@ TEST(ReviewsWebLedgerViewTest, SummaryCarriesTheProvedTallyAndTheMetric) {
   EXPECT_EQ(s.window, Window::kOpen);
   EXPECT_TRUE(s.verified);
   EXPECT_EQ(s.verification, "");
+  EXPECT_EQ(s.histogram, (std::array<uint64_t, 5>{0, 0, 1, 0, 2}));
+  EXPECT_EQ(s.height, 45u);
 }
 
 TEST(ReviewsWebLedgerViewTest, WindowIsOpenOnlyInTheReviewEpoch) {
-  EXPECT_EQ(ToItemSummary(Item(), 3, 0.5, Status::Ok()).window, Window::kUpcoming);
-  EXPECT_EQ(ToItemSummary(Item(), 5, 0.5, Status::Ok()).window, Window::kClosed);
+  EXPECT_EQ(ToItemSummary(Item(), {.current_epoch = 3}, Status::Ok()).window, Window::kUpcoming);
+  EXPECT_EQ(ToItemSummary(Item(), {.current_epoch = 5}, Status::Ok()).window, Window::kClosed);
 }
 
 TEST(ReviewsWebLedgerViewTest, AFailedReplayIsShownAsNotVerified) {
-  const ItemSummary s =
-      ToItemSummary(Item(), 4, 0.5, DataLossError("the reviews replay to chain ab.., proved cd.."));
+  const ItemSummary s = ToItemSummary(
+      Item(), {.current_epoch = 4}, DataLossError("the reviews replay to chain ab.., proved cd.."));
   EXPECT_FALSE(s.verified);
   EXPECT_EQ(s.verification, "DATA_LOSS: the reviews replay to chain ab.., proved cd..");
 }
@@ -74,7 +78,8 @@ TEST(ReviewsWebLedgerViewTest, NoRegisteredKeysMeansHijackResistanceUnknown) {
   client::ItemSummary item = Item();
   item.registered_keys = 0;
   item.hijack.reset();
-  const HijackView h = ToItemSummary(item, 4, 0.25, Status::Ok()).hijack;
+  const HijackView h =
+      ToItemSummary(item, {.current_epoch = 4, .delta = 0.25}, Status::Ok()).hijack;
   EXPECT_FALSE(h.known);
   EXPECT_EQ(h.delta, 0.25);
 }
@@ -91,7 +96,7 @@ TEST(ReviewsWebLedgerViewTest, ReviewsKeepTheirTextAndTag) {
   review.entry.signature.tag.fill(0xab);
   view.reviews = {review};
   view.verified = Status::Ok();
-  const ItemDetail detail = ToItemDetail(view, 4, 0.5);
+  const ItemDetail detail = ToItemDetail(view, {.current_epoch = 4});
   ASSERT_EQ(detail.reviews.size(), 1u);
   EXPECT_EQ(detail.reviews[0].rating, 5);
   EXPECT_EQ(detail.reviews[0].text, "<b>great</b>");  // escaping is the page's job
