@@ -203,6 +203,17 @@ while kill -0 "${pids[0]}" 2> /dev/null; do
 done
 sleep 0.3 # past --refresh-ms, so the next page follows the chain
 probe "$url" 503 "following the chain" || fail "the page without a ledger"
+# A server started while the ledger is down starts anyway and answers 503 too.
+"$bin/reviews-web" --genesis "$work/net/genesis.toml" --checkpoint "$work/web2.ckpt" \
+  --listen 127.0.0.1:0 > "$work/web2.out" 2> "$work/web2.log" &
+pids+=($!)
+deadline=$((SECONDS + 60))
+until grep -qs '^serving ' "$work/web2.out"; do
+  [ $SECONDS -lt $deadline ] || fail "reviews-web did not start without a ledger"
+  sleep 0.2
+done
+probe "$(awk '/^serving /{print $2}' "$work/web2.out")" 503 "following the chain" ||
+  fail "a server started without a ledger"
 
 # 8. A clean stop on SIGTERM.
 kill -TERM $web_pid

@@ -50,12 +50,18 @@ class TemporaryKeyFile {
 Result<std::unique_ptr<LedgerBackend>> LedgerBackend::Open(LedgerBackendOptions options) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<client::ReviewsClient> client,
                            client::ReviewsClient::Open(options.client));
-  TESSERA_RETURN_IF_ERROR(client->Refresh().WithContext("following the chain"));
-  spdlog::info("following the ledger: height {}, epoch {}", client->height(),
-               client->CurrentEpoch());
+  // A ledger that does not answer yet is not fatal: pages say so (503) and every page tries
+  // again, so the server and the network may start in either order.
+  const Status first = client->Refresh();
+  if (first.ok()) {
+    spdlog::info("following the ledger: height {}, epoch {}", client->height(),
+                 client->CurrentEpoch());
+  } else {
+    spdlog::warn("the ledger does not answer yet: {}", first.ToString());
+  }
   auto backend =
       std::unique_ptr<LedgerBackend>(new LedgerBackend(std::move(options), std::move(client)));
-  backend->last_refresh_ = std::chrono::steady_clock::now();
+  if (first.ok()) backend->last_refresh_ = std::chrono::steady_clock::now();
   return backend;
 }
 

@@ -31,8 +31,9 @@ struct LedgerBackendOptions {
 
 class LedgerBackend final : public Backend {
  public:
-  // Opens the client (reads the genesis file, creates or resumes the checkpoint) and follows
-  // the chain once; errors from the client pass through (e.g. NOT_FOUND genesis, UNAVAILABLE).
+  // Opens the client (reads the genesis file, creates or resumes the checkpoint; its errors pass
+  // through, e.g. NOT_FOUND for the genesis file) and tries to follow the chain once. A ledger
+  // that does not answer is not an error here: pages answer 503 until it does.
   static Result<std::unique_ptr<LedgerBackend>> Open(LedgerBackendOptions options);
 
   size_t MaxReviewTextBytes() const override;
