@@ -383,11 +383,21 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
 
 Status ReviewsClient::PostReview(const std::filesystem::path& key_file, const ItemId& item,
                                  int rating, std::string_view text, const PostOptions& options) {
+  auto key = ReadKeyFile(key_file);
+  if (!key.ok()) {
+    Status st = key.status();
+    // A key file that is not there or not readable is the caller's argument, not a state.
+    return st.code() == StatusCode::kPermissionDenied ? InvalidArgumentError(st.message()) : st;
+  }
+  return PostReview(*key, item, rating, text, options);
+}
+
+Status ReviewsClient::PostReview(const ReviewKeyFile& key, const ItemId& item, int rating,
+                                 std::string_view text, const PostOptions& options) {
   Lock lock(mu_);
-  TESSERA_ASSIGN_OR_RETURN(ReviewKeyFile key, ReadKeyFile(key_file));
   if (!key.registered) {
-    return FailedPreconditionError("the review key in " + key_file.string() +
-                                   " is not registered yet (run get-key to finish it)");
+    return FailedPreconditionError(
+        "the review key is not registered yet (run reviews-net get-key to finish it)");
   }
   if (rating < kMinRating || rating > kMaxRating) {
     return InvalidArgumentError("rating must be 1..5");

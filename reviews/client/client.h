@@ -38,6 +38,7 @@
 #include "ledger/net/wallet.h"
 #include "reviews/client/chain_index.h"
 #include "reviews/client/item_audit.h"
+#include "reviews/client/key_file.h"
 #include "reviews/ledger/reviews_app.h"
 #include "reviews/ledger/state_layout.h"
 #include "reviews/metric/hijack.h"
@@ -110,8 +111,16 @@ class ReviewsClient {
 
   // ---- Writing ----
   Result<ItemId> CreateItem(std::string_view name, bool wait);
+  // Errors: INVALID_ARGUMENT (rating, text, key file), NOT_FOUND (unknown item),
+  // FAILED_PRECONDITION (key not registered, not for the item's window, window not open),
+  // PERMISSION_DENIED (the key is not in the item's DRAC ring), ALREADY_EXISTS (this key
+  // already reviewed the item), UNAVAILABLE (no politician reachable); a rejection by the
+  // politicians themselves is FAILED_PRECONDITION with their reasons.
   Status PostReview(const std::filesystem::path& key_file, const ItemId& item, int rating,
                     std::string_view text, const PostOptions& options);
+  // The same with the key already in memory (a web page's upload need never touch the disk).
+  Status PostReview(const ReviewKeyFile& key, const ItemId& item, int rating, std::string_view text,
+                    const PostOptions& options);
   // Writes a fresh review key file (refuses to overwrite one), submits the identity's signed
   // KeyRequest for `epoch` and, with `wait`, waits until it is committed.
   Status RequestKey(const ledger::net::Identity& identity, const ledger::KeyPair& citizen,
