@@ -127,7 +127,7 @@ class TcpTransport final : public Transport {
     // then closes (a finished worker) must not make that already-written message look unsent.
     bool writing = false;  // guarded by mu_
     bool lost = false;     // guarded by mu_
-    std::string error;                                    // guarded by mu_
+    std::string error;     // guarded by mu_
   };
 
   void ReaderLoop(int peer);
