@@ -49,8 +49,9 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint", checkpoint,
                  "The light client's checkpoint file (created when absent)")
       ->required();
-  app.add_option("--fanout", backend.client.fanout, "Politicians each review is submitted to")
-      ->check(CLI::Range(1, 100))
+  app.add_option("--fanout", backend.client.fanout,
+                 "Politicians each review is submitted to (0: the client library's choice)")
+      ->check(CLI::Range(0, 100))
       ->capture_default_str();
   app.add_option("--hijack-delta", backend.client.hijack_delta,
                  "The rating shift the hijack resistance is computed for")
