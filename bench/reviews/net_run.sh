@@ -15,7 +15,7 @@ build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
 bin="$build/bin"
 ids=${REVIEWS_NET_IDS:-8}
-items=${REVIEWS_NET_ITEMS:-60}
+items=${REVIEWS_NET_ITEMS:-120}
 sample=${REVIEWS_NET_SAMPLE:-0.25}
 ring=${REVIEWS_NET_RING:-50}
 epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-20}
@@ -96,7 +96,7 @@ lines = [
   f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s)",
   f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}",
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
-  f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (fanout 2)",
+  f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
 ]

@@ -84,8 +84,8 @@ Result<std::vector<std::optional<ledger::LeafValue>>> ReviewsClient::ReadLeaves(
 
 Status ReviewsClient::Submit(const onchain::Payload& payload) {
   Lock lock(mu_);
-  return light_->Submit(ledger::AppTransaction{kReviewsAppId, EncodePayload(payload)},
-                        options_.fanout);
+  const size_t fanout = options_.fanout != 0 ? options_.fanout : genesis_.safe_sample;
+  return light_->Submit(ledger::AppTransaction{kReviewsAppId, EncodePayload(payload)}, fanout);
 }
 
 Status ReviewsClient::WaitFor(std::string_view what, const std::function<Result<bool>()>& done) {

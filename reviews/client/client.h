@@ -48,7 +48,9 @@ namespace tessera::reviews::client {
 struct ClientOptions {
   std::filesystem::path genesis;     // the chain's genesis file, with [apps.reviews]
   std::filesystem::path checkpoint;  // the light client's checkpoint (created when absent)
-  size_t fanout = 2;                 // politicians each transaction is submitted to
+  // Politicians each transaction is submitted to, chosen at random; 0 = the genesis file's
+  // safe_sample (Blockene's safe sample: enough that one is honest with high probability).
+  size_t fanout = 0;
   std::chrono::milliseconds poll{200};
   std::chrono::milliseconds timeout{120000};
   double hijack_delta = 0.5;  // the rating shift the hijack resistance is computed for

@@ -1,5 +1,6 @@
 #include "reviews/net/load.h"
 
+#include <atomic>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -148,10 +149,29 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
            << " reviews (signed in " << report.sign_seconds << " s CPU)\n";
 
   // ---- The clock: submit everything, then poll the proved tag leaves ----
-  const auto start = Clock::now();
-  for (const Payload& p : payloads) {
-    if (!c->Submit(p).ok()) ++report.submit_rejected;
+  // Several submitters, each with its own connections (a client serializes its calls), so the
+  // clock measures the network rather than one thread's round trips.
+  std::vector<std::unique_ptr<client::ReviewsClient>> submitters;
+  for (uint32_t t = 0; t < options.submitters; ++t) {
+    client::ClientOptions o = options.client;
+    o.checkpoint = options.work_dir / ("submitter-" + std::to_string(t) + ".ckpt");
+    TESSERA_ASSIGN_OR_RETURN(auto s, client::ReviewsClient::Open(o));
+    submitters.push_back(std::move(s));
   }
+  std::atomic<uint64_t> rejected{0};
+  const auto start = Clock::now();
+  {
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < submitters.size(); ++t) {
+      threads.emplace_back([&, t] {
+        for (size_t i = t; i < payloads.size(); i += submitters.size()) {
+          if (!submitters[t]->Submit(payloads[i]).ok()) ++rejected;
+        }
+      });
+    }
+    for (std::thread& th : threads) th.join();
+  }
+  report.submit_rejected = rejected.load();
   report.submit_seconds = Since(start);
   const auto window_end = (e + 1) * params.epoch_blocks;
   const auto deadline = start + options.client.timeout;

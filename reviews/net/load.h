@@ -25,6 +25,7 @@ struct LoadOptions {
   uint32_t identities = 4;         // citizens 0 .. identities-1
   uint32_t items = 20;
   uint64_t margin_blocks = 8;  // key requests are sent for an epoch open this much longer
+  uint32_t submitters = 4;     // threads submitting reviews, each with its own connections
 };
 
 struct LoadReport {
