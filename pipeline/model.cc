@@ -232,12 +232,20 @@ Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int war
   std::vector<std::vector<double>> fwd(units), bwd(units);
   UnitProfile profile;
   profile.output_bytes.assign(units, 0);
+  for (int u = 0; u < units; ++u) {
+    double bytes = 0;
+    for (const torch::Tensor& t : model->UnitParameters(u)) {
+      bytes += static_cast<double>(t.numel() * t.element_size());
+    }
+    profile.param_bytes.push_back(bytes);
+  }
   for (int run = 0; run < warmup + timed; ++run) {
     Batch b = data->Rows(run, micro_batch, 0, micro_batch);
     const RngKey key{seed, run, 0};
     // Forward unit by unit, each on a detached input as a stage boundary would have it.
     std::vector<torch::Tensor> inputs(units), outputs(units);
     torch::Tensor x = b.input;
+    profile.input_bytes = static_cast<double>(x.numel() * x.element_size());
     for (int u = 0; u < units; ++u) {
       inputs[u] = u == 0 ? x : x.detach().requires_grad_(true);
       const auto t0 = Clock::now();

@@ -107,7 +107,14 @@ TEST(Profile, TimesAndSizesEveryUnit) {
     EXPECT_DOUBLE_EQ(p->output_bytes[u],
                      4.0 * spec.seq_len * (u + 1 < units ? spec.width : spec.vocab) * 4)
         << u;
+    EXPECT_GT(p->param_bytes[u], 0) << u;
   }
+  // Token ids are int64: [micro-batch, seq]. The first block holds 12 w^2 + 13 w floats
+  // (attention in/out projections, two MLP layers of 4w, two layer norms).
+  EXPECT_DOUBLE_EQ(p->input_bytes, 4.0 * spec.seq_len * 8);
+  ASSERT_EQ(static_cast<int>(p->param_bytes.size()), units);
+  const double w = spec.width;
+  EXPECT_DOUBLE_EQ(p->param_bytes[1], 4 * (12 * w * w + 13 * w));
   const auto with = ProfiledUnitCosts(*p, true), without = ProfiledUnitCosts(*p, false);
   for (int u = 0; u < units; ++u) {
     EXPECT_DOUBLE_EQ(with[u], 2 * p->forward_s[u] + p->backward_s[u]);

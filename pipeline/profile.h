@@ -25,6 +25,11 @@ struct UnitProfile {
   std::vector<double> forward_s, backward_s;
   // Per unit, bytes of its output for one micro-batch: what crosses a cut after the unit.
   std::vector<double> output_bytes;
+  // Per unit, bytes of its parameters (what its gradient all-reduce moves; auto-configuration
+  // also counts them, with gradients and momentum, in a worker's memory).
+  std::vector<double> param_bytes;
+  // Bytes of the model's input for one micro-batch (what stage 0 holds per micro-batch).
+  double input_bytes = 0;
 };
 
 // Times every unit of `spec` on micro-batches of `micro_batch` samples: `warmup` untimed

@@ -1,0 +1,97 @@
+// Choosing the pipeline depth P, the data-parallel width D and the micro-batch size m for a
+// number of workers by simulating one candidate after another (Varuna's AutoConfig, research
+// note §7).
+//
+//   AutoConfigRequest request{.workers = 4, .global_batch = 32, .profiles = measured};
+//   TESSERA_ASSIGN_OR_RETURN(AutoConfigResult result, AutoConfigure(request));
+//   TESSERA_ASSIGN_OR_RETURN(Candidate best, Best(result));
+//
+// Candidates are every (P, D, m) with P * D <= workers, P <= the model's cut units, D dividing
+// the global batch and m dividing the per-replica batch, m among the profiled micro-batch sizes.
+// Each P is partitioned with BalancedPartition over the profile of its m (forward + recompute
+// + backward per unit), and P x D workers run `steps` steps back to back in the simulator
+// (pipeline/simulator.h) with per-stage times summed from the profile, the cut's activation size
+// from the profile, the stage's parameter bytes as its all-reduce, and every worker's egress
+// given by `link`.
+//
+// What differs from Varuna: Varuna searches P over divisors of its cut count with the largest
+// micro-batch that fits and D = G / P; we search (P, D, m) jointly, allow non-uniform cuts and
+// workers left idle (P * D < G). Varuna's GPUs are one per worker; on a CPU machine workers share
+// cores, which `cores` models crudely (compute times scaled by workers / cores when there are
+// more workers than cores). Torch-free.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "nlohmann/json.hpp"
+#include "pipeline/profile.h"
+#include "pipeline/schedule.h"
+#include "pipeline/simulator.h"
+
+namespace tessera::pipeline {
+
+// A profile measured at one micro-batch size (times scale with it, so each size is measured).
+struct ProfiledMicroBatch {
+  int micro_batch = 1;
+  UnitProfile profile;
+};
+
+struct AutoConfigRequest {
+  int workers = 1;       // G: workers available now
+  int global_batch = 1;  // B: samples per step, kept fixed whatever (P, D, m) is chosen
+  ScheduleKind schedule = ScheduleKind::kVaruna;
+  bool opportunistic = true;
+  std::vector<ProfiledMicroBatch> profiles;  // the candidate micro-batch sizes
+  LinkModel link;                            // every worker's egress, and the all-reduce's
+  // Estimated bytes a worker may hold (StageMemoryBytes); 0 = no limit.
+  double memory_limit_bytes = 0;
+  // Processors the workers share; 0 = one per worker (Varuna: one GPU each).
+  int cores = 0;
+  int steps = 3;  // simulated back to back; the step time is the steady-state period
+};
+
+struct Candidate {
+  int stages = 1, replicas = 1, micro_batch = 1;
+  int micro_batches = 1;        // per replica and step
+  std::vector<int> boundaries;  // BalancedPartition of the profiled unit costs
+  double step_s = 0;            // simulated
+  double samples_per_s = 0;     // global_batch / step_s
+  double memory_bytes = 0;      // the largest StageMemoryBytes over the stages
+  bool fits = true;             // memory_bytes within the limit
+};
+
+struct AutoConfigResult {
+  // Candidates within the memory limit, best first: the shortest simulated step; a tie (equal
+  // within 1e-9 relative) goes to fewer workers, then fewer stages, then a larger micro-batch
+  // (fewer idle machines, fewer messages).
+  std::vector<Candidate> ranked;
+  std::vector<Candidate> rejected;  // over the memory limit, smallest memory first
+};
+
+// INVALID_ARGUMENT for bad counts, an empty or inconsistent profile, or a negative limit.
+Result<AutoConfigResult> AutoConfigure(const AutoConfigRequest& request);
+
+// ranked[0]; RESOURCE_EXHAUSTED naming the smallest estimate when no candidate fits.
+Result<Candidate> Best(const AutoConfigResult& result, double memory_limit_bytes);
+
+// Estimated bytes held by one worker of `stage`: parameters, gradients and momentum (3 x the
+// parameter bytes of its units), plus the activation stash. A stage that recomputes keeps only
+// its input per micro-batch in flight plus one micro-batch's unit outputs (the one recomputed
+// for its backward); a stage that does not keeps its input and unit outputs per micro-batch in
+// flight. "In flight" is the most forwards not yet matched by a backward along the stage's task
+// list. Unit outputs stand for a unit's activations: internal ones (attention scores, the
+// MLP's hidden layer) are not profiled, so this underestimates; the ranking by memory holds.
+Result<double> StageMemoryBytes(const UnitProfile& profile, const std::vector<int>& boundaries,
+                                ScheduleKind schedule, int micro_batches, int stage);
+
+// The ranked and rejected candidates as a table, `limit` rows of each (0 = all).
+std::string FormatCandidates(const AutoConfigResult& result, int limit);
+
+// Profiles as JSON ({"micro_batch": m, "forward_s": [...], ...} per size) and back, so that a
+// profile measured by pipeline-launch can be simulated by the torch-free pipeline-sim.
+nlohmann::json ProfilesToJson(const std::vector<ProfiledMicroBatch>& profiles);
+Result<std::vector<ProfiledMicroBatch>> ProfilesFromJson(const nlohmann::json& json);
+
+}  // namespace tessera::pipeline

@@ -1,0 +1,174 @@
+#include "pipeline/autoconfig.h"
+
+#include <gtest/gtest.h>
+
+namespace tessera::pipeline {
+namespace {
+
+// `units` identical units: forward f, backward 2f per sample (times scale with the micro-batch),
+// `act` bytes of output and `params` bytes of parameters each.
+ProfiledMicroBatch Uniform(int units, int micro_batch, double f, double act, double params) {
+  ProfiledMicroBatch p;
+  p.micro_batch = micro_batch;
+  p.profile.forward_s.assign(units, f * micro_batch);
+  p.profile.backward_s.assign(units, 2 * f * micro_batch);
+  p.profile.output_bytes.assign(units, act * micro_batch);
+  p.profile.param_bytes.assign(units, params);
+  p.profile.input_bytes = 8.0 * micro_batch;
+  return p;
+}
+
+AutoConfigRequest Request(int workers, int batch, std::vector<ProfiledMicroBatch> profiles) {
+  AutoConfigRequest r;
+  r.workers = workers;
+  r.global_batch = batch;
+  r.profiles = std::move(profiles);
+  r.steps = 1;
+  return r;
+}
+
+// Two workers, two units, 10 MB of parameters per unit, 1 KB activations, 1 MB/s links.
+// Data parallelism all-reduces 20 MB over a 2-ring: 2 x 10 MB at 1 MB/s, 20 s. The pipeline
+// sends 4 x 1 KB (1 ms each) each way and overlaps its two stages, so it beats both one worker
+// (4 x 2 units x 3 ms = 24 ms) and, by far, two replicas.
+TEST(AutoConfig, SlowLinksFavourThePipeline) {
+  AutoConfigRequest r = Request(2, 4, {Uniform(2, 1, 1e-3, 1e3, 10e6)});
+  r.link.bandwidth_bytes_per_s = 1e6;
+  auto result = AutoConfigure(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->ranked.size(), 3u);  // (P, D) = (1, 1), (1, 2), (2, 1)
+  const Candidate& best = result->ranked.front();
+  EXPECT_EQ(best.stages, 2);
+  EXPECT_EQ(best.replicas, 1);
+  EXPECT_EQ(result->ranked.back().replicas, 2);  // the 20 s all-reduce is last
+  EXPECT_GT(result->ranked.back().step_s, 20.0);
+}
+
+// The same model on free links: D=2 halves every worker's compute (4 x 3 ms = 12 ms per step
+// with both units on each replica of 2 samples) while P=2 D=1 has a pipeline bubble: 4
+// micro-batches through 2 stages of 3 ms each take at least (4 + 1) x 3 ms = 15 ms.
+TEST(AutoConfig, FreeLinksFavourDataParallelism) {
+  AutoConfigRequest r = Request(2, 4, {Uniform(2, 1, 1e-3, 1e3, 10e6)});
+  auto result = AutoConfigure(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const Candidate& best = result->ranked.front();
+  EXPECT_EQ(best.stages, 1);
+  EXPECT_EQ(best.replicas, 2);
+  EXPECT_NEAR(best.step_s, 2 * 2 * 3e-3, 1e-9);  // 2 micro-batches of 1 x 2 units x 3 ms
+}
+
+// Four units of 100 MB parameters each: a worker holding all of them needs 1.2 GB (parameters,
+// gradients, momentum); two units 600 MB. A 700 MB limit leaves only P >= 2, although on free
+// links P=1 D=4 would be fastest.
+TEST(AutoConfig, MemoryLimitForcesMoreStages) {
+  AutoConfigRequest r = Request(4, 8, {Uniform(4, 2, 1e-3, 1e3, 100e6)});
+  auto free = AutoConfigure(r);
+  ASSERT_TRUE(free.ok()) << free.status();
+  EXPECT_EQ(free->ranked.front().stages, 1);
+  EXPECT_TRUE(free->rejected.empty());
+  r.memory_limit_bytes = 700e6;
+  auto limited = AutoConfigure(r);
+  ASSERT_TRUE(limited.ok()) << limited.status();
+  ASSERT_FALSE(limited->ranked.empty());
+  for (const Candidate& c : limited->ranked) {
+    EXPECT_GE(c.stages, 2);
+    EXPECT_LE(c.memory_bytes, 700e6);
+  }
+  ASSERT_FALSE(limited->rejected.empty());
+  for (const Candidate& c : limited->rejected) {
+    EXPECT_EQ(c.stages, 1);
+    EXPECT_FALSE(c.fits);
+  }
+  // Nothing fits in 100 MB: a clear error naming the smallest need (one unit: 300 MB + stash).
+  r.memory_limit_bytes = 100e6;
+  auto none = AutoConfigure(r);
+  ASSERT_TRUE(none.ok());
+  auto best = Best(*none, r.memory_limit_bytes);
+  EXPECT_EQ(best.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(best.status().message().find("P=4"), std::string::npos) << best.status();
+}
+
+// One sample per step cannot be split over replicas: every candidate has D=1, and the best
+// pipelines the four units over the four workers (free links).
+TEST(AutoConfig, TinyBatchMeansOneReplica) {
+  auto result = AutoConfigure(Request(4, 1, {Uniform(4, 1, 1e-3, 1e3, 1e3)}));
+  ASSERT_TRUE(result.ok()) << result.status();
+  ASSERT_EQ(result->ranked.size(), 4u);  // P = 1..4
+  for (const Candidate& c : result->ranked) EXPECT_EQ(c.replicas, 1);
+  // One micro-batch cannot overlap stages, and stages before the last add a recompute: one
+  // worker is fastest at 4 units x 3 ms.
+  EXPECT_EQ(result->ranked.front().stages, 1);
+  EXPECT_NEAR(result->ranked.front().step_s, 12e-3, 1e-9);
+}
+
+// Workers sharing cores: with 2 cores, P=1 D=4 runs each task twice as slowly, which makes it
+// no faster than P=1 D=2 (the tie goes to fewer workers).
+TEST(AutoConfig, SharedCoresSlowCrowdedConfigurations) {
+  AutoConfigRequest r = Request(4, 8, {Uniform(2, 2, 1e-3, 1e3, 1e3)});
+  r.cores = 2;
+  auto result = AutoConfigure(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const Candidate& best = result->ranked.front();
+  EXPECT_EQ(best.stages * best.replicas, 2);
+  EXPECT_EQ(best.stages, 1);  // P=1 D=2: no bubble
+  EXPECT_NEAR(best.step_s, 2 * 2 * 6e-3, 1e-9);
+}
+
+// Varuna's non-last stages stash only their input; the last stage (1F1B) keeps its outputs
+// too. P=2, M=4, one unit per stage, input 8 B, output 100 B, params 10 B per micro-batch of 1.
+TEST(AutoConfig, MemoryEstimateFollowsTheSchedule) {
+  UnitProfile p = Uniform(2, 1, 1e-3, 100, 10).profile;
+  // Stage 0's list is F0 F1 F2 R0 B0 R1 B1 R2 B2 F3 R3 B3: 3 micro-batches in flight, 3 inputs
+  // of 8 B plus one recomputed output of 100 B, plus 3 x 10 B of parameter state.
+  auto s0 = StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kVaruna, 4, 0);
+  ASSERT_TRUE(s0.ok()) << s0.status();
+  EXPECT_DOUBLE_EQ(*s0, 3 * 8 + 100 + 30);
+  // The last stage alternates forward and backward: 1 in flight, input 100 B + output 100 B.
+  auto s1 = StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kVaruna, 4, 1);
+  ASSERT_TRUE(s1.ok());
+  EXPECT_DOUBLE_EQ(*s1, 200 + 30);
+  // GPipe stage 0 also holds 4 in flight and recomputes.
+  EXPECT_DOUBLE_EQ(*StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kGPipe, 4, 0), 4 * 8 + 100 + 30);
+  // 1F1B stage 0: P - s = 2 in flight, no recompute: 2 x (8 + 100).
+  EXPECT_DOUBLE_EQ(*StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kOneFOneB, 4, 0), 2 * 108 + 30);
+  EXPECT_FALSE(StageMemoryBytes(p, {0, 2, 1}, ScheduleKind::kVaruna, 4, 0).ok());
+  EXPECT_FALSE(StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kVaruna, 4, 2).ok());
+}
+
+TEST(AutoConfig, BadRequestsAreRefused) {
+  const ProfiledMicroBatch ok = Uniform(2, 1, 1e-3, 1e3, 1e3);
+  EXPECT_FALSE(AutoConfigure(Request(0, 4, {ok})).ok());
+  EXPECT_FALSE(AutoConfigure(Request(2, 0, {ok})).ok());
+  EXPECT_FALSE(AutoConfigure(Request(2, 4, {})).ok());
+  EXPECT_FALSE(AutoConfigure(Request(2, 4, {ok, ok})).ok());  // the same size twice
+  ProfiledMicroBatch ragged = ok;
+  ragged.profile.param_bytes.pop_back();
+  EXPECT_FALSE(AutoConfigure(Request(2, 4, {ragged})).ok());
+  ProfiledMicroBatch negative = ok;
+  negative.profile.forward_s[0] = -1;
+  EXPECT_FALSE(AutoConfigure(Request(2, 4, {negative})).ok());
+  AutoConfigRequest r = Request(2, 4, {ok});
+  r.memory_limit_bytes = -1;
+  EXPECT_FALSE(AutoConfigure(r).ok());
+  // No micro-batch divides the batch: no candidate, and Best says so.
+  auto none = AutoConfigure(Request(2, 3, {Uniform(2, 2, 1e-3, 1e3, 1e3)}));
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->ranked.empty());
+  EXPECT_FALSE(Best(*none, 0).ok());
+}
+
+TEST(AutoConfig, ProfilesRoundTripThroughJson) {
+  std::vector<ProfiledMicroBatch> in = {Uniform(3, 2, 1e-3, 10, 20), Uniform(3, 4, 2e-3, 5, 20)};
+  auto out = ProfilesFromJson(ProfilesToJson(in));
+  ASSERT_TRUE(out.ok()) << out.status();
+  ASSERT_EQ(out->size(), 2u);
+  EXPECT_EQ((*out)[1].micro_batch, 4);
+  EXPECT_EQ((*out)[1].profile.forward_s, in[1].profile.forward_s);
+  EXPECT_EQ((*out)[0].profile.param_bytes, in[0].profile.param_bytes);
+  EXPECT_DOUBLE_EQ((*out)[0].profile.input_bytes, in[0].profile.input_bytes);
+  EXPECT_FALSE(ProfilesFromJson(nlohmann::json::object()).ok());
+  EXPECT_FALSE(ProfilesFromJson(nlohmann::json::parse(R"([{"micro_batch": 1}])")).ok());
+}
+
+}  // namespace
+}  // namespace tessera::pipeline
