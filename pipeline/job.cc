@@ -109,6 +109,7 @@ Status ValidateJob(const JobConfig& job) {
         fmt::format("{} endpoints for {} workers", job.endpoints.size(), WorldSize(job)));
   }
   if (job.timeout_ms < 1) return InvalidArgumentError("timeout must be >= 1 ms");
+  if (job.checkpoint_every < 0) return InvalidArgumentError("--checkpoint-every must be >= 0");
   return Status::Ok();
 }
 
@@ -143,6 +144,7 @@ nlohmann::json JobToJson(const JobConfig& job) {
           {"endpoints", endpoints},
           {"save_dir", job.save_dir},
           {"resume_dir", job.resume_dir},
+          {"checkpoint_every", job.checkpoint_every},
           {"timeout_ms", job.timeout_ms}};
 }
 
@@ -179,6 +181,7 @@ Result<JobConfig> JobFromJson(const nlohmann::json& j) {
     }
     job.save_dir = j.at("save_dir").get<std::string>();
     job.resume_dir = j.at("resume_dir").get<std::string>();
+    job.checkpoint_every = j.value("checkpoint_every", 0);  // absent in older descriptions
     job.timeout_ms = j.at("timeout_ms").get<int>();
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(fmt::format("bad job description: {}", e.what()));

@@ -55,7 +55,11 @@ struct JobConfig {
   uint64_t seed = 1;                // initialization, data order and dropout
   std::vector<int> boundaries;      // stage s owns units [boundaries[s], boundaries[s+1])
   std::vector<Endpoint> endpoints;  // one per rank
-  std::string save_dir;     // write a cut-keyed checkpoint here after the last step (if set)
+  std::string save_dir;  // write a cut-keyed checkpoint here after the last step (if set)
+  // With save_dir: also after every global step whose count of completed steps is a multiple
+  // of this (0 = only at the end). Global, so checkpoints of a job that morphs between runs
+  // land on the same steps. Elastic runs (pipeline/morph.h) restart from the newest one.
+  int checkpoint_every = 0;
   std::string resume_dir;   // start from the newest complete checkpoint here (if set)
   int timeout_ms = 120000;  // a step or a wait on a peer longer than this fails the worker
 };

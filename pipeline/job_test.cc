@@ -33,9 +33,17 @@ TEST(Job, JsonRoundTrip) {
   JobConfig job = TwoByTwo();
   job.schedule = ScheduleKind::kOneFOneB;
   job.model.dropout = 0.25;
+  job.checkpoint_every = 3;
   auto back = JobFromJson(JobToJson(job));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(JobToJson(*back), JobToJson(job));
+  EXPECT_EQ(back->checkpoint_every, 3);
+  // Descriptions written before checkpoint_every existed still load (as 0: only at the end).
+  nlohmann::json old = JobToJson(job);
+  old.erase("checkpoint_every");
+  auto older = JobFromJson(old);
+  ASSERT_TRUE(older.ok()) << older.status();
+  EXPECT_EQ(older->checkpoint_every, 0);
   EXPECT_FALSE(JobFromJson(nlohmann::json::object()).ok());
 }
 
@@ -49,6 +57,9 @@ TEST(Job, RejectsInconsistentJobs) {
   job = TwoByTwo();
   job.stages = 5;
   EXPECT_FALSE(ValidateJob(job).ok());
+  job = TwoByTwo();
+  job.checkpoint_every = -1;
+  EXPECT_NE(ValidateJob(job).message().find("--checkpoint-every"), std::string::npos);
   job = TwoByTwo();
   job.endpoints.pop_back();
   EXPECT_FALSE(ValidateJob(job).ok());

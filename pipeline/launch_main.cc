@@ -2,12 +2,17 @@
 // pipeline-worker processes (here, or on the hosts of --hosts), shows their progress, and
 // reports samples/s, the measured bubble and the simulator's prediction for the same run.
 #include <filesystem>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "core/cli.h"
 #include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/autoconfig.h"
 #include "pipeline/launcher.h"
+#include "pipeline/morph.h"
 #include "pipeline/partition.h"
 #include "pipeline/profile.h"
 
@@ -22,6 +27,38 @@ std::string DefaultWorker(const char* argv0) {
   return (self.parent_path() / "pipeline-worker").string();
 }
 
+// "1,2,4" -> {1, 2, 4}; empty: the powers of two up to 16 that divide the global batch.
+tessera::Result<std::vector<int>> MicroBatchSizes(const std::string& list, int global_batch) {
+  std::vector<int> sizes;
+  if (list.empty()) {
+    for (int m = 1; m <= 16; m *= 2) {
+      if (global_batch % m == 0) sizes.push_back(m);
+    }
+    return sizes;
+  }
+  std::stringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    try {
+      size_t used = 0;
+      const int m = std::stoi(item, &used);
+      if (used != item.size() || m < 1) throw std::invalid_argument(item);
+      sizes.push_back(m);
+    } catch (const std::exception&) {
+      return tessera::cli::UsageError("--auto-micro-batches must be a list like 2,4,8");
+    }
+  }
+  return sizes;
+}
+
+void PrintProfile(const pl::ProfiledMicroBatch& p) {
+  fmt::print("profile (ms per micro-batch of {}):", p.micro_batch);
+  for (size_t u = 0; u < p.profile.forward_s.size(); ++u) {
+    fmt::print(" u{} F {:.2f} B {:.2f} out {:.0f} KB;", u, 1e3 * p.profile.forward_s[u],
+               1e3 * p.profile.backward_s[u], p.profile.output_bytes[u] / 1024);
+  }
+  fmt::print("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -34,9 +71,13 @@ int main(int argc, char** argv) {
   std::string schedule = "varuna", partition = "balanced", hosts_path, run_dir, json_out;
   std::string framing = "tcp";
   std::string worker = DefaultWorker(argv[0]);
+  std::vector<pl::Host> hosts;
   int base_port = 0, timeout_s = 600;
   double link_mbps = 0, link_latency_ms = 0, link_burst_kb = 0;
-  bool no_opportunistic = false;
+  bool no_opportunistic = false, auto_config = false, elastic = false;
+  int workers = 0, cores = -1, checkpoint_every = 1;
+  double memory_limit_mb = 0;
+  std::string micro_batch_list, workers_file, profile_out;
   app.add_option("--model", job.model.kind, "gpt or cnn")->capture_default_str();
   app.add_option("--layers", job.model.layers, "Transformer or conv blocks")->capture_default_str();
   app.add_option("--width", job.model.width, "Model width (gpt) or channels (cnn)")
@@ -82,6 +123,26 @@ int main(int argc, char** argv) {
                  "tc does) or payload")
       ->capture_default_str();
   app.add_option("--json", json_out, "Write the summary as JSON here");
+  app.add_flag("--auto", auto_config,
+               "Choose --stages, --replicas and --micro-batch for --workers by profiling the "
+               "model here and simulating every candidate (Varuna's auto-config)");
+  app.add_option("--workers", workers, "Workers available (with --auto or --elastic)");
+  app.add_option("--auto-micro-batches", micro_batch_list,
+                 "Micro-batch sizes to profile and consider, e.g. 2,4,8 (default: powers of two "
+                 "up to 16 dividing the global batch)");
+  app.add_option("--memory-limit-mb", memory_limit_mb,
+                 "Auto-config: estimated memory a worker may hold (0: no limit)");
+  app.add_option("--cores", cores,
+                 "Auto-config: processors the workers share (0: one each; default: this "
+                 "machine's when every worker is local, else 0)");
+  app.add_option("--profile-out", profile_out, "Auto-config: write the profile here (JSON)");
+  app.add_flag("--elastic", elastic,
+               "Keep training while workers come and go: restart from the newest checkpoint "
+               "with a new auto-config when a worker dies or --workers-file changes");
+  app.add_option("--workers-file", workers_file,
+                 "Elastic: a file holding the number of workers available now");
+  app.add_option("--checkpoint-every", checkpoint_every, "Elastic: checkpoint every N steps")
+      ->capture_default_str();
   return program.Run(argc, argv, [&]() -> tessera::Status {
     // Bad flags are usage errors (exit 2), reported before any worker starts.
     auto usage = [](const tessera::Status& s) { return tessera::cli::UsageError(s.message()); };
@@ -91,11 +152,113 @@ int main(int argc, char** argv) {
     job.opportunistic = !no_opportunistic;
     if (auto s = pl::ValidateModelSpec(job.model); !s.ok()) return usage(s);
     const int units = pl::NumUnits(job.model);
+    if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
+    if (framing != "tcp" && framing != "payload") {
+      return tessera::cli::UsageError("--link-framing must be tcp or payload");
+    }
+    pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3, link_burst_kb * 1024};
+    if (framing == "tcp") link = pl::WithTcpFraming(link);
+    if (!hosts_path.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(hosts_path));
+      TESSERA_ASSIGN_OR_RETURN(hosts, pl::ParseHosts(text));
+    }
+    if (run_dir.empty()) {
+      run_dir =
+          (std::filesystem::temp_directory_path() / fmt::format("pipeline-run-{}", ::getpid()))
+              .string();
+    }
+    job.timeout_ms = timeout_s * 1000;
+    pl::AutoConfigRequest request;
+    if (auto_config || elastic) {
+      if (workers < 1 && workers_file.empty()) {
+        return tessera::cli::UsageError("--auto and --elastic need --workers (or --workers-file)");
+      }
+      if (memory_limit_mb < 0) return tessera::cli::UsageError("--memory-limit-mb must be >= 0");
+      TESSERA_ASSIGN_OR_RETURN(std::vector<int> sizes,
+                               MicroBatchSizes(micro_batch_list, job.global_batch));
+      // Varuna's profiler measures every cut point on the target machine; ours runs here,
+      // before any worker starts, once per candidate micro-batch size.
+      TESSERA_ASSIGN_OR_RETURN(request.profiles,
+                               pl::ProfileMicroBatches(job.model, sizes, job.seed));
+      for (const auto& p : request.profiles) PrintProfile(p);
+      if (!profile_out.empty()) {
+        TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
+            profile_out, pl::ProfilesToJson(request.profiles).dump(1) + "\n"));
+      }
+      request.link = link;
+      request.memory_limit_bytes = memory_limit_mb * 1e6;
+      request.cores = cores >= 0      ? cores
+                      : hosts.empty() ? static_cast<int>(std::thread::hardware_concurrency())
+                                      : 0;
+      request.global_batch = job.global_batch;
+      request.schedule = job.schedule;
+      request.opportunistic = job.opportunistic;
+    }
+    if (elastic) {
+      if (job.save_dir.empty()) return tessera::cli::UsageError("--elastic needs --save-dir");
+      pl::ElasticOptions options;
+      options.launch.job = job;
+      options.launch.worker_binary = worker;
+      options.launch.run_dir = run_dir;
+      options.launch.hosts = hosts;
+      options.launch.base_port = base_port;
+      options.launch.timeout = std::chrono::seconds(timeout_s);
+      options.autoconfig = request;
+      options.workers = workers;
+      options.workers_file = workers_file;
+      options.checkpoint_every = checkpoint_every;
+      options.progress = [](std::string_view line) {
+        fmt::print("{}\n", line);
+        std::fflush(stdout);
+      };
+      auto result = pl::RunElastic(options);
+      if (!result.ok() && result.status().code() == tessera::StatusCode::kInvalidArgument) {
+        return tessera::cli::UsageError(result.status().message());
+      }
+      TESSERA_RETURN_IF_ERROR(result.status());
+      nlohmann::json segments = nlohmann::json::array();
+      for (const pl::Segment& seg : result->segments) {
+        fmt::print("segment: {} workers, P={} D={} m={}, steps {}..{}, {}\n", seg.workers,
+                   seg.config.stages, seg.config.replicas, seg.config.micro_batch, seg.first_step,
+                   seg.ended == "finished" ? job.steps : seg.checkpoint, seg.ended);
+        segments.push_back({{"workers", seg.workers},
+                            {"stages", seg.config.stages},
+                            {"replicas", seg.config.replicas},
+                            {"micro_batch", seg.config.micro_batch},
+                            {"first_step", seg.first_step},
+                            {"checkpoint", seg.checkpoint},
+                            {"ended", seg.ended},
+                            {"losses", seg.losses}});
+      }
+      fmt::print("result: {:.1f} samples/s in the last segment, final loss {:.4f}\n",
+                 result->summary.samples_per_s,
+                 result->summary.losses.empty() ? 0.0 : result->summary.losses.back());
+      if (!json_out.empty()) {
+        nlohmann::json j = {{"segments", segments},
+                            {"samples_per_s", result->summary.samples_per_s}};
+        TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
+      }
+      return tessera::Status::Ok();
+    }
+    if (auto_config) {
+      request.workers = workers;
+      TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult ranked, pl::AutoConfigure(request));
+      fmt::print("auto-config for {} workers ({} cores shared), best first:\n{}", workers,
+                 request.cores, pl::FormatCandidates(ranked, 10));
+      TESSERA_ASSIGN_OR_RETURN(pl::Candidate best, pl::Best(ranked, request.memory_limit_bytes));
+      job.stages = best.stages;
+      job.replicas = best.replicas;
+      job.micro_batch = best.micro_batch;
+      job.boundaries = best.boundaries;
+      partition = "auto";
+    }
     if (job.stages < 1 || job.stages > units) {
       return tessera::cli::UsageError(
           fmt::format("--stages must be in [1, {}] for this model", units));
     }
-    if (partition == "balanced") {
+    if (partition == "auto") {
+      // chosen above
+    } else if (partition == "balanced") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries,
                                pl::BalancedPartition(pl::EstimateUnitFlops(job.model), job.stages));
     } else if (partition == "profiled") {
@@ -103,12 +266,7 @@ int main(int argc, char** argv) {
       // process, before the workers start (a fraction of a second for the models here).
       TESSERA_ASSIGN_OR_RETURN(pl::UnitProfile profile,
                                pl::ProfileUnits(job.model, job.micro_batch, 2, 5, job.seed));
-      fmt::print("profile (ms per micro-batch of {}):", job.micro_batch);
-      for (size_t u = 0; u < profile.forward_s.size(); ++u) {
-        fmt::print(" u{} F {:.2f} B {:.2f} out {:.0f} KB;", u, 1e3 * profile.forward_s[u],
-                   1e3 * profile.backward_s[u], profile.output_bytes[u] / 1024);
-      }
-      fmt::print("\n");
+      PrintProfile({job.micro_batch, profile});
       TESSERA_ASSIGN_OR_RETURN(
           job.boundaries,
           pl::BalancedPartition(
@@ -119,11 +277,6 @@ int main(int argc, char** argv) {
     } else {
       return tessera::cli::UsageError("--partition must be balanced, profiled or uniform");
     }
-    if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
-    if (framing != "tcp" && framing != "payload") {
-      return tessera::cli::UsageError("--link-framing must be tcp or payload");
-    }
-    job.timeout_ms = timeout_s * 1000;
     pl::JobConfig probe = job;  // endpoints are assigned by Launch; anything else is checked now
     probe.endpoints.assign(pl::WorldSize(job), pl::Endpoint{"127.0.0.1", 1});
     if (auto s = pl::ValidateJob(probe); !s.ok()) return usage(s);
@@ -132,15 +285,7 @@ int main(int argc, char** argv) {
     options.worker_binary = worker;
     options.base_port = base_port;
     options.timeout = std::chrono::seconds(timeout_s);
-    if (!hosts_path.empty()) {
-      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(hosts_path));
-      TESSERA_ASSIGN_OR_RETURN(options.hosts, pl::ParseHosts(text));
-    }
-    if (run_dir.empty()) {
-      run_dir =
-          (std::filesystem::temp_directory_path() / fmt::format("pipeline-run-{}", ::getpid()))
-              .string();
-    }
+    options.hosts = hosts;
     options.run_dir = run_dir;
     std::string cuts;
     for (size_t s = 0; s + 1 < job.boundaries.size(); ++s) {
@@ -154,8 +299,6 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     TESSERA_ASSIGN_OR_RETURN(pl::LaunchResult run, pl::Launch(options));
     TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
-    pl::LinkModel link{link_mbps * 1e6 / 8, link_latency_ms / 1e3, link_burst_kb * 1024};
-    if (framing == "tcp") link = pl::WithTcpFraming(link);
     TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
                                                     run.job, run.reports, link, link)));
     fmt::print(

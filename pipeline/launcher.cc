@@ -80,7 +80,10 @@ Result<std::vector<Host>> ParseHosts(const std::string& text) {
   return hosts;
 }
 
-Result<LaunchResult> Launch(const LaunchOptions& options) {
+namespace {
+
+Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
+                                const std::function<bool()>& interrupt, LaunchOutcome& outcome) {
   LaunchResult result;
   result.job = options.job;
   JobConfig& job = result.job;
@@ -132,24 +135,48 @@ Result<LaunchResult> Launch(const LaunchOptions& options) {
       return UnavailableError(fmt::format("could not start worker {}", r));
     }
   }
+  std::string pid_list;
+  for (int r = 0; r < world; ++r) pid_list += fmt::format("{} {}\n", r, pids[r]);
+  if (Status s = WriteFileAtomically(options.run_dir + "/pids", pid_list); !s.ok()) {
+    StopAll(pids);
+    return s;
+  }
   int running = world;
   Status failure;
-  while (running > 0) {
+  // Reaps every worker that has exited; the first failure is the one reported, but a worker
+  // killed by a signal is named in preference (its neighbours fail because it vanished).
+  auto reap = [&] {
     for (int r = 0; r < world; ++r) {
       if (pids[r] <= 0) continue;
       int status = 0;
       if (waitpid(pids[r], &status, WNOHANG) != pids[r]) continue;
       pids[r] = -1;
       --running;
-      if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        failure = AbortedError(
-            WIFEXITED(status)
-                ? fmt::format("worker {} (stage {}, replica {}) exited with code {}", r,
-                              StageOf(job, r), ReplicaOf(job, r), WEXITSTATUS(status))
-                : fmt::format("worker {} was killed by signal {}", r, WTERMSIG(status)));
+      if (WIFSIGNALED(status)) {
+        outcome.lost_ranks.push_back(r);
+        failure =
+            AbortedError(fmt::format("worker {} (stage {}, replica {}) was killed by signal {}", r,
+                                     StageOf(job, r), ReplicaOf(job, r), WTERMSIG(status)));
+      } else if (WEXITSTATUS(status) != 0 && outcome.lost_ranks.empty()) {
+        failure =
+            AbortedError(fmt::format("worker {} (stage {}, replica {}) exited with code {}", r,
+                                     StageOf(job, r), ReplicaOf(job, r), WEXITSTATUS(status)));
       }
     }
-    if (!failure.ok()) break;
+  };
+  while (running > 0) {
+    reap();
+    if (!failure.ok()) {
+      // A worker killed by a signal is a zombie before its neighbours can notice it is gone, so
+      // one more pass finds it even if a neighbour's exit was seen first.
+      reap();
+      break;
+    }
+    if (interrupt && interrupt()) {
+      outcome.interrupted = true;
+      failure = CancelledError("the job was interrupted");
+      break;
+    }
     if (Clock::now() - start > options.timeout) {
       failure = DeadlineExceededError(
           fmt::format("job did not finish within {} s", options.timeout.count()));
@@ -171,6 +198,25 @@ Result<LaunchResult> Launch(const LaunchOptions& options) {
     result.reports.push_back(std::move(report));
   }
   return result;
+}
+
+}  // namespace
+
+Result<LaunchResult> Launch(const LaunchOptions& options) {
+  LaunchOutcome outcome = LaunchWatched(options, nullptr);
+  if (!outcome.status.ok()) return outcome.status;
+  return std::move(*outcome.result);
+}
+
+LaunchOutcome LaunchWatched(const LaunchOptions& options, const std::function<bool()>& interrupt) {
+  LaunchOutcome outcome;
+  outcome.status = [&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(LaunchResult r, LaunchImpl(options, interrupt, outcome));
+    outcome.result = std::move(r);
+    return Status::Ok();
+  }();
+  if (!outcome.status.ok()) outcome.result.reset();
+  return outcome;
 }
 
 Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerReport>& reports) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +44,21 @@ struct LaunchResult {
 
 // Starts every worker, waits for all of them and reads their reports. If one fails or the
 // timeout passes, the others are stopped (SIGTERM, then SIGKILL) and the error names the rank.
+// While the workers run, `<run_dir>/pids` lists "rank pid" per line.
 Result<LaunchResult> Launch(const LaunchOptions& options);
+
+// How a watched launch ended, for callers that react to lost workers (pipeline/morph.h).
+struct LaunchOutcome {
+  Status status;                       // OK, or why the job stopped
+  std::optional<LaunchResult> result;  // when OK
+  // Ranks that died from a signal this launcher did not send (kill -9 of a worker, a machine
+  // gone): lost workers rather than failed ones. Empty when OK.
+  std::vector<int> lost_ranks;
+  bool interrupted = false;  // `interrupt` returned true; the workers were stopped
+};
+
+// Launch, polling `interrupt` (if set) every 20 ms while the workers run.
+LaunchOutcome LaunchWatched(const LaunchOptions& options, const std::function<bool()>& interrupt);
 
 struct RunSummary {
   std::vector<double> losses;  // global mean loss per step (sum over last-stage replicas)

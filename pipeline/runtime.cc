@@ -489,6 +489,15 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
                  global_loss, stats.wall_s);
       std::fflush(stdout);
     }
+    // Periodic checkpoints (the final one follows the loop). A job stopped between them
+    // resumes from the newest complete one and repeats the steps since.
+    const int64_t done = step + 1;
+    if (!job.save_dir.empty() && replica == 0 && job.checkpoint_every > 0 &&
+        done % job.checkpoint_every == 0 && done < first_step + job.steps) {
+      TESSERA_RETURN_IF_ERROR(SaveUnits(job, done, begin, end, up, sgd));
+      if (rank == 0)
+        TESSERA_RETURN_IF_ERROR(WriteMeta(job.save_dir, MetaFor(job, done, lr, momentum)));
+    }
   }
   // Means, not medians: a step is a sum of tasks, so the mean task time (stalls behind other
   // processes included) is what predicts the mean step time the launcher reports.

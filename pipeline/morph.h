@@ -1,0 +1,79 @@
+// Job morphing: keep training while workers come and go (Varuna's morphing on spot VMs,
+// research note §8), by checkpoint, re-configuration and restart.
+//
+// RunElastic trains to job.steps global steps. It asks AutoConfigure (pipeline/autoconfig.h)
+// for the best (P, D, m) for the workers available now, launches that job from the newest
+// complete checkpoint (checkpoints are keyed by cut unit, so any P and D can resume any of them),
+// with a checkpoint every `checkpoint_every` steps, and watches it:
+//   * a worker killed by a signal (kill -9, a machine gone) is a lost worker: the others are
+//     stopped and the job restarts with one worker fewer from the newest complete checkpoint;
+//   * a rewrite of the workers file (a number: how many workers are available now) resets the
+//     count to that number; if it differs from the running job's, the job is stopped and
+//     restarts with a configuration for the new count (growing as well as shrinking);
+//   * any other worker failure fails the run (a bug is not a lost machine).
+// The global batch stays fixed, so the run continues the trajectory an uninterrupted run from the
+// same checkpoint would follow: steps since the last checkpoint are repeated with the same data
+// and dropout keys (pipeline/runtime.h).
+//
+// What differs from Varuna: Varuna's manager learns of a preemption ahead of time (Azure's
+// scheduled events), asks every worker for an on-demand checkpoint and restarts with the new
+// machine list, changing D only (its public code never re-runs auto-config, research note §11);
+// we learn of a loss when the worker dies, lose the steps since the last periodic checkpoint,
+// and re-run auto-configuration, so P changes too. One launcher process plays Varuna's manager
+// and agents; there is no separate morph server.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "pipeline/autoconfig.h"
+#include "pipeline/launcher.h"
+
+namespace tessera::pipeline {
+
+struct ElasticOptions {
+  // job.steps is the global step count to reach; job.save_dir (required) holds the
+  // checkpoints; stages, replicas, micro_batch, boundaries, resume_dir and first_step are set
+  // here per restart. Workers run on this machine or round-robin over launch.hosts.
+  LaunchOptions launch;
+  // Profiles, link, memory limit and cores for AutoConfigure; workers and global batch are set
+  // here.
+  AutoConfigRequest autoconfig;
+  std::string workers_file;  // holds the number of workers available; "" = `workers`, fixed
+  int workers = 0;           // available at the start when there is no workers file
+  int checkpoint_every = 1;
+  int max_restarts = 20;                           // then give up: something keeps killing workers
+  std::function<void(std::string_view)> progress;  // one line per event (may be empty)
+};
+
+// One launch of the job between two morphs.
+struct Segment {
+  int workers = 0;  // available when it started
+  Candidate config;
+  int64_t first_step = 0;      // the checkpoint it resumed (0: the start)
+  int64_t checkpoint = 0;      // the newest complete checkpoint when it ended
+  std::string ended;           // "finished", "worker 2 lost", "workers file says 4"
+  std::vector<double> losses;  // global loss per step from first_step (finished segment only)
+};
+
+struct ElasticResult {
+  std::vector<Segment> segments;
+  RunSummary summary;  // of the finished segment
+};
+
+// INVALID_ARGUMENT for bad options; the launch's error for a worker that failed on its own.
+Result<ElasticResult> RunElastic(const ElasticOptions& options);
+
+// The workers file's number (a positive integer, surrounding whitespace allowed).
+Result<int> ReadWorkerCount(const std::string& path);
+
+// Profiles `spec` at each micro-batch size (ProfileUnits: 2 warm-up and 5 timed micro-batches
+// each, in this process).
+Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
+                                                            const std::vector<int>& sizes,
+                                                            uint64_t seed);
+
+}  // namespace tessera::pipeline
