@@ -1,0 +1,258 @@
+// End-to-end job morphing: a real `pipeline-launch --elastic` with real pipeline-worker
+// processes on loopback. One worker is killed with SIGKILL (or the workers file grows) in the
+// middle of the run; the job must restart from its newest checkpoint with a configuration for
+// the new worker count, finish every step, and train exactly as an uninterrupted run would.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "core/file.h"
+#include "pipeline/checkpoint.h"
+#include "pipeline/runtime.h"
+
+namespace tessera::pipeline {
+namespace {
+
+constexpr double kTolerance = 1e-5;
+constexpr int kSteps = 100;
+constexpr int kKillAfter = 6;  // act once a checkpoint at this step or later is complete
+
+namespace fs = std::filesystem;
+
+std::string Binary(const std::string& name) {
+  const char* dir = std::getenv("TESSERA_BIN_DIR");
+  return std::string(dir ? dir : "bin") + "/" + name;
+}
+
+fs::path TempDir(const std::string& name) {
+  auto p = fs::temp_directory_path() / ("pipeline_morph_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p;
+}
+
+// The model every run here trains. No dropout: the auto-config may pick another micro-batch
+// size after a morph, and dropout masks are keyed by micro-batch (runtime.h), so only a model
+// without dropout has one trajectory for every configuration.
+JobConfig Model() {
+  JobConfig job;
+  job.model.kind = "gpt";
+  job.model.layers = 2;  // 4 units
+  job.model.width = 32;
+  job.model.heads = 2;
+  job.model.vocab = 32;
+  job.model.seq_len = 16;
+  job.model.dropout = 0.0;
+  job.global_batch = 16;
+  job.steps = kSteps;
+  job.lr = 0.05;
+  job.momentum = 0.9;
+  job.seed = 11;
+  return job;
+}
+
+pid_t StartElastic(const fs::path& dir) {
+  const JobConfig job = Model();
+  std::vector<std::string> args = {Binary("pipeline-launch"),
+                                   "--elastic",
+                                   "--workers-file",
+                                   (dir / "workers").string(),
+                                   "--auto-micro-batches",
+                                   "2,4",
+                                   "--cores",
+                                   "0",
+                                   "--checkpoint-every",
+                                   "2",
+                                   "--save-dir",
+                                   (dir / "ckpt").string(),
+                                   "--run-dir",
+                                   (dir / "run").string(),
+                                   "--json",
+                                   (dir / "out.json").string(),
+                                   "--timeout",
+                                   "120",
+                                   "--model",
+                                   "gpt",
+                                   "--layers",
+                                   std::to_string(job.model.layers),
+                                   "--width",
+                                   std::to_string(job.model.width),
+                                   "--heads",
+                                   std::to_string(job.model.heads),
+                                   "--vocab",
+                                   std::to_string(job.model.vocab),
+                                   "--seq-len",
+                                   std::to_string(job.model.seq_len),
+                                   "--dropout",
+                                   "0",
+                                   "--global-batch",
+                                   std::to_string(job.global_batch),
+                                   "--steps",
+                                   std::to_string(job.steps),
+                                   "--lr",
+                                   "0.05",
+                                   "--momentum",
+                                   "0.9",
+                                   "--seed",
+                                   std::to_string(job.seed)};
+  const std::string log = (dir / "launch.log").string();
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits until the newest complete checkpoint reaches `step`; false if the launcher exits first
+// or two minutes pass (a hung job, not a slow one).
+bool WaitForCheckpoint(const fs::path& dir, int64_t step, pid_t launcher) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < give_up) {
+    auto latest = LatestCompleteCheckpoint(dir / "ckpt");
+    if (latest.ok() && *latest >= step) return true;
+    if (waitpid(launcher, nullptr, WNOHANG) == launcher) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+int WaitExit(pid_t pid) {
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string Log(const fs::path& dir) { return ReadFile(dir / "launch.log").value_or(""); }
+
+double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff += (static_cast<double>(a[i]) - b[i]) * (static_cast<double>(a[i]) - b[i]);
+    norm += static_cast<double>(b[i]) * b[i];
+  }
+  return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
+}
+
+// The finished segment's losses and the final checkpoint must equal single-process training of
+// the same global batches from the start (which passes through every checkpoint the job
+// resumed from).
+void ExpectUninterruptedTrajectory(const fs::path& dir, const nlohmann::json& last) {
+  JobConfig job = Model();
+  auto reference = TrainReference(job, 0);
+  ASSERT_TRUE(reference.ok()) << reference.status();
+  const int64_t first = last.at("first_step").get<int64_t>();
+  std::cout << "finished as P=" << last.at("stages") << " D=" << last.at("replicas")
+            << " m=" << last.at("micro_batch") << " on " << last.at("workers") << " workers\n";
+  const auto losses = last.at("losses").get<std::vector<double>>();
+  ASSERT_EQ(static_cast<int64_t>(losses.size()), kSteps - first);
+  double worst = 0;
+  for (size_t k = 0; k < losses.size(); ++k) {
+    const double want = reference->losses[first + k];
+    const double err = std::abs(losses[k] - want) / std::max(std::abs(want), 1e-12);
+    worst = std::max(worst, err);
+    EXPECT_LT(err, kTolerance) << "step " << first + k;
+  }
+  double worst_param = 0;
+  for (size_t u = 0; u < reference->units.size(); ++u) {
+    auto state = ReadUnitState(dir / "ckpt", kSteps, static_cast<int>(u));
+    ASSERT_TRUE(state.ok()) << state.status();
+    for (size_t k = 0; k < state->params.size(); ++k) {
+      const double e = RelativeError(state->params[k].values, reference->units[u].params[k].values);
+      worst_param = std::max(worst_param, e);
+      EXPECT_LT(e, kTolerance) << "unit " << u << " tensor " << k;
+    }
+  }
+  std::cout << "resumed at step " << first << ": largest relative error, losses " << worst
+            << ", final parameters " << worst_param << "\n";
+}
+
+TEST(Morph, ShrinksWhenAWorkerIsKilledAndContinuesTheSameTraining) {
+  const fs::path dir = TempDir("shrink");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const pid_t launcher = StartElastic(dir);
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
+  // Kill the worker of rank 1 of the first launch, as a machine would vanish.
+  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
+  ASSERT_TRUE(pids.ok()) << pids.status();
+  std::istringstream lines(*pids);
+  int rank = -1;
+  pid_t victim = -1;
+  while (lines >> rank >> victim && rank != 1) {
+  }
+  ASSERT_EQ(rank, 1) << *pids;
+  ASSERT_EQ(kill(victim, SIGKILL), 0);
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+
+  auto out = ReadFile(dir / "out.json");
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto json = nlohmann::json::parse(*out);
+  const auto& segments = json.at("segments");
+  ASSERT_GE(segments.size(), 2u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("workers").get<int>(), 4);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 1 lost");
+  EXPECT_GE(segments[0].at("checkpoint").get<int>(), kKillAfter);
+  const auto& last = segments.back();
+  EXPECT_EQ(last.at("ended").get<std::string>(), "finished");
+  EXPECT_EQ(last.at("workers").get<int>(), 3);
+  EXPECT_LE(last.at("stages").get<int>() * last.at("replicas").get<int>(), 3);
+  EXPECT_EQ(last.at("first_step").get<int>(), segments[segments.size() - 2].at("checkpoint"));
+  ExpectUninterruptedTrajectory(dir, last);
+  fs::remove_all(dir);
+}
+
+TEST(Morph, GrowsWhenWorkersReturn) {
+  const fs::path dir = TempDir("grow");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "2\n").ok());
+  const pid_t launcher = StartElastic(dir);
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+
+  auto out = ReadFile(dir / "out.json");
+  ASSERT_TRUE(out.ok()) << out.status();
+  const auto json = nlohmann::json::parse(*out);
+  const auto& segments = json.at("segments");
+  ASSERT_EQ(segments.size(), 2u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("workers").get<int>(), 2);
+  EXPECT_LE(segments[0].at("stages").get<int>() * segments[0].at("replicas").get<int>(), 2);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "workers file says 4");
+  const auto& last = segments[1];
+  EXPECT_EQ(last.at("workers").get<int>(), 4);
+  EXPECT_GT(last.at("stages").get<int>() * last.at("replicas").get<int>(), 2);
+  ExpectUninterruptedTrajectory(dir, last);
+  fs::remove_all(dir);
+}
+
+// A workers file that does not hold a number is a clear error before anything starts.
+TEST(Morph, BadWorkersFileIsRefused) {
+  const fs::path dir = TempDir("bad");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "four\n").ok());
+  const pid_t launcher = StartElastic(dir);
+  ASSERT_GT(launcher, 0);
+  EXPECT_NE(WaitExit(launcher), 0);
+  EXPECT_NE(Log(dir).find("must hold one non-negative integer"), std::string::npos) << Log(dir);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace tessera::pipeline
