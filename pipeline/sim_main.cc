@@ -1,9 +1,14 @@
 // pipeline-sim: prints schedules, Varuna's unit-time timeline and bubble table, and simulated
-// step times of the three schedules for given per-stage costs and links. Torch-free.
+// step times of the three schedules for given per-stage costs and links, and with --auto the
+// auto-configuration's ranked candidates for a profile. Torch-free.
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/cli.h"
+#include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/autoconfig.h"
 #include "pipeline/schedule.h"
 #include "pipeline/simulator.h"
 
@@ -16,7 +21,10 @@ int main(int argc, char** argv) {
          latency_ms = 0, burst_kb = 0, gradient_mb = 0, jitter = 0;
   std::string framing = "payload";
   uint64_t seed = 1;
-  bool timeline = false, table = false, tasks = false;
+  bool timeline = false, table = false, tasks = false, auto_config = false;
+  int workers = 4, global_batch = 32, units = 8, cores = 0, top = 20;
+  double memory_limit_mb = 0, param_mb = 1;
+  std::string profile_path, micro_batch_list = "1,2,4,8", schedule = "varuna";
   app.add_option("--stages", stages, "Pipeline stages (P)")->capture_default_str();
   app.add_option("--micro-batches", micro, "Micro-batches per replica (M)")->capture_default_str();
   app.add_option("--replicas", replicas, "Data-parallel replicas (D)")->capture_default_str();
@@ -41,8 +49,82 @@ int main(int argc, char** argv) {
   app.add_flag("--tasks", tasks, "Print every stage's task list");
   app.add_flag("--timeline", timeline, "Print Varuna's unit-slot timeline");
   app.add_flag("--bubble-table", table, "Print the unit-time bubble table (P = 5, 10, 20)");
+  app.add_flag("--auto", auto_config,
+               "Rank every (P, D, m) for --workers by simulation (auto-config) instead; the "
+               "profile comes from --profile, or is synthetic: --units identical units costing "
+               "--forward-ms and --backward-ms per sample, --activation-kb per sample, "
+               "--param-mb each");
+  app.add_option("--workers", workers, "Auto: workers available")->capture_default_str();
+  app.add_option("--global-batch", global_batch, "Auto: samples per step")->capture_default_str();
+  app.add_option("--profile", profile_path, "Auto: profile JSON (pipeline-launch --profile-out)");
+  app.add_option("--units", units, "Auto, synthetic profile: cut units")->capture_default_str();
+  app.add_option("--param-mb", param_mb, "Auto, synthetic profile: parameters per unit")
+      ->capture_default_str();
+  app.add_option("--auto-micro-batches", micro_batch_list,
+                 "Auto, synthetic profile: micro-batch sizes")
+      ->capture_default_str();
+  app.add_option("--memory-limit-mb", memory_limit_mb, "Auto: memory per worker (0: no limit)")
+      ->capture_default_str();
+  app.add_option("--cores", cores, "Auto: processors the workers share (0: one each)")
+      ->capture_default_str();
+  app.add_option("--schedule", schedule, "Auto: varuna, gpipe or 1f1b")->capture_default_str();
+  app.add_option("--top", top, "Auto: rows to print (0: all)")->capture_default_str();
   return program.Run(argc, argv, [&]() -> tessera::Status {
     namespace pl = tessera::pipeline;
+    if (auto_config) {
+      pl::AutoConfigRequest r;
+      auto kind = pl::ParseScheduleKind(schedule);
+      if (!kind.ok()) return tessera::cli::UsageError(kind.status().message());
+      r.schedule = *kind;
+      r.workers = workers;
+      r.global_batch = global_batch;
+      r.memory_limit_bytes = memory_limit_mb * 1e6;
+      r.cores = cores;
+      r.steps = steps < 2 ? 3 : steps;
+      if (framing != "payload" && framing != "tcp") {
+        return tessera::cli::UsageError("--framing must be payload or tcp");
+      }
+      r.link = {link_mbps * 1e6 / 8, latency_ms / 1e3, burst_kb * 1024};
+      if (framing == "tcp") r.link = pl::WithTcpFraming(r.link);
+      if (!profile_path.empty()) {
+        TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(profile_path));
+        auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        if (json.is_discarded()) return tessera::cli::UsageError(profile_path + " is not JSON");
+        TESSERA_ASSIGN_OR_RETURN(r.profiles, pl::ProfilesFromJson(json));
+      } else {
+        if (units < 1 || units > 1000) return tessera::cli::UsageError("--units in [1, 1000]");
+        std::stringstream in(micro_batch_list);
+        for (std::string item; std::getline(in, item, ',');) {
+          int m = 0;
+          try {
+            m = std::stoi(item);
+          } catch (const std::exception&) {
+          }
+          if (m < 1) return tessera::cli::UsageError("--auto-micro-batches: a list like 1,2,4");
+          pl::ProfiledMicroBatch p;
+          p.micro_batch = m;
+          p.profile.forward_s.assign(units, m * forward_ms / 1e3);
+          p.profile.backward_s.assign(units, m * backward_ms / 1e3);
+          p.profile.output_bytes.assign(units, m * activation_kb * 1e3);
+          p.profile.param_bytes.assign(units, param_mb * 1e6);
+          r.profiles.push_back(std::move(p));
+        }
+      }
+      auto result = pl::AutoConfigure(r);
+      if (!result.ok() && result.status().code() == tessera::StatusCode::kInvalidArgument) {
+        return tessera::cli::UsageError(result.status().message());
+      }
+      TESSERA_RETURN_IF_ERROR(result.status());
+      fmt::print(
+          "auto-config: {} workers, global batch {}, {} schedule, {} candidates ({} over "
+          "the memory limit), best first:\n{}",
+          workers, global_batch, schedule, result->ranked.size() + result->rejected.size(),
+          result->rejected.size(), pl::FormatCandidates(*result, top));
+      TESSERA_ASSIGN_OR_RETURN(pl::Candidate best, pl::Best(*result, r.memory_limit_bytes));
+      fmt::print("chosen: P={} D={} m={} ({:.1f} samples/s simulated)\n", best.stages,
+                 best.replicas, best.micro_batch, best.samples_per_s);
+      return tessera::Status::Ok();
+    }
     if (table) {
       fmt::print(
           "Varuna unit-time bubble (stage-0 idle / makespan)\n  P   M=2P    M=4P    M=6P    "
