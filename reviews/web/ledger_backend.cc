@@ -1,51 +1,11 @@
 #include "reviews/web/ledger_backend.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
-#include <cstdlib>
-#include <filesystem>
-#include <system_error>
-
-#include "core/file.h"
 #include "reviews/client/key_file.h"
 #include "reviews/ledger/payload.h"
 
 namespace tessera::reviews::web {
-
-namespace {
-
-// A private directory (mode 0700) holding the uploaded key file (mode 0600) for as long as the
-// client reads it, removed on every path out. The client takes a key file path.
-class TemporaryKeyFile {
- public:
-  static Result<TemporaryKeyFile> Write(std::string_view contents) {
-    std::string dir = (std::filesystem::temp_directory_path() / "reviews-web-key-XXXXXX").string();
-    if (::mkdtemp(dir.data()) == nullptr) {
-      return InternalError("cannot create a private directory for the uploaded key file");
-    }
-    TemporaryKeyFile file(dir);
-    TESSERA_RETURN_IF_ERROR(WriteFileAtomically(file.path(), contents, 0600));
-    return file;
-  }
-  TemporaryKeyFile(TemporaryKeyFile&& other) noexcept : dir_(std::move(other.dir_)) {
-    other.dir_.clear();
-  }
-  TemporaryKeyFile(const TemporaryKeyFile&) = delete;
-  TemporaryKeyFile& operator=(const TemporaryKeyFile&) = delete;
-  ~TemporaryKeyFile() {
-    if (dir_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-  std::filesystem::path path() const { return dir_ / "review-key.json"; }
-
- private:
-  explicit TemporaryKeyFile(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  std::filesystem::path dir_;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<LedgerBackend>> LedgerBackend::Open(LedgerBackendOptions options) {
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<client::ReviewsClient> client,
@@ -113,18 +73,13 @@ Result<ItemDetail> LedgerBackend::GetItem(std::string_view id) {
 Result<std::string> LedgerBackend::PostReview(std::string_view item_id, int rating,
                                               std::string_view text, std::string_view key_file) {
   TESSERA_ASSIGN_OR_RETURN(onchain::ItemId item, ItemIdFromText(item_id));
-  // Decoded here first so a malformed upload gets the decoder's message naming the field.
+  // The format is the client library's (key_file.h); its decoder names the malformed field.
+  // The key stays in memory: the uploaded secret is never written anywhere.
   Result<client::ReviewKeyFile> key = client::DecodeKeyFile(key_file);
   if (!key.ok()) return key.status().WithContext("key file");
-  if (!key->registered) {
-    return FailedPreconditionError(
-        "key file: this review key is not registered on the ledger yet; finish getting it "
-        "(issue and registration) before reviewing");
-  }
   TESSERA_RETURN_IF_ERROR(RefreshIfStale());
-  TESSERA_ASSIGN_OR_RETURN(TemporaryKeyFile file, TemporaryKeyFile::Write(key_file));
   TESSERA_RETURN_IF_ERROR(
-      client_->PostReview(file.path(), item, rating, text, client::PostOptions{.wait = false}));
+      client_->PostReview(*key, item, rating, text, client::PostOptions{.wait = false}));
   return std::string(
       "Your review was signed and submitted to the ledger. It appears on the item's page once a "
       "block commits it, usually within seconds.");

@@ -39,8 +39,8 @@ class LedgerBackend final : public Backend {
   size_t MaxReviewTextBytes() const override;
   Result<std::vector<ItemSummary>> ListItems() override;
   Result<ItemDetail> GetItem(std::string_view id) override;
-  // Signs with the uploaded key and submits without waiting for the commit; the message says
-  // the review shows once a block commits it.
+  // Decodes the uploaded key file in memory, signs with it and submits without waiting for the
+  // commit; the message says the review shows once a block commits it.
   Result<std::string> PostReview(std::string_view item_id, int rating, std::string_view text,
                                  std::string_view key_file) override;
 
