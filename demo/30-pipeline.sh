@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Part 30: pipeline — Varuna's micro-batch schedule, the step simulator, and real pipeline +
 # data-parallel training in separate worker processes, with a checkpoint that resumes under a
-# different number of stages and replicas.
+# different number of stages and replicas; auto-configuration by simulation and a job that
+# morphs when a worker is killed.
 set -euo pipefail
 BIN=${TESSERA_BIN:?set TESSERA_BIN}
 OUT=${TESSERA_DEMO_OUT:?set TESSERA_DEMO_OUT}/pipeline
@@ -52,5 +53,38 @@ for sched in varuna gpipe 1f1b; do
   "$BIN/pipeline-launch" "${MODEL[@]}" --stages 2 --replicas 1 --steps 8 --schedule "$sched" \
     --run-dir "$OUT/run-$sched" --json "$OUT/$sched.json" | grep '^result' | sed "s/^/$sched: /"
 done
+
 echo
-echo "outputs: $OUT (schedule.txt, simulated.txt, *.json summaries, ckpt/)"
+echo "-- 6. Auto-configuration for 4 workers: profile every unit here at micro-batches 4 and 8,"
+echo "      simulate every (P, D, m), train the fastest (the ranked table comes first)"
+"$BIN/pipeline-launch" "${MODEL[@]}" --auto --workers 4 --auto-micro-batches 4,8 --steps 8 \
+  --profile-out "$OUT/profile.json" --run-dir "$OUT/run-auto" --json "$OUT/auto.json" \
+  | grep -v '^step'
+echo "   ... the same ranking from the saved profile, if the links were 20 Mbit/s tbf:"
+"$BIN/pipeline-sim" --auto --profile "$OUT/profile.json" --workers 4 --global-batch 32 \
+  --cores "$(nproc)" --link-mbps 20 --framing tcp --burst-kb 32 --top 5
+
+echo
+echo "-- 7. Job morphing: an elastic run on 4 workers; one worker is killed with SIGKILL once"
+echo "      the checkpoint of step 10 exists; the job restarts from its newest checkpoint with"
+echo "      an auto-config for 3 workers and finishes all 40 steps"
+echo 4 > "$OUT/workers"
+"$BIN/pipeline-launch" "${MODEL[@]}" --elastic --workers-file "$OUT/workers" \
+  --auto-micro-batches 4,8 --cores 0 --steps 40 --checkpoint-every 2 \
+  --save-dir "$OUT/elastic-ckpt" --run-dir "$OUT/run-elastic" --json "$OUT/elastic.json" \
+  > "$OUT/elastic.log" 2>&1 &
+ELASTIC=$!
+until [ -f "$OUT/elastic-ckpt/ckpt-10/common.json" ] || ! kill -0 $ELASTIC 2>/dev/null; do
+  sleep 0.05
+done
+if [ -f "$OUT/run-elastic/segment-0/pids" ] && kill -0 $ELASTIC 2>/dev/null; then
+  VICTIM=$(awk '$1 == 1 {print $2}' "$OUT/run-elastic/segment-0/pids")
+  echo "   kill -9 worker 1 (pid $VICTIM)"
+  kill -9 "$VICTIM" || true
+fi
+wait $ELASTIC
+grep -E '^(elastic|segment|result)' "$OUT/elastic.log"
+
+echo
+echo "outputs: $OUT (schedule.txt, simulated.txt, *.json summaries, ckpt/, profile.json,"
+echo "         elastic.log)"
