@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pipeline benchmark: samples/s of Varuna vs GPipe vs 1F1B on the same model and workers, with
+# Pipeline benchmark (then autoconfig.sh, about 2 min more): samples/s of Varuna vs GPipe vs 1F1B on the same model and workers, with
 # unlimited (loopback) links and with tbf rate-limited links between network namespaces;
 # measured vs simulated step time and bubble; pipeline efficiency against the ideal
 # (single-worker throughput x workers), all measured in this run.
@@ -186,3 +186,7 @@ plot "$OUT/results.dat" using 8:9 pt 7 ps 1.5 lc rgb "#c0392b", f(x) lc rgb "gra
 GP
   echo "plots: $OUT/throughput.png $OUT/sim_vs_measured.png"
 fi
+
+# The auto-configuration's choice against every candidate, measured in this run.
+echo
+"$(dirname "$0")/autoconfig.sh"
