@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Pipeline benchmark (then autoconfig.sh, about 2 min more): samples/s of Varuna vs GPipe vs 1F1B on the same model and workers, with
+# Pipeline benchmark: samples/s of Varuna vs GPipe vs 1F1B on the same model and workers, with
 # unlimited (loopback) links and with tbf rate-limited links between network namespaces;
 # measured vs simulated step time and bubble; pipeline efficiency against the ideal
 # (single-worker throughput x workers), all measured in this run.
@@ -13,7 +13,7 @@
 # shaper never drops for this model; the simulator models lossless links, and the drops of
 # each run are counted in the table). Needs root for the namespace part; without it that part
 # is skipped, loudly. The rate-limited runs go first: they are dominated by network time, so
-# other work on the machine disturbs them least.
+# other work on the machine disturbs them least. Then autoconfig.sh (about 2 min more).
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
