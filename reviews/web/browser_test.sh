@@ -194,7 +194,14 @@ python3 "$here/browser_check.py" --url "$url" --item "$cafe_id" --name "$cafe" \
   --key-file "$work/alice.key.json" --screenshots "$shots" ||
   fail "the browser check failed"
 
-# 7. The ledger gone (the network stopped): an error page, not a hang or a crash.
+# 7. After the epoch the window is closed: the item page has no form, and a review is refused.
+wait_for_height $(((epoch + 1) * epoch_blocks))
+probe "${url}item/$cafe_id" 200 "review window of epoch $epoch is closed" ||
+  fail "the item page after the window"
+probe "${url}item/$bakery_id/review" 409 "review window is" --field rating=4 \
+  --field text=late --file "key_file=$work/alice.key.json" || fail "a review after the window"
+
+# 8. The ledger gone (the network stopped): an error page, not a hang or a crash.
 kill -TERM "${pids[0]}"
 deadline=$((SECONDS + 120))
 while kill -0 "${pids[0]}" 2> /dev/null; do
@@ -215,7 +222,7 @@ done
 probe "$(awk '/^serving /{print $2}' "$work/web2.out")" 503 "following the chain" ||
   fail "a server started without a ledger"
 
-# 8. A clean stop on SIGTERM.
+# 9. A clean stop on SIGTERM.
 kill -TERM $web_pid
 deadline=$((SECONDS + 30))
 while kill -0 $web_pid 2> /dev/null; do
