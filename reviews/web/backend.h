@@ -42,8 +42,9 @@ struct ItemSummary {
   HijackView hijack;
   uint64_t epoch = 0;  // the review window's epoch
   Window window = Window::kUpcoming;
-  // Whether the tally was checked against the ledger's Merkle proofs; when false,
-  // `verification` says why, and the page shows the numbers as unverified.
+  // Whether the numbers and the reviews were verified against the ledger's proofs (the ledger
+  // backend: the reviews replay to the proved tally and review chain); when false,
+  // `verification` says why, and the page shows them as not verified.
   bool verified = false;
   std::string verification;
   uint64_t height = 0;  // the ledger height the numbers are proved at (0: not from a ledger)
@@ -72,7 +73,7 @@ class Backend {
 
   virtual Result<std::vector<ItemSummary>> ListItems() = 0;
 
-  // NOT_FOUND for an unknown item.
+  // NOT_FOUND for an unknown item, INVALID_ARGUMENT for an id that cannot name one.
   virtual Result<ItemDetail> GetItem(std::string_view id) = 0;
 
   // Signs and submits a review with the review key in `key_file` (the file's contents, so an
@@ -80,7 +81,8 @@ class Backend {
   // submitted, where it committed). Errors the page explains: INVALID_ARGUMENT (malformed key
   // file, bad rating or text), NOT_FOUND (unknown item), PERMISSION_DENIED (the key is not
   // eligible for the item), ALREADY_EXISTS (this key already reviewed the item),
-  // FAILED_PRECONDITION (the review window is closed), UNAVAILABLE (the ledger is unreachable).
+  // FAILED_PRECONDITION (the review window is not open, the key is not registered),
+  // UNAVAILABLE (the ledger is unreachable).
   virtual Result<std::string> PostReview(std::string_view item_id, int rating,
                                          std::string_view text, std::string_view key_file) = 0;
 };

@@ -10,7 +10,8 @@
 //
 // <id> is percent-encoded in links (html.h) and decoded by the server. Bad input gets an error
 // page (JSON under /api/) with the HTTP status of http_status.h; bodies over
-// ServerOptions::max_body_bytes are refused with 413 before the backend sees them.
+// ServerOptions::max_body_bytes are refused with 413 before the backend sees them. Every answer
+// carries a Content-Security-Policy that allows no script and nothing from another origin.
 //
 //   Server server(backend, {});
 //   TESSERA_ASSIGN_OR_RETURN(int port, server.Bind("127.0.0.1", 8080));
