@@ -66,7 +66,9 @@ wait_for_height() {
   done
 }
 
-epoch_blocks=12
+# Long enough that bob's reviews, alice's browser session and the refusals all fit in one window
+# with blocks to spare on a loaded machine; short enough to keep the test near a minute.
+epoch_blocks=16
 
 # 1. A network whose genesis runs the reviews app with a fresh issuer key. Ring size 50 over
 #    two registered keys: both keys are eligible for every item (randomized eligibility is the
