@@ -216,27 +216,17 @@ int main(int argc, char** argv) {
         return tessera::cli::UsageError(result.status().message());
       }
       TESSERA_RETURN_IF_ERROR(result.status());
-      nlohmann::json segments = nlohmann::json::array();
       for (const pl::Segment& seg : result->segments) {
         fmt::print("segment: {} workers, P={} D={} m={}, steps {}..{}, {}\n", seg.workers,
                    seg.config.stages, seg.config.replicas, seg.config.micro_batch, seg.first_step,
                    seg.ended == "finished" ? job.steps : seg.checkpoint, seg.ended);
-        segments.push_back({{"workers", seg.workers},
-                            {"stages", seg.config.stages},
-                            {"replicas", seg.config.replicas},
-                            {"micro_batch", seg.config.micro_batch},
-                            {"first_step", seg.first_step},
-                            {"checkpoint", seg.checkpoint},
-                            {"ended", seg.ended},
-                            {"losses", seg.losses}});
       }
       fmt::print("result: {:.1f} samples/s in the last segment, final loss {:.4f}\n",
                  result->summary.samples_per_s,
                  result->summary.losses.empty() ? 0.0 : result->summary.losses.back());
       if (!json_out.empty()) {
-        nlohmann::json j = {{"segments", segments},
-                            {"samples_per_s", result->summary.samples_per_s}};
-        TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
+        TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
+            json_out, pl::ElasticResultToJson(*result).dump(2) + "\n"));
       }
       return tessera::Status::Ok();
     }

@@ -186,4 +186,19 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
   }
 }
 
+nlohmann::json ElasticResultToJson(const ElasticResult& result) {
+  nlohmann::json segments = nlohmann::json::array();
+  for (const Segment& seg : result.segments) {
+    segments.push_back({{"workers", seg.workers},
+                        {"stages", seg.config.stages},
+                        {"replicas", seg.config.replicas},
+                        {"micro_batch", seg.config.micro_batch},
+                        {"first_step", seg.first_step},
+                        {"checkpoint", seg.checkpoint},
+                        {"ended", seg.ended},
+                        {"losses", seg.losses}});
+  }
+  return {{"segments", segments}, {"samples_per_s", result.summary.samples_per_s}};
+}
+
 }  // namespace tessera::pipeline

@@ -67,6 +67,10 @@ struct ElasticResult {
 // INVALID_ARGUMENT for bad options; the launch's error for a worker that failed on its own.
 Result<ElasticResult> RunElastic(const ElasticOptions& options);
 
+// {"segments": [{workers, stages, replicas, micro_batch, first_step, checkpoint, ended,
+// losses}...], "samples_per_s": of the finished segment}.
+nlohmann::json ElasticResultToJson(const ElasticResult& result);
+
 // The workers file's number (a positive integer, surrounding whitespace allowed).
 Result<int> ReadWorkerCount(const std::string& path);
 

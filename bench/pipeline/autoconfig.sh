@@ -22,6 +22,7 @@ MICRO=${PIPELINE_AUTO_MICRO:-4,8}
 STEPS=${PIPELINE_BENCH_STEPS:-10}
 REPEATS=${PIPELINE_BENCH_REPEATS:-2}
 B=32
+rm -rf "$OUT/auto"
 mkdir -p "$OUT/auto"
 [ -x "$LAUNCH" ] && [ -x "$SIM" ] || { echo "bench: $LAUNCH or $SIM not built"; exit 1; }
 MODEL=(--model gpt --layers 4 --width 64 --heads 4 --vocab 64 --seq-len 32 --global-batch $B
@@ -41,30 +42,39 @@ CORES=$(nproc)
 CSV=$OUT/autoconfig.csv
 echo "P,D,m,simulated_rank,simulated_samples_per_s,measured_samples_per_s,load" > "$CSV"
 # The ranking's rows: rank P D m M step samples/s memory cuts...
-awk '$1 ~ /^[0-9]+$/ {print $1, $2, $3, $4, $7}' "$OUT/auto/ranking.txt" |
-while read -r rank p d m sim_sps; do
-  best=0
-  for k in $(seq "$REPEATS"); do
+awk '$1 ~ /^[0-9]+$/ {print $1, $2, $3, $4, $7}' "$OUT/auto/ranking.txt" > "$OUT/auto/candidates"
+# Rounds over all candidates rather than repeats of one, so that a change of the machine's load
+# (it is shared) falls on every candidate alike; each candidate keeps its fastest run.
+for k in $(seq "$REPEATS"); do
+  while read -r rank p d m sim_sps; do
+    name=p${p}d${d}m${m}
     load=$(cut -d' ' -f1 /proc/loadavg)
-    json=$OUT/auto/p${p}d${d}m${m}.$k.json
     if ! "$LAUNCH" "${MODEL[@]}" --stages "$p" --replicas "$d" --micro-batch "$m" \
-        --partition profiled --json "$json" --run-dir "$OUT/auto/p${p}d${d}m${m}" \
-        > "$OUT/auto/p${p}d${d}m${m}.$k.log" 2>&1; then
-      echo "   P=$p D=$d m=$m FAILED"; tail -3 "$OUT/auto/p${p}d${d}m${m}.$k.log"; continue
+        --partition profiled --json "$OUT/auto/$name.$k.json" --run-dir "$OUT/auto/$name" \
+        > "$OUT/auto/$name.$k.log" 2>&1; then
+      echo "   P=$p D=$d m=$m round $k FAILED"; tail -3 "$OUT/auto/$name.$k.log"; continue
     fi
-    sps=$(jq .samples_per_s "$json")
-    echo "   P=$p D=$d m=$m run $k: $sps samples/s (simulated $sim_sps, rank $rank; load $load)"
-    if [ "$(echo "$sps > $best" | bc -l)" = 1 ]; then best=$sps; best_load=$load; fi
-  done
-  echo "$p,$d,$m,$rank,$sim_sps,$best,$best_load" >> "$CSV"
+    sps=$(jq .samples_per_s "$OUT/auto/$name.$k.json")
+    echo "   round $k: P=$p D=$d m=$m $(printf %.1f "$sps") samples/s (simulated $sim_sps," \
+      "rank $rank; load $load)"
+    echo "$name $sps $load" >> "$OUT/auto/measured"
+  done < "$OUT/auto/candidates"
 done
+while read -r rank p d m sim_sps; do
+  best=$(awk -v n="p${p}d${d}m${m}" '$1 == n && $2 > b {b = $2; l = $3} END {print b + 0, l}' \
+    "$OUT/auto/measured")
+  read -r sps load <<< "$best"
+  [ "$sps" = 0 ] && continue  # every run of it failed (reported above)
+  echo "$p,$d,$m,$rank,$sim_sps,$sps,$load" >> "$CSV"
+done < "$OUT/auto/candidates"
 
 read -r CP CD CM <<< "$CHOSEN"
 CHOSEN_SPS=$(awk -F, -v p="$CP" -v d="$CD" -v m="$CM" '$1==p && $2==d && $3==m {print $6}' "$CSV")
 {
   echo "Auto-config for $G workers (global batch $B, micro-batches $MICRO, $CORES cores):"
   echo "chosen P=$CP D=$CD m=$CM; measured samples/s of every candidate as a ratio to the"
-  echo "chosen one's (same run, fastest of $REPEATS, $STEPS steps, loopback links)."
+  echo "chosen one's (same run, fastest of $REPEATS rounds, $STEPS steps, loopback links; load ="
+  echo "the 1-minute load average when that fastest run started)."
   echo
   echo "| sim rank | P | D | m | simulated samples/s | measured samples/s | measured / chosen | load |"
   echo "|---|---|---|---|---|---|---|---|"
