@@ -1,6 +1,7 @@
 #include "reviews/client/client.h"
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -354,7 +355,18 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
     }
     return all;
   }));
-  // 2. Anonymous registrations, all submitted before waiting for any.
+  // 2. Anonymous registrations, after a random delay, all submitted before waiting for any.
+  if (options_.register_delay_blocks > 0 && !keys.empty()) {
+    uint64_t close = params_.RegistrationClose(keys[0].epoch);
+    for (const ReviewKeyFile& k : keys) close = std::min(close, params_.RegistrationClose(k.epoch));
+    // Leave three blocks for the registration to commit.
+    const uint64_t latest = close > 4 ? close - 4 : 0;
+    std::uniform_int_distribution<uint64_t> pick(0, options_.register_delay_blocks);
+    std::random_device rd;
+    const uint64_t target = std::min(index_.height() + pick(rd), latest);
+    TESSERA_RETURN_IF_ERROR(WaitFor("the registration delay",
+                                    [&]() -> Result<bool> { return index_.height() >= target; }));
+  }
   std::vector<ledger::Hash256> key_leaves;
   for (const ReviewKeyFile& k : keys)
     key_leaves.push_back(leaf::ReviewKey(k.epoch, k.review.public_key));

@@ -54,6 +54,10 @@ struct ClientOptions {
   std::chrono::milliseconds poll{200};
   std::chrono::milliseconds timeout{120000};
   double hijack_delta = 0.5;  // the rating shift the hijack resistance is computed for
+  // CompleteKey waits a random 0..register_delay_blocks blocks (never past the registration
+  // close) between the issuer's answer and the anonymous registration: the issue is public and
+  // names the identity, so registering in the very next block links the two by timing.
+  uint64_t register_delay_blocks = 0;
 };
 
 struct ItemSummary {

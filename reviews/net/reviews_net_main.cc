@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
   get_key->add_option("--out", key_out, "Review key file to write (resumed if it exists)")
       ->required();
   auto* epoch_opt = get_key->add_option("--epoch", epoch, "Epoch (default: next open one)");
+  get_key->add_option("--register-delay-blocks", options.register_delay_blocks,
+                      "Wait a random 0..N blocks between issuance and the anonymous "
+                      "registration (timing unlinkability)");
 
   net::ReviewArgs review_args;
   auto* review = app.add_subcommand("review", "Review an item");
