@@ -196,6 +196,10 @@ int main(int argc, char** argv) {
     }
     if (elastic) {
       if (job.save_dir.empty()) return tessera::cli::UsageError("--elastic needs --save-dir");
+      if (!job.resume_dir.empty()) {
+        return tessera::cli::UsageError(
+            "--elastic resumes from the newest checkpoint in --save-dir; drop --resume-dir");
+      }
       pl::ElasticOptions options;
       options.launch.job = job;
       options.launch.worker_binary = worker;

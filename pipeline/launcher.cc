@@ -167,9 +167,14 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
   while (running > 0) {
     reap();
     if (!failure.ok()) {
-      // A worker killed by a signal is a zombie before its neighbours can notice it is gone, so
-      // one more pass finds it even if a neighbour's exit was seen first.
-      reap();
+      // A killed worker's sockets close as it exits, so a neighbour may fail, and be reaped,
+      // a moment before the killed one can be: look for it a little longer (200 ms at most,
+      // only on the failure path) so that the loss, not the neighbour's error, is reported.
+      const auto grace = Clock::now() + std::chrono::milliseconds(200);
+      while (outcome.lost_ranks.empty() && running > 0 && Clock::now() < grace) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        reap();
+      }
       break;
     }
     if (interrupt && interrupt()) {

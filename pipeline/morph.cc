@@ -13,6 +13,7 @@ namespace tessera::pipeline {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
 
 // What the workers file said when last read, and when it was written: a rewrite (even of the
 // same number) is news, because it resets the count of lost workers.
@@ -34,6 +35,27 @@ Result<FileStamp> Stamp(const std::string& path) {
 int64_t CheckpointStep(const std::string& root) {
   auto step = LatestCompleteCheckpoint(root);
   return step.ok() ? *step : 0;
+}
+
+// Removes the incomplete checkpoints after `done` that a stopped job left behind, so that the
+// restarted job never completes one with unit files of two different runs.
+Status RemoveCheckpointsAfter(const std::string& root, int64_t done) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (const auto& entry : fs::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    int64_t step = 0;
+    if (name.rfind("ckpt-", 0) != 0) continue;
+    auto [ptr, err] = std::from_chars(name.data() + 5, name.data() + name.size(), step);
+    if (err == std::errc() && ptr == name.data() + name.size() && step > done) {
+      stale.push_back(entry.path());
+    }
+  }
+  for (const fs::path& p : stale) {
+    fs::remove_all(p, ec);
+    if (ec) return UnavailableError(fmt::format("removing {}: {}", p.string(), ec.message()));
+  }
+  return Status::Ok();
 }
 
 void Say(const ElasticOptions& o, const std::string& line) {
@@ -121,6 +143,7 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
     request.global_batch = base.global_batch;
     request.schedule = base.schedule;
     request.opportunistic = base.opportunistic;
+    TESSERA_RETURN_IF_ERROR(RemoveCheckpointsAfter(base.save_dir, done));
     TESSERA_ASSIGN_OR_RETURN(AutoConfigResult ranked, AutoConfigure(request));
     TESSERA_ASSIGN_OR_RETURN(Candidate best, Best(ranked, request.memory_limit_bytes));
 

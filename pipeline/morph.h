@@ -13,7 +13,7 @@
 //   * any other worker failure fails the run (a bug is not a lost machine).
 // The global batch stays fixed, so the run continues the trajectory an uninterrupted run from the
 // same checkpoint would follow: steps since the last checkpoint are repeated with the same data
-// and dropout keys (pipeline/runtime.h).
+// and dropout keys (pipeline/runtime.h); incomplete checkpoints after it are deleted first.
 //
 // What differs from Varuna: Varuna's manager learns of a preemption ahead of time (Azure's
 // scheduled events), asks every worker for an on-demand checkpoint and restarts with the new
