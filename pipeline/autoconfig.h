@@ -21,6 +21,7 @@
 // more workers than cores). Torch-free.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,9 @@ struct AutoConfigRequest {
   bool opportunistic = true;
   std::vector<ProfiledMicroBatch> profiles;  // the candidate micro-batch sizes
   LinkModel link;                            // every worker's egress, and the all-reduce's
+  // The ring formula's link where `link` is unlimited (the all-reduce is then not simulated on
+  // the links), e.g. MeasureLoopbackRing's (pipeline/link_probe.h); unset: `link`, free.
+  std::optional<LinkModel> allreduce_link;
   // Estimated bytes a worker may hold (StageMemoryBytes); 0 = no limit.
   double memory_limit_bytes = 0;
   // Processors the workers share; 0 = one per worker (Varuna: one GPU each).

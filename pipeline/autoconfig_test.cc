@@ -57,6 +57,18 @@ TEST(AutoConfig, FreeLinksFavourDataParallelism) {
   EXPECT_NEAR(best.step_s, 2 * 2 * 3e-3, 1e-9);  // 2 micro-batches of 1 x 2 units x 3 ms
 }
 
+// A measured all-reduce (on an otherwise unlimited link) is charged to data parallelism: with
+// 1 MB/s for the ring, the 20 MB all-reduce of P=1 D=2 costs 20 s and the pipeline wins again.
+TEST(AutoConfig, MeasuredAllreduceLinkIsCharged) {
+  AutoConfigRequest r = Request(2, 4, {Uniform(2, 1, 1e-3, 1e3, 10e6)});
+  r.allreduce_link = LinkModel{1e6, 0};
+  auto result = AutoConfigure(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->ranked.front().replicas, 1);
+  EXPECT_EQ(result->ranked.back().replicas, 2);
+  EXPECT_NEAR(result->ranked.back().step_s, 2 * 2 * 3e-3 + 20.0, 1e-9);
+}
+
 // Four units of 100 MB parameters each: a worker holding all of them needs 1.2 GB (parameters,
 // gradients, momentum); two units 600 MB. A 700 MB limit leaves only P >= 2, although on free
 // links P=1 D=4 would be fastest.

@@ -1,6 +1,7 @@
 // pipeline-launch: trains a model with pipeline + data parallelism. Starts stages x replicas
 // pipeline-worker processes (here, or on the hosts of --hosts), shows their progress, and
 // reports samples/s, the measured bubble and the simulator's prediction for the same run.
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -12,6 +13,7 @@
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
 #include "pipeline/launcher.h"
+#include "pipeline/link_probe.h"
 #include "pipeline/morph.h"
 #include "pipeline/partition.h"
 #include "pipeline/profile.h"
@@ -186,6 +188,20 @@ int main(int argc, char** argv) {
             profile_out, pl::ProfilesToJson(request.profiles).dump(1) + "\n"));
       }
       request.link = link;
+      if (link.bandwidth_bytes_per_s == 0 && hosts.empty()) {
+        // Unlimited loopback links would make the all-reduce free in the simulation: measure
+        // our ring on this machine instead, with the whole model's gradient (Varuna's
+        // profiler measures all-reduce times for its auto-config too).
+        double bytes = 0;
+        for (double b : request.profiles[0].profile.param_bytes) bytes += b;
+        TESSERA_ASSIGN_OR_RETURN(request.allreduce_link,
+                                 pl::MeasureLoopbackRing(std::max(bytes, 64.0), 2, 5));
+        fmt::print(
+            "all-reduce on loopback (measured, 2 threads, {:.0f} KB): latency {:.3f} ms, "
+            "{:.0f} MB/s\n",
+            bytes / 1024, 1e3 * request.allreduce_link->latency_s,
+            request.allreduce_link->bandwidth_bytes_per_s / 1e6);
+      }
       request.memory_limit_bytes = memory_limit_mb * 1e6;
       request.cores = cores >= 0      ? cores
                       : hosts.empty() ? static_cast<int>(std::thread::hardware_concurrency())
