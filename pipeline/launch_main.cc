@@ -197,10 +197,10 @@ int main(int argc, char** argv) {
         TESSERA_ASSIGN_OR_RETURN(request.allreduce_link,
                                  pl::MeasureLoopbackRing(std::max(bytes, 64.0), 2, 5));
         fmt::print(
-            "all-reduce on loopback (measured, 2 threads, {:.0f} KB): latency {:.3f} ms, "
-            "{:.0f} MB/s\n",
+            "all-reduce on loopback (measured, 2 threads, {:.0f} KB): latency {:.4f} ms, "
+            "{:.0f} Mbit/s\n",
             bytes / 1024, 1e3 * request.allreduce_link->latency_s,
-            request.allreduce_link->bandwidth_bytes_per_s / 1e6);
+            request.allreduce_link->bandwidth_bytes_per_s * 8 / 1e6);
       }
       request.memory_limit_bytes = memory_limit_mb * 1e6;
       request.cores = cores >= 0      ? cores

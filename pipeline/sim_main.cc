@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   bool timeline = false, table = false, tasks = false, auto_config = false;
   int workers = 4, global_batch = 32, units = 8, cores = 0, top = 20;
-  double memory_limit_mb = 0, param_mb = 1;
+  double memory_limit_mb = 0, param_mb = 1, allreduce_mbps = 0, allreduce_latency_ms = 0;
   std::string profile_path, micro_batch_list = "1,2,4,8", schedule = "varuna";
   app.add_option("--stages", stages, "Pipeline stages (P)")->capture_default_str();
   app.add_option("--micro-batches", micro, "Micro-batches per replica (M)")->capture_default_str();
@@ -65,6 +65,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--memory-limit-mb", memory_limit_mb, "Auto: memory per worker (0: no limit)")
       ->capture_default_str();
+  app.add_option("--allreduce-mbps", allreduce_mbps,
+                 "Auto: the all-reduce ring's link where --link-mbps is 0 (e.g. what "
+                 "pipeline-launch --auto measured on loopback; 0: free)")
+      ->capture_default_str();
+  app.add_option("--allreduce-latency-ms", allreduce_latency_ms, "Auto: its latency per message")
+      ->capture_default_str();
   app.add_option("--cores", cores, "Auto: processors the workers share (0: one each)")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "Auto: varuna, gpipe or 1f1b")->capture_default_str();
@@ -86,6 +92,12 @@ int main(int argc, char** argv) {
       }
       r.link = {link_mbps * 1e6 / 8, latency_ms / 1e3, burst_kb * 1024};
       if (framing == "tcp") r.link = pl::WithTcpFraming(r.link);
+      if (allreduce_mbps < 0 || allreduce_latency_ms < 0) {
+        return tessera::cli::UsageError("--allreduce-mbps and its latency must be >= 0");
+      }
+      if (allreduce_mbps > 0 || allreduce_latency_ms > 0) {
+        r.allreduce_link = pl::LinkModel{allreduce_mbps * 1e6 / 8, allreduce_latency_ms / 1e3};
+      }
       if (!profile_path.empty()) {
         TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(profile_path));
         auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

@@ -4,8 +4,8 @@
 #
 # 1. `pipeline-launch --auto --workers G` profiles the model here, ranks every (P, D, m) by
 #    simulation, prints the table and trains the chosen one (its profile goes to profile.json).
-# 2. `pipeline-sim --auto --profile profile.json` prints the same ranking (simulated samples/s
-#    of every candidate).
+# 2. `pipeline-sim --auto --profile profile.json`, given the all-reduce link step 1 measured,
+#    prints the same ranking (simulated samples/s of every candidate).
 # 3. Every candidate is trained for real (loopback links, --partition profiled, the same cut
 #    rule as the auto-config), PIPELINE_BENCH_REPEATS times each, the fastest run kept.
 # Output: autoconfig.csv and autoconfig.md (measured samples/s of each candidate as a ratio to
@@ -36,8 +36,13 @@ echo "== auto-config for $G workers, micro-batches $MICRO (load $(cut -d' ' -f1 
 grep -v '^step' "$OUT/auto/chosen.log" | sed 's/^/   /'
 CHOSEN=$(jq -r '"\(.stages) \(.replicas) \(.micro_batch)"' "$OUT/auto/chosen.json")
 CORES=$(nproc)
+# The all-reduce pipeline-launch measured on loopback, so that the two rankings agree.
+read -r AR_LAT AR_MBPS < <(sed -n \
+  's/^all-reduce on loopback.*latency \([0-9.]*\) ms, \([0-9.]*\) Mbit\/s$/\1 \2/p' \
+  "$OUT/auto/chosen.log")
 "$SIM" --auto --profile "$OUT/auto/profile.json" --workers "$G" --global-batch $B \
-  --cores "$CORES" --top 0 > "$OUT/auto/ranking.txt"
+  --cores "$CORES" --allreduce-latency-ms "${AR_LAT:-0}" --allreduce-mbps "${AR_MBPS:-0}" \
+  --top 0 > "$OUT/auto/ranking.txt"
 
 CSV=$OUT/autoconfig.csv
 echo "P,D,m,simulated_rank,simulated_samples_per_s,measured_samples_per_s,load" > "$CSV"
