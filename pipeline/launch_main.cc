@@ -171,6 +171,14 @@ int main(int argc, char** argv) {
     }
     job.timeout_ms = timeout_s * 1000;
     pl::AutoConfigRequest request;
+    if (elastic) {  // checked before the profiling below
+      if (job.save_dir.empty()) return tessera::cli::UsageError("--elastic needs --save-dir");
+      if (!job.resume_dir.empty()) {
+        return tessera::cli::UsageError(
+            "--elastic resumes from the newest checkpoint in --save-dir; drop --resume-dir");
+      }
+      if (checkpoint_every < 1) return tessera::cli::UsageError("--checkpoint-every must be >= 1");
+    }
     if (auto_config || elastic) {
       if (workers < 1 && workers_file.empty()) {
         return tessera::cli::UsageError("--auto and --elastic need --workers (or --workers-file)");
@@ -211,11 +219,6 @@ int main(int argc, char** argv) {
       request.opportunistic = job.opportunistic;
     }
     if (elastic) {
-      if (job.save_dir.empty()) return tessera::cli::UsageError("--elastic needs --save-dir");
-      if (!job.resume_dir.empty()) {
-        return tessera::cli::UsageError(
-            "--elastic resumes from the newest checkpoint in --save-dir; drop --resume-dir");
-      }
       pl::ElasticOptions options;
       options.launch.job = job;
       options.launch.worker_binary = worker;

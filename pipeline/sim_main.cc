@@ -109,7 +109,9 @@ int main(int argc, char** argv) {
         for (std::string item; std::getline(in, item, ',');) {
           int m = 0;
           try {
-            m = std::stoi(item);
+            size_t used = 0;
+            m = std::stoi(item, &used);
+            if (used != item.size()) m = 0;
           } catch (const std::exception&) {
           }
           if (m < 1) return tessera::cli::UsageError("--auto-micro-batches: a list like 1,2,4");
