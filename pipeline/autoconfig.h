@@ -4,7 +4,7 @@
 //
 //   AutoConfigRequest request{.workers = 4, .global_batch = 32, .profiles = measured};
 //   TESSERA_ASSIGN_OR_RETURN(AutoConfigResult result, AutoConfigure(request));
-//   TESSERA_ASSIGN_OR_RETURN(Candidate best, Best(result));
+//   TESSERA_ASSIGN_OR_RETURN(Candidate best, Best(result, request.memory_limit_bytes));
 //
 // Candidates are every (P, D, m) with P * D <= workers, P <= the model's cut units, D dividing
 // the global batch and m dividing the per-replica batch, m among the profiled micro-batch sizes.
