@@ -9,6 +9,7 @@
 
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
+#include "ledger/net/round_item.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
 
@@ -157,11 +158,37 @@ void Citizen::Run(const std::atomic<bool>& stop) {
 // ---- One committee round ----------------------------------------------------------------------
 
 void Citizen::Poll(Round& r) {
+  // Every politician of the sample is read (any of them may withhold), but by hash first: an
+  // item is downloaded once, from the first politician that lists it, instead of once per
+  // politician. A politician that lists an item and then does not serve it only delays it:
+  // the next one that lists it is asked.
   for (PoliticianClient* p : r.sample) {
-    auto reply = p->GetRound(r.h, r.offsets[p], &traffic_);
-    if (!reply.ok()) continue;
-    r.offsets[p] = reply->next_offset();
-    for (const RoundItem& item : reply->items()) Process(r, item);
+    auto listing = p->GetRound(r.h, r.offsets[p], &traffic_, /*hashes_only=*/true);
+    if (!listing.ok()) continue;
+    r.offsets[p] = listing->next_offset();
+    std::vector<Hash256> wanted;
+    std::set<Hash256> asked;
+    for (const std::string& bytes : listing->item_hashes()) {
+      if (bytes.size() != 32) continue;
+      Hash256 hash = FromBytes(bytes);
+      if (!r.seen.count(hash) && asked.insert(hash).second) wanted.push_back(hash);
+    }
+    if (!wanted.empty()) {
+      auto items = p->GetItems(r.h, wanted, &traffic_);
+      if (items.ok()) {
+        for (const RoundItem& item : items->items()) {
+          if (asked.count(RoundItemHash(item))) Process(r, item);
+        }
+      }
+      // Listed but not served: read the listing again next time.
+      for (const Hash256& hash : wanted) {
+        if (!r.seen.count(hash)) {
+          r.offsets[p] = 0;
+          break;
+        }
+      }
+    }
+    const auto& reply = listing;
     if (reply->height() >= r.h && !r.committed_at && !r.unreliable.count(p)) {
       // It says block h is certified: fetch and check it; a politician that cannot back the
       // claim is ignored for the rest of the round.
@@ -179,9 +206,7 @@ void Citizen::Poll(Round& r) {
 void Citizen::Process(Round& r, const RoundItem& item) {
   const std::string& payload = item.payload();
   if (payload.empty()) return;
-  Sha256Hasher hasher;
-  Hash256 key = hasher.Update(payload).UpdateByte(0).Update(item.block_signature()).Final();
-  if (!r.seen.insert(key).second) return;
+  if (!r.seen.insert(RoundItemHash(item)).second) return;
   auto registered = [&](const PublicKey& who) {
     auto [it, inserted] = r.identities.try_emplace(item.identity(), false);
     if (inserted) {

@@ -81,13 +81,26 @@ Result<ExecuteReply> PoliticianClient::Execute(uint64_t height,
   return rep;
 }
 
-Result<RoundReply> PoliticianClient::GetRound(uint64_t height, uint64_t offset, Traffic* t) {
+Result<RoundReply> PoliticianClient::GetRound(uint64_t height, uint64_t offset, Traffic* t,
+                                              bool hashes_only) {
   RoundRequest req;
   req.set_height(height);
   req.set_offset(offset);
+  req.set_hashes_only(hashes_only);
   RoundReply rep;
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetRound(c, q, r); }));
+  return rep;
+}
+
+Result<RoundReply> PoliticianClient::GetItems(uint64_t height, const std::vector<Hash256>& hashes,
+                                              Traffic* t) {
+  ItemsRequest req;
+  req.set_height(height);
+  for (const Hash256& h : hashes) req.add_hashes(std::string(AsChars(h)));
+  RoundReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetItems(c, q, r); }));
   return rep;
 }
 

@@ -37,7 +37,10 @@ class PoliticianClient {
                                Traffic* t = nullptr);
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
                                Traffic* t = nullptr);
-  Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr);
+  Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr,
+                              bool hashes_only = false);
+  Result<RoundReply> GetItems(uint64_t height, const std::vector<Hash256>& hashes,
+                              Traffic* t = nullptr);
   // On success, `missing_pools` (if given) receives the politician's PostReply.missing_pools.
   Status Post(uint64_t height, const RoundItem& item, Traffic* t = nullptr,
               std::vector<Hash256>* missing_pools = nullptr);

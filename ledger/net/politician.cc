@@ -5,18 +5,13 @@
 #include <algorithm>
 
 #include "ledger/crypto/hash.h"
+#include "ledger/net/round_item.h"
 #include "ledger/state/transfer.h"
 
 namespace tessera::ledger::net {
 namespace {
 
 constexpr size_t kMaxPeerQueue = 20000;
-
-Hash256 ItemHash(const RoundItem& item) {
-  Sha256Hasher h;
-  h.Update(item.payload()).UpdateByte(0).Update(item.block_signature());
-  return h.Final();
-}
 
 Result<Hash256> HashFromBytes(const std::string& bytes, const char* what) {
   if (bytes.size() != 32) return InvalidArgumentError(std::string(what) + " must be 32 bytes");
@@ -268,7 +263,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
     RoundItem item;
     item.set_payload(pool.commitment());
     RoundLog& log = rounds_[h];
-    if (log.seen.insert(ItemHash(item)).second) log.items.push_back(item);
+    if (log.seen.emplace(RoundItemHash(item), log.items.size()).second) log.items.push_back(item);
     if (!options_.faults.withhold) {
       Gossip([pool](PoliticianClient& c) { (void)c.PostPool(pool); });
       Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
@@ -286,7 +281,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
   const std::string& payload = item.payload();
   if (payload.empty()) return InvalidArgumentError("empty payload");
   RoundLog& log = rounds_[h];
-  Hash256 key = ItemHash(item);
+  Hash256 key = RoundItemHash(item);
   if (log.seen.count(key)) return Status::Ok();
   auto identity = [&](const PublicKey& who) -> Result<Identity> {
     TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(AsBytes(item.identity())));
@@ -339,7 +334,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       return InvalidArgumentError("unknown round item type " +
                                   std::to_string(static_cast<uint8_t>(payload[0])));
   }
-  log.seen.insert(key);
+  log.seen.emplace(key, log.items.size());
   log.items.push_back(item);
   if (!options_.faults.withhold) {
     Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
@@ -565,11 +560,20 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
   Delay();
   std::lock_guard<std::mutex> lock(mu_);
   rep->set_height(latest_.height);
+  auto add = [&](const RoundItem& item) {
+    if (req.hashes_only()) {
+      rep->add_item_hashes(std::string(AsChars(RoundItemHash(item))));
+    } else {
+      *rep->add_items() = item;
+    }
+  };
   if (options_.faults.withhold) {
     // Serves only its own pool commitment, so that it still looks alive.
     if (req.height() == latest_.height + 1) FreezePool(req.height());
     if (req.offset() == 0 && my_commitments_.count(req.height())) {
-      rep->add_items()->set_payload(my_commitments_[req.height()][0]);
+      RoundItem own;
+      own.set_payload(my_commitments_[req.height()][0]);
+      add(own);
     }
     rep->set_next_offset(1);
     return;
@@ -589,9 +593,30 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
     if (mine && mine->size() > 1 && items[i].payload() == (*mine)[alternate ? 0 : 1]) {
       continue;
     }
-    *rep->add_items() = items[i];
+    add(items[i]);
   }
   rep->set_next_offset(items.size());
+}
+
+void PoliticianNode::GetItems(const ItemsRequest& req, RoundReply* rep) {
+  Delay();
+  std::lock_guard<std::mutex> lock(mu_);
+  rep->set_height(latest_.height);
+  auto it = rounds_.find(req.height());
+  if (it == rounds_.end()) return;
+  const RoundLog& log = it->second;
+  for (const std::string& bytes : req.hashes()) {
+    auto hash = HashFromBytes(bytes, "item hash");
+    if (!hash.ok()) return;
+    auto found = log.seen.find(*hash);
+    if (found == log.seen.end()) continue;
+    const RoundItem& item = log.items[found->second];
+    if (options_.faults.withhold) {  // as in GetRound: nothing but its own commitment
+      const auto& mine = my_commitments_[req.height()];
+      if (std::find(mine.begin(), mine.end(), item.payload()) == mine.end()) continue;
+    }
+    *rep->add_items() = item;
+  }
 }
 
 void PoliticianNode::Post(const PostRequest& req, PostReply* rep) {

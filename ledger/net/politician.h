@@ -69,6 +69,7 @@ class PoliticianNode {
   Status ReadState(const StateRequest& req, StateReply* rep);
   Status Execute(const ExecuteRequest& req, ExecuteReply* rep);
   void GetRound(const RoundRequest& req, RoundReply* rep);
+  void GetItems(const ItemsRequest& req, RoundReply* rep);
   void Post(const PostRequest& req, PostReply* rep);
   void PostPool(const Pool& pool, PostReply* rep);
 
@@ -82,7 +83,7 @@ class PoliticianNode {
   };
   struct RoundLog {
     std::vector<RoundItem> items;
-    std::set<Hash256> seen;
+    std::map<Hash256, size_t> seen;  // RoundItemHash -> index in items
     std::map<Hash256, std::pair<BlockHeader, Identity>> proposals;  // by block hash
     std::map<Hash256, std::map<PublicKey, std::pair<CertificateSigner, Identity>>> cert_votes;
   };

@@ -42,6 +42,10 @@ class Service final : public Politician::Service {
     node_->GetRound(*q, r);
     return grpc::Status::OK;
   }
+  grpc::Status GetItems(grpc::ServerContext*, const ItemsRequest* q, RoundReply* r) override {
+    node_->GetItems(*q, r);
+    return grpc::Status::OK;
+  }
   grpc::Status Post(grpc::ServerContext*, const PostRequest* q, PostReply* r) override {
     node_->Post(*q, r);
     return grpc::Status::OK;
