@@ -257,5 +257,53 @@ TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
   std::filesystem::remove_all(dir);
 }
 
+// A registered citizen that is not on the next block's committee cannot have its votes relayed.
+TEST(PoliticianNodeTest, RelaysVotesOnlyFromCommitteeMembersOfTheNextBlock) {
+  for (bool everyone_selected : {true, false}) {
+    Genesis g = TestGenesis(4, 1);
+    g.politicians[0].key = Key(200).public_key();
+    if (!everyone_selected) {
+      g.sortition.population = 1000000;  // one expected member out of a million
+      g.sortition.committee_size = 1;
+      g.cert_threshold = g.soft_threshold = 1;
+    }
+    auto dir = std::filesystem::temp_directory_path() /
+               ("politician_vote_test_" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    PoliticianOptions o;
+    o.id = 0;
+    o.genesis = g;
+    o.keys = Key(200);
+    o.dir = dir;
+    auto node = PoliticianNode::Open(o);
+    ASSERT_TRUE(node.ok()) << node.status();
+
+    KeyPair citizen = Key(7);
+    Identity id{.citizen = citizen.public_key(), .registered_at = 0};
+    SignIdentity(id, Key(100));
+    const Hash256 seed = g.GenesisHeader()->seed;
+    auto ticket = Draw(citizen, Role::kCommittee, 1, seed, g.sortition);
+    ASSERT_TRUE(ticket.ok());
+    ASSERT_EQ(ticket->selected, everyone_selected);
+    Vote v{.height = 1,
+           .step = VoteStep::kSoft,
+           .value = Sha256("a block"),
+           .credential = ticket->proof};
+    SignVote(v, citizen);
+    PostRequest req;
+    req.set_height(1);
+    req.mutable_item()->set_payload(EncodeVote(v));
+    req.mutable_item()->set_identity(EncodeIdentity(id));
+    PostReply rep;
+    (*node)->Post(req, &rep);
+    EXPECT_EQ(rep.accepted(), everyone_selected) << rep.error();
+    if (!everyone_selected) {
+      EXPECT_NE(rep.error().find("not on the committee"), std::string::npos);
+    }
+    node->reset();
+    std::filesystem::remove_all(dir);
+  }
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

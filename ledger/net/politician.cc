@@ -288,6 +288,16 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
     TESSERA_RETURN_IF_ERROR(CheckIdentity(options_.genesis, id, who, h));
     return id;
   };
+  // Witness lists and votes come only from committee members. The ticket can be checked once
+  // the seed it is drawn on (that of block h - 1) is known, i.e. for the next block; items for
+  // the block after it are taken on identity alone (citizens check every ticket themselves).
+  auto committee = [&](const PublicKey& who, const VrfProof& credential) -> Status {
+    if (h != latest_.height + 1 ||
+        tickets_.Selected(options_.genesis, who, h, latest_.seed, credential)) {
+      return Status::Ok();
+    }
+    return PermissionDeniedError("not on the committee of block " + std::to_string(h));
+  };
   switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
     case MessageType::kTxPoolCommitment: {
       TESSERA_ASSIGN_OR_RETURN(TxPoolCommitment c, DecodeTxPoolCommitment(AsBytes(payload)));
@@ -302,6 +312,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       if (w.height != h || !VerifyWitnessList(w))
         return InvalidArgumentError("invalid witness list");
       TESSERA_RETURN_IF_ERROR(identity(w.citizen).status());
+      TESSERA_RETURN_IF_ERROR(committee(w.citizen, w.credential));
       break;
     }
     case MessageType::kBlockHeader: {
@@ -315,6 +326,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       TESSERA_ASSIGN_OR_RETURN(Vote v, DecodeVote(AsBytes(payload)));
       if (v.height != h || !VerifyVote(v)) return InvalidArgumentError("invalid vote");
       TESSERA_ASSIGN_OR_RETURN(Identity id, identity(v.citizen));
+      TESSERA_RETURN_IF_ERROR(committee(v.citizen, v.credential));
       if (v.step == VoteStep::kCert) {
         Signature sig{};
         if (item.block_signature().size() != sig.size()) {

@@ -7,8 +7,8 @@
 // Nothing a politician says is trusted by anyone: citizens check pools by signature, state by
 // multi-proof against a certified root, and blocks by committee certificate (chain.h). A
 // politician therefore verifies what it receives only as far as it needs to avoid storing or
-// gossiping junk (signatures and identities, not VRF tickets), and fully verifies certified
-// blocks before applying them.
+// gossiping junk (signatures, identities, and the committee tickets of witness lists and votes
+// for the next block), and fully verifies certified blocks before applying them.
 //
 // Durable state under `dir`: "state" (StateStore; version v holds the state after block v - 1,
 // so version 1 is the genesis state; the newest keep_versions are kept) and "blocks"
@@ -128,6 +128,7 @@ class PoliticianNode {
   std::map<Hash256, StoredPool> pools_;
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
   std::map<uint64_t, RoundLog> rounds_;
+  TicketCache tickets_;  // committee tickets of relayed witness lists and votes
   std::map<std::string, ExecuteReply> execute_cache_;
   std::set<std::string> executing_;  // bodies being executed: later callers wait for them
   std::condition_variable executed_cv_;
