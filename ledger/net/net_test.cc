@@ -197,17 +197,22 @@ TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
   EXPECT_GT(found, 0);  // period 2 expects 4 proposers out of 4: everyone wins
 }
 
-TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
-  Genesis g = TestGenesis(4, 1);
+// Options of an in-process politician 0 (key Key(200)) of `g`, in a fresh directory.
+PoliticianOptions TestPolitician(Genesis g, const std::string& name) {
   g.politicians[0].key = Key(200).public_key();
-  auto dir =
-      std::filesystem::temp_directory_path() / ("politician_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
   PoliticianOptions o;
   o.id = 0;
-  o.genesis = g;
+  o.genesis = std::move(g);
   o.keys = Key(200);
-  o.dir = dir;
+  o.dir = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(o.dir);
+  return o;
+}
+
+TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
+  PoliticianOptions o = TestPolitician(TestGenesis(4, 1), "politician_test");
+  const Genesis g = o.genesis;
+  const std::filesystem::path dir = o.dir;
   auto node = PoliticianNode::Open(o);
   ASSERT_TRUE(node.ok()) << node.status();
   KeyPair alice = Key(300), bob = Key(301);
@@ -261,20 +266,13 @@ TEST(PoliticianNodeTest, AcceptsAndRejectsTransactionsAndServesProvedState) {
 TEST(PoliticianNodeTest, RelaysVotesOnlyFromCommitteeMembersOfTheNextBlock) {
   for (bool everyone_selected : {true, false}) {
     Genesis g = TestGenesis(4, 1);
-    g.politicians[0].key = Key(200).public_key();
     if (!everyone_selected) {
       g.sortition.population = 1000000;  // one expected member out of a million
       g.sortition.committee_size = 1;
       g.cert_threshold = g.soft_threshold = 1;
     }
-    auto dir = std::filesystem::temp_directory_path() /
-               ("politician_vote_test_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(dir);
-    PoliticianOptions o;
-    o.id = 0;
-    o.genesis = g;
-    o.keys = Key(200);
-    o.dir = dir;
+    PoliticianOptions o = TestPolitician(g, "politician_vote_test");
+    const std::filesystem::path dir = o.dir;
     auto node = PoliticianNode::Open(o);
     ASSERT_TRUE(node.ok()) << node.status();
 
