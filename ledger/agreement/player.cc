@@ -1,0 +1,392 @@
+#include "ledger/agreement/player.h"
+
+#include <algorithm>
+
+namespace tessera::ledger::agreement {
+
+Player::Player(const Params& params, uint64_t height, const PublicKey& self,
+               std::span<const JournalRecord> journal, uint64_t now_ms)
+    : params_(params),
+      height_(height),
+      self_(self),
+      period_start_ms_(now_ms),
+      last_resend_ms_(now_ms) {
+  for (const JournalRecord& r : journal) {
+    if (r.vote.height != height_ || r.vote.voter != self_) continue;
+    Key key{r.vote.period, r.vote.step};
+    mine_[key] = r.vote.value;
+    if (r.vote.period >= period_) {
+      period_ = r.vote.period;
+      starting_value_ = r.starting_value;
+      previous_bottom_quorum_ = r.previous_bottom_quorum;
+    }
+  }
+  // Own votes count towards our own tallies, as if received.
+  for (const auto& [key, value] : mine_) {
+    tallies_[key].Add(Vote{height_, key.period, key.step, value, self_});
+  }
+  Prune();
+}
+
+size_t Player::Tally::Count(const Value& v) const {
+  auto it = count.find(v);
+  return (it == count.end() ? 0 : it->second) + second.size();
+}
+
+bool Player::Tally::Add(const Vote& vote) {
+  auto [it, fresh] = by_voter.emplace(vote.voter, vote.value);
+  if (fresh) {
+    if (!second.contains(vote.voter)) count[vote.value]++;
+    return true;
+  }
+  if (it->second == vote.value || second.contains(vote.voter)) return false;
+  second.emplace(vote.voter, vote.value);
+  count[it->second]--;  // now counted through `second`, for every value
+  count.try_emplace(vote.value, 0);
+  return true;
+}
+
+const Value* Player::Mine(uint32_t period, Step step) const {
+  auto it = mine_.find(Key{period, step});
+  return it == mine_.end() ? nullptr : &it->second;
+}
+
+std::optional<Value> Player::Quorum(uint32_t period, Step step) const {
+  auto it = tallies_.find(Key{period, step});
+  if (it == tallies_.end()) return std::nullopt;
+  for (const auto& [value, count] : it->second.count) {
+    if (it->second.Count(value) >= params_.threshold) return value;
+  }
+  return std::nullopt;
+}
+
+std::vector<Value> Player::Quorums(uint32_t period, Step step) const {
+  std::vector<Value> out;
+  auto it = tallies_.find(Key{period, step});
+  if (it == tallies_.end()) return out;
+  for (const auto& [value, count] : it->second.count) {
+    if (it->second.Count(value) >= params_.threshold) out.push_back(value);
+  }
+  return out;
+}
+
+bool Player::NextQuorumFor(uint32_t period, bool bottom, Value* value) const {
+  for (Step step : {Step::kNext, Step::kLateNext, Step::kDownNext}) {
+    auto it = tallies_.find(Key{period, step});
+    if (it == tallies_.end()) continue;
+    for (const auto& [v, count] : it->second.count) {
+      if (it->second.Count(v) >= params_.threshold && v.bottom == bottom) {
+        if (value) *value = v;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::vector<Vote> Player::BundleFor(uint32_t period, Step step, const Value& value) const {
+  std::vector<Vote> bundle;
+  auto it = tallies_.find(Key{period, step});
+  if (it == tallies_.end()) return bundle;
+  const Tally& t = it->second;
+  for (const auto& [voter, v] : t.by_voter) {
+    auto eq = t.second.find(voter);
+    if (v == value || eq != t.second.end()) bundle.push_back(Vote{height_, period, step, v, voter});
+    // Both votes of an equivocator, so the receiver counts it for every value as well.
+    if (eq != t.second.end()) bundle.push_back(Vote{height_, period, step, eq->second, voter});
+  }
+  return bundle;
+}
+
+void Player::Accept(const Vote& vote, bool any_period, Actions& out) {
+  (void)out;
+  if (vote.height != height_) return;
+  if (vote.period + 1 < period_) return;  // too old to matter (see Prune)
+  if (!any_period && vote.period > period_ + params_.max_periods_ahead) return;
+  tallies_[Key{vote.period, vote.step}].Add(vote);
+}
+
+void Player::CastVote(Step step, const Value& value, Actions& out) {
+  Vote v{height_, period_, step, value, self_};
+  mine_[Key{period_, step}] = value;
+  tallies_[Key{period_, step}].Add(v);
+  out.votes.push_back(JournalRecord{v, starting_value_, previous_bottom_quorum_});
+}
+
+void Player::EnterPeriod(uint32_t period, uint64_t now_ms) {
+  period_ = period;
+  period_start_ms_ = now_ms;
+  Prune();
+}
+
+void Player::Prune() {
+  uint32_t low = period_ == 0 ? 0 : period_ - 1;
+  uint64_t high = uint64_t{period_} + params_.max_periods_ahead;
+  std::erase_if(tallies_,
+                [&](const auto& kv) { return kv.first.period < low || kv.first.period > high; });
+  std::erase_if(proposals_, [&](const auto& kv) { return kv.first < period_ || kv.first > high; });
+  std::erase_if(relayed_, [&](const auto& kv) { return kv.first.period < low; });
+}
+
+void Player::Evaluate(uint64_t now_ms, Actions& out) {
+  auto relay_once = [&](uint32_t period, Step step, const Value& value) {
+    auto& done = relayed_[Key{period, step}];
+    for (const Vote& v : done) {
+      if (v.value == value) return;
+    }
+    std::vector<Vote> bundle = BundleFor(period, step, value);
+    if (bundle.empty()) return;
+    done.push_back(bundle.front());
+    out.bundles.push_back(std::move(bundle));
+  };
+
+  for (int round = 0; round < 64 && !decided_; ++round) {
+    // Commit: T cert votes for one value in one period (any period still tracked).
+    for (const auto& [key, tally] : tallies_) {
+      if (key.step != Step::kCert) continue;
+      for (const auto& [value, count] : tally.count) {
+        if (tally.Count(value) < params_.threshold || value.bottom) continue;
+        decided_ = Commit{value, key.period, BundleFor(key.period, Step::kCert, value)};
+        out.bundles.push_back(decided_->certificate);
+        out.commit = decided_;
+        return;
+      }
+    }
+
+    // Period change: a next quorum in any period >= ours moves us past it.
+    if (params_.recovery) {
+      std::optional<uint32_t> done;
+      for (auto it = tallies_.rbegin(); it != tallies_.rend(); ++it) {
+        const Key& key = it->first;
+        if (key.period < period_) break;
+        if (!IsNextStep(key.step)) continue;
+        if (Quorum(key.period, key.step)) {
+          done = key.period;
+          break;
+        }
+      }
+      if (done) {
+        Value v;
+        bool value_quorum = NextQuorumFor(*done, /*bottom=*/false, &v);
+        bool bottom_quorum = NextQuorumFor(*done, /*bottom=*/true, nullptr);
+        for (Step step : {Step::kNext, Step::kLateNext, Step::kDownNext}) {
+          for (const Value& q : Quorums(*done, step)) relay_once(*done, step, q);
+        }
+        starting_value_ = value_quorum ? v : Value::Bottom();
+        previous_bottom_quorum_ = bottom_quorum;
+        EnterPeriod(*done + 1, now_ms);
+        continue;
+      }
+    }
+
+    // The previous period's quorums may reach us after we entered this period (we entered on
+    // one of them): a bottom quorum or a starting value learned late still counts. Safe: if a
+    // value was certified in period_ - 1, no bottom (nor other value) quorum exists there.
+    if (period_ > 0 && params_.recovery) {
+      if (!previous_bottom_quorum_ && NextQuorumFor(period_ - 1, /*bottom=*/true, nullptr)) {
+        previous_bottom_quorum_ = true;
+      }
+      Value late_start;
+      if (starting_value_.bottom && NextQuorumFor(period_ - 1, /*bottom=*/false, &late_start)) {
+        starting_value_ = late_start;
+      }
+    }
+
+    const uint32_t p = period_;
+    const uint64_t elapsed = now_ms - period_start_ms_;
+    bool changed = false;
+    std::optional<Value> soft_quorum = Quorum(p, Step::kSoft);
+    if (soft_quorum && soft_quorum->bottom) soft_quorum.reset();  // honest never soft-vote bottom
+    if (soft_quorum) relay_once(p, Step::kSoft, *soft_quorum);
+
+    // Soft vote (filtering).
+    if (!Mine(p, Step::kSoft) && elapsed >= params_.filter_ms &&
+        (elapsed < params_.next_ms || !params_.recovery)) {
+      std::optional<Value> choice;
+      if (p == 0 || previous_bottom_quorum_ || !params_.recovery) {
+        const Proposal* leader = nullptr;
+        auto it = proposals_.find(p);
+        if (it != proposals_.end()) {
+          for (const Proposal& prop : it->second) {
+            if (prop.valid && (!leader || prop.priority < leader->priority)) leader = &prop;
+          }
+        }
+        if (leader) choice = leader->value;
+      } else if (!starting_value_.bottom) {
+        choice = starting_value_;
+      }
+      if (choice) {
+        CastVote(Step::kSoft, *choice, out);
+        changed = true;
+      }
+    }
+
+    // Cert vote: a soft quorum for a value we validated, and only before we next-vote.
+    if (!Mine(p, Step::kCert) && !Mine(p, Step::kNext) && !Mine(p, Step::kLateNext) &&
+        !Mine(p, Step::kDownNext) && soft_quorum &&
+        std::find(validated_.begin(), validated_.end(), *soft_quorum) != validated_.end()) {
+      CastVote(Step::kCert, *soft_quorum, out);
+      changed = true;
+    }
+
+    if (params_.recovery) {
+      // Next vote (period completing 1) at the period's deadline.
+      if (!Mine(p, Step::kNext) && elapsed >= params_.next_ms) {
+        Value choice;
+        if (const Value* cert = Mine(p, Step::kCert)) {
+          choice = *cert;
+        } else if (p > 0 && previous_bottom_quorum_) {
+          choice = Value::Bottom();
+        } else {
+          choice = starting_value_;
+        }
+        CastVote(Step::kNext, choice, out);
+        changed = true;
+      }
+      // Period completing 2, after the next vote: late-next for a soft quorum's value as soon
+      // as one is seen; down-next for bottom if the previous period ended on bottom and we did
+      // not cert-vote. Separate steps, so a player that went down first can still follow a
+      // soft quorum that reaches it late.
+      if (Mine(p, Step::kNext)) {
+        if (soft_quorum && !Mine(p, Step::kLateNext)) {
+          CastVote(Step::kLateNext, *soft_quorum, out);
+          changed = true;
+        }
+        if (p > 0 && previous_bottom_quorum_ && !Mine(p, Step::kCert) &&
+            !Mine(p, Step::kDownNext)) {
+          CastVote(Step::kDownNext, Value::Bottom(), out);
+          changed = true;
+        }
+      }
+    }
+    if (!changed) break;
+  }
+}
+
+Actions Player::OnVote(const Vote& vote, uint64_t now_ms) {
+  Actions out;
+  Accept(vote, /*any_period=*/false, out);
+  Evaluate(now_ms, out);
+  Prune();
+  return out;
+}
+
+Actions Player::OnBundle(std::span<const Vote> votes, uint64_t now_ms) {
+  Actions out;
+  for (const Vote& v : votes) Accept(v, /*any_period=*/true, out);
+  Evaluate(now_ms, out);
+  Prune();
+  return out;
+}
+
+Actions Player::OnProposal(const Proposal& proposal, uint64_t now_ms) {
+  Actions out;
+  if (proposal.value.bottom) return out;
+  if (proposal.period >= period_ && proposal.period <= period_ + params_.max_periods_ahead) {
+    auto& list = proposals_[proposal.period];
+    bool known = false;
+    for (Proposal& p : list) {
+      if (p.value == proposal.value && p.priority == proposal.priority) {
+        p.valid = p.valid || proposal.valid;
+        known = true;
+      }
+    }
+    // A period's proposers are few (sortition); a bound keeps a flood of checked but useless
+    // proposals from growing memory: keep the lowest priorities.
+    if (!known) {
+      list.push_back(proposal);
+      std::sort(list.begin(), list.end(),
+                [](const Proposal& a, const Proposal& b) { return a.priority < b.priority; });
+      if (list.size() > 16) list.resize(16);
+    }
+  }
+  if (proposal.valid) return OnValidated(proposal.value, now_ms);
+  Evaluate(now_ms, out);
+  return out;
+}
+
+Actions Player::OnValidated(const Value& value, uint64_t now_ms) {
+  Actions out;
+  if (!value.bottom && std::find(validated_.begin(), validated_.end(), value) == validated_.end()) {
+    validated_.push_back(value);
+    if (validated_.size() > 64) validated_.erase(validated_.begin());
+  }
+  for (auto& [period, list] : proposals_) {
+    for (Proposal& p : list) {
+      if (p.value == value) p.valid = true;
+    }
+  }
+  Evaluate(now_ms, out);
+  return out;
+}
+
+Actions Player::Tick(uint64_t now_ms) {
+  Actions out;
+  Evaluate(now_ms, out);
+  if (now_ms - last_resend_ms_ >= params_.resend_ms) {
+    last_resend_ms_ = now_ms;
+    if (decided_) {
+      out.bundles.push_back(decided_->certificate);
+      return out;
+    }
+    std::vector<Vote> own;
+    for (const auto& [key, value] : mine_) {
+      if (key.period + 1 >= period_)
+        own.push_back(Vote{height_, key.period, key.step, value, self_});
+    }
+    if (!own.empty()) out.bundles.push_back(std::move(own));
+    if (period_ > 0) {
+      for (Step step : {Step::kNext, Step::kLateNext, Step::kDownNext}) {
+        for (const Value& q : Quorums(period_ - 1, step)) {
+          out.bundles.push_back(BundleFor(period_ - 1, step, q));
+        }
+      }
+    }
+    if (auto q = Quorum(period_, Step::kSoft); q && !q->bottom) {
+      out.bundles.push_back(BundleFor(period_, Step::kSoft, *q));
+    }
+  }
+  return out;
+}
+
+std::optional<Value> Player::ReproposalValue() const {
+  if (period_ > 0 && !previous_bottom_quorum_ && !starting_value_.bottom) return starting_value_;
+  return std::nullopt;
+}
+
+uint64_t Player::NextDeadline() const {
+  uint64_t next = last_resend_ms_ + params_.resend_ms;
+  if (decided_) return next;
+  if (!Mine(period_, Step::kSoft)) next = std::min(next, period_start_ms_ + params_.filter_ms);
+  if (params_.recovery && !Mine(period_, Step::kNext)) {
+    next = std::min(next, period_start_ms_ + params_.next_ms);
+  }
+  return next;
+}
+
+std::string Player::DebugString() const {
+  std::string out = "h";  // appends, not operator+ chains (GCC 12 -Wrestrict false positive)
+  out += std::to_string(height_);
+  out += " period ";
+  out += std::to_string(period_);
+  out += " st ";
+  out += ValueName(starting_value_);
+  if (previous_bottom_quorum_) out += " (bottom quorum before)";
+  if (decided_) out += " decided " + ValueName(decided_->value);
+  out += "; mine:";
+  for (const auto& [key, value] : mine_) {
+    out += " p" + std::to_string(key.period) + "/" + StepName(key.step) + "=" + ValueName(value);
+  }
+  out += "; seen:";
+  for (const auto& [key, tally] : tallies_) {
+    out += " p" + std::to_string(key.period) + "/" + StepName(key.step) + "{";
+    for (const auto& [value, count] : tally.count) {
+      out += ValueName(value) + ":" + std::to_string(tally.Count(value)) + " ";
+    }
+    if (!tally.second.empty()) out += "equivocators:" + std::to_string(tally.second.size());
+    out += "}";
+  }
+  return out;
+}
+
+}  // namespace tessera::ledger::agreement

@@ -1,0 +1,174 @@
+// The agreement player: one citizen's side of Algorand's BA* for one block height, as a pure,
+// deterministic state machine (events in, actions out; no clock, network, disk or crypto).
+// The same code runs in the seeded simulation (simulation.h) and behind the citizen daemon.
+// Modelled on go-algorand's agreement/player.go and on Chen, Gorbunov, Micali, Vlachos,
+// "Algorand Agreement" (2018), whose steps it follows (periods numbered from 0 here):
+//
+//   period p starts when the player enters it (p = 0 at the height's start; p + 1 when it sees
+//   a next quorum -- T votes of one next step for one value -- of any period >= p). The
+//   *starting value* st is the non-bottom value of the previous period's next quorum, if any.
+//   soft     at filter_ms after the period starts (once, until next_ms): if p == 0 or the
+//            previous period had a bottom next quorum, the valid proposal of period p with the
+//            lowest priority (the proposer's VRF output); otherwise st.
+//   cert     once a soft quorum for value v of period p is seen and v was validated, but only
+//            before this player next-votes in p (the cert-before-next rule the safety proof
+//            needs).
+//   next     at next_ms (once): the value it cert-voted in p; else bottom if p > 0 and the
+//            previous period had a bottom quorum; else st (bottom when there is none).
+//   late_next (once, after its next vote): v as soon as a soft quorum for v in p is seen.
+//   down_next (once, after its next vote): bottom if p > 0, the previous period had a bottom
+//            quorum and it did not cert-vote in p.
+//   commit   T cert votes for one value in one period.
+//
+// Safety (no two values committed at one height) holds whenever, in every step's committee,
+// honest H and malicious M satisfy H + 2M < 2T: two quorums of one step for different values
+// would need an honest member to vote twice. Across periods: once v is certified in p, at
+// least T - M honest members cert-voted v, so they next-vote only v in p, so no other value
+// (nor bottom) reaches a next quorum, so every later period starts from v and honest players
+// vote only v. Liveness after the network becomes synchronous needs H >= T in each committee
+// and the bundles below: a player that sees a quorum relays it, and re-sends its own votes
+// and the latest bundles every resend_ms, so a split period converges.
+//
+// Durable state: the caller must persist every vote in `Actions::votes` (vote_journal.h,
+// fsync'd) BEFORE sending any of them; a player constructed from the journal never casts a
+// different vote for a (period, step) it voted in, even after a crash.
+//
+//   Player p(params, height, pk, journal_records_for_height, now_ms);
+//   Actions a = p.OnProposal({...}, now_ms);  a = p.OnVote(vote, now_ms);  a = p.Tick(now_ms);
+//   journal.Append(a.votes); send(a.votes); relay(a.bundles); if (a.commit) ...
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ledger/agreement/vote.h"
+
+namespace tessera::ledger::agreement {
+
+struct Params {
+  size_t threshold = 1;            // T: votes of one (period, step, value) that make a quorum
+  uint64_t filter_ms = 200;        // soft vote this long after a period starts (Algorand: 2 lambda)
+  uint64_t next_ms = 400;          // next vote this long after a period starts (max(4 lambda, ...))
+  uint64_t resend_ms = 300;        // re-send own votes and the latest bundles this often
+  uint32_t max_periods_ahead = 8;  // single votes further ahead than this are dropped
+  // Recovery: next votes and period changes. With false the player is the old protocol
+  // (soft and cert once per height, nothing else): safe, but a split height never moves on.
+  // Only the simulation test turns it off, to show that it is needed.
+  bool recovery = true;
+};
+
+// What the player persists per vote: the vote and the period context it was cast in, so a
+// restarted player resumes its period with the right starting value.
+struct JournalRecord {
+  Vote vote;
+  Value starting_value;
+  bool previous_bottom_quorum = false;
+  friend bool operator==(const JournalRecord&, const JournalRecord&) = default;
+};
+
+// A proposal the caller has checked: the proposer's ticket is valid for (height, period) --
+// tickets are bound to their period, so a replayed ticket of another period never gets here
+// -- and `valid` says whether the block behind `value` validated.
+struct Proposal {
+  uint32_t period = 0;
+  Value value;         // never bottom
+  Hash256 priority{};  // lower wins (the proposer's VRF output, or a hash of it)
+  bool valid = false;
+};
+
+struct Commit {
+  Value value;
+  uint32_t period = 0;
+  std::vector<Vote> certificate;  // T cert votes for value, period
+};
+
+struct Actions {
+  std::vector<JournalRecord> votes;        // persist, then send
+  std::vector<std::vector<Vote>> bundles;  // relay (quorums seen, and re-sends)
+  std::optional<Commit> commit;            // set once, when the height is decided
+  bool empty() const { return votes.empty() && bundles.empty() && !commit; }
+};
+
+class Player {
+ public:
+  // `journal`: this voter's records for `height` (any order); the player resumes in the
+  // highest period voted in, knows its own votes and never contradicts them.
+  Player(const Params& params, uint64_t height, const PublicKey& self,
+         std::span<const JournalRecord> journal, uint64_t now_ms);
+
+  // A vote checked by the caller (signature, committee ticket for its step). Votes of other
+  // heights are ignored; a voter that votes two values in one (period, step) counts for every
+  // value from then on (see Tally).
+  Actions OnVote(const Vote& vote, uint64_t now_ms);
+  // A bundle (votes relayed together); each vote is taken as by OnVote, but a quorum of next
+  // votes is taken at any period distance (catch-up).
+  Actions OnBundle(std::span<const Vote> votes, uint64_t now_ms);
+  Actions OnProposal(const Proposal& proposal, uint64_t now_ms);
+  // A value validated after its proposal was seen (e.g. a carried-over value whose block
+  // arrived later).
+  Actions OnValidated(const Value& value, uint64_t now_ms);
+  Actions Tick(uint64_t now_ms);
+
+  uint64_t height() const { return height_; }
+  uint32_t period() const { return period_; }
+  bool decided() const { return decided_.has_value(); }
+  const std::optional<Commit>& decision() const { return decided_; }
+  // The value an honest proposer of the current period proposes: st when the previous period
+  // had a next quorum for it and no bottom quorum, else nullopt (propose a fresh block).
+  std::optional<Value> ReproposalValue() const;
+  // The earliest time a Tick can change anything (deadlines and re-sends).
+  uint64_t NextDeadline() const;
+  // Period, starting value, own votes and vote counts of the tracked periods (for failures).
+  std::string DebugString() const;
+
+ private:
+  struct Key {
+    uint32_t period;
+    Step step;
+    friend auto operator<=>(const Key&, const Key&) = default;
+  };
+  // Votes of one (period, step). A voter seen with two different values is an equivocator
+  // and counts towards EVERY value (as in go-algorand): an honest voter never equivocates
+  // (journal), and the bound H + 2M < 2T already lets each malicious voter count on both
+  // sides of a conflict, while counting equivocators only once would let a bundle that is a
+  // quorum at its sender fall short at a receiver that saw the other vote first.
+  struct Tally {
+    std::map<PublicKey, Value> by_voter;  // first value of each voter
+    std::map<PublicKey, Value> second;    // equivocators' second value
+    std::map<Value, size_t> count;        // non-equivocating voters per value
+    size_t Count(const Value& v) const;
+    bool Add(const Vote& vote);  // false if nothing new
+  };
+
+  void Accept(const Vote& vote, bool any_period, Actions& out);
+  void Evaluate(uint64_t now_ms, Actions& out);
+  void EnterPeriod(uint32_t period, uint64_t now_ms);
+  void CastVote(Step step, const Value& value, Actions& out);
+  std::vector<Vote> BundleFor(uint32_t period, Step step, const Value& value) const;
+  std::optional<Value> Quorum(uint32_t period, Step step) const;  // first value at T
+  std::vector<Value> Quorums(uint32_t period, Step step) const;   // every value at T
+  bool NextQuorumFor(uint32_t period, bool bottom, Value* value) const;
+  const Value* Mine(uint32_t period, Step step) const;
+  void Prune();
+
+  Params params_;
+  uint64_t height_;
+  PublicKey self_;
+  uint32_t period_ = 0;
+  uint64_t period_start_ms_ = 0;
+  uint64_t last_resend_ms_ = 0;
+  Value starting_value_;  // st of the current period (bottom if none)
+  bool previous_bottom_quorum_ = false;
+  std::map<Key, Tally> tallies_;
+  std::map<Key, Value> mine_;                            // own votes (restored from the journal)
+  std::map<uint32_t, std::vector<Proposal>> proposals_;  // checked proposals per period
+  std::vector<Value> validated_;
+  std::map<Key, std::vector<Vote>> relayed_;  // quorums already relayed, to relay each once
+  std::optional<Commit> decided_;
+};
+
+}  // namespace tessera::ledger::agreement

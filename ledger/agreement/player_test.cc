@@ -1,0 +1,236 @@
+// The agreement player as a state machine: each rule of player.h on hand-made event
+// sequences (the simulation test drives whole networks).
+#include "ledger/agreement/player.h"
+
+#include <gtest/gtest.h>
+
+#include "ledger/crypto/hash.h"
+
+namespace tessera::ledger::agreement {
+namespace {
+
+PublicKey Key(int i) {
+  Hash256 h = Sha256("player-test " + std::to_string(i));
+  PublicKey k;
+  std::copy(h.begin(), h.end(), k.begin());
+  return k;
+}
+Value V(const std::string& name) { return Value::Of(Sha256(name)); }
+Hash256 Priority(uint8_t first) {
+  Hash256 p{};
+  p[0] = first;
+  return p;
+}
+
+constexpr uint64_t kHeight = 5;
+
+class PlayerTest : public ::testing::Test {
+ protected:
+  PlayerTest() { params_.threshold = 3; }
+  Player Make(std::span<const JournalRecord> journal = {}) {
+    return Player(params_, kHeight, Key(0), journal, 0);
+  }
+  // Votes of players 1..count for (period, step, value).
+  static std::vector<Vote> Votes(uint32_t period, Step step, const Value& v, int count,
+                                 int first = 1) {
+    std::vector<Vote> out;
+    for (int i = first; i < first + count; ++i) out.push_back({kHeight, period, step, v, Key(i)});
+    return out;
+  }
+  static const Vote* Find(const Actions& a, Step step) {
+    for (const JournalRecord& r : a.votes) {
+      if (r.vote.step == step) return &r.vote;
+    }
+    return nullptr;
+  }
+  Params params_;
+};
+
+TEST_F(PlayerTest, SoftVotesTheLowestPriorityValidProposalAtTheFilterDeadline) {
+  Player p = Make();
+  EXPECT_TRUE(p.OnProposal({0, V("high"), Priority(9), true}, 10).votes.empty());
+  EXPECT_TRUE(p.OnProposal({0, V("invalid"), Priority(1), false}, 20).votes.empty());
+  EXPECT_TRUE(p.OnProposal({0, V("low"), Priority(5), true}, 30).votes.empty());
+  EXPECT_TRUE(p.Tick(params_.filter_ms - 1).votes.empty());  // not before the deadline
+  Actions a = p.Tick(params_.filter_ms);
+  ASSERT_EQ(a.votes.size(), 1u);
+  EXPECT_EQ(a.votes[0].vote.step, Step::kSoft);
+  EXPECT_EQ(a.votes[0].vote.value, V("low"));
+  EXPECT_EQ(a.votes[0].vote.period, 0u);
+  EXPECT_EQ(a.votes[0].vote.height, kHeight);
+  // Once per period.
+  p.OnProposal({0, V("lower"), Priority(0), true}, params_.filter_ms + 1);
+  EXPECT_EQ(Find(p.Tick(params_.filter_ms + 2), Step::kSoft), nullptr);
+}
+
+TEST_F(PlayerTest, ProposalsOfAnotherPeriodDoNotCount) {
+  Player p = Make();
+  p.OnProposal({3, V("later period"), Priority(0), true}, 0);
+  EXPECT_EQ(Find(p.Tick(params_.filter_ms), Step::kSoft), nullptr);
+}
+
+TEST_F(PlayerTest, CertVotesOnASoftQuorumForAValidatedValueAndCommitsOnCertQuorum) {
+  Player p = Make();
+  Actions a;
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = p.OnVote(v, 50);
+  EXPECT_EQ(Find(a, Step::kCert), nullptr);  // not validated yet
+  ASSERT_EQ(a.bundles.size(), 1u);           // the soft quorum is relayed
+  EXPECT_EQ(a.bundles[0].size(), 3u);
+  a = p.OnValidated(V("b"), 60);
+  const Vote* cert = Find(a, Step::kCert);
+  ASSERT_NE(cert, nullptr);
+  EXPECT_EQ(cert->value, V("b"));
+  for (const Vote& v : Votes(0, Step::kCert, V("b"), 2)) a = p.OnVote(v, 70);
+  ASSERT_TRUE(a.commit.has_value());  // two others plus our own
+  EXPECT_EQ(a.commit->value, V("b"));
+  EXPECT_EQ(a.commit->certificate.size(), 3u);
+  EXPECT_TRUE(p.decided());
+}
+
+TEST_F(PlayerTest, NeverCertVotesAfterNextVoting) {
+  Player p = Make();
+  Actions a = p.Tick(params_.next_ms);
+  const Vote* next = Find(a, Step::kNext);
+  ASSERT_NE(next, nullptr);
+  EXPECT_TRUE(next->value.bottom);  // period 0, nothing certified: bottom
+  p.OnValidated(V("b"), params_.next_ms + 1);
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = p.OnVote(v, params_.next_ms + 2);
+  EXPECT_EQ(Find(a, Step::kCert), nullptr);
+  // ... but it late-next-votes the soft quorum's value.
+  const Vote* late = Find(a, Step::kLateNext);
+  ASSERT_NE(late, nullptr);
+  EXPECT_EQ(late->value, V("b"));
+}
+
+TEST_F(PlayerTest, NextVotesTheCertifiedValue) {
+  Player p = Make();
+  p.OnValidated(V("b"), 0);
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) p.OnVote(v, 10);
+  Actions a = p.Tick(params_.next_ms);
+  const Vote* next = Find(a, Step::kNext);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->value, V("b"));
+}
+
+TEST_F(PlayerTest, ValueNextQuorumStartsTheNextPeriodFromThatValue) {
+  Player p = Make();
+  Actions a;
+  for (const Vote& v : Votes(0, Step::kLateNext, V("b"), 3)) a = p.OnVote(v, 100);
+  EXPECT_EQ(p.period(), 1u);
+  ASSERT_FALSE(a.bundles.empty());  // the next quorum is relayed
+  EXPECT_EQ(p.ReproposalValue(), V("b"));
+  // Period 1 soft-votes the starting value, whatever the proposals say.
+  p.OnProposal({1, V("other"), Priority(0), true}, 110);
+  a = p.Tick(100 + params_.filter_ms);
+  const Vote* soft = Find(a, Step::kSoft);
+  ASSERT_NE(soft, nullptr);
+  EXPECT_EQ(soft->value, V("b"));
+  EXPECT_EQ(soft->period, 1u);
+  // Next vote in period 1 without a certificate: the starting value, not bottom.
+  a = p.Tick(100 + params_.next_ms);
+  const Vote* next = Find(a, Step::kNext);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->value, V("b"));
+}
+
+TEST_F(PlayerTest, BottomNextQuorumStartsAFreshPeriodWithItsOwnLeader) {
+  Player p = Make();
+  p.OnProposal({0, V("p0"), Priority(0), true}, 0);
+  for (const Vote& v : Votes(0, Step::kNext, Value::Bottom(), 3)) p.OnVote(v, 100);
+  EXPECT_EQ(p.period(), 1u);
+  EXPECT_EQ(p.ReproposalValue(), std::nullopt);
+  p.OnProposal({1, V("p1"), Priority(7), true}, 110);
+  Actions a = p.Tick(100 + params_.filter_ms);
+  const Vote* soft = Find(a, Step::kSoft);
+  ASSERT_NE(soft, nullptr);
+  EXPECT_EQ(soft->value, V("p1"));
+  // Without a certificate it next-votes bottom, and down-next-votes bottom too.
+  a = p.Tick(100 + params_.next_ms);
+  ASSERT_NE(Find(a, Step::kNext), nullptr);
+  EXPECT_TRUE(Find(a, Step::kNext)->value.bottom);
+  ASSERT_NE(Find(a, Step::kDownNext), nullptr);
+  EXPECT_TRUE(Find(a, Step::kDownNext)->value.bottom);
+}
+
+TEST_F(PlayerTest, CatchesUpByBundleAcrossManyPeriodsButNotBySingleFarVotes) {
+  Player p = Make();
+  // Single votes far ahead are dropped (bounded memory) ...
+  for (const Vote& v : Votes(40, Step::kNext, Value::Bottom(), 3)) p.OnVote(v, 10);
+  EXPECT_EQ(p.period(), 0u);
+  // ... a whole quorum in one bundle is taken at any distance.
+  std::vector<Vote> bundle = Votes(40, Step::kNext, V("b"), 3);
+  p.OnBundle(bundle, 20);
+  EXPECT_EQ(p.period(), 41u);
+  EXPECT_EQ(p.ReproposalValue(), V("b"));
+}
+
+TEST_F(PlayerTest, AnEquivocatingVoterCountsOnce) {
+  Player p = Make();
+  p.OnVote({kHeight, 0, Step::kCert, V("a"), Key(1)}, 1);
+  p.OnVote({kHeight, 0, Step::kCert, V("b"), Key(1)}, 2);
+  p.OnVote({kHeight, 0, Step::kCert, V("b"), Key(2)}, 3);
+  EXPECT_FALSE(p.decided());
+  p.OnVote({kHeight, 0, Step::kCert, V("b"), Key(3)}, 4);
+  EXPECT_TRUE(p.decided());
+}
+
+TEST_F(PlayerTest, VotesOfOtherHeightsAreIgnored) {
+  Player p = Make();
+  for (int i = 1; i <= 3; ++i) p.OnVote({kHeight + 1, 0, Step::kCert, V("b"), Key(i)}, 1);
+  EXPECT_FALSE(p.decided());
+}
+
+TEST_F(PlayerTest, ARestoredPlayerResumesItsPeriodAndNeverContradictsItsJournal) {
+  std::vector<JournalRecord> journal;
+  {
+    Player p = Make();
+    for (const Vote& v : Votes(0, Step::kNext, Value::Bottom(), 3)) {
+      Actions a = p.OnVote(v, 100);
+      journal.insert(journal.end(), a.votes.begin(), a.votes.end());
+    }
+    p.OnProposal({1, V("x"), Priority(3), true}, 110);
+    Actions a = p.Tick(100 + params_.filter_ms);
+    journal.insert(journal.end(), a.votes.begin(), a.votes.end());
+    ASSERT_NE(Find(a, Step::kSoft), nullptr);
+    EXPECT_EQ(Find(a, Step::kSoft)->value, V("x"));
+  }
+  // Restarted: knows it soft-voted x in period 1 (with a bottom quorum before it).
+  Player q(params_, kHeight, Key(0), journal, 1000);
+  EXPECT_EQ(q.period(), 1u);
+  q.OnProposal({1, V("y"), Priority(0), true}, 1000);
+  Actions a = q.Tick(1000 + params_.filter_ms);
+  EXPECT_EQ(Find(a, Step::kSoft), nullptr);  // it soft-voted x in period 1 already
+  a = q.Tick(1000 + params_.next_ms);
+  // Period context restored: without a certificate it next-votes bottom (previous bottom
+  // quorum), not a starting value, and goes down as well.
+  ASSERT_NE(Find(a, Step::kNext), nullptr);
+  EXPECT_TRUE(Find(a, Step::kNext)->value.bottom);
+  ASSERT_NE(Find(a, Step::kDownNext), nullptr);
+  // Its re-sends carry the journaled vote.
+  a = q.Tick(1000 + params_.next_ms + params_.resend_ms);
+  bool resent = false;
+  for (const auto& b : a.bundles) {
+    for (const Vote& v : b) resent |= v.step == Step::kSoft && v.value == V("x") && v.period == 1;
+  }
+  EXPECT_TRUE(resent);
+}
+
+TEST_F(PlayerTest, WithoutRecoveryThereAreNoNextVotesAndNoPeriods) {
+  params_.recovery = false;
+  Player p = Make();
+  Actions a = p.Tick(10 * params_.next_ms);
+  EXPECT_TRUE(a.votes.empty());
+  for (const Vote& v : Votes(0, Step::kNext, Value::Bottom(), 3)) p.OnVote(v, 100);
+  EXPECT_EQ(p.period(), 0u);
+}
+
+TEST_F(PlayerTest, NextDeadlineNamesTheFilterThenTheNextStep) {
+  Player p = Make();
+  EXPECT_EQ(p.NextDeadline(), params_.filter_ms);
+  p.OnProposal({0, V("a"), Priority(1), true}, 0);
+  p.Tick(params_.filter_ms);
+  EXPECT_EQ(p.NextDeadline(), std::min(params_.next_ms, params_.resend_ms));
+}
+
+}  // namespace
+}  // namespace tessera::ledger::agreement
