@@ -66,7 +66,7 @@ Status WriteThresholdReport(const ThresholdQuery& q, std::ostream& out) {
   if (sample.ok()) {
     out << "sound validation sample: each honest member checks each signature with probability q "
            ">= "
-        << *sample << " (invalid block certified: " << std::scientific << std::setprecision(3)
+        << std::setprecision(4) << *sample << " (invalid block certified: " << std::scientific << std::setprecision(3)
         << InvalidCertificateProbability(m, t, *sample) << std::defaultfloat << ")\n";
   } else {
     out << "sound validation sample: none (" << sample.status().message() << ")\n";

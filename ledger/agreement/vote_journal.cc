@@ -72,18 +72,12 @@ Result<JournalRecord> DecodeJournalRecord(ByteSpan bytes) {
   return r;
 }
 
-Result<VoteJournal> VoteJournal::Open(const std::filesystem::path& path) {
-  std::string data;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
-  }
-  std::vector<JournalRecord> records;
+Result<ParsedJournal> ParseJournal(std::string_view data, const std::string& name) {
+  ParsedJournal parsed;
   size_t pos = 0;
-  size_t good_end = 0;
   while (pos < data.size()) {
-    auto torn = [&](const std::string& why) -> Status {
-      return DataLossError("vote journal " + path.string() + ": " + why + " at offset " +
+    auto damaged = [&](const std::string& why) -> Status {
+      return DataLossError("vote journal " + name + ": " + why + " at offset " +
                            std::to_string(pos) + " before the last record");
     };
     if (data.size() - pos < 4) break;  // torn length
@@ -92,23 +86,35 @@ Result<VoteJournal> VoteJournal::Open(const std::filesystem::path& path) {
     size_t end = pos + 4 + size_t{len} + 8;
     // An append that was cut short leaves at most one incomplete record at the end: more
     // bytes than a whole record can hold means damage, not a torn append.
-    bool could_be_last = data.size() - pos <= 4 + kMaxRecordBytes + 8;
-    if (len > kMaxRecordBytes || end > data.size()) {
+    bool could_be_last = data.size() - pos <= 4 + VoteJournal::kMaxRecordBytes + 8;
+    if (len > VoteJournal::kMaxRecordBytes || end > data.size()) {
       if (could_be_last) break;
-      return torn("record length " + std::to_string(len) + " out of bounds");
+      return damaged("record length " + std::to_string(len) + " out of bounds");
     }
-    std::string_view body(data.data() + pos + 4, len);
+    std::string_view body = data.substr(pos + 4, len);
     Hash256 sum = Sha256(body);
     bool sum_ok = std::memcmp(sum.data(), data.data() + pos + 4 + len, 8) == 0;
     auto record = DecodeJournalRecord(AsBytes(body));
     if (!sum_ok || !record.ok()) {
       if (end == data.size()) break;  // a torn last record: its vote was never sent
-      return torn(sum_ok ? record.status().message() : "checksum mismatch");
+      return damaged(sum_ok ? record.status().message() : "checksum mismatch");
     }
-    records.push_back(*record);
+    parsed.records.push_back(*record);
     pos = end;
-    good_end = end;
+    parsed.good_bytes = end;
   }
+  return parsed;
+}
+
+Result<VoteJournal> VoteJournal::Open(const std::filesystem::path& path) {
+  std::string data;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) data.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  TESSERA_ASSIGN_OR_RETURN(ParsedJournal parsed, ParseJournal(data, path.string()));
+  std::vector<JournalRecord> records = std::move(parsed.records);
+  size_t good_end = parsed.good_bytes;
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("open", path);
   if (::ftruncate(fd, static_cast<off_t>(good_end)) != 0 ||

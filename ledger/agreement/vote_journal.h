@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -31,6 +32,15 @@ namespace tessera::ledger::agreement {
 // quorum. Strict decoder (same rules as DecodeVote).
 std::string EncodeJournalRecord(const JournalRecord& r);
 Result<JournalRecord> DecodeJournalRecord(ByteSpan bytes);
+
+// The journal file's bytes parsed as Open() does, without touching the disk: the records, and
+// the length of the good prefix (what Open() keeps). DATA_LOSS for damage before the last
+// record. `name` is for error messages.
+struct ParsedJournal {
+  std::vector<JournalRecord> records;
+  size_t good_bytes = 0;
+};
+Result<ParsedJournal> ParseJournal(std::string_view data, const std::string& name);
 
 class VoteJournal {
  public:

@@ -10,6 +10,7 @@
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/round_item.h"
+#include "ledger/net/validation_sample.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
 
@@ -53,7 +54,10 @@ struct Citizen::Round {
 };
 
 Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
-    : options_(std::move(options)), politicians_(std::move(politicians)), rng_(options_.rng_seed) {
+    : options_(std::move(options)),
+      politicians_(std::move(politicians)),
+      rng_(options_.rng_seed),
+      sample_fraction_(EffectiveValidationSample(options_.genesis)) {
   latest_ = options_.genesis.GenesisHeader().value();
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
     // Written by this citizen after verifying the block; a damaged file means a fresh start.
@@ -65,6 +69,47 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
     if (header.ok()) latest_ = *header;
   }
   stats_.head = BlockHash(latest_);
+  if (!options_.vote_journal.empty()) {
+    auto journal = agreement::VoteJournal::Open(options_.vote_journal);
+    if (journal.ok()) {
+      for (const agreement::JournalRecord& r : journal->records()) {
+        if (r.vote.step == agreement::Step::kCert && !r.vote.value.bottom) {
+          cert_voted_.try_emplace(r.vote.height, r.vote.value.hash);
+        }
+      }
+      journal_ = std::move(*journal);
+    } else {
+      // Without its journal this citizen might contradict a vote it sent before a crash.
+      journal_failed_ = true;
+      spdlog::error("citizen: vote journal unusable, not voting: {}", journal.status().ToString());
+    }
+  }
+}
+
+std::optional<Hash256> Citizen::CertVote(uint64_t height) const {
+  auto it = cert_voted_.find(height);
+  if (it == cert_voted_.end()) return std::nullopt;
+  return it->second;
+}
+
+bool Citizen::RecordCertVote(uint64_t height, const Hash256& value) {
+  if (journal_failed_) return false;
+  if (journal_) {
+    agreement::JournalRecord r;
+    r.vote = {.height = height,
+              .period = 0,
+              .step = agreement::Step::kCert,
+              .value = agreement::Value::Of(value),
+              .voter = options_.keys.public_key()};
+    Status s = journal_->Append(std::span(&r, 1));
+    if (!s.ok()) {
+      journal_failed_ = true;
+      spdlog::error("citizen: cannot persist a cert vote, not voting: {}", s.ToString());
+      return false;
+    }
+  }
+  cert_voted_[height] = value;
+  return true;
 }
 
 void Citizen::SaveHead() {
@@ -319,9 +364,9 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
   // certified root through the proof; a random sample of signatures is verified here and the
   // politician's claim is taken for the others (block_transition.h). The new root is then
   // recomputed from the same proof.
-  std::bernoulli_distribution coin(options_.genesis.validation_sample);
-  std::vector<bool> sample(txs.size());
-  for (size_t i = 0; i < txs.size(); ++i) sample[i] = coin(rng_);
+  // At least the sound fraction, from a seed the politician cannot know (validation_sample.h).
+  const std::vector<bool> sample =
+      ValidationSampleFor(options_.keys, latest_.height + 1, pools, txs.size(), sample_fraction_);
   CryptoPolicy policy{.claimed_failures = &claimed, .verify = [&](size_t i) { return sample[i]; }};
   const BlockContext ctx{.height = latest_.height + 1, .prev_seed = latest_.seed};
   TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(ProofLookup(proof, latest_.state_root),
@@ -518,8 +563,9 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       if (!cert_voted_.count(h)) {
         for (const auto& [value, voters] : r.soft) {
           if (voters.size() >= options_.genesis.soft_threshold && valid(value)) {
-            vote(VoteStep::kCert, value);
-            cert_voted_[h] = value;
+            // Durable first (fsync'd), then sent: a crash between the two cannot lead to a
+            // second, different cert vote after the restart.
+            if (RecordCertVote(h, value)) vote(VoteStep::kCert, value);
             break;
           }
         }
@@ -529,6 +575,10 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   }
   // 5. The certified block was fetched and checked by Poll (or the round timed out).
   cert_voted_.erase(cert_voted_.begin(), cert_voted_.lower_bound(latest_.height));
+  if (journal_ && !journal_failed_) {
+    Status s = journal_->PruneBelow(latest_.height);
+    if (!s.ok()) spdlog::warn("citizen: vote journal prune: {}", s.ToString());
+  }
 }
 
 }  // namespace tessera::ledger::net

@@ -10,13 +10,15 @@
 //      T_w committee members (and no rival pool of the same politician), in politician order;
 //      it asks a politician to execute the body, re-executes every transaction (transfers and
 //      application transactions: nonce, balance, application rules) against a multi-proof on
-//      the previous certified root, verifying a random fraction (genesis validation_sample)
-//      of the signatures itself and taking the politician's claim for the rest, recomputes the
-//      new root from the proof (StateProof::RootAfter) and proposes the header;
+//      the previous certified root, verifying a random fraction of the signatures itself
+//      (the genesis validation_sample, raised to the sound fraction for the committee if it is
+//      below it: validation_sample.h) and taking the politician's claim for the rest, recomputes
+//      the new root from the proof (StateProof::RootAfter) and proposes the header;
 //   3. soft vote for the valid proposal with the lowest proposer VRF output; "valid" means the
 //      same checks as in 2, done by this citizen with the execution of its own sample;
 //   4. cert vote (with a signature on the block) once T_soft soft votes agree on a value it
-//      validated -- at most one cert vote per height, ever, which is what makes two
+//      validated -- at most one cert vote per height, ever (journaled and fsync'd before it
+//      is sent, so also across restarts), which is what makes two
 //      certificates for one height impossible while fewer than 2*T_cert - C members lie;
 //   5. wait for the certified block: a politician assembles T_cert cert votes into the
 //      committee certificate; the citizen checks it (chain.h) and moves on.
@@ -30,11 +32,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <vector>
 
 #include "core/status.h"
+#include "ledger/agreement/vote_journal.h"
 #include "ledger/net/chain.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
@@ -61,6 +65,11 @@ struct CitizenOptions {
   // verified block) and resumed from on start: with the key and identity files, this is all
   // a citizen stores.
   std::filesystem::path head_file;
+  // If set, every cert vote is appended here and fsync'd BEFORE it is posted, and the file is
+  // read back on start (ledger/agreement/vote_journal.h): a restarted citizen never cert-votes
+  // two values for one height. A journal that cannot be read or written stops this citizen
+  // from cert-voting (it still follows the chain).
+  std::filesystem::path vote_journal;
 };
 
 struct CitizenStats {
@@ -89,6 +98,10 @@ class Citizen {
 
   CitizenStats stats() const;
   const BlockHeader& latest() const { return latest_; }
+  // The value this citizen cert-voted for at `height`, if any (restored from the journal).
+  std::optional<Hash256> CertVote(uint64_t height) const;
+  // False when a vote journal was asked for and cannot be used: the citizen does not cert-vote.
+  bool may_cert_vote() const { return !journal_failed_; }
 
  private:
   struct Round;
@@ -109,9 +122,15 @@ class Citizen {
   CitizenOptions options_;
   std::vector<std::shared_ptr<PoliticianClient>> politicians_;
   std::mt19937_64 rng_;
+  double sample_fraction_;  // EffectiveValidationSample(genesis): never below the sound one
   BlockHeader latest_;
   TicketCache tickets_;
+  // Persists a cert vote before it is sent; false if it could not (then it is not sent).
+  bool RecordCertVote(uint64_t height, const Hash256& value);
+
   std::map<uint64_t, Hash256> cert_voted_;  // height -> value: one cert vote per height, ever
+  std::optional<agreement::VoteJournal> journal_;
+  bool journal_failed_ = false;
   std::map<Hash256, ExecuteReply> bodies_;  // executions of validated proposals (this round)
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period

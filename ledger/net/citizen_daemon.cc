@@ -86,6 +86,7 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
                                    " is not signed by the genesis registrar");
     }
     o.head_file = options.key_dir / ("citizen-" + std::to_string(i) + ".head");
+    o.vote_journal = options.key_dir / ("citizen-" + std::to_string(i) + ".votes");
     o.fault = options.fault;
     o.timing = options.timing;
     o.rng_seed = 0x9e3779b97f4a7c15ull * (i + 1) ^ static_cast<uint64_t>(::getpid());

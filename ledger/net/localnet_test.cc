@@ -104,7 +104,9 @@ TEST(LocalnetTest, SampledValidationCatchesAPoliticianThatForgesSignatures) {
   LocalnetConfig c = Small(3, 8, 4);
   c.malicious_politicians = 0.34;  // one forger: a forged transfer in every pool, and lies
   c.politician_behaviours = {"forge"};
-  c.validation_sample = 0.9;  // each citizen checks 90% of signatures itself
+  // The bench's unsound 0.25 (a forged transfer was certified with it, issue #12): citizens
+  // raise it to the sound fraction for this committee (validation_sample.h), over 0.99 for 8.
+  c.validation_sample = 0.25;
   c.duration_s = 90;
   auto r = RunNetwork("forge", c);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -112,7 +114,7 @@ TEST(LocalnetTest, SampledValidationCatchesAPoliticianThatForgesSignatures) {
   ExpectSafe(*r);  // the audit re-verifies every signature: no forged transfer was applied
   EXPECT_GT(r->bad_politician_answers, 0u);  // citizens caught the forger's false claims
   EXPECT_GT(r->txs_validated, 0u);
-  EXPECT_LT(r->signatures_checked, r->txs_validated);  // only a sample was verified
+  EXPECT_GT(r->signatures_checked, 0.97 * r->txs_validated);  // not 25%
 }
 
 TEST(LocalnetTest, ACommitteeDrawnByVrfFromALargerCitizenSetCommitsBlocks) {

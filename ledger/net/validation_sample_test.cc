@@ -1,0 +1,55 @@
+// The citizen's validation sample: never below the sound fraction for the committee (the same
+// figures `ledger-thresholds` prints), and drawn from a seed only the citizen can compute.
+#include "ledger/net/validation_sample.h"
+
+#include <gtest/gtest.h>
+
+#include "ledger/crypto/hash.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+Genesis WithCommittee(uint64_t population, uint64_t committee, uint32_t cert_threshold,
+                      double configured) {
+  Genesis g;
+  g.sortition.population = population;
+  g.sortition.committee_size = committee;
+  g.cert_threshold = g.soft_threshold = cert_threshold;
+  g.validation_sample = configured;
+  return g;
+}
+
+TEST(ValidationSampleTest, RaisesAnUnsoundSampleToTheSoundOne) {
+  // The bench's setting (committee = all 64 citizens, T = 43, sample 0.25) certified a forged
+  // transfer (issue #12); `ledger-thresholds --committee 64 --threshold 43 --fixed` says 0.829.
+  Genesis bench = WithCommittee(64, 64, 43, 0.25);
+  EXPECT_NEAR(SoundValidationSample(bench), 0.8291, 1e-9);  // to the tool's 1e-4 grid
+  EXPECT_NEAR(EffectiveValidationSample(bench), 0.8291, 1e-9);
+  // A configured sample above the sound one is kept.
+  EXPECT_EQ(EffectiveValidationSample(WithCommittee(64, 64, 43, 0.95)), 0.95);
+  // Localnet tests: 8 citizens, T = 6: sampling is hardly possible.
+  EXPECT_GT(SoundValidationSample(WithCommittee(8, 8, 6, 0.9)), 0.99);
+  // A VRF committee of expected 2000 out of 10^6 (binomial) with the 2/3 rule: about 0.58.
+  double big = SoundValidationSample(WithCommittee(1000000, 2000, 1334, 0.25));
+  EXPECT_GT(big, 0.55);
+  EXPECT_LT(big, 0.6);
+  // A threshold the malicious quarter reaches alone: no sample is sound, verify everything.
+  EXPECT_EQ(SoundValidationSample(WithCommittee(64, 64, 16, 0.25)), 1.0);
+}
+
+TEST(ValidationSampleTest, SampleIsPrivateDeterministicAndOfTheRightSize) {
+  KeyPair a = KeyPair::FromSeed(Sha256("member a"));
+  KeyPair b = KeyPair::FromSeed(Sha256("member b"));
+  std::vector<Hash256> pools = {Sha256("pool 1"), Sha256("pool 2")};
+  auto first = ValidationSampleFor(a, 7, pools, 20000, 0.6);
+  EXPECT_EQ(first, ValidationSampleFor(a, 7, pools, 20000, 0.6));  // re-executions agree
+  EXPECT_NE(first, ValidationSampleFor(b, 7, pools, 20000, 0.6));  // another member: another sample
+  EXPECT_NE(first, ValidationSampleFor(a, 8, pools, 20000, 0.6));  // another height
+  size_t checked = std::count(first.begin(), first.end(), true);
+  EXPECT_NEAR(static_cast<double>(checked) / 20000, 0.6, 0.02);
+  auto all = ValidationSampleFor(a, 7, pools, 100, 1.0);
+  EXPECT_EQ(std::count(all.begin(), all.end(), true), 100);
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
