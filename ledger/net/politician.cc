@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <limits>
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/round_item.h"
@@ -144,7 +145,9 @@ void PoliticianNode::Delay() const {
 Result<std::vector<LedgerTx>> PoliticianNode::CollectTxs(const std::vector<Hash256>& hashes,
                                                          const std::vector<Pool>& extra) {
   for (const Pool& p : extra) {
-    auto added = AddPool(p);  // certified blocks name pools by hash; bad extras are ignored
+    // Certified blocks name pools by hash; bad extras are ignored. The pools a certified block
+    // names are taken whatever the flood limits say (they must stay appliable).
+    auto added = AddPool(p, &hashes);
     (void)added;
   }
   std::vector<LedgerTx> txs;
@@ -202,6 +205,8 @@ Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
     auto c = DecodeTxPoolCommitment(AsBytes(it->second.commitment));
     it = (c.ok() && c->height <= h) ? pools_.erase(it) : std::next(it);
   }
+  pools_by_owner_.erase(pools_by_owner_.begin(),
+                        pools_by_owner_.upper_bound({h, std::numeric_limits<uint32_t>::max()}));
   spdlog::info("politician {} committed block {} ({} txs applied, {} skipped) root {}", options_.id,
                h, outcome.applied, outcome.rejected.size(),
                ToHex(block.header.state_root).substr(0, 16));
@@ -210,13 +215,40 @@ Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
 
 // ---- Pools ----------------------------------------------------------------------------------
 
-Status PoliticianNode::AddPool(const Pool& pool) {
+Status PoliticianNode::AddPool(const Pool& pool, const std::vector<Hash256>* certified) {
   TESSERA_ASSIGN_OR_RETURN(TxPoolCommitment c, DecodeTxPoolCommitment(AsBytes(pool.commitment())));
   const PoliticianInfo* owner = options_.genesis.Politician(c.politician_id);
   if (owner == nullptr || !VerifyTxPoolCommitment(c, owner->key)) {
     return InvalidArgumentError("pool commitment signature is invalid");
   }
   if (pools_.count(c.pool_hash)) return Status::Ok();
+  const bool named = certified != nullptr && std::find(certified->begin(), certified->end(),
+                                                       c.pool_hash) != certified->end();
+  if (static_cast<size_t>(pool.txs_size()) != c.tx_count) {
+    return InvalidArgumentError("pool has " + std::to_string(pool.txs_size()) +
+                                " transactions, its commitment says " + std::to_string(c.tx_count));
+  }
+  // Flood limits (a politician may sign as many pools as it likes): bounded size, heights
+  // being agreed only, and at most two pools per politician and height -- two are the
+  // equivocation evidence citizens need, a third adds nothing.
+  std::set<Hash256>& owned = pools_by_owner_[{c.height, c.politician_id}];
+  if (!named) {
+    if (c.tx_count > options_.genesis.max_pool_txs) {
+      return InvalidArgumentError("pool of " + std::to_string(c.tx_count) +
+                                  " transactions is over max_pool_txs " +
+                                  std::to_string(options_.genesis.max_pool_txs));
+    }
+    if (c.height > latest_.height + 2) {
+      return FailedPreconditionError("pool for height " + std::to_string(c.height) +
+                                     " is too far ahead (latest " + std::to_string(latest_.height) +
+                                     ")");
+    }
+    if (owned.size() >= 2) {
+      return ResourceExhaustedError("politician " + std::to_string(c.politician_id) +
+                                    " already signed two pools for height " +
+                                    std::to_string(c.height) + " (equivocation); no more kept");
+    }
+  }
   StoredPool stored;
   for (const std::string& t : pool.txs()) {
     TESSERA_ASSIGN_OR_RETURN(LedgerTx tx, DecodeLedgerTx(AsBytes(t)));
@@ -228,6 +260,7 @@ Status PoliticianNode::AddPool(const Pool& pool) {
   stored.commitment = pool.commitment();
   stored.wire = pool;
   pools_.emplace(c.pool_hash, std::move(stored));
+  owned.insert(c.pool_hash);
   return Status::Ok();
 }
 
@@ -244,6 +277,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
                        .amount = 1,
                        .nonce = account.ok() ? account->nonce : 0};
     forged.signature[0] = 1;  // not the victim's signature
+    if (variants[0].size() >= options_.genesis.max_pool_txs) variants[0].pop_back();
     variants[0].insert(variants[0].begin(), forged);
   }
   if (options_.faults.equivocate && variants[0].size() >= 2) {
@@ -305,6 +339,15 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       if (c.height != h || owner == nullptr || !VerifyTxPoolCommitment(c, owner->key)) {
         return InvalidArgumentError("invalid pool commitment");
       }
+      // One commitment per politician and height; a second is equivocation evidence and is
+      // kept (citizens leave such a politician out); more are refused (flooding).
+      std::set<Hash256>& signed_pools = log.commitments[c.politician_id];
+      if (!signed_pools.count(c.pool_hash) && signed_pools.size() >= 2) {
+        return ResourceExhaustedError("politician " + std::to_string(c.politician_id) +
+                                      " already has two commitments for height " +
+                                      std::to_string(h));
+      }
+      signed_pools.insert(c.pool_hash);
       break;
     }
     case MessageType::kWitnessList: {

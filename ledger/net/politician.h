@@ -86,6 +86,7 @@ class PoliticianNode {
     std::map<Hash256, size_t> seen;  // RoundItemHash -> index in items
     std::map<Hash256, std::pair<BlockHeader, Identity>> proposals;  // by block hash
     std::map<Hash256, std::map<PublicKey, std::pair<CertificateSigner, Identity>>> cert_votes;
+    std::map<uint32_t, std::set<Hash256>> commitments;  // politician id -> pools it signed
   };
   struct Peer {
     std::unique_ptr<PoliticianClient> client;
@@ -106,7 +107,10 @@ class PoliticianNode {
   }
   Result<std::vector<LedgerTx>> CollectTxs(const std::vector<Hash256>& hashes,
                                            const std::vector<Pool>& extra);
-  Status AddPool(const Pool& pool);                           // mu_ held; verifies the commitment
+  // mu_ held; verifies the commitment and applies the flood limits (size, height window, two
+  // pools per politician and height) unless the pool is one of `certified` (a certified
+  // block's pools, which must stay appliable).
+  Status AddPool(const Pool& pool, const std::vector<Hash256>* certified = nullptr);
   void FreezePool(uint64_t height);                           // mu_ held
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
   void TryCommitFromVotes(uint64_t height);                   // mu_ held
@@ -126,6 +130,7 @@ class PoliticianNode {
   BlockReply latest_reply_;
   Mempool mempool_;
   std::map<Hash256, StoredPool> pools_;
+  std::map<std::pair<uint64_t, uint32_t>, std::set<Hash256>> pools_by_owner_;  // (height, id)
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
   std::map<uint64_t, RoundLog> rounds_;
   TicketCache tickets_;  // committee tickets of relayed witness lists and votes
