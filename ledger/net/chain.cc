@@ -1,5 +1,7 @@
 #include "ledger/net/chain.h"
 
+#include <algorithm>
+
 #include "ledger/codec/canonical.h"
 #include "ledger/crypto/hash.h"
 
@@ -47,7 +49,8 @@ SortitionParams ProposerParams(const Genesis& genesis, uint32_t period) {
 }
 
 Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev,
-                                 const BlockHeader& proposal, const Identity& proposer) {
+                                 const BlockHeader& proposal, const Identity& proposer,
+                                 uint32_t* period_out) {
   const uint64_t h = prev.height + 1;
   if (proposal.height != h) {
     return InvalidArgumentError("proposal height " + std::to_string(proposal.height) +
@@ -63,7 +66,10 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
   for (uint32_t period = 0; period < kMaxProposerPeriods && !won; ++period) {
     auto t = VerifyTicket(proposal.proposer, Role::kProposer, h, ProposerSeed(prev.seed, period),
                           proposal.proposer_credential, ProposerParams(genesis, period));
-    if (t.ok() && t->selected) won = *t;
+    if (t.ok() && t->selected) {
+      won = *t;
+      if (period_out) *period_out = period;
+    }
   }
   if (!won) return PermissionDeniedError("proposer ticket is invalid or does not win");
   const Ticket& t = *won;
@@ -71,6 +77,19 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
     return InvalidArgumentError("proposal seed is not NextSeed(prev seed, proposer output)");
   }
   return t.output;
+}
+
+std::vector<size_t> ProposalOrder(const std::vector<ProposalRank>& candidates, uint32_t period) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i].period <= period) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const ProposalRank& x = candidates[a];
+    const ProposalRank& y = candidates[b];
+    return x.period != y.period ? x.period < y.period : x.beta < y.beta;
+  });
+  return order;
 }
 
 bool TicketCache::Selected(const Genesis& genesis, const PublicKey& key, uint64_t height,

@@ -47,9 +47,22 @@ SortitionParams ProposerParams(const Genesis& genesis, uint32_t period);
 
 // Checks a proposed header's link to `prev` and its proposer (first three bullets above; the
 // proposer ticket may be of any period below kMaxProposerPeriods); returns the proposer's VRF
-// output (lower wins among proposals).
+// output and, in `*period` if given, the period whose ticket it is (a VRF proof is bound to
+// its input, so one credential wins at most one period).
 Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev,
-                                 const BlockHeader& proposal, const Identity& proposer);
+                                 const BlockHeader& proposal, const Identity& proposer,
+                                 uint32_t* period = nullptr);
+
+// The order in which a committee member playing proposer period `period` considers proposals
+// for its soft vote: only tickets of periods up to its own, the earliest period first, then
+// the lowest VRF output. Tickets of later periods are far more plentiful (twice the expected
+// winners per period), so ranking by output alone would let any citizen holding a late-period
+// ticket outrank the period-0 proposers (issue #12). Returns indices into `candidates`.
+struct ProposalRank {
+  uint32_t period = 0;
+  VrfOutput beta{};
+};
+std::vector<size_t> ProposalOrder(const std::vector<ProposalRank>& candidates, uint32_t period);
 
 // Remembers committee tickets already checked for one (height, seed), so that a citizen who
 // verified a member's ticket on its witness list does not verify it again on its votes and on

@@ -38,8 +38,10 @@ struct Citizen::Round {
     BlockHeader header;
     VrfOutput beta{};
     std::optional<Status> verdict;  // set once known for sure (valid or invalid)
+    uint32_t period = 0;            // of the proposer's ticket
   };
   uint64_t h = 0;
+  uint32_t period = 0;  // the proposer period this round plays
   std::vector<PoliticianClient*> sample;
   std::map<PoliticianClient*, uint64_t> offsets;
   std::set<Hash256> seen;
@@ -285,8 +287,9 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       if (!p.ok()) return;
       auto id = DecodeIdentity(AsBytes(item.identity()));
       if (!id.ok()) return;
-      auto beta = VerifyProposal(options_.genesis, latest_, *p, *id);
-      if (beta.ok()) r.proposals[BlockHash(*p)] = {*p, *beta, std::nullopt};
+      uint32_t period = 0;
+      auto beta = VerifyProposal(options_.genesis, latest_, *p, *id, &period);
+      if (beta.ok()) r.proposals[BlockHash(*p)] = {*p, *beta, std::nullopt, period};
       return;
     }
     case MessageType::kVote: {
@@ -439,6 +442,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
                         const std::atomic<bool>& stop) {
   Round r;
   r.h = h;
+  r.period = period;
   bodies_.clear();
   r.sample = SafeSample();
   r.my_identity = EncodeIdentity(options_.identity);
@@ -541,9 +545,15 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     } else if (Clock::now() >= vote_from) {
       // Soft: the valid proposal with the lowest proposer output. Re-vote only if the round is
       // stuck and a better valid proposal has turned up meanwhile.
+      // Tickets of this round's period or earlier, earliest period first (ProposalOrder).
+      std::vector<ProposalRank> ranks;
+      std::vector<Hash256> values;
+      for (const auto& [value, p] : r.proposals) {
+        ranks.push_back({p.period, p.beta});
+        values.push_back(value);
+      }
       std::vector<std::pair<VrfOutput, Hash256>> order;
-      for (const auto& [value, p] : r.proposals) order.push_back({p.beta, value});
-      std::sort(order.begin(), order.end());
+      for (size_t i : ProposalOrder(ranks, r.period)) order.push_back({ranks[i].beta, values[i]});
       bool quorum = false;
       for (const auto& [value, voters] : r.soft) {
         quorum |= voters.size() >= options_.genesis.soft_threshold;
