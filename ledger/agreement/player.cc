@@ -130,14 +130,12 @@ void Player::Prune() {
 
 void Player::Evaluate(uint64_t now_ms, Actions& out) {
   auto relay_once = [&](uint32_t period, Step step, const Value& value) {
-    auto& done = relayed_[Key{period, step}];
-    for (const Vote& v : done) {
-      if (v.value == value) return;
-    }
+    // Keyed by the value itself: a bundle's first vote may be an equivocator's other value
+    // (an earlier version compared that and re-relayed on every event: a message storm the
+    // 9 + 3 simulation found).
+    if (!relayed_[Key{period, step}].insert(value).second) return;
     std::vector<Vote> bundle = BundleFor(period, step, value);
-    if (bundle.empty()) return;
-    done.push_back(bundle.front());
-    out.bundles.push_back(std::move(bundle));
+    if (!bundle.empty()) out.bundles.push_back(std::move(bundle));
   };
 
   for (int round = 0; round < 64 && !decided_; ++round) {

@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -167,7 +168,7 @@ class Player {
   std::map<Key, Value> mine_;                            // own votes (restored from the journal)
   std::map<uint32_t, std::vector<Proposal>> proposals_;  // checked proposals per period
   std::vector<Value> validated_;
-  std::map<Key, std::vector<Vote>> relayed_;  // quorums already relayed, to relay each once
+  std::map<Key, std::set<Value>> relayed_;  // quorums already relayed, to relay each once
   std::optional<Commit> decided_;
 };
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "ledger/crypto/hash.h"
 
 namespace tessera::ledger::agreement {
@@ -172,6 +174,25 @@ TEST_F(PlayerTest, AnEquivocatingVoterCountsOnce) {
   EXPECT_FALSE(p.decided());
   p.OnVote({kHeight, 0, Step::kCert, V("b"), Key(3)}, 4);
   EXPECT_TRUE(p.decided());
+}
+
+TEST_F(PlayerTest, AQuorumIsRelayedOnceEvenWhenItsFirstVoterEquivocated) {
+  // The equivocator is the voter that sorts first, so its other value leads the bundle.
+  std::vector<PublicKey> voters = {Key(1), Key(2), Key(3)};
+  std::sort(voters.begin(), voters.end());
+  Player p = Make();
+  p.OnVote({kHeight, 0, Step::kSoft, V("a"), voters[0]}, 1);
+  p.OnVote({kHeight, 0, Step::kSoft, V("b"), voters[0]}, 2);  // counts for every value now
+  p.OnVote({kHeight, 0, Step::kSoft, V("b"), voters[1]}, 3);
+  Actions a = p.OnVote({kHeight, 0, Step::kSoft, V("b"), voters[2]}, 4);
+  ASSERT_EQ(a.bundles.size(), 1u);  // the soft quorum for b, relayed
+  EXPECT_EQ(a.bundles[0].front().value, V("a"));
+  // Later events do not relay it again (a relay storm in the 9 + 3 simulation).
+  for (int i = 5; i < 10; ++i) {
+    Vote other{kHeight, 0, Step::kCert, V(std::string("c").append(std::to_string(i))),
+               Key(10 + i)};  // no quorum
+    EXPECT_TRUE(p.OnVote(other, i).bundles.empty());
+  }
 }
 
 TEST_F(PlayerTest, VotesOfOtherHeightsAreIgnored) {

@@ -66,8 +66,9 @@ Status WriteThresholdReport(const ThresholdQuery& q, std::ostream& out) {
   if (sample.ok()) {
     out << "sound validation sample: each honest member checks each signature with probability q "
            ">= "
-        << std::setprecision(4) << *sample << " (invalid block certified: " << std::scientific << std::setprecision(3)
-        << InvalidCertificateProbability(m, t, *sample) << std::defaultfloat << ")\n";
+        << std::setprecision(4) << *sample << " (invalid block certified: " << std::scientific
+        << std::setprecision(3) << InvalidCertificateProbability(m, t, *sample) << std::defaultfloat
+        << ")\n";
   } else {
     out << "sound validation sample: none (" << sample.status().message() << ")\n";
   }
