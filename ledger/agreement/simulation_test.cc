@@ -22,6 +22,17 @@ TEST(AgreementSimulation, TenThousandAdversarialSchedulesAreSafeAndLive) {
             << s.deliveries << "\n";
 }
 
+// A larger network: it found a relay storm (PlayerTest.AQuorumIsRelayed...) the 6 + 2 one did not.
+TEST(AgreementSimulation, NineHonestThreeMaliciousSchedulesAreSafeAndLive) {
+  SimOptions o;
+  o.honest = 9;
+  o.malicious = 3;
+  o.threshold = 9;  // H = T, H + 2M = 15 < 18
+  SimSummary s = SimulateMany(o, 1, 1000);
+  EXPECT_EQ(s.unsafe, 0u) << s.first_failure;
+  EXPECT_EQ(s.stalled, 0u) << s.first_failure;
+}
+
 TEST(AgreementSimulation, SameSeedSameRun) {
   SimResult a = Simulate(SimOptions{.seed = 77});
   SimResult b = Simulate(SimOptions{.seed = 77});
