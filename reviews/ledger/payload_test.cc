@@ -87,7 +87,10 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   EXPECT_THAT(error(""), HasSubstr("truncated reading 'kind'"));
   EXPECT_THAT(error(std::string(1, '\x09')), HasSubstr("unknown kind 9"));
   std::string item = Encoded(CreateItem{"tea"});
-  EXPECT_THAT(error(item + "x"), HasSubstr("1 trailing bytes (at offset 8)"));
+  // kind, name (4 + 3), identity (105), signature (64): 177 bytes.
+  EXPECT_THAT(error(item + "x"), HasSubstr("1 trailing bytes (at offset 177)"));
+  EXPECT_THAT(error(item.substr(0, 100)), HasSubstr("truncated reading 'identity'"));
+  EXPECT_THAT(error(item.substr(0, 120)), HasSubstr("truncated reading 'signature'"));
   EXPECT_THAT(error(item.substr(0, 6)), HasSubstr("truncated reading 'name'"));
   EXPECT_THAT(error(Encoded(CreateItem{""})), HasSubstr("'name' is 0 bytes, must be 1..128"));
   EXPECT_THAT(error(Encoded(CreateItem{std::string(129, 'a')})), HasSubstr("must be 1..128"));
