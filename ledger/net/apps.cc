@@ -54,7 +54,8 @@ Result<AppRegistry> LoadApps(const Genesis& genesis) {
     const AppFactory* factory = FindAppFactory(params.name);
     if (factory == nullptr) {
       std::string known;
-      for (const std::string& name : RegisteredAppNames()) known += (known.empty() ? "" : ", ") + name;
+      for (const std::string& name : RegisteredAppNames())
+        known += (known.empty() ? "" : ", ") + name;
       return InvalidArgumentError("genesis names application '" + params.name +
                                   "', which this binary does not include (it has: " +
                                   (known.empty() ? "none" : known) + ")");

@@ -33,12 +33,12 @@ namespace {
 using onchain::EncodePayload;
 
 struct Variant {
-  bool server_gets_key_files = false;          // the old web flow (issue 16, point 1)
+  bool server_gets_key_files = false;           // the old web flow (issue 16, point 1)
   std::optional<uint64_t> register_delay = {};  // nullopt: the default draw (point 2)
   bool ring_of_one = false;                     // the signer signs over its own key only
 };
 
-struct View {  // what the adversary holds
+struct View {                       // what the adversary holds
   std::vector<std::string> ledger;  // payloads in commit order
   std::vector<onchain::RegisterKey> registrations;
   std::vector<onchain::KeyIssue> issues;

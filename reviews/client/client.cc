@@ -1,11 +1,11 @@
 #include "reviews/client/client.h"
 
+#include <sodium.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
 #include <thread>
-
-#include <sodium.h>
 
 #include "ledger/crypto/hash.h"
 #include "reviews/client/key_file.h"
@@ -312,16 +312,17 @@ Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
       blind::PrepareMessage(kCredentialVariant, CredentialMessage(key.review.public_key, epoch));
   TESSERA_ASSIGN_OR_RETURN(blind::BlindOutput b,
                            blind::Blind(params_.issuer, kCredentialVariant, key.input_msg));
-  KeyRequestFile request_file{epoch, citizen.public_key(), key.review.public_key, b.blinded_msg,
-                              b.inv, {}};
+  KeyRequestFile request_file{
+      epoch, citizen.public_key(), key.review.public_key, b.blinded_msg, b.inv, {}};
   randombytes_buf(request_file.salt.data(), request_file.salt.size());
-  TESSERA_ASSIGN_OR_RETURN(Bytes encoded, blind::UnblindMessage(params_.issuer, b.blinded_msg, b.inv));
+  TESSERA_ASSIGN_OR_RETURN(Bytes encoded,
+                           blind::UnblindMessage(params_.issuer, b.blinded_msg, b.inv));
   // On disk before anything is sent: a crash after the request must not lose the key. The
   // identity's half (request file) and the review key file are separate (key_file.h).
   TESSERA_RETURN_IF_ERROR(WriteRequestFile(RequestFilePath(key_file), request_file));
   TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_file, key));
-  KeyRequest request{identity, epoch, b.blinded_msg,
-                     EncodedMessageCommitment(encoded, request_file.salt), {}};
+  KeyRequest request{
+      identity, epoch, b.blinded_msg, EncodedMessageCommitment(encoded, request_file.salt), {}};
   SignKeyRequest(request, citizen);
   TESSERA_RETURN_IF_ERROR(Submit(request));
   if (!wait) return Status::Ok();
@@ -390,9 +391,8 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
     const uint64_t target =
         DrawRegistrationHeight(index_.height(), close, options_.register_delay_blocks, rng);
     if (target > index_.height()) {
-      TESSERA_RETURN_IF_ERROR(WaitFor("the registration delay", [&]() -> Result<bool> {
-        return index_.height() >= target;
-      }));
+      TESSERA_RETURN_IF_ERROR(WaitFor("the registration delay",
+                                      [&]() -> Result<bool> { return index_.height() >= target; }));
     }
   }
   std::vector<ledger::Hash256> key_leaves;
@@ -486,8 +486,8 @@ Result<ReviewBatch> ReviewsClient::SignReview(const ReviewKeyFile& key, const It
   }
   TESSERA_ASSIGN_OR_RETURN(Review signed_review, reviews::SignReview(key.review, ring, item_bytes,
                                                                      key.epoch, rating, text));
-  return ReviewBatch{item, key.epoch, ring,
-                     {ReviewEntry{rating, std::string(text), signed_review.signature}}};
+  return ReviewBatch{
+      item, key.epoch, ring, {ReviewEntry{rating, std::string(text), signed_review.signature}}};
 }
 
 Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOptions& options) {
@@ -532,16 +532,17 @@ Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOp
 }
 
 Result<bool> ReviewsClient::EpochIsFull(uint64_t epoch) {
-  TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::KeyCount(epoch), leaf::RequestCount(epoch)}));
+  TESSERA_ASSIGN_OR_RETURN(auto l,
+                           light_->ReadLeaves({leaf::KeyCount(epoch), leaf::RequestCount(epoch)}));
   TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(l[0]));
   TESSERA_ASSIGN_OR_RETURN(uint64_t requested, DecodeCounter(l[1]));
   return registered >= requested;
 }
 
 FrontRunProof MakeFrontRunProof(const ReviewKeyFile& key, const KeyRequestFile& request) {
-  FrontRunProof proof{key.epoch,          request.citizen,        request.blinded_msg,
-                      request.inv,        request.salt,           key.review.public_key,
-                      {},                 key.signature};
+  FrontRunProof proof{key.epoch,   request.citizen, request.blinded_msg,
+                      request.inv, request.salt,    key.review.public_key,
+                      {},          key.signature};
   std::copy_n(key.input_msg.begin(), proof.msg_prefix.size(), proof.msg_prefix.begin());
   return proof;
 }

@@ -3,8 +3,8 @@
 // "the registration right after the issue".
 //
 //   DrawRegistrationHeight(now, close, std::nullopt, rng)   default: uniform in [now, close - 4]
-//   DrawRegistrationHeight(now, close, 20, rng)             uniform in [now, min(now + 20, close - 4)]
-//   DrawRegistrationHeight(now, close, 0, rng)              now (opt-out: linkable by timing)
+//   DrawRegistrationHeight(now, close, 20, rng)             uniform in [now, min(now + 20, close -
+//   4)] DrawRegistrationHeight(now, close, 0, rng)              now (opt-out: linkable by timing)
 //
 // The last 4 blocks before the close are left for the registration to commit. What remains
 // linkable (docs/reviews.md, threat model): a registration can only follow its issue, so a key

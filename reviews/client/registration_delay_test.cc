@@ -36,7 +36,7 @@ TEST(RegistrationDelay, BoundedDelayOptOutAndNoRoomLeft) {
     EXPECT_GE(h, 100u);
     EXPECT_LE(h, 105u);
   }
-  EXPECT_EQ(DrawRegistrationHeight(100, 140, 0, rng), 100u);  // opt-out: at once
+  EXPECT_EQ(DrawRegistrationHeight(100, 140, 0, rng), 100u);             // opt-out: at once
   EXPECT_EQ(DrawRegistrationHeight(138, 140, std::nullopt, rng), 138u);  // past the margin
   EXPECT_EQ(DrawRegistrationHeight(0, 2, std::nullopt, rng), 0u);
 }

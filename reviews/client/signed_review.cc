@@ -35,7 +35,8 @@ Result<onchain::ReviewBatch> DecodeSignedReview(std::string_view text) {
     return InvalidArgumentError("signed review: 'payload' is missing or not a string");
   }
   auto bytes = FromHex(j["payload"].get<std::string>());
-  if (!bytes.ok()) return InvalidArgumentError("signed review: 'payload': " + bytes.status().message());
+  if (!bytes.ok())
+    return InvalidArgumentError("signed review: 'payload': " + bytes.status().message());
   auto payload = onchain::DecodePayload(*bytes);
   if (!payload.ok()) return payload.status().WithContext("signed review");
   auto* batch = std::get_if<onchain::ReviewBatch>(&*payload);

@@ -357,8 +357,8 @@ Result<Payload> DecodePayload(ByteSpan bytes) {
 }
 
 std::string_view KindName(const Payload& payload) {
-  static constexpr std::string_view kNames[] = {"create-item", "key-request", "key-issue",
-                                                "register-key", "reviews", "front-run-proof"};
+  static constexpr std::string_view kNames[] = {"create-item",  "key-request", "key-issue",
+                                                "register-key", "reviews",     "front-run-proof"};
   return kNames[payload.index()];
 }
 
@@ -398,7 +398,8 @@ std::string KeyRequestSigningBytes(const KeyRequest& request) {
   return w.Take();
 }
 
-ledger::Hash256 EncodedMessageCommitment(ByteSpan encoded_msg, const std::array<uint8_t, 32>& salt) {
+ledger::Hash256 EncodedMessageCommitment(ByteSpan encoded_msg,
+                                         const std::array<uint8_t, 32>& salt) {
   Writer w;
   w.Raw(AsBytes(std::string_view("tessera/reviews/em-commitment"))).Raw(salt).Raw(encoded_msg);
   return ledger::Sha256(AsBytes(w.Take()));

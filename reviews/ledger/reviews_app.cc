@@ -119,6 +119,8 @@ class ReviewsApp final : public ledger::Application {
 
   std::vector<std::string> Coalesce(std::vector<std::string> payloads) const override;
 
+  double MempoolShare() const override { return static_cast<double>(p_.mempool_percent) / 100; }
+
  private:
   // ---- Read sets: a function of the payload only ----
   static std::vector<Hash256> Keys(const CreateItem&) { return {}; }  // ReadSet: needs ctx
@@ -127,10 +129,14 @@ class ReviewsApp final : public ledger::Application {
             leaf::RequestCommitment(tx.epoch, tx.identity.citizen)};
   }
   static std::vector<Hash256> Keys(const FrontRunProof& tx) {
-    return {leaf::KeyRequest(tx.epoch, tx.citizen),   leaf::RequestCommitment(tx.epoch, tx.citizen),
-            leaf::KeyIssue(tx.epoch, tx.citizen),     leaf::FrontRunProof(tx.epoch, tx.citizen),
-            leaf::ReviewKey(tx.epoch, tx.review_key), leaf::KeyCount(tx.epoch),
-            leaf::RequestCount(tx.epoch),             leaf::FrontRunCount(tx.epoch)};
+    return {leaf::KeyRequest(tx.epoch, tx.citizen),
+            leaf::RequestCommitment(tx.epoch, tx.citizen),
+            leaf::KeyIssue(tx.epoch, tx.citizen),
+            leaf::FrontRunProof(tx.epoch, tx.citizen),
+            leaf::ReviewKey(tx.epoch, tx.review_key),
+            leaf::KeyCount(tx.epoch),
+            leaf::RequestCount(tx.epoch),
+            leaf::FrontRunCount(tx.epoch)};
   }
   static std::vector<Hash256> Keys(const KeyIssue& tx) {
     return {leaf::KeyRequest(tx.epoch, tx.citizen), leaf::KeyIssue(tx.epoch, tx.citizen)};
@@ -161,7 +167,8 @@ class ReviewsApp final : public ledger::Application {
     const ItemId item = ItemIdOf(tx);
     TESSERA_ASSIGN_OR_RETURN(auto existing, state.Get(leaf::Item(item)));
     if (existing) {
-      return AppVerdict::Reject("item '" + tx.name + "' already exists in this identity's namespace");
+      return AppVerdict::Reject("item '" + tx.name +
+                                "' already exists in this identity's namespace");
     }
     const uint64_t epoch = p_.EpochOf(ctx.height);
     const Hash256 quota_key = leaf::ItemQuota(epoch, tx.identity.citizen);
@@ -216,10 +223,10 @@ class ReviewsApp final : public ledger::Application {
         return AppVerdict::RejectCrypto("key request is not signed by the identity");
       }
     }
-    return AppVerdict::Accept({{key, ledger::Sha256(tx.blinded_msg)},
-                               {leaf::RequestCount(tx.epoch), EncodeCounter(count + 1)},
-                               {leaf::RequestCommitment(tx.epoch, tx.identity.citizen),
-                                tx.commitment}});
+    return AppVerdict::Accept(
+        {{key, ledger::Sha256(tx.blinded_msg)},
+         {leaf::RequestCount(tx.epoch), EncodeCounter(count + 1)},
+         {leaf::RequestCommitment(tx.epoch, tx.identity.citizen), tx.commitment}});
   }
 
   // The requester opens its commitment: the encoded message its blinded message hides is the
@@ -262,9 +269,8 @@ class ReviewsApp final : public ledger::Application {
       Status st = CheckFrontRunOpening(tx, commitment);
       if (!st.ok()) return AppVerdict::RejectCrypto("front-run proof: " + st.message());
     }
-    std::vector<LeafUpdate> updates = {
-        {marker, ledger::Sha256(AsBytes(EncodePayload(tx)))},
-        {leaf::FrontRunCount(tx.epoch), EncodeCounter(proofs + 1)}};
+    std::vector<LeafUpdate> updates = {{marker, ledger::Sha256(AsBytes(EncodePayload(tx)))},
+                                       {leaf::FrontRunCount(tx.epoch), EncodeCounter(proofs + 1)}};
     // Before the close the refused key joins the epoch anyway: the issuer cannot keep a
     // requester out by filling the epoch first.
     if (ctx.height < p_.RegistrationClose(tx.epoch)) {
@@ -525,6 +531,11 @@ Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params) {
   p.registrar = *reg;
   TESSERA_ASSIGN_OR_RETURN(int64_t k, params.GetIntOr("ring_size", 50));
   TESSERA_ASSIGN_OR_RETURN(int64_t e, params.GetIntOr("epoch_blocks", 100));
+  TESSERA_ASSIGN_OR_RETURN(int64_t share, params.GetIntOr("mempool_percent", 50));
+  if (share < 1 || share > 100) {
+    return InvalidArgumentError("[apps.reviews] mempool_percent must be 1..100");
+  }
+  p.mempool_percent = static_cast<uint64_t>(share);
   TESSERA_ASSIGN_OR_RETURN(int64_t quota, params.GetIntOr("items_per_epoch", 16));
   if (quota < 1) return InvalidArgumentError("[apps.reviews] items_per_epoch must be at least 1");
   p.items_per_epoch = static_cast<uint64_t>(quota);

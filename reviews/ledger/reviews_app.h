@@ -9,6 +9,7 @@
 //   ring_size     = 50        k: expected DRAC ring size
 //   epoch_blocks  = 100       E: blocks per epoch; the epoch of height h is h / E
 //   items_per_epoch = 16      items one identity may create per epoch
+//   mempool_percent = 50      the share of a politician's mempool reviews transactions may take
 //
 // Rules (each is a unit test in reviews_app_test.cc):
 //   CreateItem   identity signed by the registrar and registered by now, creation signed by the
@@ -60,6 +61,7 @@ struct ReviewsParams {
   uint64_t ring_size = 50;      // k
   uint64_t epoch_blocks = 100;  // E
   uint64_t items_per_epoch = 16;
+  uint64_t mempool_percent = 50;
 
   uint64_t EpochOf(uint64_t height) const { return height / epoch_blocks; }
   // Requests and registrations for epoch e are accepted at heights below this: one full epoch

@@ -115,8 +115,8 @@ class ReviewsAppTest : public ::testing::Test {
     a.blind = *blind::Blind(issuer_->public_key(), kCredentialVariant, a.input);
     a.salt = ledger::Sha256("salt of " + ToHex(a.review.public_key));
     Bytes encoded = *blind::UnblindMessage(issuer_->public_key(), a.blind.blinded_msg, a.blind.inv);
-    KeyRequest req{a.identity, epoch, a.blind.blinded_msg, EncodedMessageCommitment(encoded, a.salt),
-                   {}};
+    KeyRequest req{
+        a.identity, epoch, a.blind.blinded_msg, EncodedMessageCommitment(encoded, a.salt), {}};
     SignKeyRequest(req, a.citizen);
     return EncodePayload(req);
   }
@@ -139,8 +139,14 @@ class ReviewsAppTest : public ::testing::Test {
                             a.blind.inv);
   }
   FrontRunProof ProofOf(const Applicant& a, uint64_t epoch) {
-    FrontRunProof p{epoch, a.citizen.public_key(), a.blind.blinded_msg, a.blind.inv, a.salt,
-                    a.review.public_key, {}, CredentialOf(a)};
+    FrontRunProof p{epoch,
+                    a.citizen.public_key(),
+                    a.blind.blinded_msg,
+                    a.blind.inv,
+                    a.salt,
+                    a.review.public_key,
+                    {},
+                    CredentialOf(a)};
     std::copy_n(a.input.begin(), 32, p.msg_prefix.begin());
     return p;
   }
@@ -627,8 +633,7 @@ TEST_F(ReviewsAppTest, CoalesceNeverMovesAReviewAcrossItsItemsCreation) {
   ring = RingOf({key});
   r.ring = ring;
   r.reviews = {Sign(key, ring, r.item, 2, 3, "x")};
-  std::vector<std::string> pending = {EncodePayload(r), CreateTx("tea"),
-                                      EncodePayload(r)};
+  std::vector<std::string> pending = {EncodePayload(r), CreateTx("tea"), EncodePayload(r)};
   EXPECT_EQ(app_->Coalesce(pending), pending);
 }
 

@@ -25,8 +25,8 @@
 namespace tessera::reviews::metric {
 
 struct WindowAttack {
-  uint64_t identities = 0;    // N
-  uint64_t ring_size = 0;     // k (q = min(1, k/N))
+  uint64_t identities = 0;     // N
+  uint64_t ring_size = 0;      // k (q = min(1, k/N))
   double participation = 0.5;  // ρ: the share of honest ring members who review
   double honest_mean = 4.0;    // μ
   double extreme = 1.0;        // e: the scale end the adversary pushes toward

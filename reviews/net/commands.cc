@@ -23,7 +23,8 @@ std::string HijackText(const client::ItemSummary& s, uint64_t k) {
 
 }  // namespace
 
-static Result<std::pair<ledger::net::Identity, ledger::KeyPair>> ReadIdentity(const IdentityFiles& files) {
+static Result<std::pair<ledger::net::Identity, ledger::KeyPair>> ReadIdentity(
+    const IdentityFiles& files) {
   TESSERA_ASSIGN_OR_RETURN(ledger::KeyPair citizen, ledger::ReadSecretKeyFile(files.citizen_key));
   TESSERA_ASSIGN_OR_RETURN(std::string id_hex, ReadFile(files.identity));
   while (!id_hex.empty() && std::isspace(static_cast<unsigned char>(id_hex.back()))) {
@@ -50,7 +51,8 @@ Status GetKeyCommand(client::ReviewsClient& c, const GetKeyArgs& args, std::ostr
     const ledger::net::Identity* identity = &id_and_key.first;
     const ledger::KeyPair& citizen = id_and_key.second;
     TESSERA_RETURN_IF_ERROR(c.Refresh());
-    uint64_t epoch = args.epoch.value_or(c.NextKeyEpoch(/*margin_blocks=*/6));
+    // Room for the issue and a registration drawn up to 4 blocks before the close.
+    uint64_t epoch = args.epoch.value_or(c.NextKeyEpoch(/*margin_blocks=*/10));
     out << "requesting a review key for epoch " << epoch << " (requests close at height "
         << c.params().RegistrationClose(epoch) << ", now " << c.height() << ")\n";
     TESSERA_RETURN_IF_ERROR(c.RequestKey(*identity, citizen, epoch, args.out));
@@ -120,9 +122,10 @@ Status ListCommand(client::ReviewsClient& c, bool json, std::ostream& out) {
   out << fmt::format("height {}, {} items (tallies proved against the certified state)\n",
                      c.height(), items.size());
   for (const auto& s : items) {
-    out << fmt::format("  {:<28} by {}  reviews {:>3}  mean {:.2f}  open from epoch {}  hijack: {}\n",
-                       s.name, ToHex(s.creator).substr(0, 8), s.tally.count(), s.tally.mean(),
-                       s.first_review_epoch, HijackText(s, k));
+    out << fmt::format(
+        "  {:<28} by {}  reviews {:>3}  mean {:.2f}  open from epoch {}  hijack: {}\n", s.name,
+        ToHex(s.creator).substr(0, 8), s.tally.count(), s.tally.mean(), s.first_review_epoch,
+        HijackText(s, k));
   }
   return Status::Ok();
 }

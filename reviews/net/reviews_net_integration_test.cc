@@ -149,10 +149,9 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
       {.genesis = dir_ / "net" / "genesis.toml", .checkpoint = dir_ / "test.ckpt"});
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->Refresh().ok());
-  const uint64_t epoch = (*client)->NextKeyEpoch(/*margin_blocks=*/8);
-
-  // ---- Items, created now (at least two epochs before `epoch`, so that the ring of `epoch`
-  // comes from a seed drawn after they exist), each in its creator's namespace ----
+  // ---- Items, created first, each in its creator's namespace; the keys' epoch is chosen
+  // after them, so it is at least two epochs after their creation (its ring comes from a seed
+  // drawn after they exist) ----
   auto create = [&](int creator, const std::string& name) {
     return Net("create-item --name " + Quote(name) + " --citizen-key " +
                Quote(Keys(creator) + ".key") + " --identity " + Quote(Keys(creator) + ".id"));
@@ -170,6 +169,10 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   EXPECT_EQ(ambiguous.code, 1);
   EXPECT_THAT(ambiguous.output, HasSubstr("several items are named 'tea'"));
   EXPECT_THAT(ambiguous.output, HasSubstr(tea_id));
+  ASSERT_TRUE((*client)->Refresh().ok());
+  // Room for the issuer's answers and the registrations, which each client schedules at a
+  // height it draws up to 4 blocks before the close.
+  const uint64_t epoch = (*client)->NextKeyEpoch(/*margin_blocks=*/kEpochBlocks);
 
   // ---- Four identities get keys for `epoch`, in parallel ----
   std::vector<std::future<Outcome>> gets;
@@ -247,7 +250,8 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   ASSERT_EQ(show.code, 0) << show.output;
   ASSERT_TRUE(WriteFileAtomically(dir_ / "copy.json", show.output).ok());
   EXPECT_EQ(
-      Net("verify-tally --item " + tea_id + " --reviews " + Quote((dir_ / "copy.json").string())).code,
+      Net("verify-tally --item " + tea_id + " --reviews " + Quote((dir_ / "copy.json").string()))
+          .code,
       0);
   auto copy = nlohmann::json::parse(show.output);
   ASSERT_EQ(copy["reviews"].size(), 3u);
@@ -260,9 +264,8 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
       tampered["reviews"][1]["rating"] = 1;
     }
     ASSERT_TRUE(WriteFileAtomically(dir_ / "tampered.json", tampered.dump()).ok());
-    Outcome bad =
-        Net("verify-tally --item " + tea_id + " --reviews " +
-            Quote((dir_ / "tampered.json").string()));
+    Outcome bad = Net("verify-tally --item " + tea_id + " --reviews " +
+                      Quote((dir_ / "tampered.json").string()));
     EXPECT_EQ(bad.code, 1) << field;
     EXPECT_THAT(bad.output, HasSubstr("mismatch")) << field;
   }

@@ -63,12 +63,13 @@ Window DrawWindow(const AttackConfig& c, const std::vector<urs::Point>& pool, ui
   const drac::Seed epoch_seed = EpochSeed(c.seed, trial);
   std::mt19937_64 rng(c.seed * 1000003 + static_cast<uint64_t>(trial));
   std::bernoulli_distribution joins(c.participation);
-  std::normal_distribution<double> normal(c.honest_mean, c.honest_rating_sd > 0 ? c.honest_rating_sd : 1);
+  std::normal_distribution<double> normal(c.honest_mean,
+                                          c.honest_rating_sd > 0 ? c.honest_rating_sd : 1);
   for (size_t i = 0; i < pool.size(); ++i) {
     w.eligible[i] = drac::IsEligible(pool[i], "target-item", 1, epoch_seed, threshold);
     w.reviews[i] = joins(rng);
-    w.rating[i] = c.honest_rating_sd > 0 ? std::clamp(std::round(normal(rng)), 1.0, 5.0)
-                                         : c.honest_mean;
+    w.rating[i] =
+        c.honest_rating_sd > 0 ? std::clamp(std::round(normal(rng)), 1.0, 5.0) : c.honest_mean;
   }
   return w;
 }
@@ -126,8 +127,8 @@ Result<AttackResult> RunAttack(const AttackConfig& config) {
   for (double s : config.shares) {
     if (!(s >= 0 && s <= 1)) return InvalidArgumentError("adversary shares must be in [0, 1]");
   }
-  metric::WindowAttack model{config.identities, config.ring_size, config.participation,
-                             config.honest_mean, config.extreme, config.delta};
+  metric::WindowAttack model{config.identities,  config.ring_size, config.participation,
+                             config.honest_mean, config.extreme,   config.delta};
   AttackResult result;
   result.config = config;
   result.factor = static_cast<double>(config.identities) / config.ring_size;
@@ -187,8 +188,8 @@ std::string Share(uint64_t a, uint64_t n) {
 std::string FormatTable(const std::vector<AttackResult>& results) {
   std::ostringstream out;
   char line[512];
-  std::snprintf(line, sizeof(line), "%8s %6s %7s %9s %9s %9s %9s %7s", "N", "k", "N/k",
-                "A/N-p10", "A/N-med", "A/N-p90", "metric", "failed");
+  std::snprintf(line, sizeof(line), "%8s %6s %7s %9s %9s %9s %9s %7s", "N", "k", "N/k", "A/N-p10",
+                "A/N-med", "A/N-p90", "metric", "failed");
   out << line;
   if (!results.empty()) {
     for (const ShareResult& s : results.front().shares) {
@@ -225,8 +226,8 @@ std::string FormatCsv(const std::vector<AttackResult>& results) {
   out << '\n';
   for (const AttackResult& r : results) {
     const double n = static_cast<double>(r.config.identities);
-    out << r.config.identities << ',' << r.config.ring_size << ',' << r.factor << ','
-        << r.p10 / n << ',' << r.median / n << ',' << r.p90 / n << ','
+    out << r.config.identities << ',' << r.config.ring_size << ',' << r.factor << ',' << r.p10 / n
+        << ',' << r.median / n << ',' << r.p90 / n << ','
         << (r.predicted_feasible ? r.predicted / n : 0) << ',' << r.failed_trials << ','
         << r.config.trials;
     for (const ShareResult& s : r.shares) {
@@ -252,15 +253,14 @@ Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path,
      << "set xlabel 'k (expected ring size)'\n"
      << "set ylabel 'share of N / per-item success probability'\n"
      << "set title 'One review window: adversary share needed, and items won at fixed shares'\n"
-     << "plot '" << csv_path
-     << "' every ::1 using 2:5:4:6 with yerrorbars pt 7 lc rgb '#1f77b4' "
+     << "plot '" << csv_path << "' every ::1 using 2:5:4:6 with yerrorbars pt 7 lc rgb '#1f77b4' "
      << "title 'A/N to win half the trials (sim, p10-p90)', \\\n"
      << "     '' every ::1 using 2:7 with lines dt 2 lc rgb '#1f77b4' title 'A/N, closed form'";
   const char* colors[] = {"#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
   for (size_t j = 0; j < shares.size() && j < 4; ++j) {
     const size_t col = 10 + 3 * j;  // share j: columns share, sim, metric
-    gp << ", \\\n     '' every ::1 using 2:" << col + 1 << " with points pt 5 lc rgb '"
-       << colors[j] << "' title 'P(win) at A = " << shares[j] << " N, sim'"
+    gp << ", \\\n     '' every ::1 using 2:" << col + 1 << " with points pt 5 lc rgb '" << colors[j]
+       << "' title 'P(win) at A = " << shares[j] << " N, sim'"
        << ", \\\n     '' every ::1 using 2:" << col + 2 << " with lines lc rgb '" << colors[j]
        << "' title 'closed form'";
   }

@@ -43,19 +43,19 @@ struct AttackConfig {
 
 struct ShareResult {
   double share = 0;
-  uint64_t adversary = 0;       // A = round(share * N)
-  double simulated = 0;         // per-item success rate over the trials
-  double predicted = 0;         // metric::AttackSuccessProbability
+  uint64_t adversary = 0;  // A = round(share * N)
+  double simulated = 0;    // per-item success rate over the trials
+  double predicted = 0;    // metric::AttackSuccessProbability
 };
 
 struct AttackResult {
   AttackConfig config;
-  double factor = 0;           // N/k
-  uint64_t median = 0;         // smallest winning A, median over trials (0: not reached)
-  uint64_t p10 = 0, p90 = 0;   // percentiles of the same (0: not reached)
-  int failed_trials = 0;       // trials where even A = N did not win
+  double factor = 0;          // N/k
+  uint64_t median = 0;        // smallest winning A, median over trials (0: not reached)
+  uint64_t p10 = 0, p90 = 0;  // percentiles of the same (0: not reached)
+  int failed_trials = 0;      // trials where even A = N did not win
   bool predicted_feasible = false;
-  uint64_t predicted = 0;      // metric::MinAdversary(p = 1/2)
+  uint64_t predicted = 0;  // metric::MinAdversary(p = 1/2)
   std::vector<ShareResult> shares;
 };
 

@@ -16,7 +16,6 @@ using namespace tessera::reviews::web;
 
 namespace {
 
-
 void Check(bool condition) {
   if (!condition) std::abort();
 }

@@ -26,15 +26,13 @@ TEST(ReviewsWebFormTest, ParsesAPastedSignedReviewWhenTheUploadIsEmpty) {
 }
 
 TEST(ReviewsWebFormTest, NeedsExactlyOneSignedReview) {
-  EXPECT_THAT(ParseReviewForm({{"signed_review", kSigned}, {"signed_json", kSigned}})
-                  .status()
-                  .message(),
-              HasSubstr("not both"));
+  EXPECT_THAT(
+      ParseReviewForm({{"signed_review", kSigned}, {"signed_json", kSigned}}).status().message(),
+      HasSubstr("not both"));
   EXPECT_THAT(ParseReviewForm({}).status().message(), HasSubstr("upload the file"));
-  EXPECT_THAT(ParseReviewForm({{"signed_review", " \r\n\t"}, {"signed_json", "\n"}})
-                  .status()
-                  .message(),
-              HasSubstr("upload the file"));
+  EXPECT_THAT(
+      ParseReviewForm({{"signed_review", " \r\n\t"}, {"signed_json", "\n"}}).status().message(),
+      HasSubstr("upload the file"));
 }
 
 // The page never takes a key: a key field, even beside a valid signed review, is refused.

@@ -223,8 +223,7 @@ std::string RenderPager(std::string_view path, size_t page, size_t pages) {
   }
   out += fmt::format("page {} of {}", page, pages);
   if (page < pages) {
-    out += fmt::format(" <a rel=\"next\" href=\"{}?page={}\">next</a>", EscapeHtml(path),
-                       page + 1);
+    out += fmt::format(" <a rel=\"next\" href=\"{}?page={}\">next</a>", EscapeHtml(path), page + 1);
   }
   return out + "</p>\n";
 }

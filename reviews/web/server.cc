@@ -245,8 +245,7 @@ void Server::Impl::Item(const httplib::Request& req, httplib::Response& res) {
   Result<PageOf> page = Paginate(req, item->reviews.size(), options.page_size);
   if (!page.ok()) return SendError(req, res, page.status(), id);
   Keep(item->reviews, *page);
-  res.set_content(
-      RenderItemPage(*item, RenderPager(ItemLink(id), page->page, page->pages)), kHtml);
+  res.set_content(RenderItemPage(*item, RenderPager(ItemLink(id), page->page, page->pages)), kHtml);
 }
 
 void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& res) {

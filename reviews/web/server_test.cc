@@ -382,7 +382,7 @@ TEST_F(ReviewsWebServerTest, ListsArePaginated) {
   auto j = nlohmann::json::parse(first->body);
   EXPECT_EQ(j["items"].size(), 50u);  // ServerOptions::page_size
   EXPECT_EQ(j["page"], 1);
-  EXPECT_EQ(j["pages"], 3);           // 122 items
+  EXPECT_EQ(j["pages"], 3);  // 122 items
   auto last = Client().Get("/api/items?page=3");
   ASSERT_TRUE(last);
   EXPECT_EQ(nlohmann::json::parse(last->body)["items"].size(), 22u);
@@ -454,10 +454,10 @@ TEST(ReviewsWebServerSetupTest, AHiddenRequestBehindTooManyPartsNeverRuns) {
   }
   const std::string hidden = "GET /api/items HTTP/1.1\r\nHost: x\r\n\r\n";
   body += hidden;
-  const std::string request = "POST /item/cafe/review HTTP/1.1\r\nHost: x\r\n"
-                              "Content-Type: multipart/form-data; boundary=" + boundary +
-                              "\r\nContent-Length: " + std::to_string(body.size()) +
-                              "\r\n\r\n" + body;
+  const std::string request =
+      "POST /item/cafe/review HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: multipart/form-data; boundary=" +
+      boundary + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   ASSERT_LT(request.size(), ServerOptions{}.max_body_bytes);  // the parser refuses, not 413
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
