@@ -127,8 +127,10 @@ until epoch=$(sed -n 's/^requesting a review key for epoch \([0-9]*\).*/\1/p' \
   [ $SECONDS -lt $deadline ] || fail "alice's get-key did not choose an epoch"
   sleep 0.2
 done
-# The items, created now, in their creators' namespaces: at least two epochs before the keys'
-# epoch, so that the epoch's rings come from a seed drawn after the items existed.
+get_key bob 1 --epoch "$epoch" &
+get_key_bob=$!
+# The items, created meanwhile, in their creators' namespaces: at least two epochs before the
+# keys' epoch, so that the epoch's rings come from a seed drawn after the items existed.
 cafe="Café <Central> & Sons"
 bakery="Bakery \"Sunrise\""
 create_item() { # user citizen-index name
@@ -137,8 +139,6 @@ create_item() { # user citizen-index name
 }
 create_item alice 0 "$cafe" || fail "create-item failed: $(cat "$work/create-alice.log")"
 create_item bob 1 "$bakery" || fail "create-item failed: $(cat "$work/create-bob.log")"
-get_key bob 1 --epoch "$epoch" &
-get_key_bob=$!
 wait $get_key_alice || fail "alice's get-key failed"
 wait $get_key_bob || fail "bob's get-key failed"
 key_epoch() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$1"; }
@@ -210,7 +210,8 @@ net alice sign-review --key "$work/alice.key.json" --item-id "$cafe_id" --rating
 net alice sign-review --key "$work/alice.key.json" --item-id "$bakery_id" --rating 2 \
   --text "kept for later" --out "$work/alice.late.json" > /dev/null 2>&1 ||
   fail "alice's second sign-review failed"
-python3 "$here/recording_proxy.py" --target "${url#http://}" --record "$work/received.bin" \
+target=${url#http://}
+python3 "$here/recording_proxy.py" --target "${target%/}" --record "$work/received.bin" \
   --port-file "$work/proxy.port" > "$work/proxy.log" 2>&1 &
 pids+=($!)
 deadline=$((SECONDS + 30))

@@ -32,6 +32,7 @@ code { overflow-wrap: anywhere; }
 form label { display: block; margin: 0.6em 0 0.2em; font-weight: 600; }
 textarea { width: 100%; box-sizing: border-box; font: inherit; }
 textarea.key { font-family: monospace; font-size: 0.85em; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.85em; }
 button { margin-top: 0.8em; padding: 0.4em 1.2em; font: inherit; }
 .error { border-color: #b11; }
 table.histogram { width: auto; background: none; }
