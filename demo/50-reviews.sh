@@ -125,12 +125,14 @@ for _ in $(seq 1 120); do [ -f net/ready ] && break; sleep 0.5; done
   --checkpoint issuer.ckpt > issuer.log 2>&1 &
 issuer=$!
 net() { "$bin/reviews-net" --log-level warn --genesis net/genesis.toml --checkpoint "${CKPT:-cli.ckpt}" "$@"; }
-height=$(net list --json | jq .height)
-epoch=2
-while [ $(( (epoch - 1) * E )) -lt $(( height + 8 )) ]; do epoch=$((epoch + 1)); done
 echo "   citizen 0 creates \"cafe du coin\" in its namespace now: reviewable from two epochs on"
 net create-item --name "cafe du coin" --citizen-key net/keys/citizen-0.key \
   --identity net/keys/citizen-0.id | sed 's/^/   /'
+# The keys' epoch, with room for each client's first sync, the issuer and a registration drawn
+# up to 4 blocks before the close.
+height=$(net list --json | jq .height)
+epoch=2
+while [ $(( (epoch - 1) * E )) -lt $(( height + 20 )) ]; do epoch=$((epoch + 1)); done
 echo "   3 citizens get review keys for epoch $epoch (request, blind issue by reviews-issuer,"
 echo "   anonymous registration at a height each client draws up to the close)"
 jobs_=()

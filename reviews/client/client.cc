@@ -597,10 +597,13 @@ Result<ItemId> ReviewsClient::ResolveItem(std::string_view text) {
 Status ReviewsClient::CheckWindowOpen(uint64_t epoch) const {
   if (CurrentEpoch() != epoch) {
     const uint64_t opens = epoch * params_.epoch_blocks;
-    return FailedPreconditionError("the item's review window is " + E(epoch) + " (heights " +
+    return FailedPreconditionError("reviews with a key of " + E(epoch) +
+                                   " are accepted in that epoch's review window only "
+                                   "(heights " +
                                    std::to_string(opens) + ".." +
                                    std::to_string(opens + params_.epoch_blocks - 1) +
-                                   "), the next block is " + std::to_string(index_.height() + 1));
+                                   "), the next block is " + std::to_string(index_.height() + 1) +
+                                   (CurrentEpoch() > epoch ? "; get a key for a later epoch" : ""));
   }
   return Status::Ok();
 }

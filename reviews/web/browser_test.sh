@@ -252,7 +252,7 @@ PY
 # review signed during the epoch is refused: its key and ring were for an epoch that is over.
 wait_for_height $(((epoch + 1) * epoch_blocks))
 probe "${url}item/$cafe_id" 200 "open" || fail "the item page after the epoch"
-probe "${url}item/$bakery_id/review" 409 "review window is" \
+probe "${url}item/$bakery_id/review" 409 "review window only" \
   --file "signed_review=$work/alice.late.json" || fail "a review after its epoch"
 
 # 8. The ledger gone (the network stopped): an error page, not a hang or a crash.
