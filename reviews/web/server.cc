@@ -169,6 +169,9 @@ void Server::Impl::Install() {
   // connection, reads the rest of that body as the next request: a request hidden inside a form
   // would run. Closing after every answer leaves nothing to smuggle into.
   http.set_keep_alive_max_count(1);
+  http.new_task_queue = [threads = options.worker_threads] {
+    return new httplib::ThreadPool(threads);
+  };
   // Defence in depth behind the escaping: no script runs and nothing loads from elsewhere even
   // if some text slipped through unescaped.
   http.set_default_headers({

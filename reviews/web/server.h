@@ -43,6 +43,10 @@ struct ServerOptions {
   int io_timeout_seconds = 10;
   // Items per page of the item list, and reviews per page of an item (?page=N).
   size_t page_size = 50;
+  // Threads serving connections. A connection that stalls holds one for up to
+  // io_timeout_seconds; with httplib's default (8 on a small machine) a few dozen slow clients
+  // delayed every real request by seconds. Threads blocked on a socket cost little.
+  size_t worker_threads = 64;
 };
 
 struct ListenAddress {

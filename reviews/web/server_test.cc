@@ -488,6 +488,40 @@ TEST(ReviewsWebServerSetupTest, AHiddenRequestBehindTooManyPartsNeverRuns) {
   serving.join();
 }
 
+// Slow clients (issue 16): two dozen connections that send half a request and stall do not
+// keep a real request waiting until they time out (here 60 s, beyond the client's 20 s).
+TEST(ReviewsWebServerSetupTest, StalledClientsDoNotStarveOthers) {
+  FakeBackend backend;
+  ServerOptions options;
+  options.io_timeout_seconds = 60;
+  Server server(backend, options);
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  std::vector<int> stalled;
+  for (int i = 0; i < 24; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(*port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    const std::string partial = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+    stalled.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", *port);
+  client.set_read_timeout(20, 0);
+  auto res = client.Get("/api/items");
+  ASSERT_TRUE(res) << "a real request waited behind the stalled connections";
+  EXPECT_EQ(res->status, 200);
+  for (int fd : stalled) ::close(fd);
+  stop.store(true);
+  serving.join();
+}
+
 TEST(ReviewsWebServerSetupTest, ServeNeedsBindAndStopsOnTheFlag) {
   FakeBackend backend;
   Server server(backend, {});
