@@ -125,10 +125,16 @@ for _ in $(seq 1 120); do [ -f net/ready ] && break; sleep 0.5; done
   --checkpoint issuer.ckpt > issuer.log 2>&1 &
 issuer=$!
 net() { "$bin/reviews-net" --log-level warn --genesis net/genesis.toml --checkpoint "${CKPT:-cli.ckpt}" "$@"; }
+echo "   citizen 0 creates \"cafe du coin\" in its namespace now: reviewable from two epochs on"
+net create-item --name "cafe du coin" --citizen-key net/keys/citizen-0.key \
+  --identity net/keys/citizen-0.id | sed 's/^/   /'
+# The keys' epoch, with room for each client's first sync, the issuer and a registration drawn
+# up to 4 blocks before the close.
 height=$(net list --json | jq .height)
 epoch=2
-while [ $(( (epoch - 1) * E )) -lt $(( height + 8 )) ]; do epoch=$((epoch + 1)); done
-echo "   3 citizens get review keys for epoch $epoch (request, blind issue by reviews-issuer, anonymous registration)"
+while [ $(( (epoch - 1) * E )) -lt $(( height + 20 )) ]; do epoch=$((epoch + 1)); done
+echo "   3 citizens get review keys for epoch $epoch (request, blind issue by reviews-issuer,"
+echo "   anonymous registration at a height each client draws up to the close)"
 jobs_=()
 for i in 0 1 2; do
   CKPT=c$i.ckpt net get-key --citizen-key net/keys/citizen-$i.key --identity net/keys/citizen-$i.id \
@@ -140,9 +146,8 @@ tail -qn1 get-key-*.log | sed 's/^/   /'
 echo "   a second request by citizen 0 for epoch $epoch:"
 net get-key --citizen-key net/keys/citizen-0.key --identity net/keys/citizen-0.id \
   --epoch $epoch --out lkey0-again.json 2>&1 | grep error | sed 's/^/   /' || true
-until [ "$(net list --json | jq .height)" -ge $(( (epoch - 1) * E )) ]; do sleep 0.5; done
-net create-item --name "cafe du coin" | sed 's/^/   /'
-echo "   reviews during the item's window (epoch $epoch):"
+echo "   the review key files name no identity: $(grep -c citizen lkey0.json || true) mentions"
+echo "   reviews in epoch $epoch (each client waits for the window):"
 jobs_=()
 i=0
 for review in "5|great coffee" "4|nice terrace" "2|slow service"; do
@@ -162,6 +167,11 @@ net show --item "cafe du coin" --json > copy.json
 jq '.reviews[0].rating = 1' copy.json > tampered.json
 echo "   a tampered local copy (one rating changed):"
 net verify-tally --item "cafe du coin" --reviews tampered.json 2>&1 | sed 's/^/   /' || true
+echo "   signing on the user's side only: citizen 1 signs a review a relay (the web page) can post"
+until [ "$(net list --json | jq .height)" -ge $(( (epoch + 1) * E )) ]; do sleep 0.5; done
+echo "   (epoch $((epoch + 1)): the item stays open; an epoch-$epoch key is refused)"
+net sign-review --key lkey1.json --item "cafe du coin" --rating 3 --text late --out late.json 2>&1 \
+  | sed 's/^/   /' || true
 kill $issuer
 kill -TERM $localnet && wait $localnet || true
 echo "   local network audit: $(jq -c '{blocks, forks, invalid_blocks, proofs_ok, app_txs_applied}' net/report.json)"

@@ -1,13 +1,49 @@
-// The application factories compiled into the ledger's binaries. An application lives in its
-// own system folder; the build defines TESSERA_WITH_<APP> when that system is built too
-// (ledger/net/CMakeLists.txt), so a ledger-only build still runs chains without applications.
+// LoadApps over the application factories registered by the binary (app_factories.h). The
+// ledger includes no application: a ledger-only build runs chains without applications, and a
+// binary linking an application's registration runs chains that name it.
+#include <map>
+#include <mutex>
+
+#include "ledger/net/app_factories.h"
 #include "ledger/net/genesis.h"
 
-#ifdef TESSERA_WITH_REVIEWS
-#include "reviews/ledger/reviews_app.h"
-#endif
-
 namespace tessera::ledger::net {
+namespace {
+
+struct Factories {
+  std::mutex mu;
+  std::map<std::string, AppFactory, std::less<>> by_name;
+};
+
+// Function-local: registration objects of other translation units may run before any static
+// of this one is constructed.
+Factories& AllFactories() {
+  static Factories* factories = new Factories();
+  return *factories;
+}
+
+}  // namespace
+
+bool RegisterAppFactory(std::string name, AppFactory factory) {
+  Factories& f = AllFactories();
+  std::lock_guard lock(f.mu);
+  return f.by_name.emplace(std::move(name), std::move(factory)).second;
+}
+
+const AppFactory* FindAppFactory(std::string_view name) {
+  Factories& f = AllFactories();
+  std::lock_guard lock(f.mu);
+  auto it = f.by_name.find(name);
+  return it == f.by_name.end() ? nullptr : &it->second;  // entries are never removed
+}
+
+std::vector<std::string> RegisteredAppNames() {
+  Factories& f = AllFactories();
+  std::lock_guard lock(f.mu);
+  std::vector<std::string> names;
+  for (const auto& [name, factory] : f.by_name) names.push_back(name);
+  return names;
+}
 
 Result<AppRegistry> LoadApps(const Genesis& genesis) {
   AppRegistry registry;
@@ -15,13 +51,17 @@ Result<AppRegistry> LoadApps(const Genesis& genesis) {
     // Applications that check citizen identities need the registrar; an explicit value in
     // the application's own table wins.
     params.values.emplace("registrar", ToHex(genesis.registrar));
-    Result<std::shared_ptr<const Application>> app = InvalidArgumentError(
-        "genesis names application '" + params.name + "', which this build does not include");
-#ifdef TESSERA_WITH_REVIEWS
-    if (params.name == "reviews") app = reviews::MakeReviewsApp(params);
-#endif
-    if (!app.ok()) return app.status();
-    TESSERA_RETURN_IF_ERROR(registry.Add(std::move(*app)));
+    const AppFactory* factory = FindAppFactory(params.name);
+    if (factory == nullptr) {
+      std::string known;
+      for (const std::string& name : RegisteredAppNames())
+        known += (known.empty() ? "" : ", ") + name;
+      return InvalidArgumentError("genesis names application '" + params.name +
+                                  "', which this binary does not include (it has: " +
+                                  (known.empty() ? "none" : known) + ")");
+    }
+    TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<const Application> app, (*factory)(params));
+    TESSERA_RETURN_IF_ERROR(registry.Add(std::move(app)));
   }
   return registry;
 }

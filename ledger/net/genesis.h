@@ -77,8 +77,8 @@ struct Genesis {
 Result<Genesis> ParseGenesis(const Config& config);
 // The [apps.<name>] tables of a config (genesis or local-network), in file order.
 Result<std::vector<AppParams>> ParseAppParams(const Config& config);
-// The applications named in the genesis file, built by the application factories compiled
-// into this binary (apps.cc). Each application's parameters also get "registrar" (hex of the
+// The applications named in the genesis file, built by the application factories registered
+// in this binary (app_factories.h). Each application's parameters also get "registrar" (hex of the
 // chain's identity registrar key) unless its table sets one. INVALID_ARGUMENT for an application
 // this build does not have.
 Result<AppRegistry> LoadApps(const Genesis& genesis);

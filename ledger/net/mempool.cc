@@ -1,5 +1,7 @@
 #include "ledger/net/mempool.h"
 
+#include <algorithm>
+
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -58,10 +60,20 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
                          const AppRegistry& apps, const BlockContext& next) {
   Hash256 id = LedgerTxId(tx);
   if (pending_apps_.contains(id)) return AlreadyExistsError("transaction already pending");
+  // The application's quota (Application::MempoolShare) first: cheap, before any signature.
+  if (const Application* app = apps.Find(tx.app)) {
+    const size_t quota = std::max<size_t>(
+        1, static_cast<size_t>(app->MempoolShare() * static_cast<double>(capacity_)));
+    if (app_pending_[tx.app] >= quota) {
+      return ResourceExhaustedError("mempool quota of application '" + std::string(app->name()) +
+                                    "' reached (" + std::to_string(quota) + " pending)");
+    }
+  }
   TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
   if (size() >= capacity_) return ResourceExhaustedError("mempool full");
   pending_apps_.emplace(id, tx);
   app_order_.push_back(id);
+  ++app_pending_[tx.app];
   return Status::Ok();
 }
 
@@ -95,9 +107,11 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
     it = used ? pending_.erase(it) : std::next(it);
   }
   std::deque<Hash256> kept;
+  app_pending_.clear();
   for (const Hash256& id : app_order_) {
     if (AppRejection(pending_apps_.at(id), state, apps, next).ok()) {
       kept.push_back(id);
+      ++app_pending_[pending_apps_.at(id).app];
     } else {
       pending_apps_.erase(id);
     }

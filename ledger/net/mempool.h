@@ -11,7 +11,9 @@
 // Application transactions (application.h) are admitted iff their application applies them,
 // with every signature checked, to the latest committed state in the context of the next
 // block; they are kept in arrival order and dropped once the committed state no longer
-// accepts them (because they were included, or were overtaken by a conflicting one).
+// accepts them (because they were included, or were overtaken by a conflicting one). Each
+// application's pending transactions are limited to its Application::MempoolShare() of the
+// capacity, checked before the transaction is applied (no signature is verified past it).
 #pragma once
 
 #include <deque>
@@ -50,6 +52,7 @@ class Mempool {
   std::map<std::pair<PublicKey, uint64_t>, Transaction> pending_;  // (sender, nonce) -> tx
   std::map<Hash256, AppTransaction> pending_apps_;                 // by LedgerTxId
   std::deque<Hash256> app_order_;                                  // arrival order
+  std::map<uint8_t, size_t> app_pending_;                          // pending per app id
 };
 
 }  // namespace tessera::ledger::net

@@ -381,6 +381,39 @@ Result<Bytes> BlindSign(const SecretKey& sk, ByteSpan blinded_msg) {
   return sig;
 }
 
+Result<Bytes> UnblindMessage(const PublicKey& pk, ByteSpan blinded_msg, ByteSpan inv) {
+  if (blinded_msg.size() != pk.modulus_length() || inv.size() != pk.modulus_length()) {
+    return InvalidArgumentError("blinded message and inverse must have " +
+                                std::to_string(pk.modulus_length()) + " bytes");
+  }
+  BnCtx ctx(BN_CTX_new());
+  TESSERA_ASSIGN_OR_RETURN(Bn n, GetBnParam(pk.raw(), OSSL_PKEY_PARAM_RSA_N));
+  Bn x = BnFromBytes(blinded_msg), bn_inv = BnFromBytes(inv), m = NewBn();
+  if (!ctx || !x || !bn_inv || !m) return InternalError("BIGNUM allocation failed");
+  if (BN_cmp(x.get(), n.get()) >= 0 || BN_cmp(bn_inv.get(), n.get()) >= 0) {
+    return InvalidArgumentError("blinded message or inverse is not below the modulus");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Bn inv_e, PublicOp(pk, bn_inv.get(), ctx.get()));
+  if (BN_mod_mul(m.get(), x.get(), inv_e.get(), n.get(), ctx.get()) != 1) {
+    return InternalError("unblinding the message failed: " + OpenSslError());
+  }
+  return BnToBytes(m.get(), pk.modulus_length());
+}
+
+Result<Bytes> RecoverEncodedMessage(const PublicKey& pk, ByteSpan sig) {
+  if (sig.size() != pk.modulus_length()) {
+    return InvalidArgumentError("signature must have " + std::to_string(pk.modulus_length()) +
+                                " bytes");
+  }
+  BnCtx ctx(BN_CTX_new());
+  TESSERA_ASSIGN_OR_RETURN(Bn n, GetBnParam(pk.raw(), OSSL_PKEY_PARAM_RSA_N));
+  Bn s = BnFromBytes(sig);
+  if (!ctx || !s) return InternalError("BIGNUM allocation failed");
+  if (BN_cmp(s.get(), n.get()) >= 0) return InvalidArgumentError("signature is not below n");
+  TESSERA_ASSIGN_OR_RETURN(Bn m, PublicOp(pk, s.get(), ctx.get()));
+  return BnToBytes(m.get(), pk.modulus_length());
+}
+
 Result<Bytes> Finalize(const PublicKey& pk, Variant variant, ByteSpan input_msg, ByteSpan blind_sig,
                        ByteSpan inv) {
   if (blind_sig.size() != pk.modulus_length()) {

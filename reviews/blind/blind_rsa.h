@@ -133,6 +133,14 @@ Result<Bytes> Finalize(const PublicKey& pk, Variant variant, ByteSpan input_msg,
 // length, performed by OpenSSL's own PSS verifier. OK or a PERMISSION_DENIED status.
 Status Verify(const PublicKey& pk, Variant variant, ByteSpan input_msg, ByteSpan sig);
 
+// The integer a blinded message hides, blinded_msg * inv^e mod n: for the client that blinded
+// it, the EMSA-PSS encoding of its input (RFC 9474 §4.2 step 7's m). Since any m' is hidden by
+// some r, this proves nothing alone; with a commitment to m made before the issuer answered it
+// binds a request to the credential it produced (reviews/ledger: the front-running proof).
+Result<Bytes> UnblindMessage(const PublicKey& pk, ByteSpan blinded_msg, ByteSpan inv);
+// s^e mod n (RSAVP1 of RFC 8017) for s < n: the encoded message a signature covers.
+Result<Bytes> RecoverEncodedMessage(const PublicKey& pk, ByteSpan sig);
+
 namespace internal {
 // EMSA-PSS-ENCODE (RFC 8017 §9.1.1) with SHA-384 and MGF1-SHA-384 for a modulus of
 // `modulus_bits` bits, with the given salt. Exposed for the RFC test vectors.

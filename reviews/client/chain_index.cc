@@ -21,8 +21,9 @@ void ChainIndex::Add(uint64_t height, const std::vector<ledger::LedgerTx>& txs) 
   height_ = height;
   for (onchain::Payload& p : ReviewsPayloads(txs)) {
     if (auto* c = std::get_if<onchain::CreateItem>(&p)) {
-      if (names_.emplace(c->name, creations_.size()).second) {
-        creations_.push_back({onchain::ItemIdOf(c->name), c->name, height});
+      const ItemId id = onchain::ItemIdOf(*c);
+      if (ids_.emplace(id, creations_.size()).second) {
+        creations_.push_back({id, c->name, c->identity.citizen, height});
       }
     } else if (auto* r = std::get_if<onchain::RegisterKey>(&p)) {
       auto& keys = keys_[r->epoch];

@@ -23,6 +23,7 @@ using onchain::ItemId;
 struct ItemCreation {
   ItemId id{};
   std::string name;
+  ledger::PublicKey creator{};
   uint64_t height = 0;
 };
 
@@ -50,7 +51,7 @@ class ChainIndex {
   void Add(uint64_t height, const std::vector<ledger::LedgerTx>& txs);
   uint64_t height() const { return height_; }
 
-  // Every CreateItem, first occurrence of each name only, in chain order.
+  // Every CreateItem, first occurrence of each item id (creator, name) only, in chain order.
   const std::vector<ItemCreation>& creations() const { return creations_; }
   // Distinct review keys named by RegisterKey transactions for `epoch`, in chain order.
   std::vector<urs::Point> KeyCandidates(uint64_t epoch) const;
@@ -62,7 +63,7 @@ class ChainIndex {
  private:
   uint64_t height_ = 0;
   std::vector<ItemCreation> creations_;
-  std::map<std::string, size_t> names_;
+  std::map<ItemId, size_t> ids_;
   std::map<uint64_t, std::vector<urs::Point>> keys_;
   std::map<ItemId, std::vector<PostedReview>> reviews_;
   std::map<std::pair<uint64_t, ledger::PublicKey>, std::vector<PostedIssue>> issues_;

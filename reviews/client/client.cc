@@ -1,5 +1,7 @@
 #include "reviews/client/client.h"
 
+#include <sodium.h>
+
 #include <algorithm>
 #include <random>
 #include <set>
@@ -7,6 +9,7 @@
 
 #include "ledger/crypto/hash.h"
 #include "reviews/client/key_file.h"
+#include "reviews/client/registration_delay.h"
 #include "reviews/drac/eligibility.h"
 #include "reviews/review/review.h"
 
@@ -132,7 +135,7 @@ Result<std::vector<ItemSummary>> ReviewsClient::ListItems() {
   for (const ItemCreation& c : creations) {
     keys.push_back(leaf::Item(c.id));
     keys.push_back(leaf::Tally(c.id));
-    epochs.insert(params_.EpochOf(c.height) + 1);
+    epochs.insert(WindowEpoch(c.height));
   }
   for (uint64_t e : epochs) keys.push_back(leaf::KeyCount(e));
   TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
@@ -157,7 +160,9 @@ Result<std::vector<ItemSummary>> ReviewsClient::ListItems() {
     s.id = c.id;
     s.name = c.name;
     s.created_height = c.height;
-    s.review_epoch = rec.review_epoch();
+    s.creator = c.creator;
+    s.first_review_epoch = rec.first_review_epoch();
+    s.review_epoch = WindowEpoch(c.height);
     TESSERA_ASSIGN_OR_RETURN(s.tally, DecodeTally(leaves[2 + 2 * i]));
     s.registered_keys = key_counts[s.review_epoch];
     s.hijack = Hijack(s.registered_keys, s.tally);
@@ -184,7 +189,7 @@ Result<ItemView> ReviewsClient::GetItemLocked(const ItemId& item) {
                          std::to_string(index_.height()));
   }
   std::vector<PostedReview> candidates = index_.ReviewCandidates(item);
-  const uint64_t epoch = params_.EpochOf(c->height) + 1;
+  const uint64_t epoch = WindowEpoch(c->height);
   std::vector<ledger::Hash256> keys = {leaf::Item(item), leaf::Tally(item), leaf::Chain(item),
                                        leaf::KeyCount(epoch)};
   std::vector<ledger::Hash256> tags = TagKeys(candidates);
@@ -196,7 +201,9 @@ Result<ItemView> ReviewsClient::GetItemLocked(const ItemId& item) {
   v.summary.id = item;
   v.summary.name = c->name;
   v.summary.created_height = rec.created_height;
-  v.summary.review_epoch = rec.review_epoch();
+  v.summary.creator = c->creator;
+  v.summary.first_review_epoch = rec.first_review_epoch();
+  v.summary.review_epoch = epoch;
   TESSERA_ASSIGN_OR_RETURN(v.summary.tally, DecodeTally(leaves[1]));
   v.chain = leaves[2].value_or(ledger::LeafValue{});
   TESSERA_ASSIGN_OR_RETURN(v.summary.registered_keys, DecodeCounter(leaves[3]));
@@ -260,12 +267,18 @@ Result<urs::Ring> ReviewsClient::EligibleRingLocked(const ItemId& item, uint64_t
 
 // ---- Writing ----
 
-Result<ItemId> ReviewsClient::CreateItem(std::string_view name, bool wait) {
+Result<ItemId> ReviewsClient::CreateItem(const ledger::net::Identity& identity,
+                                         const ledger::KeyPair& creator, std::string_view name,
+                                         bool wait) {
   Lock lock(mu_);
-  onchain::CreateItem tx{std::string(name)};
+  if (identity.citizen != creator.public_key()) {
+    return InvalidArgumentError("the identity is not the citizen key's");
+  }
+  onchain::CreateItem tx{std::string(name), identity, {}};
+  SignCreateItem(tx, creator);
   // Validate locally with the ledger's own decoder, for the same error a politician gives.
   TESSERA_RETURN_IF_ERROR(DecodePayload(AsBytes(EncodePayload(tx))).status());
-  const ItemId id = ItemIdOf(name);
+  const ItemId id = ItemIdOf(tx);
   TESSERA_RETURN_IF_ERROR(Submit(tx));
   if (wait) {
     TESSERA_RETURN_IF_ERROR(WaitFor("the item to be committed", [&]() -> Result<bool> {
@@ -294,23 +307,29 @@ Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
   }
   ReviewKeyFile key;
   key.epoch = epoch;
-  key.citizen = citizen.public_key();
   key.review = urs::GenerateKeyPair();
   key.input_msg =
       blind::PrepareMessage(kCredentialVariant, CredentialMessage(key.review.public_key, epoch));
   TESSERA_ASSIGN_OR_RETURN(blind::BlindOutput b,
                            blind::Blind(params_.issuer, kCredentialVariant, key.input_msg));
-  key.blinded_msg = b.blinded_msg;
-  key.inv = b.inv;
-  // On disk before anything is sent: a crash after the request must not lose the key.
+  KeyRequestFile request_file{
+      epoch, citizen.public_key(), key.review.public_key, b.blinded_msg, b.inv, {}};
+  randombytes_buf(request_file.salt.data(), request_file.salt.size());
+  TESSERA_ASSIGN_OR_RETURN(Bytes encoded,
+                           blind::UnblindMessage(params_.issuer, b.blinded_msg, b.inv));
+  // On disk before anything is sent: a crash after the request must not lose the key. The
+  // identity's half (request file) and the review key file are separate (key_file.h).
+  TESSERA_RETURN_IF_ERROR(WriteRequestFile(RequestFilePath(key_file), request_file));
   TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_file, key));
-  KeyRequest request{identity, epoch, key.blinded_msg, {}};
+  KeyRequest request{
+      identity, epoch, b.blinded_msg, EncodedMessageCommitment(encoded, request_file.salt), {}};
   SignKeyRequest(request, citizen);
   TESSERA_RETURN_IF_ERROR(Submit(request));
   if (!wait) return Status::Ok();
-  const ledger::Hash256 want = ledger::Sha256(key.blinded_msg);
+  const ledger::Hash256 want = ledger::Sha256(b.blinded_msg);
   return WaitFor("the key request to be committed", [&]() -> Result<bool> {
-    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::KeyRequest(epoch, key.citizen)}));
+    TESSERA_ASSIGN_OR_RETURN(auto l,
+                             light_->ReadLeaves({leaf::KeyRequest(epoch, citizen.public_key())}));
     if (l[0] && *l[0] != want) {
       return FailedPreconditionError("this identity already requested another key for " + E(epoch));
     }
@@ -325,21 +344,28 @@ Status ReviewsClient::CompleteKey(const std::filesystem::path& key_file) {
 Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key_files) {
   Lock lock(mu_);
   std::vector<ReviewKeyFile> keys;
+  std::vector<KeyRequestFile> requests;
   for (const auto& f : key_files) {
     TESSERA_ASSIGN_OR_RETURN(ReviewKeyFile key, ReadKeyFile(f));
+    TESSERA_ASSIGN_OR_RETURN(KeyRequestFile request, ReadRequestFile(RequestFilePath(f)));
+    if (request.review_public != key.review.public_key || request.epoch != key.epoch) {
+      return InvalidArgumentError(RequestFilePath(f).string() + " belongs to another review key");
+    }
     keys.push_back(std::move(key));
+    requests.push_back(std::move(request));
   }
   // 1. The issuer's answers: the blind signature whose hash the issue leaf holds.
   TESSERA_RETURN_IF_ERROR(WaitFor("the issuer's blind signatures", [&]() -> Result<bool> {
     std::vector<ledger::Hash256> leaves;
-    for (const ReviewKeyFile& k : keys) leaves.push_back(leaf::KeyIssue(k.epoch, k.citizen));
+    for (const KeyRequestFile& r : requests) leaves.push_back(leaf::KeyIssue(r.epoch, r.citizen));
     TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves(leaves));
     bool all = true;
     for (size_t i = 0; i < keys.size(); ++i) {
       ReviewKeyFile& key = keys[i];
       if (key.issued()) continue;
       const PostedIssue* answer = nullptr;
-      const std::vector<PostedIssue> issues = index_.IssueCandidates(key.epoch, key.citizen);
+      const std::vector<PostedIssue> issues =
+          index_.IssueCandidates(key.epoch, requests[i].citizen);
       for (const PostedIssue& issue : issues) {
         if (l[i] && ledger::Sha256(issue.blind_sig) == *l[i]) answer = &issue;
       }
@@ -350,26 +376,29 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
       // Finalize verifies the signature under issuer_public: a wrong answer is refused here.
       TESSERA_ASSIGN_OR_RETURN(key.signature,
                                blind::Finalize(params_.issuer, kCredentialVariant, key.input_msg,
-                                               answer->blind_sig, key.inv));
+                                               answer->blind_sig, requests[i].inv));
       TESSERA_RETURN_IF_ERROR(WriteKeyFile(key_files[i], key));
     }
     return all;
   }));
-  // 2. Anonymous registrations, after a random delay, all submitted before waiting for any.
-  if (options_.register_delay_blocks > 0 && !keys.empty()) {
+  // 2. Anonymous registrations, at a height the client draws at random (registration_delay.h),
+  // all submitted before waiting for any.
+  if (!keys.empty()) {
     uint64_t close = params_.RegistrationClose(keys[0].epoch);
     for (const ReviewKeyFile& k : keys) close = std::min(close, params_.RegistrationClose(k.epoch));
-    // Leave three blocks for the registration to commit.
-    const uint64_t latest = close > 4 ? close - 4 : 0;
-    std::uniform_int_distribution<uint64_t> pick(0, options_.register_delay_blocks);
     std::random_device rd;
-    const uint64_t target = std::min(index_.height() + pick(rd), latest);
-    TESSERA_RETURN_IF_ERROR(WaitFor("the registration delay",
-                                    [&]() -> Result<bool> { return index_.height() >= target; }));
+    std::mt19937_64 rng((static_cast<uint64_t>(rd()) << 32) ^ rd());
+    const uint64_t target =
+        DrawRegistrationHeight(index_.height(), close, options_.register_delay_blocks, rng);
+    if (target > index_.height()) {
+      TESSERA_RETURN_IF_ERROR(WaitFor("the registration delay",
+                                      [&]() -> Result<bool> { return index_.height() >= target; }));
+    }
   }
   std::vector<ledger::Hash256> key_leaves;
   for (const ReviewKeyFile& k : keys)
     key_leaves.push_back(leaf::ReviewKey(k.epoch, k.review.public_key));
+  TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
   TESSERA_ASSIGN_OR_RETURN(auto before, light_->ReadLeaves(key_leaves));
   for (size_t i = 0; i < keys.size(); ++i) {
     const ReviewKeyFile& key = keys[i];
@@ -377,6 +406,13 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
     if (index_.height() + 1 >= params_.RegistrationClose(key.epoch)) {
       return FailedPreconditionError("key registration for " + E(key.epoch) + " closed at height " +
                                      std::to_string(params_.RegistrationClose(key.epoch)));
+    }
+    TESSERA_ASSIGN_OR_RETURN(bool front_run, EpochIsFull(key.epoch));
+    if (front_run) {
+      // Every request of the epoch has a registered key, yet ours is not among them: the issuer
+      // registered keys of its own. Prove it on the ledger, which registers ours anyway.
+      TESSERA_RETURN_IF_ERROR(Submit(MakeFrontRunProof(key, requests[i])));
+      continue;
     }
     RegisterKey reg{key.epoch, key.review.public_key, {}, key.signature};
     std::copy_n(key.input_msg.begin(), reg.msg_prefix.size(), reg.msg_prefix.begin());
@@ -406,6 +442,13 @@ Status ReviewsClient::PostReview(const std::filesystem::path& key_file, const It
 
 Status ReviewsClient::PostReview(const ReviewKeyFile& key, const ItemId& item, int rating,
                                  std::string_view text, const PostOptions& options) {
+  TESSERA_ASSIGN_OR_RETURN(ReviewBatch signed_review, SignReview(key, item, rating, text, options));
+  return SubmitSignedReview(signed_review, options);
+}
+
+Result<ReviewBatch> ReviewsClient::SignReview(const ReviewKeyFile& key, const ItemId& item,
+                                              int rating, std::string_view text,
+                                              const PostOptions& options) {
   Lock lock(mu_);
   if (!key.registered) {
     return FailedPreconditionError(
@@ -419,24 +462,14 @@ Status ReviewsClient::PostReview(const ReviewKeyFile& key, const ItemId& item, i
                                 " bytes, at most " + std::to_string(kMaxReviewText));
   }
   TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
-  TESSERA_ASSIGN_OR_RETURN(auto item_leaf, light_->ReadLeaves({leaf::Item(item)}));
-  if (!item_leaf[0]) return NotFoundError("no item " + ToHex(item));
-  TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, DecodeItemRecord(*item_leaf[0]));
-  if (rec.review_epoch() != key.epoch) {
-    return FailedPreconditionError("this key is for " + E(key.epoch) +
-                                   ", the item's review window is " + E(rec.review_epoch()));
-  }
+  TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, ItemRecordLocked(item));
+  TESSERA_RETURN_IF_ERROR(CheckKeyForItem(rec, key.epoch));
   const uint64_t opens = key.epoch * params_.epoch_blocks;
   if (options.wait && index_.height() < opens) {
     TESSERA_RETURN_IF_ERROR(WaitFor("the item's review window",
                                     [&]() -> Result<bool> { return index_.height() >= opens; }));
   }
-  if (CurrentEpoch() != key.epoch) {
-    return FailedPreconditionError("the item's review window is " + E(key.epoch) + " (heights " +
-                                   std::to_string(opens) + ".." +
-                                   std::to_string(opens + params_.epoch_blocks - 1) +
-                                   "), the next block is " + std::to_string(index_.height() + 1));
-  }
+  TESSERA_RETURN_IF_ERROR(CheckWindowOpen(key.epoch));
   TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, EligibleRingLocked(item, key.epoch));
   if (!ring.IndexOf(key.review.public_key)) {
     return PermissionDeniedError(
@@ -447,17 +480,48 @@ Status ReviewsClient::PostReview(const ReviewKeyFile& key, const ItemId& item, i
   const std::string item_bytes = ItemBytes(item);
   TESSERA_ASSIGN_OR_RETURN(urs::Point tag,
                            urs::ComputeTag(key.review.secret, ReviewScope(item_bytes, key.epoch)));
-  const ledger::Hash256 tag_leaf = leaf::Tag(item, key.epoch, tag);
+  if (!options.skip_local_checks) {
+    TESSERA_ASSIGN_OR_RETURN(auto used, light_->ReadLeaves({leaf::Tag(item, key.epoch, tag)}));
+    if (used[0]) return AlreadyExistsError("this key already reviewed the item (tag used)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Review signed_review, reviews::SignReview(key.review, ring, item_bytes,
+                                                                     key.epoch, rating, text));
+  return ReviewBatch{
+      item, key.epoch, ring, {ReviewEntry{rating, std::string(text), signed_review.signature}}};
+}
+
+Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOptions& options) {
+  Lock lock(mu_);
+  if (review.reviews.size() != 1) {
+    return InvalidArgumentError("a signed review holds exactly one review");
+  }
+  const ReviewEntry& entry = review.reviews[0];
+  TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
+  TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, ItemRecordLocked(review.item));
+  TESSERA_RETURN_IF_ERROR(CheckKeyForItem(rec, review.epoch));
+  TESSERA_RETURN_IF_ERROR(CheckWindowOpen(review.epoch));
+  // The ring must be the item's whole eligible set: a smaller ring would shrink the reviewer's
+  // anonymity set, another one is rejected by the ledger anyway.
+  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, EligibleRingLocked(review.item, review.epoch));
+  if (!(ring.members() == review.ring.members())) {
+    return InvalidArgumentError("the review is not signed over the item's eligible ring of " +
+                                E(review.epoch) + " (" + std::to_string(ring.size()) +
+                                " keys); sign it again with reviews-net sign-review");
+  }
+  const ledger::Hash256 tag_leaf = leaf::Tag(review.item, review.epoch, entry.signature.tag);
   if (!options.skip_local_checks) {
     TESSERA_ASSIGN_OR_RETURN(auto used, light_->ReadLeaves({tag_leaf}));
     if (used[0]) return AlreadyExistsError("this key already reviewed the item (tag used)");
   }
-  TESSERA_ASSIGN_OR_RETURN(Review signed_review,
-                           SignReview(key.review, ring, item_bytes, key.epoch, rating, text));
-  ReviewEntry entry{rating, std::string(text), signed_review.signature};
-  TESSERA_RETURN_IF_ERROR(Submit(ReviewBatch{item, key.epoch, ring, {entry}}));
+  // Checked here, before anything reaches a politician: a relay forwards only reviews that
+  // verify, so a forger costs the relay one verification and the network none.
+  Review check{ItemBytes(review.item), review.epoch, entry.rating, entry.text, entry.signature};
+  if (Status st = VerifyReview(review.ring, check); !st.ok()) {
+    return InvalidArgumentError("the review's ring signature does not verify: " + st.message());
+  }
+  TESSERA_RETURN_IF_ERROR(Submit(review));
   if (!options.wait) return Status::Ok();
-  const ledger::Hash256 record = ReviewRecordHash(item, key.epoch, ring, entry);
+  const ledger::Hash256 record = ReviewRecordHash(review.item, review.epoch, review.ring, entry);
   return WaitFor("the review to be committed", [&]() -> Result<bool> {
     TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({tag_leaf}));
     if (l[0] && *l[0] != record) {
@@ -465,6 +529,83 @@ Status ReviewsClient::PostReview(const ReviewKeyFile& key, const ItemId& item, i
     }
     return l[0].has_value();
   });
+}
+
+Result<bool> ReviewsClient::EpochIsFull(uint64_t epoch) {
+  TESSERA_ASSIGN_OR_RETURN(auto l,
+                           light_->ReadLeaves({leaf::KeyCount(epoch), leaf::RequestCount(epoch)}));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(l[0]));
+  TESSERA_ASSIGN_OR_RETURN(uint64_t requested, DecodeCounter(l[1]));
+  return registered >= requested;
+}
+
+FrontRunProof MakeFrontRunProof(const ReviewKeyFile& key, const KeyRequestFile& request) {
+  FrontRunProof proof{key.epoch,   request.citizen, request.blinded_msg,
+                      request.inv, request.salt,    key.review.public_key,
+                      {},          key.signature};
+  std::copy_n(key.input_msg.begin(), proof.msg_prefix.size(), proof.msg_prefix.begin());
+  return proof;
+}
+
+Result<uint64_t> ReviewsClient::FrontRunProofs(uint64_t epoch) {
+  Lock lock(mu_);
+  TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::FrontRunCount(epoch)}));
+  return DecodeCounter(l[0]);
+}
+
+Result<ItemRecord> ReviewsClient::ItemRecordLocked(const ItemId& item) {
+  TESSERA_ASSIGN_OR_RETURN(auto item_leaf, light_->ReadLeaves({leaf::Item(item)}));
+  if (!item_leaf[0]) return NotFoundError("no item " + ToHex(item));
+  return DecodeItemRecord(*item_leaf[0]);
+}
+
+Status ReviewsClient::CheckKeyForItem(const ItemRecord& rec, uint64_t epoch) const {
+  if (epoch < rec.first_review_epoch()) {
+    return FailedPreconditionError("this key is for " + E(epoch) + ", the item's reviews open in " +
+                                   E(rec.first_review_epoch()));
+  }
+  return Status::Ok();
+}
+
+uint64_t ReviewsClient::WindowEpoch(uint64_t created_height) const {
+  return std::max(params_.EpochOf(created_height) + 2, CurrentEpoch());
+}
+
+Result<ItemId> ReviewsClient::ResolveItem(std::string_view text) {
+  Lock lock(mu_);
+  if (text.size() == 64) {
+    auto id = ArrayFromHex<32>(text);
+    if (id.ok()) return *id;
+  }
+  std::vector<const ItemCreation*> found;
+  for (const ItemCreation& c : index_.creations()) {
+    if (c.name == text) found.push_back(&c);
+  }
+  if (found.empty()) {
+    return NotFoundError("no item named '" + std::string(text) + "' as of height " +
+                         std::to_string(index_.height()));
+  }
+  if (found.size() > 1) {
+    std::string ids;
+    for (const ItemCreation* c : found) ids += " " + ToHex(c->id);
+    return InvalidArgumentError("several items are named '" + std::string(text) +
+                                "' (one per creator); name one by its id:" + ids);
+  }
+  return found[0]->id;
+}
+
+Status ReviewsClient::CheckWindowOpen(uint64_t epoch) const {
+  if (CurrentEpoch() != epoch) {
+    const uint64_t opens = epoch * params_.epoch_blocks;
+    return FailedPreconditionError("reviews with a key of " + E(epoch) +
+                                   " are accepted in that epoch's review window only "
+                                   "(heights " +
+                                   std::to_string(opens) + ".." +
+                                   std::to_string(opens + params_.epoch_blocks - 1) +
+                                   "), the next block is " + std::to_string(index_.height() + 1) +
+                                   (CurrentEpoch() > epoch ? "; get a key for a later epoch" : ""));
+  }
+  return Status::Ok();
 }
 
 }  // namespace tessera::reviews::client

@@ -13,7 +13,10 @@
 //   TESSERA_ASSIGN_OR_RETURN(auto items, client->ListItems());   // tallies + hijack resistance
 //   TESSERA_ASSIGN_OR_RETURN(ItemView v, client->GetItem(items[0].id));
 //   if (!v.verified.ok()) ...                                     // never shown as verified
-//   client->PostReview("alice.key.json", v.summary.id, 5, "great", {});
+//   client->PostReview("alice.key.json", v.summary.id, 5, "great", {});   // sign + submit
+//   // or, split between the user's own client and a relay (the web page):
+//   TESSERA_ASSIGN_OR_RETURN(auto r, client->SignReview(key, id, 5, "great", {}));  // user
+//   relay->SubmitSignedReview(r, {});                                               // relay
 //
 // Getting a review key (an identity, once per epoch; docs/reviews.md "On the ledger"):
 //   client->RequestKey(identity, citizen_keys, epoch, "alice.key.json");  // KeyRequest, committed
@@ -54,17 +57,20 @@ struct ClientOptions {
   std::chrono::milliseconds poll{200};
   std::chrono::milliseconds timeout{120000};
   double hijack_delta = 0.5;  // the rating shift the hijack resistance is computed for
-  // CompleteKey waits a random 0..register_delay_blocks blocks (never past the registration
-  // close) between the issuer's answer and the anonymous registration: the issue is public and
-  // names the identity, so registering in the very next block links the two by timing.
-  uint64_t register_delay_blocks = 0;
+  // CompleteKey registers at a height drawn uniformly up to the registration close (default),
+  // or at most this many blocks after the issuer's answer; 0 registers at once, which links the
+  // key to the identity by timing (registration_delay.h).
+  std::optional<uint64_t> register_delay_blocks;
 };
 
 struct ItemSummary {
   ItemId id{};
   std::string name;
+  ledger::PublicKey creator{};  // the identity whose namespace holds the name
   uint64_t created_height = 0;
-  uint64_t review_epoch = 0;     // reviews are accepted during this epoch only
+  uint64_t first_review_epoch = 0;  // reviews are accepted in every epoch from this one
+  // The epoch of the window shown: the current epoch once the item is open, else the first.
+  uint64_t review_epoch = 0;
   onchain::Tally tally;          // proved
   uint64_t registered_keys = 0;  // N_e of the review epoch, proved (0: none yet)
   // From the live N_e, k and the tally (metric/hijack.h); nullopt while N_e = 0.
@@ -116,7 +122,12 @@ class ReviewsClient {
   Status VerifyReviews(const ItemId& item, const std::vector<PostedReview>& reviews);
 
   // ---- Writing ----
-  Result<ItemId> CreateItem(std::string_view name, bool wait);
+  // Creates `name` in the identity's namespace (ItemIdOf(creator, name)), signed by it.
+  Result<ItemId> CreateItem(const ledger::net::Identity& identity, const ledger::KeyPair& creator,
+                            std::string_view name, bool wait);
+  // An item by its id (64 hex digits) or its name when one creator uses it; INVALID_ARGUMENT
+  // when several do (the message lists their ids), NOT_FOUND when none.
+  Result<ItemId> ResolveItem(std::string_view text);
   // Errors: INVALID_ARGUMENT (rating, text, key file), NOT_FOUND (unknown item),
   // FAILED_PRECONDITION (key not registered, not for the item's window, window not open),
   // PERMISSION_DENIED (the key is not in the item's DRAC ring), ALREADY_EXISTS (this key
@@ -124,9 +135,19 @@ class ReviewsClient {
   // politicians themselves is FAILED_PRECONDITION with their reasons.
   Status PostReview(const std::filesystem::path& key_file, const ItemId& item, int rating,
                     std::string_view text, const PostOptions& options);
-  // The same with the key already in memory (a web page's upload need never touch the disk).
+  // The same with the key already in memory: SignReview, then SubmitSignedReview.
   Status PostReview(const ReviewKeyFile& key, const ItemId& item, int rating, std::string_view text,
                     const PostOptions& options);
+  // The user's side: checks the key against the item (the errors of PostReview) and signs a
+  // review over the item's full eligible ring, without submitting it. The result is what a
+  // relay (the web page) receives (signed_review.h): no identity and no secret.
+  Result<onchain::ReviewBatch> SignReview(const ReviewKeyFile& key, const ItemId& item, int rating,
+                                          std::string_view text, const PostOptions& options);
+  // The relay's side: a review signed elsewhere is checked (item, open window, the ring is the
+  // item's whole eligible ring, tag unused, the ring signature verifies) and then submitted.
+  // INVALID_ARGUMENT for a review that does not verify or is over another ring; the other
+  // errors as PostReview.
+  Status SubmitSignedReview(const onchain::ReviewBatch& review, const PostOptions& options);
   // Writes a fresh review key file (refuses to overwrite one), submits the identity's signed
   // KeyRequest for `epoch` and, with `wait`, waits until it is committed.
   Status RequestKey(const ledger::net::Identity& identity, const ledger::KeyPair& citizen,
@@ -137,6 +158,11 @@ class ReviewsClient {
   // The same for many key files at once: one wait for all issues, then every registration
   // submitted before one wait for all of them (how a load generator gets many keys quickly).
   Status CompleteKeys(const std::vector<std::filesystem::path>& key_files);
+
+  // How many front-run proofs the ledger holds for `epoch`: each is evidence that the issuer
+  // registered a key no request asked for (payload.h FrontRunProof). CompleteKey submits one
+  // when it finds the epoch full without its key.
+  Result<uint64_t> FrontRunProofs(uint64_t epoch);
 
   // ---- Building blocks for daemons ----
   Result<std::vector<std::optional<ledger::LeafValue>>> ReadLeaves(
@@ -150,6 +176,14 @@ class ReviewsClient {
   Result<std::vector<urs::Point>> RegisteredKeysLocked(uint64_t epoch);
   Result<urs::Ring> EligibleRingLocked(const ItemId& item, uint64_t epoch);
   Result<ItemView> GetItemLocked(const ItemId& item);
+  Result<onchain::ItemRecord> ItemRecordLocked(const ItemId& item);
+  // FAILED_PRECONDITION unless a key of `epoch` may review the item / the window is open now.
+  Status CheckKeyForItem(const onchain::ItemRecord& rec, uint64_t epoch) const;
+  Status CheckWindowOpen(uint64_t epoch) const;
+  // Whether every key request of `epoch` has a registered key (proved counters).
+  Result<bool> EpochIsFull(uint64_t epoch);
+  // The epoch whose window an item created at `created_height` shows now.
+  uint64_t WindowEpoch(uint64_t created_height) const;
   std::optional<metric::HijackResistance> Hijack(uint64_t keys, const onchain::Tally& t) const;
   // Polls (Refresh, then `done`) until `done` yields true or the timeout passes.
   Status WaitFor(std::string_view what, const std::function<Result<bool>()>& done);
@@ -161,6 +195,10 @@ class ReviewsClient {
   ChainIndex index_;
   mutable std::recursive_mutex mu_;
 };
+
+// The proof a requester whose key the issuer front-ran submits (payload.h): opens the request's
+// commitment with the request file's inverse and salt.
+onchain::FrontRunProof MakeFrontRunProof(const ReviewKeyFile& key, const KeyRequestFile& request);
 
 // The [apps.reviews] parameters of a genesis file, with the registrar taken from
 // [chain] registrar when the table does not name one.

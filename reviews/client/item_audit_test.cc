@@ -32,10 +32,10 @@ TEST(ChainIndex, IndexesReviewsPayloadsAndIgnoresEverythingElse) {
   Fixture f;
   ChainIndex index;
   urs::Point k1 = urs::GenerateKeyPair().public_key;
-  index.Add(1, {f.Tx(CreateItem{"tea"}), ledger::AppTransaction{9, "not ours"},
+  index.Add(1, {f.Tx(CreateItem{"tea", {}, {}}), ledger::AppTransaction{9, "not ours"},
                 ledger::AppTransaction{kReviewsAppId, "\x05junk"}, ledger::Transaction{},
                 f.Tx(RegisterKey{2, k1, {}, Bytes(256, 1)})});
-  index.Add(2, {f.Tx(CreateItem{"tea"}), f.Tx(RegisterKey{2, k1, {}, Bytes(256, 2)}),
+  index.Add(2, {f.Tx(CreateItem{"tea", {}, {}}), f.Tx(RegisterKey{2, k1, {}, Bytes(256, 2)}),
                 f.Tx(ReviewBatch{f.item, 2, f.ring, {f.Entry(0, 5, "a"), f.Entry(1, 4, "b")}}),
                 f.Tx(KeyIssue{2, {}, Bytes(256, 3), Bytes(256, 4)})});
   EXPECT_EQ(index.height(), 2u);

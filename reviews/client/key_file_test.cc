@@ -16,11 +16,8 @@ using ::testing::HasSubstr;
 ReviewKeyFile Sample() {
   ReviewKeyFile k;
   k.epoch = 4;
-  k.citizen = ledger::KeyPair::Generate().public_key();
   k.review = urs::GenerateKeyPair();
   k.input_msg = Bytes(40, 1);
-  k.blinded_msg = Bytes(256, 2);
-  k.inv = Bytes(256, 3);
   return k;
 }
 
@@ -36,7 +33,7 @@ TEST(KeyFile, RoundTripsWithMode0600AndRefusesReadableFiles) {
   auto back = ReadKeyFile(path);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->review.public_key, k.review.public_key);
-  EXPECT_EQ(back->blinded_msg, k.blinded_msg);
+  EXPECT_EQ(back->input_msg, k.input_msg);
   EXPECT_FALSE(back->issued());
   ::chmod(path.c_str(), 0644);
   EXPECT_EQ(ReadKeyFile(path).status().code(), StatusCode::kPermissionDenied);
@@ -53,12 +50,39 @@ TEST(KeyFile, MalformedContentsNameTheField) {
     s.replace(s.find(from), from.size(), to);
     return DecodeKeyFile(s).status().message();
   };
-  EXPECT_THAT(with("tessera-review-key v1", "v0"), HasSubstr("format is 'v0'"));
+  EXPECT_THAT(with("tessera-review-key v2", "v0"), HasSubstr("format is 'v0'"));
+  EXPECT_THAT(with("tessera-review-key v2", "tessera-review-key v1"),
+              HasSubstr("mixed the identity"));
   EXPECT_THAT(with("\"epoch\": 4", "\"epoch\": -1"), HasSubstr("'epoch'"));
   std::string other = ToHex(urs::GenerateKeyPair().public_key);
   EXPECT_THAT(with(ToHex(k.review.public_key), other), HasSubstr("review_public"));
   EXPECT_THAT(with("\"registered\": false", "\"registered\": true"),
               HasSubstr("registered without a credential"));
+}
+
+// Issue 16: the review key file names no identity. Nothing in it is the citizen key or the
+// blinding values of the request file, in any encoding the file uses.
+TEST(KeyFile, TheReviewKeyFileHoldsNoIdentityMaterial) {
+  const ledger::KeyPair citizen = ledger::KeyPair::Generate();
+  ReviewKeyFile k = Sample();
+  k.signature = Bytes(256, 7);
+  k.registered = true;
+  KeyRequestFile r{k.epoch, citizen.public_key(), k.review.public_key, Bytes(256, 0x5a),
+                   Bytes(256, 0xc3)};
+  const std::string key_text = EncodeKeyFile(k);
+  for (const std::string& secret : {ToHex(r.citizen), ToHex(r.blinded_msg), ToHex(r.inv)}) {
+    EXPECT_EQ(key_text.find(secret), std::string::npos);
+  }
+  EXPECT_EQ(key_text.find("citizen"), std::string::npos);
+  EXPECT_EQ(key_text.find("inv"), std::string::npos);
+  // The request file round-trips and is what links the key to the identity.
+  auto back = DecodeRequestFile(EncodeRequestFile(r));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->citizen, r.citizen);
+  EXPECT_EQ(back->inv, r.inv);
+  EXPECT_EQ(back->review_public, k.review.public_key);
+  EXPECT_THAT(DecodeRequestFile(key_text).status().message(), HasSubstr("expected"));
+  EXPECT_EQ(RequestFilePath("/a/alice.key.json"), "/a/alice.key.json.request");
 }
 
 }  // namespace

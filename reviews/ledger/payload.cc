@@ -153,7 +153,13 @@ Status DecodeCreateItem(Reader& r, CreateItem* out) {
   TESSERA_RETURN_IF_ERROR(r.Bytes(&name, 1, kMaxItemName, "name"));
   out->name.assign(reinterpret_cast<const char*>(name.data()), name.size());
   if (!IsUtf8(out->name)) return r.Error(at, "'name' is not valid UTF-8");
-  return Status::Ok();
+  std::array<uint8_t, kIdentityBytes> identity{};
+  at = r.offset();
+  TESSERA_RETURN_IF_ERROR(r.Array(&identity, "identity"));
+  auto id = ledger::net::DecodeIdentity(identity);
+  if (!id.ok()) return r.Error(at, "'identity': " + id.status().message());
+  out->identity = *id;
+  return r.Array(&out->signature, "signature");
 }
 
 Status DecodeKeyRequest(Reader& r, KeyRequest* out) {
@@ -167,7 +173,27 @@ Status DecodeKeyRequest(Reader& r, KeyRequest* out) {
   ByteSpan blinded;
   TESSERA_RETURN_IF_ERROR(r.Bytes(&blinded, kMinRsaBytes, kMaxRsaBytes, "blinded_msg"));
   out->blinded_msg.assign(blinded.begin(), blinded.end());
+  TESSERA_RETURN_IF_ERROR(r.Array(&out->commitment, "commitment"));
   return r.Array(&out->signature, "signature");
+}
+
+Status DecodeFrontRunProof(Reader& r, FrontRunProof* out) {
+  TESSERA_RETURN_IF_ERROR(r.U64(&out->epoch, "epoch"));
+  TESSERA_RETURN_IF_ERROR(r.Array(&out->citizen, "citizen"));
+  ByteSpan blinded, inv, sig;
+  TESSERA_RETURN_IF_ERROR(r.Bytes(&blinded, kMinRsaBytes, kMaxRsaBytes, "blinded_msg"));
+  TESSERA_RETURN_IF_ERROR(r.Bytes(&inv, blinded.size(), blinded.size(), "inv"));
+  TESSERA_RETURN_IF_ERROR(r.Array(&out->salt, "salt"));
+  const size_t at = r.offset();
+  TESSERA_RETURN_IF_ERROR(r.Array(&out->review_key, "review_key"));
+  Status valid = urs::ValidatePoint(out->review_key, "review_key");
+  if (!valid.ok()) return r.Error(at, valid.message());
+  TESSERA_RETURN_IF_ERROR(r.Array(&out->msg_prefix, "msg_prefix"));
+  TESSERA_RETURN_IF_ERROR(r.Bytes(&sig, blinded.size(), blinded.size(), "signature"));
+  out->blinded_msg.assign(blinded.begin(), blinded.end());
+  out->inv.assign(inv.begin(), inv.end());
+  out->signature.assign(sig.begin(), sig.end());
+  return Status::Ok();
 }
 
 Status DecodeKeyIssue(Reader& r, KeyIssue* out) {
@@ -257,7 +283,7 @@ std::string EncodePayload(const Payload& payload) {
       [&](const auto& p) {
         using T = std::decay_t<decltype(p)>;
         if constexpr (std::is_same_v<T, CreateItem>) {
-          w.U8(static_cast<uint8_t>(TxKind::kCreateItem)).Bytes(AsBytes(p.name));
+          w.Raw(AsBytes(CreateItemSigningBytes(p))).Raw(p.signature);
         } else if constexpr (std::is_same_v<T, KeyRequest>) {
           w.Raw(AsBytes(KeyRequestSigningBytes(p))).Raw(p.signature);
         } else if constexpr (std::is_same_v<T, KeyIssue>) {
@@ -269,6 +295,16 @@ std::string EncodePayload(const Payload& payload) {
         } else if constexpr (std::is_same_v<T, RegisterKey>) {
           w.U8(static_cast<uint8_t>(TxKind::kRegisterKey))
               .U64(p.epoch)
+              .Raw(p.review_key)
+              .Raw(p.msg_prefix)
+              .Bytes(p.signature);
+        } else if constexpr (std::is_same_v<T, FrontRunProof>) {
+          w.U8(static_cast<uint8_t>(TxKind::kFrontRunProof))
+              .U64(p.epoch)
+              .Raw(p.citizen)
+              .Bytes(p.blinded_msg)
+              .Bytes(p.inv)
+              .Raw(p.salt)
               .Raw(p.review_key)
               .Raw(p.msg_prefix)
               .Bytes(p.signature);
@@ -310,6 +346,9 @@ Result<Payload> DecodePayload(ByteSpan bytes) {
     case TxKind::kReviews:
       TESSERA_RETURN_IF_ERROR(DecodeReviews(r, &out.emplace<ReviewBatch>()));
       break;
+    case TxKind::kFrontRunProof:
+      TESSERA_RETURN_IF_ERROR(DecodeFrontRunProof(r, &out.emplace<FrontRunProof>()));
+      break;
     default:
       return r.Error(0, "unknown kind " + std::to_string(kind));
   }
@@ -318,12 +357,32 @@ Result<Payload> DecodePayload(ByteSpan bytes) {
 }
 
 std::string_view KindName(const Payload& payload) {
-  static constexpr std::string_view kNames[] = {"create-item", "key-request", "key-issue",
-                                                "register-key", "reviews"};
+  static constexpr std::string_view kNames[] = {"create-item",  "key-request", "key-issue",
+                                                "register-key", "reviews",     "front-run-proof"};
   return kNames[payload.index()];
 }
 
 ItemId ItemIdOf(std::string_view name) { return ledger::Sha256(name); }
+
+ItemId ItemIdOf(const ledger::PublicKey& creator, std::string_view name) {
+  Writer w;
+  w.Raw(AsBytes(std::string_view("tessera/reviews/item"))).Raw(creator).Raw(AsBytes(name));
+  return ledger::Sha256(AsBytes(w.Take()));
+}
+
+ItemId ItemIdOf(const CreateItem& item) { return ItemIdOf(item.identity.citizen, item.name); }
+
+std::string CreateItemSigningBytes(const CreateItem& item) {
+  Writer w;
+  w.U8(static_cast<uint8_t>(TxKind::kCreateItem))
+      .Bytes(AsBytes(item.name))
+      .Raw(AsBytes(ledger::net::EncodeIdentity(item.identity)));
+  return w.Take();
+}
+
+void SignCreateItem(CreateItem& item, const ledger::KeyPair& creator) {
+  item.signature = ledger::Sign(creator, kCreateItemDomain, AsBytes(CreateItemSigningBytes(item)));
+}
 
 std::string ItemBytes(const ItemId& item) {
   return std::string(reinterpret_cast<const char*>(item.data()), item.size());
@@ -334,8 +393,16 @@ std::string KeyRequestSigningBytes(const KeyRequest& request) {
   w.U8(static_cast<uint8_t>(TxKind::kKeyRequest))
       .Raw(AsBytes(ledger::net::EncodeIdentity(request.identity)))
       .U64(request.epoch)
-      .Bytes(request.blinded_msg);
+      .Bytes(request.blinded_msg)
+      .Raw(request.commitment);
   return w.Take();
+}
+
+ledger::Hash256 EncodedMessageCommitment(ByteSpan encoded_msg,
+                                         const std::array<uint8_t, 32>& salt) {
+  Writer w;
+  w.Raw(AsBytes(std::string_view("tessera/reviews/em-commitment"))).Raw(salt).Raw(encoded_msg);
+  return ledger::Sha256(AsBytes(w.Take()));
 }
 
 void SignKeyRequest(KeyRequest& request, const ledger::KeyPair& citizen) {

@@ -4,10 +4,11 @@
 // (reviews_app.h). It is one kind byte followed by the kind's fields, all integers big-endian,
 // every variable-length field preceded by its u32 length, and nothing after the last field:
 //
-//   1 CreateItem   name: bytes (1..128, UTF-8)
+//   1 CreateItem   name: bytes (1..128, UTF-8) | identity: 105 bytes | signature: 64 (Ed25519
+//                  by the identity's key over CreateItemSigningBytes, "reviews/create-item")
 //   2 KeyRequest   identity: 105 bytes (ledger/net/identity.h encoding) | epoch: u64 |
-//                  blinded_msg: bytes (256..1024) | signature: 64 (Ed25519 by the identity's key
-//                  over KeyRequestSigningBytes, domain "reviews/key-request")
+//                  blinded_msg: bytes (256..1024) | commitment: 32 | signature: 64 (Ed25519 by
+//                  the identity's key over KeyRequestSigningBytes, domain "reviews/key-request")
 //   3 KeyIssue     epoch: u64 | citizen: 32 | blinded_msg: bytes | blind_sig: bytes (256..1024)
 //   4 RegisterKey  epoch: u64 | review_key: 32 (ristretto255) | msg_prefix: 32 |
 //                  signature: bytes (256..1024; RFC 9474 over msg_prefix || CredentialMessage)
@@ -15,6 +16,9 @@
 //                  count: u16 (1..kMaxBatch) | count x { rating: u8 (1..5) |
 //                  text: bytes (0..1000) | signature: bytes (urs/codec.h, one response per
 //                  ring member) }
+//   6 FrontRunProof  epoch: u64 | citizen: 32 | blinded_msg: bytes (256..1024) |
+//                  inv: bytes (same length) | salt: 32 | review_key: 32 | msg_prefix: 32 |
+//                  signature: bytes (same length)
 //
 // Every value has one encoding, so the transaction id (a hash of the encoding) names one
 // transaction. Decoders never trust a length: each is bounded before anything is allocated,
@@ -37,7 +41,7 @@
 
 namespace tessera::reviews::onchain {
 
-using ItemId = ledger::Hash256;  // SHA-256 of the item's name
+using ItemId = ledger::Hash256;  // ItemIdOf(creator, name): names are namespaced by creator
 
 inline constexpr size_t kMaxPayload = 256 * 1024;  // the ledger's AppTransaction limit
 inline constexpr size_t kMaxItemName = 128;
@@ -54,19 +58,31 @@ enum class TxKind : uint8_t {
   kKeyIssue = 3,
   kRegisterKey = 4,
   kReviews = 5,
+  kFrontRunProof = 6,
 };
 
+// An item, created by an identity in its own namespace: the item id is
+// ItemIdOf(identity.citizen, name), so nobody can take (squat) a name in another identity's
+// namespace, and creations are counted per identity and epoch (a quota, reviews_app.h).
 struct CreateItem {
   std::string name;
+  ledger::net::Identity identity;
+  ledger::Signature signature{};  // by identity.citizen
 };
 
 // An identity asks the issuer to blind-sign the credential message of its review key for
 // `epoch`. Public on chain: who asked, for which epoch, and the blinded message (which reveals
 // nothing about the key).
+//
+// `commitment` = EncodedMessageCommitment(m, salt) binds the request to the encoded message m
+// that blinded_msg hides (hiding: the salt is secret), so that a requester whose registration
+// is refused because the issuer filled the epoch with keys of its own can prove it
+// (FrontRunProof). Nothing checks it until then.
 struct KeyRequest {
   ledger::net::Identity identity;
   uint64_t epoch = 0;
   Bytes blinded_msg;
+  ledger::Hash256 commitment{};
   ledger::Signature signature{};  // by identity.citizen
 };
 
@@ -101,7 +117,26 @@ struct ReviewBatch {
   std::vector<ReviewEntry> reviews;
 };
 
-using Payload = std::variant<CreateItem, KeyRequest, KeyIssue, RegisterKey, ReviewBatch>;
+// A requester's proof that the issuer front-ran it: every key request of the epoch has a
+// registered key, yet this request's credential (opened from the request's commitment: the
+// encoded message blinded_msg * inv^e, and the credential's s^e, equal the committed m) is not
+// registered. Each request yields one credential (RSA blind signatures are one-more
+// unforgeable), so some registered key came from no request: only the issuer can make one.
+// Reveals which key the requester holds (ring signatures still hide which ring member signs).
+// Applied, it registers the key anyway (before the close) and records the evidence.
+struct FrontRunProof {
+  uint64_t epoch = 0;
+  ledger::PublicKey citizen{};
+  Bytes blinded_msg;
+  Bytes inv;
+  std::array<uint8_t, 32> salt{};
+  urs::Point review_key{};
+  std::array<uint8_t, 32> msg_prefix{};
+  Bytes signature;
+};
+
+using Payload =
+    std::variant<CreateItem, KeyRequest, KeyIssue, RegisterKey, ReviewBatch, FrontRunProof>;
 
 std::string EncodePayload(const Payload& payload);
 // INVALID_ARGUMENT naming the field and offset for anything that is not exactly one encoding.
@@ -110,15 +145,26 @@ Result<Payload> DecodePayload(ByteSpan bytes);
 // "create-item", "key-request", ... for logs and errors.
 std::string_view KindName(const Payload& payload);
 
+// SHA-256("tessera/reviews/item" || creator || name): the id of `name` in `creator`'s namespace.
+ItemId ItemIdOf(const ledger::PublicKey& creator, std::string_view name);
+// SHA-256 of a bare string: ids for tests and tools that have no creator.
 ItemId ItemIdOf(std::string_view name);
+ItemId ItemIdOf(const CreateItem& item);
 // The item id as the `item` string of the DRAC lottery and of review scopes and messages
 // (drac/eligibility.h, review/review.h): its 32 raw bytes.
 std::string ItemBytes(const ItemId& item);
+
+// The bytes an identity signs in a CreateItem (the payload without the signature).
+std::string CreateItemSigningBytes(const CreateItem& item);
+inline constexpr std::string_view kCreateItemDomain = "reviews/create-item";
+void SignCreateItem(CreateItem& item, const ledger::KeyPair& creator);
 
 // The bytes an identity signs in a KeyRequest (the payload without the signature).
 std::string KeyRequestSigningBytes(const KeyRequest& request);
 inline constexpr std::string_view kKeyRequestDomain = "reviews/key-request";
 void SignKeyRequest(KeyRequest& request, const ledger::KeyPair& citizen);
+// SHA-256("tessera/reviews/em-commitment" || salt || encoded_msg).
+ledger::Hash256 EncodedMessageCommitment(ByteSpan encoded_msg, const std::array<uint8_t, 32>& salt);
 
 // The identifier of one review inside the item's chain (reviews_state.h): SHA-256 over the
 // item, the epoch, the ring, the rating, the text and the signature, canonically encoded.

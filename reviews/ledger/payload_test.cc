@@ -45,11 +45,19 @@ TEST(Payload, EveryKindRoundTrips) {
   KeyRequest req{TestIdentity(citizen, registrar), 3, Bytes(256, 7), {}};
   SignKeyRequest(req, citizen);
   std::vector<Payload> payloads = {
-      CreateItem{"caffè"},
+      CreateItem{"caffè", TestIdentity(citizen, registrar), {}},
       req,
       KeyIssue{3, citizen.public_key(), Bytes(256, 7), Bytes(256, 9)},
       RegisterKey{3, urs::GenerateKeyPair().public_key, {1, 2, 3}, Bytes(256, 5)},
       TestBatch(4),
+      FrontRunProof{3,
+                    citizen.public_key(),
+                    Bytes(256, 7),
+                    Bytes(256, 8),
+                    {4},
+                    urs::GenerateKeyPair().public_key,
+                    {5},
+                    Bytes(256, 6)},
   };
   for (const Payload& p : payloads) {
     std::string bytes = Encoded(p);
@@ -76,6 +84,19 @@ TEST(Payload, KeyRequestSignatureCoversEveryField) {
   other = req;
   other.blinded_msg[0] ^= 1;
   EXPECT_FALSE(ok(other));
+  other = req;
+  other.commitment[0] ^= 1;  // the commitment is signed too
+  EXPECT_FALSE(ok(other));
+}
+
+TEST(Payload, FrontRunProofLengthsMustMatch) {
+  auto citizen = ledger::KeyPair::Generate();
+  FrontRunProof p{
+      3,  citizen.public_key(), Bytes(256, 7), Bytes(255, 8), {}, urs::GenerateKeyPair().public_key,
+      {}, Bytes(256, 6)};
+  auto back = DecodePayload(AsBytes(EncodePayload(p)));
+  ASSERT_FALSE(back.ok());
+  EXPECT_THAT(back.status().message(), HasSubstr("'inv' is 255 bytes, must be 256..256"));
 }
 
 TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
@@ -86,15 +107,22 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   };
   EXPECT_THAT(error(""), HasSubstr("truncated reading 'kind'"));
   EXPECT_THAT(error(std::string(1, '\x09')), HasSubstr("unknown kind 9"));
-  std::string item = Encoded(CreateItem{"tea"});
-  EXPECT_THAT(error(item + "x"), HasSubstr("1 trailing bytes (at offset 8)"));
+  std::string item = Encoded(CreateItem{"tea", {}, {}});
+  // kind, name (4 + 3), identity (105), signature (64): 177 bytes.
+  EXPECT_THAT(error(item + "x"), HasSubstr("1 trailing bytes (at offset 177)"));
+  EXPECT_THAT(error(item.substr(0, 100)), HasSubstr("truncated reading 'identity'"));
+  EXPECT_THAT(error(item.substr(0, 120)), HasSubstr("truncated reading 'signature'"));
   EXPECT_THAT(error(item.substr(0, 6)), HasSubstr("truncated reading 'name'"));
-  EXPECT_THAT(error(Encoded(CreateItem{""})), HasSubstr("'name' is 0 bytes, must be 1..128"));
-  EXPECT_THAT(error(Encoded(CreateItem{std::string(129, 'a')})), HasSubstr("must be 1..128"));
-  EXPECT_THAT(error(Encoded(CreateItem{"\xC0\xAF"})), HasSubstr("not valid UTF-8"));  // overlong
-  EXPECT_THAT(error(Encoded(CreateItem{"\xED\xA0\x80"})),
-              HasSubstr("not valid UTF-8"));                                            // surrogate
-  EXPECT_THAT(error(Encoded(CreateItem{"ab\xE2\x82"})), HasSubstr("not valid UTF-8"));  // truncated
+  EXPECT_THAT(error(Encoded(CreateItem{"", {}, {}})),
+              HasSubstr("'name' is 0 bytes, must be 1..128"));
+  EXPECT_THAT(error(Encoded(CreateItem{std::string(129, 'a'), {}, {}})),
+              HasSubstr("must be 1..128"));
+  EXPECT_THAT(error(Encoded(CreateItem{"\xC0\xAF", {}, {}})),
+              HasSubstr("not valid UTF-8"));  // overlong
+  EXPECT_THAT(error(Encoded(CreateItem{"\xED\xA0\x80", {}, {}})),
+              HasSubstr("not valid UTF-8"));  // surrogate
+  EXPECT_THAT(error(Encoded(CreateItem{"ab\xE2\x82", {}, {}})),
+              HasSubstr("not valid UTF-8"));  // truncated
 
   ReviewBatch batch = TestBatch(2);
   std::string good = Encoded(batch);

@@ -5,7 +5,9 @@
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
+#include <deque>
 #include <map>
+#include <mutex>
 #include <set>
 
 #include "ledger/crypto/hash.h"
@@ -52,15 +54,53 @@ Status CheckBlindSignature(const blind::PublicKey& issuer, const Bytes& blinded,
   return Status::Ok();
 }
 
+}  // namespace
+
+bool VerifiedReviewCache::Contains(const ledger::Hash256& record) {
+  std::lock_guard lock(mu_);
+  const bool hit = set_.count(record) > 0;
+  if (hit) ++stats_.cache_hits;
+  return hit;
+}
+
+void VerifiedReviewCache::Insert(const ledger::Hash256& record) {
+  std::lock_guard lock(mu_);
+  if (!set_.insert(record).second) return;
+  order_.push_back(record);
+  if (order_.size() > capacity_) {
+    set_.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
+void VerifiedReviewCache::CountVerification() {
+  std::lock_guard lock(mu_);
+  ++stats_.ring_verifications;
+}
+
+ReviewsAppStats VerifiedReviewCache::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+namespace {
+
 class ReviewsApp final : public ledger::Application {
  public:
+  ReviewsAppStats stats() const { return verified_.stats(); }
+
   explicit ReviewsApp(ReviewsParams params) : p_(std::move(params)) {}
 
   uint8_t id() const override { return kReviewsAppId; }
   std::string_view name() const override { return kReviewsAppName; }
 
-  Result<std::vector<Hash256>> ReadSet(ByteSpan payload, const BlockContext&) const override {
+  Result<std::vector<Hash256>> ReadSet(ByteSpan payload, const BlockContext& ctx) const override {
     TESSERA_ASSIGN_OR_RETURN(Payload decoded, DecodePayload(payload));
+    if (const auto* create = std::get_if<CreateItem>(&decoded)) {
+      return std::vector<Hash256>{
+          leaf::Item(ItemIdOf(*create)), leaf::ItemCount(),
+          leaf::ItemQuota(p_.EpochOf(ctx.height), create->identity.citizen)};
+    }
     return std::visit([](const auto& tx) { return Keys(tx); }, decoded);
   }
 
@@ -79,13 +119,24 @@ class ReviewsApp final : public ledger::Application {
 
   std::vector<std::string> Coalesce(std::vector<std::string> payloads) const override;
 
+  double MempoolShare() const override { return static_cast<double>(p_.mempool_percent) / 100; }
+
  private:
   // ---- Read sets: a function of the payload only ----
-  static std::vector<Hash256> Keys(const CreateItem& tx) {
-    return {leaf::Item(ItemIdOf(tx.name)), leaf::ItemCount()};
-  }
+  static std::vector<Hash256> Keys(const CreateItem&) { return {}; }  // ReadSet: needs ctx
   static std::vector<Hash256> Keys(const KeyRequest& tx) {
-    return {leaf::KeyRequest(tx.epoch, tx.identity.citizen), leaf::RequestCount(tx.epoch)};
+    return {leaf::KeyRequest(tx.epoch, tx.identity.citizen), leaf::RequestCount(tx.epoch),
+            leaf::RequestCommitment(tx.epoch, tx.identity.citizen)};
+  }
+  static std::vector<Hash256> Keys(const FrontRunProof& tx) {
+    return {leaf::KeyRequest(tx.epoch, tx.citizen),
+            leaf::RequestCommitment(tx.epoch, tx.citizen),
+            leaf::KeyIssue(tx.epoch, tx.citizen),
+            leaf::FrontRunProof(tx.epoch, tx.citizen),
+            leaf::ReviewKey(tx.epoch, tx.review_key),
+            leaf::KeyCount(tx.epoch),
+            leaf::RequestCount(tx.epoch),
+            leaf::FrontRunCount(tx.epoch)};
   }
   static std::vector<Hash256> Keys(const KeyIssue& tx) {
     return {leaf::KeyRequest(tx.epoch, tx.citizen), leaf::KeyIssue(tx.epoch, tx.citizen)};
@@ -108,15 +159,40 @@ class ReviewsApp final : public ledger::Application {
   // ---- Execution: state rules first, then (if asked) signatures, so a transaction that
   // breaks a state rule gets the same verdict whether or not signatures are checked. ----
   Result<AppVerdict> Run(const CreateItem& tx, const BlockContext& ctx, const LeafReader& state,
-                         bool) const {
-    const ItemId item = ItemIdOf(tx.name);
+                         bool verify_crypto) const {
+    if (tx.identity.registered_at > ctx.height) {
+      return AppVerdict::Reject("identity is registered only from height " +
+                                std::to_string(tx.identity.registered_at));
+    }
+    const ItemId item = ItemIdOf(tx);
     TESSERA_ASSIGN_OR_RETURN(auto existing, state.Get(leaf::Item(item)));
-    if (existing) return AppVerdict::Reject("item '" + tx.name + "' already exists");
+    if (existing) {
+      return AppVerdict::Reject("item '" + tx.name +
+                                "' already exists in this identity's namespace");
+    }
+    const uint64_t epoch = p_.EpochOf(ctx.height);
+    const Hash256 quota_key = leaf::ItemQuota(epoch, tx.identity.citizen);
+    TESSERA_ASSIGN_OR_RETURN(auto quota_leaf, state.Get(quota_key));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t created, DecodeCounter(quota_leaf));
+    if (created >= p_.items_per_epoch) {
+      return AppVerdict::Reject("this identity created its " + std::to_string(p_.items_per_epoch) +
+                                " items of " + E(epoch) + " (items_per_epoch)");
+    }
     TESSERA_ASSIGN_OR_RETURN(auto count_leaf, state.Get(leaf::ItemCount()));
     TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(count_leaf));
-    ItemRecord record{p_.EpochOf(ctx.height), ctx.height};
+    if (verify_crypto) {
+      if (!ledger::net::VerifyIdentity(tx.identity, p_.registrar)) {
+        return AppVerdict::RejectCrypto("identity is not signed by the registrar");
+      }
+      if (!ledger::Verify(tx.identity.citizen, kCreateItemDomain,
+                          AsBytes(CreateItemSigningBytes(tx)), tx.signature)) {
+        return AppVerdict::RejectCrypto("item creation is not signed by the identity");
+      }
+    }
+    ItemRecord record{epoch, ctx.height};
     return AppVerdict::Accept({{leaf::Item(item), EncodeItemRecord(record)},
-                               {leaf::ItemCount(), EncodeCounter(count + 1)}});
+                               {leaf::ItemCount(), EncodeCounter(count + 1)},
+                               {quota_key, EncodeCounter(created + 1)}});
   }
 
   Result<AppVerdict> Run(const KeyRequest& tx, const BlockContext& ctx, const LeafReader& state,
@@ -147,8 +223,76 @@ class ReviewsApp final : public ledger::Application {
         return AppVerdict::RejectCrypto("key request is not signed by the identity");
       }
     }
-    return AppVerdict::Accept({{key, ledger::Sha256(tx.blinded_msg)},
-                               {leaf::RequestCount(tx.epoch), EncodeCounter(count + 1)}});
+    return AppVerdict::Accept(
+        {{key, ledger::Sha256(tx.blinded_msg)},
+         {leaf::RequestCount(tx.epoch), EncodeCounter(count + 1)},
+         {leaf::RequestCommitment(tx.epoch, tx.identity.citizen), tx.commitment}});
+  }
+
+  // The requester opens its commitment: the encoded message its blinded message hides is the
+  // committed one, and the credential for the key signs exactly that message. With every
+  // request of the epoch already matched by a registration, this unregistered credential
+  // shows a registration that came from no request.
+  Result<AppVerdict> Run(const FrontRunProof& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool verify_crypto) const {
+    TESSERA_ASSIGN_OR_RETURN(auto request, state.Get(leaf::KeyRequest(tx.epoch, tx.citizen)));
+    if (!request || *request != ledger::Sha256(tx.blinded_msg)) {
+      return AppVerdict::Reject("front-run proof: no key request of this identity for " +
+                                E(tx.epoch) + " with this blinded message");
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto issued, state.Get(leaf::KeyIssue(tx.epoch, tx.citizen)));
+    if (!issued) {
+      return AppVerdict::Reject("front-run proof: the issuer has not answered this request");
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto commitment,
+                             state.Get(leaf::RequestCommitment(tx.epoch, tx.citizen)));
+    const Hash256 marker = leaf::FrontRunProof(tx.epoch, tx.citizen);
+    TESSERA_ASSIGN_OR_RETURN(auto proven, state.Get(marker));
+    if (proven) return AppVerdict::Reject("front-run proof: already proven for this request");
+    const Hash256 key = leaf::ReviewKey(tx.epoch, tx.review_key);
+    TESSERA_ASSIGN_OR_RETURN(auto existing, state.Get(key));
+    if (existing) {
+      return AppVerdict::Reject("front-run proof: the key is registered, nothing was front-run");
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto reg_leaf, state.Get(leaf::KeyCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(reg_leaf));
+    TESSERA_ASSIGN_OR_RETURN(auto req_leaf, state.Get(leaf::RequestCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t requested, DecodeCounter(req_leaf));
+    if (registered < requested) {
+      return AppVerdict::Reject("front-run proof: " + std::to_string(requested - registered) +
+                                " of " + std::to_string(requested) +
+                                " requests have no registered key yet; register normally");
+    }
+    TESSERA_ASSIGN_OR_RETURN(auto count_leaf, state.Get(leaf::FrontRunCount(tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(uint64_t proofs, DecodeCounter(count_leaf));
+    if (verify_crypto) {
+      Status st = CheckFrontRunOpening(tx, commitment);
+      if (!st.ok()) return AppVerdict::RejectCrypto("front-run proof: " + st.message());
+    }
+    std::vector<LeafUpdate> updates = {{marker, ledger::Sha256(AsBytes(EncodePayload(tx)))},
+                                       {leaf::FrontRunCount(tx.epoch), EncodeCounter(proofs + 1)}};
+    // Before the close the refused key joins the epoch anyway: the issuer cannot keep a
+    // requester out by filling the epoch first.
+    if (ctx.height < p_.RegistrationClose(tx.epoch)) {
+      updates.push_back({key, EncodeCounter(registered + 1)});
+      updates.push_back({leaf::KeyCount(tx.epoch), EncodeCounter(registered + 1)});
+    }
+    return AppVerdict::Accept(std::move(updates));
+  }
+
+  Status CheckFrontRunOpening(const FrontRunProof& tx,
+                              const std::optional<LeafValue>& commitment) const {
+    TESSERA_ASSIGN_OR_RETURN(Bytes m, blind::UnblindMessage(p_.issuer, tx.blinded_msg, tx.inv));
+    if (!commitment || *commitment != EncodedMessageCommitment(m, tx.salt)) {
+      return PermissionDeniedError("the opening does not match the request's commitment");
+    }
+    TESSERA_ASSIGN_OR_RETURN(Bytes signed_m, blind::RecoverEncodedMessage(p_.issuer, tx.signature));
+    if (signed_m != m) {
+      return PermissionDeniedError("the credential does not sign the committed message");
+    }
+    Credential credential{tx.review_key, tx.epoch,
+                          Bytes(tx.msg_prefix.begin(), tx.msg_prefix.end()), tx.signature};
+    return VerifyCredential(p_.issuer, credential);
   }
 
   Result<AppVerdict> Run(const KeyIssue& tx, const BlockContext&, const LeafReader& state,
@@ -205,8 +349,10 @@ class ReviewsApp final : public ledger::Application {
       return AppVerdict::Reject("reviews for " + E(tx.epoch) +
                                 " are accepted only during it (now " + E(now) + ")");
     }
-    if (item.review_epoch() != tx.epoch) {
-      return AppVerdict::Reject("the item's review window is " + E(item.review_epoch()));
+    if (tx.epoch < item.first_review_epoch()) {
+      return AppVerdict::Reject("the item's reviews open in " + E(item.first_review_epoch()) +
+                                " (two epochs after its creation, so its rings come from a seed "
+                                "drawn after it was created)");
     }
     TESSERA_ASSIGN_OR_RETURN(auto seed_leaf, state.Get(leaf::EpochSeed(tx.epoch)));
     if (!seed_leaf) return AppVerdict::Reject("no seed recorded for " + E(tx.epoch));
@@ -244,14 +390,16 @@ class ReviewsApp final : public ledger::Application {
                    ": this key already reviewed the item (tag used)";
         continue;
       }
-      if (verify_crypto) {
+      const Hash256 record = ReviewRecordHash(tx.item, tx.epoch, tx.ring, r);
+      if (verify_crypto && !verified_.Contains(record)) {
         Review review{item_bytes, tx.epoch, r.rating, r.text, r.signature};
         Status st = VerifyReview(tx.ring, review);
+        verified_.CountVerification();
         if (!st.ok()) {
           return AppVerdict::RejectCrypto("review " + std::to_string(i) + ": " + st.message());
         }
+        verified_.Insert(record);
       }
-      const Hash256 record = ReviewRecordHash(tx.item, tx.epoch, tx.ring, r);
       used_here.insert(tag_key);
       updates.push_back({tag_key, record});
       tally.histogram[r.rating - 1] += 1;
@@ -264,6 +412,10 @@ class ReviewsApp final : public ledger::Application {
   }
 
   ReviewsParams p_;
+  // Reviews whose ring signature this node verified, by record hash (which covers the item,
+  // epoch, ring, rating, text and signature): a politician verifies a review at admission and
+  // finds it here when it executes or re-admits it.
+  mutable VerifiedReviewCache verified_;
 };
 
 // Merges Reviews payloads sharing (item, epoch, ring) into the position of the first of them.
@@ -289,7 +441,7 @@ std::vector<std::string> ReviewsApp::Coalesce(std::vector<std::string> payloads)
   for (std::string& p : payloads) {
     auto decoded = DecodePayload(AsBytes(p));
     if (decoded.ok() && std::holds_alternative<CreateItem>(*decoded)) {
-      close_item(ItemIdOf(std::get<CreateItem>(*decoded).name));
+      close_item(ItemIdOf(std::get<CreateItem>(*decoded)));
     }
     if (!decoded.ok() || !std::holds_alternative<ReviewBatch>(*decoded)) {
       out.emplace_back();
@@ -379,11 +531,24 @@ Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params) {
   p.registrar = *reg;
   TESSERA_ASSIGN_OR_RETURN(int64_t k, params.GetIntOr("ring_size", 50));
   TESSERA_ASSIGN_OR_RETURN(int64_t e, params.GetIntOr("epoch_blocks", 100));
+  TESSERA_ASSIGN_OR_RETURN(int64_t share, params.GetIntOr("mempool_percent", 50));
+  if (share < 1 || share > 100) {
+    return InvalidArgumentError("[apps.reviews] mempool_percent must be 1..100");
+  }
+  p.mempool_percent = static_cast<uint64_t>(share);
+  TESSERA_ASSIGN_OR_RETURN(int64_t quota, params.GetIntOr("items_per_epoch", 16));
+  if (quota < 1) return InvalidArgumentError("[apps.reviews] items_per_epoch must be at least 1");
+  p.items_per_epoch = static_cast<uint64_t>(quota);
   if (k < 1) return InvalidArgumentError("[apps.reviews] ring_size must be at least 1");
   if (e < 2) return InvalidArgumentError("[apps.reviews] epoch_blocks must be at least 2");
   p.ring_size = static_cast<uint64_t>(k);
   p.epoch_blocks = static_cast<uint64_t>(e);
   return p;
+}
+
+ReviewsAppStats StatsOf(const ledger::Application& app) {
+  const auto* reviews = dynamic_cast<const ReviewsApp*>(&app);
+  return reviews == nullptr ? ReviewsAppStats{} : reviews->stats();
 }
 
 std::shared_ptr<const ledger::Application> MakeReviewsApp(ReviewsParams params) {

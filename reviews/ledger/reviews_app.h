@@ -8,16 +8,30 @@
 //                             identities that may ask for review keys
 //   ring_size     = 50        k: expected DRAC ring size
 //   epoch_blocks  = 100       E: blocks per epoch; the epoch of height h is h / E
+//   items_per_epoch = 16      items one identity may create per epoch
+//   mempool_percent = 50      the share of a politician's mempool reviews transactions may take
 //
 // Rules (each is a unit test in reviews_app_test.cc):
-//   CreateItem   name new; records the creation epoch c; the item's review window is c + 1.
+//   CreateItem   identity signed by the registrar and registered by now, creation signed by the
+//                identity, the name new in the identity's namespace (ItemIdOf(creator, name)),
+//                at most items_per_epoch creations by the identity this epoch; records the
+//                creation epoch c. The item is reviewable in every epoch e >= c + 2 (rolling
+//                windows, a fresh DRAC ring per epoch): seed_e comes from block e*E - 1, after
+//                every item reviewable in e was created, so nobody can grind names against a
+//                known seed.
 //   KeyRequest   identity signed by the registrar and registered by now, request signed by
 //                the identity, height < RegistrationClose(e), one per (identity, epoch).
 //   KeyIssue     a request exists with this blinded message and none was answered, and
 //                blind_sig^e = blinded_msg (mod n) under issuer_public.
 //   RegisterKey  height < RegistrationClose(e), credential verifies under issuer_public (RFC
 //                9474 PSS-Randomized), key new for e, registered(e) < requested(e).
-//   Reviews      epoch e is the current epoch and the item's window, every ring member is a
+//   FrontRunProof  a committed, answered request of this identity for e, not proven before;
+//                the key is not registered and registered(e) >= requested(e); the opening
+//                matches the request's commitment and the credential signs the committed
+//                message. Records the evidence (front-run count of e) and, before the close,
+//                registers the key beyond the count (payload.h explains why this is sound).
+//   Reviews      epoch e is the current epoch and e >= c + 2 (the item's rolling window), every
+//                ring member is a
 //                key registered for e that wins the DRAC lottery for (item, e, seed_e) with
 //                N_e = registered(e), each signature verifies over the ring, each tag unused.
 //                Reviews of a batch are applied one by one: one failing a state rule is
@@ -27,7 +41,10 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
+#include <set>
 
 #include "core/status.h"
 #include "ledger/state/application.h"
@@ -43,6 +60,8 @@ struct ReviewsParams {
   ledger::PublicKey registrar{};
   uint64_t ring_size = 50;      // k
   uint64_t epoch_blocks = 100;  // E
+  uint64_t items_per_epoch = 16;
+  uint64_t mempool_percent = 50;
 
   uint64_t EpochOf(uint64_t height) const { return height / epoch_blocks; }
   // Requests and registrations for epoch e are accepted at heights below this: one full epoch
@@ -58,6 +77,35 @@ Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params);
 // hex of the DER SubjectPublicKeyInfo of an issuer key (what issuer_public holds), and back.
 Result<std::string> IssuerPublicToHex(const blind::PublicKey& key);
 Result<blind::PublicKey> IssuerPublicFromHex(std::string_view hex);
+
+// How much ring-signature work a node's reviews application did.
+struct ReviewsAppStats {
+  uint64_t ring_verifications = 0;  // URS verifications run
+  uint64_t cache_hits = 0;          // reviews found already verified (no verification run)
+};
+
+// The reviews this node already verified (bounded, oldest forgotten first), so a politician
+// verifies a review once although it checks it at admission, again when it builds and executes
+// the block, and on every re-admission after a failed round. Only successful verifications are
+// kept, keyed by the review's record hash (everything the signature covers, and the signature).
+class VerifiedReviewCache {
+ public:
+  explicit VerifiedReviewCache(size_t capacity = 1 << 16) : capacity_(capacity) {}
+  bool Contains(const ledger::Hash256& record);
+  void Insert(const ledger::Hash256& record);
+  void CountVerification();
+  ReviewsAppStats stats() const;
+
+ private:
+  mutable std::mutex mu_;
+  size_t capacity_;
+  std::set<ledger::Hash256> set_;
+  std::deque<ledger::Hash256> order_;
+  ReviewsAppStats stats_;
+};
+
+// The stats of a reviews application (zeros for another application).
+ReviewsAppStats StatsOf(const ledger::Application& app);
 
 std::shared_ptr<const ledger::Application> MakeReviewsApp(ReviewsParams params);
 Result<std::shared_ptr<const ledger::Application>> MakeReviewsApp(const ledger::AppParams& params);

@@ -30,6 +30,7 @@ struct Applicant {
   urs::KeyPair review = urs::GenerateKeyPair();
   Bytes input;  // msg_prefix || CredentialMessage
   blind::BlindOutput blind;
+  std::array<uint8_t, 32> salt{};  // of the request's commitment
 };
 
 class TreeReader : public ledger::LeafReader {
@@ -50,7 +51,10 @@ class ReviewsAppTest : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete issuer_; }
 
-  void SetUp() override { Configure(100); }
+  void SetUp() override {
+    Configure(100);
+    creator_ = NewApplicant();
+  }
 
   void Configure(uint64_t ring_size) {
     ReviewsParams p{issuer_->public_key(), registrar_.public_key(), ring_size, kEpochBlocks};
@@ -109,7 +113,10 @@ class ReviewsAppTest : public ::testing::Test {
     a.input =
         blind::PrepareMessage(kCredentialVariant, CredentialMessage(a.review.public_key, epoch));
     a.blind = *blind::Blind(issuer_->public_key(), kCredentialVariant, a.input);
-    KeyRequest req{a.identity, epoch, a.blind.blinded_msg, {}};
+    a.salt = ledger::Sha256("salt of " + ToHex(a.review.public_key));
+    Bytes encoded = *blind::UnblindMessage(issuer_->public_key(), a.blind.blinded_msg, a.blind.inv);
+    KeyRequest req{
+        a.identity, epoch, a.blind.blinded_msg, EncodedMessageCommitment(encoded, a.salt), {}};
     SignKeyRequest(req, a.citizen);
     return EncodePayload(req);
   }
@@ -125,6 +132,34 @@ class ReviewsAppTest : public ::testing::Test {
     std::copy_n(a.input.begin(), 32, reg.msg_prefix.begin());
     return EncodePayload(reg);
   }
+
+  Bytes CredentialOf(const Applicant& a) {
+    Bytes blind_sig = *blind::BlindSign(*issuer_, a.blind.blinded_msg);
+    return *blind::Finalize(issuer_->public_key(), kCredentialVariant, a.input, blind_sig,
+                            a.blind.inv);
+  }
+  FrontRunProof ProofOf(const Applicant& a, uint64_t epoch) {
+    FrontRunProof p{epoch,
+                    a.citizen.public_key(),
+                    a.blind.blinded_msg,
+                    a.blind.inv,
+                    a.salt,
+                    a.review.public_key,
+                    {},
+                    CredentialOf(a)};
+    std::copy_n(a.input.begin(), 32, p.msg_prefix.begin());
+    return p;
+  }
+  uint64_t Counter(const ledger::Hash256& key) { return *DecodeCounter(Leaf(key)); }
+
+  // A signed CreateItem of `name` by `who` (the fixture's creator by default).
+  std::string CreateTx(const std::string& name, const Applicant* who = nullptr) {
+    if (who == nullptr) who = &creator_;
+    CreateItem tx{name, who->identity, {}};
+    SignCreateItem(tx, who->citizen);
+    return EncodePayload(tx);
+  }
+  ItemId Id(const std::string& name) const { return ItemIdOf(creator_.citizen.public_key(), name); }
 
   // n identities each get and register a review key for `epoch` (three blocks).
   std::vector<urs::KeyPair> RegisterKeys(size_t n, uint64_t epoch) {
@@ -160,12 +195,11 @@ class ReviewsAppTest : public ::testing::Test {
     return EncodePayload(ReviewBatch{item, epoch, ring, std::move(entries)});
   }
 
-  // The standard scene: n keys for epoch 2, item "tea" created in epoch 1, block 20 (the
-  // first of epoch 2, the item's review window, which records seed_2) committed.
+  // The standard scene: n keys for epoch 2, item "tea" created in epoch 0, block 20 (the
+  // first of epoch 2, the item's first review window, which records seed_2) committed.
   std::vector<urs::KeyPair> Scene(size_t n) {
     auto keys = RegisterKeys(n, 2);
-    AdvanceTo(kEpochBlocks);
-    EXPECT_EQ(Block({EncodePayload(CreateItem{"tea"})}).applied, 1u);
+    EXPECT_EQ(Block({CreateTx("tea")}).applied, 1u);
     AdvanceTo(2 * kEpochBlocks + 1);
     return keys;
   }
@@ -174,6 +208,7 @@ class ReviewsAppTest : public ::testing::Test {
 
   static blind::SecretKey* issuer_;
   ledger::KeyPair registrar_ = ledger::KeyPair::Generate();
+  Applicant creator_;  // creates the items of the tests
   ReviewsParams params_;
   std::shared_ptr<const ledger::Application> app_;
   ledger::AppRegistry registry_;
@@ -185,7 +220,7 @@ blind::SecretKey* ReviewsAppTest::issuer_ = nullptr;
 
 TEST_F(ReviewsAppTest, ReviewsCommitIntoTallyAndChain) {
   auto keys = Scene(4);
-  const ItemId tea = ItemIdOf("tea");
+  const ItemId tea = Id("tea");
   EXPECT_EQ(*DecodeCounter(Leaf(leaf::KeyCount(2))), 4u);
   EXPECT_EQ(*DecodeCounter(Leaf(leaf::RequestCount(2))), 4u);
   EXPECT_EQ(*DecodeCounter(Leaf(leaf::ItemCount())), 1u);
@@ -214,9 +249,31 @@ TEST_F(ReviewsAppTest, ReviewsCommitIntoTallyAndChain) {
   EXPECT_NE(Leaf(leaf::Chain(tea)), forged);
 }
 
+// Issue 16, part 5: a politician verifies a review's ring signature once, at admission; the
+// execution of the block finds it verified. A review that fails is never cached.
+TEST_F(ReviewsAppTest, EachReviewIsVerifiedOnceByANode) {
+  auto keys = Scene(4);
+  const ItemId tea = Id("tea");
+  urs::Ring ring = RingOf(keys);
+  const ReviewsAppStats before = StatsOf(*app_);
+  const std::string tx = ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 4, "ok")});
+  EXPECT_FALSE(Verdict(tx, true).rejected);  // admission
+  EXPECT_FALSE(Verdict(tx, true).rejected);  // re-admission after a failed round
+  EXPECT_EQ(One(tx), "");                    // execution
+  ReviewsAppStats after = StatsOf(*app_);
+  EXPECT_EQ(after.ring_verifications - before.ring_verifications, 1u);
+  EXPECT_EQ(after.cache_hits - before.cache_hits, 2u);
+  ReviewEntry forged = Sign(keys[1], ring, tea, 2, 1, "bad");
+  forged.rating = 5;
+  const std::string bad = ReviewTx(tea, 2, ring, {forged});
+  EXPECT_TRUE(Verdict(bad, true).crypto_failure);
+  EXPECT_TRUE(Verdict(bad, true).crypto_failure);
+  EXPECT_EQ(StatsOf(*app_).ring_verifications - after.ring_verifications, 2u);
+}
+
 TEST_F(ReviewsAppTest, SecondReviewOfOneItemByOneKeyIsRejected) {
   auto keys = Scene(3);
-  const ItemId tea = ItemIdOf("tea");
+  const ItemId tea = Id("tea");
   urs::Ring ring = RingOf(keys);
   EXPECT_EQ(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "first")})), "");
   // Another message and another (smaller) ring: the tag depends on the scope only.
@@ -236,22 +293,20 @@ TEST_F(ReviewsAppTest, SecondReviewOfOneItemByOneKeyIsRejected) {
 
 TEST_F(ReviewsAppTest, OneKeyReviewsTwoItemsWithDifferentTags) {
   auto keys = RegisterKeys(3, 2);
-  AdvanceTo(kEpochBlocks);
-  EXPECT_EQ(Block({EncodePayload(CreateItem{"tea"}), EncodePayload(CreateItem{"coffee"})}).applied,
-            2u);
+  EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
   AdvanceTo(2 * kEpochBlocks);
   urs::Ring ring = RingOf(keys);
-  ReviewEntry a = Sign(keys[0], ring, ItemIdOf("tea"), 2, 5, "x");
-  ReviewEntry b = Sign(keys[0], ring, ItemIdOf("coffee"), 2, 5, "x");
+  ReviewEntry a = Sign(keys[0], ring, Id("tea"), 2, 5, "x");
+  ReviewEntry b = Sign(keys[0], ring, Id("coffee"), 2, 5, "x");
   EXPECT_NE(a.signature.tag, b.signature.tag);
-  EXPECT_EQ(One(ReviewTx(ItemIdOf("tea"), 2, ring, {a})), "");
-  EXPECT_EQ(One(ReviewTx(ItemIdOf("coffee"), 2, ring, {b})), "");
+  EXPECT_EQ(One(ReviewTx(Id("tea"), 2, ring, {a})), "");
+  EXPECT_EQ(One(ReviewTx(Id("coffee"), 2, ring, {b})), "");
 }
 
 TEST_F(ReviewsAppTest, IneligibleRingMemberIsRejected) {
   Configure(2);  // k = 2 of N = 12: most keys lose the lottery
   auto keys = Scene(12);
-  const ItemId tea = ItemIdOf("tea");
+  const ItemId tea = Id("tea");
   drac::Seed seed = *Leaf(leaf::EpochSeed(2));
   uint64_t threshold = *drac::Threshold({2, 12});
   std::vector<urs::KeyPair> eligible, ineligible;
@@ -276,27 +331,91 @@ TEST_F(ReviewsAppTest, IneligibleRingMemberIsRejected) {
               HasSubstr("is not a key registered for epoch 2"));
 }
 
-TEST_F(ReviewsAppTest, ReviewsOutsideTheItemsWindowAreRejected) {
+// Issue 16, part 4: an item created in epoch c is reviewable from c + 2 on, so its ring in
+// epoch e comes from seed_e (block e*E - 1), drawn after the item existed: the proposer of the
+// seed block cannot try item names against a seed it knows. An item created in the seed block
+// itself (the last block of epoch e - 1) waits for e + 1.
+TEST_F(ReviewsAppTest, ReviewsOpenTwoEpochsAfterCreationNotBefore) {
   auto keys = RegisterKeys(2, 2);
   urs::Ring ring = RingOf(keys);
-  const ItemId tea = ItemIdOf("tea");
+  const ItemId tea = Id("tea");
   EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "x")})),
               HasSubstr("no item"));
-  AdvanceTo(kEpochBlocks);
-  EXPECT_EQ(One(EncodePayload(CreateItem{"tea"})), "");
-  // Epoch 1 is the creation epoch, not the window; the payload's epoch must be the current one.
-  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "early")})),
-              HasSubstr("reviews for epoch 2 are accepted only during it (now epoch 1)"));
-  AdvanceTo(3 * kEpochBlocks);
-  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "late")})),
+  AdvanceTo(2 * kEpochBlocks - 1);  // the block whose seed is seed_2
+  EXPECT_EQ(One(CreateTx("tea")), "");
+  EXPECT_EQ(Leaf(leaf::EpochSeed(2)), std::nullopt);
+  AdvanceTo(2 * kEpochBlocks + 1);
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "ground")})),
+              HasSubstr("the item's reviews open in epoch 3"));
+  // The payload's epoch must be the current one.
+  EXPECT_THAT(One(ReviewTx(tea, 3, ring, {Sign(keys[0], ring, tea, 3, 1, "early")})),
+              HasSubstr("reviews for epoch 3 are accepted only during it (now epoch 2)"));
+}
+
+// Rolling windows: an item is reviewed in every epoch, with that epoch's keys and a fresh
+// ring; one identity (one key per epoch) reviews it once per epoch.
+TEST_F(ReviewsAppTest, ItemsAreReviewedInEveryEpochWithAFreshRing) {
+  auto keys2 = RegisterKeys(2, 2);
+  auto keys3 = RegisterKeys(3, 3);
+  EXPECT_EQ(One(CreateTx("tea")), "");
+  const ItemId tea = Id("tea");
+  AdvanceTo(2 * kEpochBlocks + 1);
+  urs::Ring ring2 = RingOf(keys2);
+  EXPECT_EQ(One(ReviewTx(tea, 2, ring2, {Sign(keys2[0], ring2, tea, 2, 5, "e2")})), "");
+  // An epoch-3 key cannot review in epoch 2, and epoch 2's ring is refused in epoch 3.
+  urs::Ring ring3 = RingOf(keys3);
+  EXPECT_THAT(One(ReviewTx(tea, 3, ring3, {Sign(keys3[0], ring3, tea, 3, 1, "x")})),
+              HasSubstr("accepted only during it"));
+  AdvanceTo(3 * kEpochBlocks + 1);
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring2, {Sign(keys2[1], ring2, tea, 2, 4, "late")})),
               HasSubstr("now epoch 3"));
-  EXPECT_THAT(One(ReviewTx(tea, 3, ring, {Sign(keys[0], ring, tea, 3, 1, "late")})),
-              HasSubstr("the item's review window is epoch 2"));
+  EXPECT_EQ(One(ReviewTx(tea, 3, ring3, {Sign(keys3[0], ring3, tea, 3, 3, "e3")})), "");
+  EXPECT_NE(Leaf(leaf::EpochSeed(3)), Leaf(leaf::EpochSeed(2)));
+  Tally tally = *DecodeTally(Leaf(leaf::Tally(tea)));
+  EXPECT_EQ(tally.count(), 2u);
+  EXPECT_EQ(tally.sum(), 8u);
+}
+
+// CreateItem is signed by a registered identity, names live in the creator's namespace (no
+// squatting another's name) and each identity creates at most items_per_epoch per epoch.
+TEST_F(ReviewsAppTest, ItemCreationIsSignedNamespacedAndRateLimited) {
+  EXPECT_EQ(One(CreateTx("tea")), "");
+  EXPECT_THAT(One(CreateTx("tea")),
+              HasSubstr("item 'tea' already exists in this identity's namespace"));
+  Applicant squatter = NewApplicant();
+  EXPECT_EQ(One(CreateTx("tea", &squatter)), "");  // its own "tea", another id
+  EXPECT_NE(ItemIdOf(squatter.citizen.public_key(), "tea"), Id("tea"));
+  EXPECT_EQ(*DecodeCounter(Leaf(leaf::ItemCount())), 2u);
+
+  CreateItem forged{"coffee", creator_.identity, {}};
+  SignCreateItem(forged, squatter.citizen);  // in the creator's name, not by it
+  ledger::AppVerdict v = Verdict(EncodePayload(forged), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("not signed by the identity"));
+  Applicant unregistered;
+  unregistered.identity = {unregistered.citizen.public_key(), 0, {}};  // no registrar signature
+  v = Verdict(CreateTx("coffee", &unregistered), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("not signed by the registrar"));
+  Applicant future = NewApplicant();
+  future.identity.registered_at = 100;
+  ledger::net::SignIdentity(future.identity, registrar_);
+  EXPECT_THAT(One(CreateTx("coffee", &future)), HasSubstr("registered only from height 100"));
+
+  params_.items_per_epoch = 3;
+  app_ = MakeReviewsApp(params_);
+  registry_ = ledger::AppRegistry();
+  ASSERT_TRUE(registry_.Add(app_).ok());
+  Applicant busy = NewApplicant();
+  EXPECT_EQ(Block({CreateTx("a", &busy), CreateTx("b", &busy), CreateTx("c", &busy)}).applied, 3u);
+  EXPECT_THAT(One(CreateTx("d", &busy)), HasSubstr("created its 3 items of epoch 0"));
+  AdvanceTo(kEpochBlocks);
+  EXPECT_EQ(One(CreateTx("d", &busy)), "");  // a new epoch, a new quota
 }
 
 TEST_F(ReviewsAppTest, TamperedReviewFailsOnlyTheCryptoCheck) {
   auto keys = Scene(3);
-  const ItemId tea = ItemIdOf("tea");
+  const ItemId tea = Id("tea");
   urs::Ring ring = RingOf(keys);
   ReviewEntry e = Sign(keys[0], ring, tea, 2, 1, "awful");
   e.rating = 5;  // the politician (or anyone) rewrites the rating
@@ -318,20 +437,20 @@ TEST_F(ReviewsAppTest, TamperedReviewFailsOnlyTheCryptoCheck) {
 }
 
 TEST_F(ReviewsAppTest, MalformedPayloadsAreRefusedWithTheDecoderError) {
-  std::string junk = EncodePayload(CreateItem{"tea"}) + "!";
+  std::string junk = CreateTx("tea") + "!";
   auto read_set = app_->ReadSet(AsBytes(junk), Context());
   ASSERT_FALSE(read_set.ok());
   EXPECT_EQ(read_set.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(read_set.status().message(), HasSubstr("1 trailing bytes"));
-  BlockOutcome o = Block({junk, EncodePayload(CreateItem{"tea"})});
+  BlockOutcome o = Block({junk, CreateTx("tea")});
   EXPECT_EQ(o.applied, 1u);  // the block stays valid; the junk is skipped
   EXPECT_THAT(Reason(o, 0), HasSubstr("reviews payload"));
 }
 
 TEST_F(ReviewsAppTest, ItemsAreCreatedOnce) {
-  EXPECT_EQ(One(EncodePayload(CreateItem{"tea"})), "");
-  EXPECT_THAT(One(EncodePayload(CreateItem{"tea"})), HasSubstr("item 'tea' already exists"));
-  auto rec = DecodeItemRecord(*Leaf(leaf::Item(ItemIdOf("tea"))));
+  EXPECT_EQ(One(CreateTx("tea")), "");
+  EXPECT_THAT(One(CreateTx("tea")), HasSubstr("item 'tea' already exists"));
+  auto rec = DecodeItemRecord(*Leaf(leaf::Item(Id("tea"))));
   EXPECT_EQ(rec->created_epoch, 0u);
   EXPECT_EQ(rec->created_height, 1u);
 }
@@ -412,6 +531,64 @@ TEST_F(ReviewsAppTest, RegistrationsBeyondRequestsAreRejected) {
   EXPECT_THAT(One(RegisterOf(b, 2)), HasSubstr("key registration for epoch 2 closed at height 10"));
 }
 
+// Issue 16, part 3: the issuer registers a key of its own before an honest requester does
+// (front-running); the requester's registration is refused, but its proof, opening the
+// commitment of its request, is accepted: the evidence is on the ledger and the key is in.
+TEST_F(ReviewsAppTest, FrontRunningIsProvableAndTheRequesterRegistersAnyway) {
+  Applicant victim = NewApplicant();
+  EXPECT_EQ(One(RequestOf(victim, 2)), "");
+  EXPECT_EQ(One(IssueOf(victim, 2)), "");
+  Applicant minted = NewApplicant();
+  RequestOf(minted, 2);  // the issuer's own key: blinded locally, never requested on chain
+  EXPECT_EQ(One(RegisterOf(minted, 2)), "");
+  EXPECT_THAT(One(RegisterOf(victim, 2)),
+              HasSubstr("all 1 key requests for epoch 2 have a registered key"));
+
+  // Openings that do not match are refused as failed cryptographic checks.
+  FrontRunProof wrong_salt = ProofOf(victim, 2);
+  wrong_salt.salt[0] ^= 1;
+  ledger::AppVerdict v = Verdict(EncodePayload(wrong_salt), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("does not match the request's commitment"));
+  // Someone else's credential (here the minted one) cannot be passed off as this request's.
+  FrontRunProof other = ProofOf(victim, 2);
+  other.review_key = minted.review.public_key;
+  other.signature = CredentialOf(minted);
+  std::copy_n(minted.input.begin(), 32, other.msg_prefix.begin());
+  v = Verdict(EncodePayload(other), true);
+  ASSERT_TRUE(v.rejected);
+  EXPECT_THAT(*v.rejected, HasSubstr("nothing was front-run"));  // that key is registered
+  Applicant stranger = NewApplicant();
+  RequestOf(stranger, 2);
+  FrontRunProof forged = ProofOf(victim, 2);
+  forged.review_key = stranger.review.public_key;
+  forged.signature = CredentialOf(stranger);
+  std::copy_n(stranger.input.begin(), 32, forged.msg_prefix.begin());
+  v = Verdict(EncodePayload(forged), true);
+  EXPECT_TRUE(v.crypto_failure);
+  EXPECT_THAT(*v.rejected, HasSubstr("does not sign the committed message"));
+
+  EXPECT_EQ(One(EncodePayload(ProofOf(victim, 2))), "");
+  EXPECT_EQ(Counter(leaf::FrontRunCount(2)), 1u);
+  EXPECT_EQ(Counter(leaf::KeyCount(2)), 2u);
+  EXPECT_TRUE(Leaf(leaf::ReviewKey(2, victim.review.public_key)).has_value());
+  EXPECT_THAT(One(EncodePayload(ProofOf(victim, 2))), HasSubstr("already proven"));
+}
+
+TEST_F(ReviewsAppTest, FrontRunProofNeedsAFrontRun) {
+  Applicant a = NewApplicant();
+  EXPECT_EQ(One(RequestOf(a, 2)), "");
+  EXPECT_THAT(One(EncodePayload(ProofOf(a, 2))), HasSubstr("has not answered"));
+  EXPECT_EQ(One(IssueOf(a, 2)), "");
+  EXPECT_THAT(One(EncodePayload(ProofOf(a, 2))), HasSubstr("register normally"));
+  EXPECT_EQ(One(RegisterOf(a, 2)), "");
+  EXPECT_THAT(One(EncodePayload(ProofOf(a, 2))), HasSubstr("nothing was front-run"));
+  Applicant b = NewApplicant();
+  RequestOf(b, 2);  // blinded, never requested on chain
+  EXPECT_THAT(One(EncodePayload(ProofOf(b, 2))), HasSubstr("no key request of this identity"));
+  EXPECT_EQ(Counter(leaf::FrontRunCount(2)), 0u);
+}
+
 TEST_F(ReviewsAppTest, BeginBlockRecordsTheSeedAtEpochStartsOnly) {
   EXPECT_TRUE(app_->BeginBlock({kEpochBlocks + 1, SeedOf(kEpochBlocks)}).empty());
   auto u = app_->BeginBlock({3 * kEpochBlocks, SeedOf(3 * kEpochBlocks - 1)});
@@ -422,17 +599,15 @@ TEST_F(ReviewsAppTest, BeginBlockRecordsTheSeedAtEpochStartsOnly) {
 
 TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
   auto keys = RegisterKeys(4, 2);
-  AdvanceTo(kEpochBlocks);
-  EXPECT_EQ(Block({EncodePayload(CreateItem{"tea"}), EncodePayload(CreateItem{"coffee"})}).applied,
-            2u);
+  EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
   AdvanceTo(2 * kEpochBlocks);
-  const ItemId tea = ItemIdOf("tea"), coffee = ItemIdOf("coffee");
+  const ItemId tea = Id("tea"), coffee = Id("coffee");
   urs::Ring ring = RingOf(keys);
   std::vector<std::string> pending = {
       ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "a")}),
       ReviewTx(coffee, 2, ring, {Sign(keys[0], ring, coffee, 2, 2, "b")}),
       ReviewTx(tea, 2, ring, {Sign(keys[1], ring, tea, 2, 4, "c")}),
-      EncodePayload(CreateItem{"juice"}),
+      CreateTx("juice"),
       ReviewTx(tea, 2, ring, {Sign(keys[1], ring, tea, 2, 1, "dup")}),  // same key: skipped
       ReviewTx(tea, 2, ring, {Sign(keys[2], ring, tea, 2, 3, "d")}),
   };
@@ -453,13 +628,12 @@ TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
 
 TEST_F(ReviewsAppTest, CoalesceNeverMovesAReviewAcrossItsItemsCreation) {
   urs::Ring ring = RingOf({urs::GenerateKeyPair()});
-  ReviewBatch r{ItemIdOf("tea"), 2, ring, {}};
+  ReviewBatch r{Id("tea"), 2, ring, {}};
   auto key = urs::GenerateKeyPair();
   ring = RingOf({key});
   r.ring = ring;
   r.reviews = {Sign(key, ring, r.item, 2, 3, "x")};
-  std::vector<std::string> pending = {EncodePayload(r), EncodePayload(CreateItem{"tea"}),
-                                      EncodePayload(r)};
+  std::vector<std::string> pending = {EncodePayload(r), CreateTx("tea"), EncodePayload(r)};
   EXPECT_EQ(app_->Coalesce(pending), pending);
 }
 

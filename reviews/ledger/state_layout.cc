@@ -77,6 +77,18 @@ Hash256 KeyCount(uint64_t epoch) {
 Hash256 EpochSeed(uint64_t epoch) {
   return ledger::AppLeafKey(kReviewsAppId, {Label("epoch-seed"), Be64(epoch)});
 }
+Hash256 RequestCommitment(uint64_t epoch, const ledger::PublicKey& citizen) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("request-commitment"), Be64(epoch), citizen});
+}
+Hash256 FrontRunProof(uint64_t epoch, const ledger::PublicKey& citizen) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("front-run-proof"), Be64(epoch), citizen});
+}
+Hash256 FrontRunCount(uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("front-run-count"), Be64(epoch)});
+}
+Hash256 ItemQuota(uint64_t epoch, const ledger::PublicKey& creator) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("item-quota"), Be64(epoch), creator});
+}
 }  // namespace leaf
 
 LeafValue EncodeCounter(uint64_t n) {

@@ -8,16 +8,22 @@
 //
 //   leaf                          key fields                value
 //   item                          item id                   ItemRecord (creation epoch, height)
+//   item quota                    epoch, creator key        Counter: items it created in epoch
 //   item count                    -                         Counter
 //   tally                         item id                   Tally (histogram of ratings 1..5)
 //   chain                         item id                   SHA-256(prev chain || review hash)
-//   tag                           item id, epoch, URS tag   the review's record hash
+//   tag                           item id, epoch, URS tag   the review's record hash (one review
+//                                                           per key, item and epoch)
 //   key request                   epoch, citizen key        SHA-256(blinded message)
 //   request count                 epoch                     Counter
 //   key issue                     epoch, citizen key        SHA-256(blind signature)
 //   review key                    epoch, review key         Counter: 1-based registration index
 //   key count                     epoch                     Counter (N_e)
 //   epoch seed                    epoch                     seed of block e*E - 1 (BeginBlock)
+//   request commitment            epoch, citizen key        the KeyRequest's commitment
+//   front-run proof               epoch, citizen key        SHA-256 of the applied proof
+//   front-run count               epoch                     Counter: proofs applied (evidence
+//                                                           that the issuer minted keys)
 //
 // An absent leaf reads as "none" (zero count, no item, unused tag).
 #pragma once
@@ -44,6 +50,10 @@ ledger::Hash256 KeyIssue(uint64_t epoch, const ledger::PublicKey& citizen);
 ledger::Hash256 ReviewKey(uint64_t epoch, const urs::Point& key);
 ledger::Hash256 KeyCount(uint64_t epoch);
 ledger::Hash256 EpochSeed(uint64_t epoch);
+ledger::Hash256 RequestCommitment(uint64_t epoch, const ledger::PublicKey& citizen);
+ledger::Hash256 FrontRunProof(uint64_t epoch, const ledger::PublicKey& citizen);
+ledger::Hash256 FrontRunCount(uint64_t epoch);
+ledger::Hash256 ItemQuota(uint64_t epoch, const ledger::PublicKey& creator);
 }  // namespace leaf
 
 // Structured values end in a type byte (counter, item, tally), so no record reads as another
@@ -54,9 +64,9 @@ ledger::LeafValue EncodeCounter(uint64_t n);
 Result<uint64_t> DecodeCounter(const std::optional<ledger::LeafValue>& value);
 
 struct ItemRecord {
-  uint64_t created_epoch = 0;  // reviews are accepted in created_epoch + 1 only
+  uint64_t created_epoch = 0;  // reviews are accepted in every epoch from created_epoch + 2
   uint64_t created_height = 0;
-  uint64_t review_epoch() const { return created_epoch + 1; }
+  uint64_t first_review_epoch() const { return created_epoch + 2; }
 };
 ledger::LeafValue EncodeItemRecord(const ItemRecord& r);
 Result<ItemRecord> DecodeItemRecord(const ledger::LeafValue& value);

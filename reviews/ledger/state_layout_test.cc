@@ -34,7 +34,7 @@ TEST(StateLayout, ValuesRoundTripAndForeignLeavesAreRefused) {
   ASSERT_TRUE(rec.ok());
   EXPECT_EQ(rec->created_epoch, 4u);
   EXPECT_EQ(rec->created_height, 41u);
-  EXPECT_EQ(rec->review_epoch(), 5u);
+  EXPECT_EQ(rec->first_review_epoch(), 6u);
   EXPECT_FALSE(DecodeItemRecord(ledger::LeafValue{}).ok());  // zero is not an item
 
   Tally t;

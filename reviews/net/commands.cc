@@ -5,6 +5,7 @@
 #include "core/file.h"
 #include "ledger/crypto/key_file.h"
 #include "reviews/client/key_file.h"
+#include "reviews/client/signed_review.h"
 #include "reviews/net/item_json.h"
 
 namespace tessera::reviews::net {
@@ -22,25 +23,36 @@ std::string HijackText(const client::ItemSummary& s, uint64_t k) {
 
 }  // namespace
 
-Status CreateItemCommand(client::ReviewsClient& c, const std::string& name, bool wait,
-                         std::ostream& out) {
-  TESSERA_ASSIGN_OR_RETURN(onchain::ItemId id, c.CreateItem(name, wait));
+static Result<std::pair<ledger::net::Identity, ledger::KeyPair>> ReadIdentity(
+    const IdentityFiles& files) {
+  TESSERA_ASSIGN_OR_RETURN(ledger::KeyPair citizen, ledger::ReadSecretKeyFile(files.citizen_key));
+  TESSERA_ASSIGN_OR_RETURN(std::string id_hex, ReadFile(files.identity));
+  while (!id_hex.empty() && std::isspace(static_cast<unsigned char>(id_hex.back()))) {
+    id_hex.pop_back();
+  }
+  TESSERA_ASSIGN_OR_RETURN(Bytes id_bytes, FromHex(id_hex));
+  auto identity = ledger::net::DecodeIdentity(id_bytes);
+  if (!identity.ok()) return identity.status().WithContext(files.identity.string());
+  return std::make_pair(*identity, citizen);
+}
+
+Status CreateItemCommand(client::ReviewsClient& c, const IdentityFiles& creator,
+                         const std::string& name, bool wait, std::ostream& out) {
+  TESSERA_ASSIGN_OR_RETURN(auto identity, ReadIdentity(creator));
+  TESSERA_ASSIGN_OR_RETURN(onchain::ItemId id,
+                           c.CreateItem(identity.first, identity.second, name, wait));
   out << (wait ? "created" : "submitted") << " item '" << name << "' " << ToHex(id) << "\n";
   return Status::Ok();
 }
 
 Status GetKeyCommand(client::ReviewsClient& c, const GetKeyArgs& args, std::ostream& out) {
   if (!std::filesystem::exists(args.out)) {
-    TESSERA_ASSIGN_OR_RETURN(ledger::KeyPair citizen, ledger::ReadSecretKeyFile(args.citizen_key));
-    TESSERA_ASSIGN_OR_RETURN(std::string id_hex, ReadFile(args.identity));
-    while (!id_hex.empty() && std::isspace(static_cast<unsigned char>(id_hex.back()))) {
-      id_hex.pop_back();
-    }
-    TESSERA_ASSIGN_OR_RETURN(Bytes id_bytes, FromHex(id_hex));
-    auto identity = ledger::net::DecodeIdentity(id_bytes);
-    if (!identity.ok()) return identity.status().WithContext(args.identity.string());
+    TESSERA_ASSIGN_OR_RETURN(auto id_and_key, ReadIdentity({args.citizen_key, args.identity}));
+    const ledger::net::Identity* identity = &id_and_key.first;
+    const ledger::KeyPair& citizen = id_and_key.second;
     TESSERA_RETURN_IF_ERROR(c.Refresh());
-    uint64_t epoch = args.epoch.value_or(c.NextKeyEpoch(/*margin_blocks=*/6));
+    // Room for the issue and a registration drawn up to 4 blocks before the close.
+    uint64_t epoch = args.epoch.value_or(c.NextKeyEpoch(/*margin_blocks=*/10));
     out << "requesting a review key for epoch " << epoch << " (requests close at height "
         << c.params().RegistrationClose(epoch) << ", now " << c.height() << ")\n";
     TESSERA_RETURN_IF_ERROR(c.RequestKey(*identity, citizen, epoch, args.out));
@@ -57,10 +69,43 @@ Status GetKeyCommand(client::ReviewsClient& c, const GetKeyArgs& args, std::ostr
 
 Status ReviewCommand(client::ReviewsClient& c, const ReviewArgs& args, std::ostream& out) {
   client::PostOptions options{args.wait, args.force};
-  const onchain::ItemId id = onchain::ItemIdOf(args.item);
+  TESSERA_RETURN_IF_ERROR(c.Refresh());
+  TESSERA_ASSIGN_OR_RETURN(const onchain::ItemId id, c.ResolveItem(args.item));
   TESSERA_RETURN_IF_ERROR(c.PostReview(args.key, id, args.rating, args.text, options));
   out << (args.wait ? "committed" : "submitted") << " review of '" << args.item << "' ("
       << args.rating << "/5)\n";
+  return Status::Ok();
+}
+
+Status SignReviewCommand(client::ReviewsClient& c, const SignReviewArgs& args, std::ostream& out) {
+  onchain::ItemId id{};
+  if (!args.item_id.empty()) {
+    auto parsed = ArrayFromHex<32>(args.item_id);
+    if (!parsed.ok()) return InvalidArgumentError("--item-id: " + parsed.status().message());
+    id = *parsed;
+  } else {
+    TESSERA_RETURN_IF_ERROR(c.Refresh());
+    TESSERA_ASSIGN_OR_RETURN(id, c.ResolveItem(args.item));
+  }
+  auto key = client::ReadKeyFile(args.key);
+  if (!key.ok()) return key.status();
+  TESSERA_ASSIGN_OR_RETURN(onchain::ReviewBatch review,
+                           c.SignReview(*key, id, args.rating, args.text, {}));
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(args.out, client::EncodeSignedReview(review)));
+  out << "signed review of " << ToHex(id) << " (" << args.rating << "/5, ring of "
+      << review.ring.size() << ") in " << args.out.string()
+      << ": it holds no key; post it on the web page or with `submit`\n";
+  return Status::Ok();
+}
+
+Status SubmitCommand(client::ReviewsClient& c, const std::filesystem::path& signed_review,
+                     bool wait, std::ostream& out) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(signed_review));
+  auto review = client::DecodeSignedReview(text);
+  if (!review.ok()) return review.status().WithContext(signed_review.string());
+  TESSERA_RETURN_IF_ERROR(c.SubmitSignedReview(*review, client::PostOptions{.wait = wait}));
+  out << (wait ? "committed" : "submitted") << " the signed review of " << ToHex(review->item)
+      << "\n";
   return Status::Ok();
 }
 
@@ -77,8 +122,10 @@ Status ListCommand(client::ReviewsClient& c, bool json, std::ostream& out) {
   out << fmt::format("height {}, {} items (tallies proved against the certified state)\n",
                      c.height(), items.size());
   for (const auto& s : items) {
-    out << fmt::format("  {:<28} reviews {:>3}  mean {:.2f}  window epoch {}  hijack: {}\n", s.name,
-                       s.tally.count(), s.tally.mean(), s.review_epoch, HijackText(s, k));
+    out << fmt::format(
+        "  {:<28} by {}  reviews {:>3}  mean {:.2f}  open from epoch {}  hijack: {}\n", s.name,
+        ToHex(s.creator).substr(0, 8), s.tally.count(), s.tally.mean(), s.first_review_epoch,
+        HijackText(s, k));
   }
   return Status::Ok();
 }
@@ -86,7 +133,8 @@ Status ListCommand(client::ReviewsClient& c, bool json, std::ostream& out) {
 Status ShowCommand(client::ReviewsClient& c, const std::string& item, bool json,
                    std::ostream& out) {
   TESSERA_RETURN_IF_ERROR(c.Refresh());
-  TESSERA_ASSIGN_OR_RETURN(client::ItemView v, c.GetItem(onchain::ItemIdOf(item)));
+  TESSERA_ASSIGN_OR_RETURN(const onchain::ItemId id, c.ResolveItem(item));
+  TESSERA_ASSIGN_OR_RETURN(client::ItemView v, c.GetItem(id));
   if (json) {
     out << ItemToJson(v, c.params().ring_size).dump(2) << "\n";
     return Status::Ok();
@@ -111,7 +159,7 @@ Status VerifyTallyCommand(client::ReviewsClient& c, const std::string& item,
                           const std::optional<std::filesystem::path>& local_copy,
                           std::ostream& out) {
   TESSERA_RETURN_IF_ERROR(c.Refresh());
-  const onchain::ItemId id = onchain::ItemIdOf(item);
+  TESSERA_ASSIGN_OR_RETURN(const onchain::ItemId id, c.ResolveItem(item));
   if (local_copy) {
     TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(*local_copy));
     auto local = ReviewsFromJson(text);

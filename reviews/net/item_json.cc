@@ -11,6 +11,8 @@ json SummaryToJson(const client::ItemSummary& s, uint64_t ring_size) {
             {"name", s.name},
             {"created_height", s.created_height},
             {"review_epoch", s.review_epoch},
+            {"first_review_epoch", s.first_review_epoch},
+            {"creator", ToHex(s.creator)},
             {"count", s.tally.count()},
             {"sum", s.tally.sum()},
             {"mean", s.tally.mean()},

@@ -63,7 +63,10 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   std::error_code ec;
   std::filesystem::create_directories(options.work_dir, ec);
   if (ec) return InternalError("creating " + options.work_dir.string() + ": " + ec.message());
-  TESSERA_ASSIGN_OR_RETURN(auto c, client::ReviewsClient::Open(options.client));
+  // A load generator registers at once: its keys' anonymity is not the point, the time is.
+  client::ClientOptions client_options = options.client;
+  client_options.register_delay_blocks = 0;
+  TESSERA_ASSIGN_OR_RETURN(auto c, client::ReviewsClient::Open(client_options));
   TESSERA_RETURN_IF_ERROR(c->Refresh());
   const ReviewsParams& params = c->params();
   LoadReport report;
@@ -76,6 +79,7 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   progress << "height " << c->height() << ": requesting " << options.identities
            << " review keys for epoch " << e << "\n";
   std::vector<std::filesystem::path> files;
+  std::vector<std::pair<ledger::net::Identity, ledger::KeyPair>> creators;
   for (uint32_t i = 0; i < options.identities; ++i) {
     const std::string base = (options.key_dir / ("citizen-" + std::to_string(i))).string();
     TESSERA_ASSIGN_OR_RETURN(ledger::KeyPair citizen, ledger::ReadSecretKeyFile(base + ".key"));
@@ -87,7 +91,19 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     TESSERA_ASSIGN_OR_RETURN(ledger::net::Identity identity, ledger::net::DecodeIdentity(id_bytes));
     files.push_back(options.work_dir / ("key-" + std::to_string(i) + ".json"));
     std::filesystem::remove(files.back());
+    std::filesystem::remove(client::RequestFilePath(files.back()));
     TESSERA_RETURN_IF_ERROR(c->RequestKey(identity, citizen, e, files.back(), /*wait=*/false));
+    creators.emplace_back(identity, citizen);
+  }
+
+  // ---- Items, created now (epoch <= e - 2) so that they are open in epoch e; the identities
+  // take turns as creators (each may create items_per_epoch per epoch) ----
+  std::vector<ItemId> items;
+  for (uint32_t j = 0; j < options.items; ++j) {
+    const std::string name = "load item " + std::to_string(e) + "/" + std::to_string(j);
+    const auto& [identity, citizen] = creators[j % creators.size()];
+    TESSERA_ASSIGN_OR_RETURN(ItemId id, c->CreateItem(identity, citizen, name, /*wait=*/false));
+    items.push_back(id);
   }
   TESSERA_RETURN_IF_ERROR(c->CompleteKeys(files));
   std::vector<urs::KeyPair> keys;
@@ -97,14 +113,6 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   }
   progress << "height " << c->height() << ": " << keys.size() << " keys registered\n";
 
-  // ---- Items, created in epoch e - 1 so that their window is e ----
-  TESSERA_RETURN_IF_ERROR(WaitForHeight(*c, (e - 1) * params.epoch_blocks, options.client));
-  std::vector<ItemId> items;
-  for (uint32_t j = 0; j < options.items; ++j) {
-    const std::string name = "load item " + std::to_string(e) + "/" + std::to_string(j);
-    TESSERA_ASSIGN_OR_RETURN(ItemId id, c->CreateItem(name, /*wait=*/false));
-    items.push_back(id);
-  }
   {
     const auto deadline = Clock::now() + options.client.timeout;
     while (true) {

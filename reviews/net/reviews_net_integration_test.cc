@@ -149,7 +149,30 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
       {.genesis = dir_ / "net" / "genesis.toml", .checkpoint = dir_ / "test.ckpt"});
   ASSERT_TRUE(client.ok()) << client.status();
   ASSERT_TRUE((*client)->Refresh().ok());
-  const uint64_t epoch = (*client)->NextKeyEpoch(/*margin_blocks=*/8);
+  // ---- Items, created first, each in its creator's namespace; the keys' epoch is chosen
+  // after them, so it is at least two epochs after their creation (its ring comes from a seed
+  // drawn after they exist) ----
+  auto create = [&](int creator, const std::string& name) {
+    return Net("create-item --name " + Quote(name) + " --citizen-key " +
+               Quote(Keys(creator) + ".key") + " --identity " + Quote(Keys(creator) + ".id"));
+  };
+  Outcome tea_created = create(0, "tea");
+  ASSERT_EQ(tea_created.code, 0) << tea_created.output;
+  const std::string tea_id = tea_created.output.substr(tea_created.output.rfind(' ') + 1, 64);
+  ASSERT_EQ(create(1, "coffee").code, 0);
+  Outcome dup_item = create(0, "tea");
+  EXPECT_EQ(dup_item.code, 1);
+  EXPECT_THAT(dup_item.output, HasSubstr("already exists in this identity's namespace"));
+  // Another identity's "tea" is its own item: no squatting, but the name alone is ambiguous.
+  ASSERT_EQ(create(2, "tea").code, 0);
+  Outcome ambiguous = Net("show --item tea");
+  EXPECT_EQ(ambiguous.code, 1);
+  EXPECT_THAT(ambiguous.output, HasSubstr("several items are named 'tea'"));
+  EXPECT_THAT(ambiguous.output, HasSubstr(tea_id));
+  ASSERT_TRUE((*client)->Refresh().ok());
+  // Room for the issuer's answers and the registrations, which each client schedules at a
+  // height it draws up to 4 blocks before the close.
+  const uint64_t epoch = (*client)->NextKeyEpoch(/*margin_blocks=*/kEpochBlocks);
 
   // ---- Four identities get keys for `epoch`, in parallel ----
   std::vector<std::future<Outcome>> gets;
@@ -175,19 +198,11 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   ASSERT_TRUE(keys.ok()) << keys.status();
   EXPECT_EQ(keys->size(), 4u);
 
-  // ---- Items created in epoch - 1 have their review window in `epoch` ----
-  WaitForHeight(**client, (epoch - 1) * kEpochBlocks);
-  ASSERT_EQ(Net("create-item --name tea").code, 0);
-  ASSERT_EQ(Net("create-item --name coffee").code, 0);
-  Outcome dup_item = Net("create-item --name tea");
-  EXPECT_EQ(dup_item.code, 1);
-  EXPECT_THAT(dup_item.output, HasSubstr("already exists"));
-
   // Reviews wait for the window (the first block of `epoch`), in parallel.
   const std::vector<std::tuple<int, std::string, int, std::string>> reviews = {
-      {0, "tea", 5, "lovely"},
-      {1, "tea", 4, "good"},
-      {2, "tea", 2, "too bitter"},
+      {0, tea_id, 5, "lovely"},
+      {1, tea_id, 4, "good"},
+      {2, tea_id, 2, "too bitter"},
       {3, "coffee", 3, "ok"},
       {0, "coffee", 1, "burnt"}};
   std::vector<std::future<Outcome>> posts;
@@ -203,10 +218,10 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   }
 
   // ---- A double review: caught by the client, and by the ledger when the client is bypassed
-  Outcome twice = Net(Review("key1.json", "tea", 1, "changed my mind"));
+  Outcome twice = Net(Review("key1.json", tea_id, 1, "changed my mind"));
   EXPECT_EQ(twice.code, 1);
   EXPECT_THAT(twice.output, HasSubstr("already reviewed the item"));
-  Outcome forced = Net(Review("key1.json", "tea", 1, "changed my mind") + " --force");
+  Outcome forced = Net(Review("key1.json", tea_id, 1, "changed my mind") + " --force");
   EXPECT_EQ(forced.code, 1);
   EXPECT_THAT(forced.output, HasSubstr("rejected"));
   EXPECT_THAT(forced.output, HasSubstr("this key already reviewed the item (tag used)"));
@@ -215,9 +230,12 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   Outcome list = Net("list --json");
   ASSERT_EQ(list.code, 0) << list.output;
   auto j = nlohmann::json::parse(list.output);
-  ASSERT_EQ(j["items"].size(), 2u);
+  ASSERT_EQ(j["items"].size(), 3u);
   std::map<std::string, nlohmann::json> items;
-  for (const auto& item : j["items"]) items[item["name"]] = item;
+  for (const auto& item : j["items"]) {
+    items[item["id"] == tea_id ? "tea" : item["name"] == "tea" ? "other tea" : "coffee"] = item;
+  }
+  EXPECT_EQ(items["other tea"]["count"], 0);
   EXPECT_EQ(items["tea"]["count"], 3);
   EXPECT_EQ(items["tea"]["sum"], 11);
   EXPECT_EQ(items["coffee"]["count"], 2);
@@ -225,14 +243,16 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   EXPECT_EQ(items["tea"]["registered_keys"], 4);
   EXPECT_TRUE(items["tea"]["hijack"].is_object());
 
-  Outcome verify = Net("verify-tally --item tea");
+  Outcome verify = Net("verify-tally --item " + tea_id);
   EXPECT_EQ(verify.code, 0) << verify.output;
   EXPECT_THAT(verify.output, HasSubstr("3 reviews summing to 11"));
-  Outcome show = Net("show --item tea --json");
+  Outcome show = Net("show --item " + tea_id + " --json");
   ASSERT_EQ(show.code, 0) << show.output;
   ASSERT_TRUE(WriteFileAtomically(dir_ / "copy.json", show.output).ok());
-  EXPECT_EQ(Net("verify-tally --item tea --reviews " + Quote((dir_ / "copy.json").string())).code,
-            0);
+  EXPECT_EQ(
+      Net("verify-tally --item " + tea_id + " --reviews " + Quote((dir_ / "copy.json").string()))
+          .code,
+      0);
   auto copy = nlohmann::json::parse(show.output);
   ASSERT_EQ(copy["reviews"].size(), 3u);
   EXPECT_TRUE(copy["verified"].get<bool>());
@@ -244,8 +264,8 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
       tampered["reviews"][1]["rating"] = 1;
     }
     ASSERT_TRUE(WriteFileAtomically(dir_ / "tampered.json", tampered.dump()).ok());
-    Outcome bad =
-        Net("verify-tally --item tea --reviews " + Quote((dir_ / "tampered.json").string()));
+    Outcome bad = Net("verify-tally --item " + tea_id + " --reviews " +
+                      Quote((dir_ / "tampered.json").string()));
     EXPECT_EQ(bad.code, 1) << field;
     EXPECT_THAT(bad.output, HasSubstr("mismatch")) << field;
   }
@@ -261,9 +281,9 @@ TEST_F(ReviewsNetTest, KeysReviewsDoubleReviewAndVerifiedTallies) {
   EXPECT_TRUE(r["politicians_agree"].get<bool>());
   EXPECT_TRUE(r["proofs_ok"].get<bool>());
   EXPECT_TRUE(r["balances_conserved"].get<bool>());  // reviews leaves are not accounts
-  // 4 requests + 4 issues + 4 registrations + 2 items + the reviews, which politicians may
+  // 4 requests + 4 issues + 4 registrations + 3 items + the reviews, which politicians may
   // have coalesced into as few as one batch per item.
-  EXPECT_GE(r["app_txs_applied"].get<int>(), 16);
+  EXPECT_GE(r["app_txs_applied"].get<int>(), 17);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "core/file.h"
 #include "reviews/drac/eligibility.h"
 #include "reviews/metric/hijack.h"
+#include "reviews/metric/window_attack.h"
 #include "reviews/urs/ristretto.h"
 
 extern char** environ;
@@ -46,19 +47,67 @@ drac::Seed EpochSeed(uint64_t seed, int trial) {
   return out;
 }
 
-// Identities walked (in order) until the shift is reached; 0 when the pool runs out.
-uint64_t IdentitiesNeeded(const std::vector<urs::Point>& pool, const drac::Seed& epoch_seed,
-                          uint64_t threshold, double honest_sum, uint64_t honest_count, double mean,
-                          double extreme, double delta) {
-  double sum = honest_sum;
-  uint64_t count = honest_count;
-  for (uint64_t i = 0; i < pool.size(); ++i) {
-    if (!drac::IsEligible(pool[i], "target-item", 1, epoch_seed, threshold)) continue;
-    sum += extreme;
-    ++count;
-    if (std::fabs(sum / static_cast<double>(count) - mean) >= delta - 1e-9) return i + 1;
+// One trial's window: for each identity, whether it is in the ring, whether (if honest) it
+// reviews, and its honest rating.
+struct Window {
+  std::vector<uint8_t> eligible, reviews;
+  std::vector<double> rating;
+};
+
+Window DrawWindow(const AttackConfig& c, const std::vector<urs::Point>& pool, uint64_t threshold,
+                  int trial) {
+  Window w;
+  w.eligible.resize(pool.size());
+  w.reviews.resize(pool.size());
+  w.rating.resize(pool.size());
+  const drac::Seed epoch_seed = EpochSeed(c.seed, trial);
+  std::mt19937_64 rng(c.seed * 1000003 + static_cast<uint64_t>(trial));
+  std::bernoulli_distribution joins(c.participation);
+  std::normal_distribution<double> normal(c.honest_mean,
+                                          c.honest_rating_sd > 0 ? c.honest_rating_sd : 1);
+  for (size_t i = 0; i < pool.size(); ++i) {
+    w.eligible[i] = drac::IsEligible(pool[i], "target-item", 1, epoch_seed, threshold);
+    w.reviews[i] = joins(rng);
+    w.rating[i] =
+        c.honest_rating_sd > 0 ? std::clamp(std::round(normal(rng)), 1.0, 5.0) : c.honest_mean;
   }
-  return 0;
+  return w;
+}
+
+// Walks A = 1..N (identity A-1 turns adversarial) and calls visit(A, won) for each.
+template <typename Visit>
+void WalkAdversary(const AttackConfig& c, const Window& w, Visit visit) {
+  const size_t n = w.eligible.size();
+  double honest_sum = 0;
+  uint64_t honest = 0, adversary_reviews = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (w.eligible[i] && w.reviews[i]) {
+      honest_sum += w.rating[i];
+      ++honest;
+    }
+  }
+  for (size_t a = 1; a <= n; ++a) {
+    const size_t i = a - 1;
+    if (w.eligible[i]) {
+      if (w.reviews[i]) {
+        honest_sum -= w.rating[i];
+        --honest;
+      }
+      ++adversary_reviews;
+    }
+    bool won = false;
+    if (adversary_reviews > 0) {
+      if (honest == 0) {
+        won = true;
+      } else {
+        const double mu = honest_sum / static_cast<double>(honest);
+        const double all = (honest_sum + c.extreme * static_cast<double>(adversary_reviews)) /
+                           static_cast<double>(honest + adversary_reviews);
+        won = std::fabs(all - mu) >= c.delta - 1e-9;
+      }
+    }
+    if (!visit(a, won)) return;
+  }
 }
 
 }  // namespace
@@ -69,53 +118,51 @@ Result<AttackResult> RunAttack(const AttackConfig& config) {
   }
   if (config.trials < 1) return InvalidArgumentError("trials must be at least 1");
   if (!(config.delta > 0)) return InvalidArgumentError("delta must be positive");
-  if (config.honest_mean < metric::HijackInput{}.scale_min ||
-      config.honest_mean > metric::HijackInput{}.scale_max) {
+  if (config.honest_mean < 1 || config.honest_mean > 5) {
     return InvalidArgumentError("honest mean must be within the 1..5 scale");
   }
+  if (config.honest_rating_sd == 0 && config.honest_mean != std::round(config.honest_mean)) {
+    return InvalidArgumentError("with honest_rating_sd 0 the honest mean must be an integer");
+  }
+  for (double s : config.shares) {
+    if (!(s >= 0 && s <= 1)) return InvalidArgumentError("adversary shares must be in [0, 1]");
+  }
+  metric::WindowAttack model{config.identities,  config.ring_size, config.participation,
+                             config.honest_mean, config.extreme,   config.delta};
   AttackResult result;
   result.config = config;
-  result.factor = std::max(1.0, static_cast<double>(config.identities) / config.ring_size);
-
-  // Honest ratings: integers 1..5 around the target mean (normal, sd 0.8, rounded, clamped).
-  std::mt19937_64 rng(config.seed);
-  std::normal_distribution<double> normal(config.honest_mean, 0.8);
-  double honest_sum = 0;
-  for (uint64_t i = 0; i < config.honest_reviews; ++i) {
-    honest_sum += std::clamp(std::round(normal(rng)), 1.0, 5.0);
+  result.factor = static_cast<double>(config.identities) / config.ring_size;
+  TESSERA_ASSIGN_OR_RETURN(auto predicted, metric::MinAdversary(model, 0.5));
+  result.predicted_feasible = predicted.has_value();
+  result.predicted = predicted.value_or(0);
+  for (double s : config.shares) {
+    ShareResult sr;
+    sr.share = s;
+    sr.adversary = static_cast<uint64_t>(std::llround(s * static_cast<double>(config.identities)));
+    TESSERA_ASSIGN_OR_RETURN(sr.predicted, metric::AttackSuccessProbability(model, sr.adversary));
+    result.shares.push_back(sr);
   }
-  result.realized_mean =
-      config.honest_reviews == 0 ? 3.0 : honest_sum / static_cast<double>(config.honest_reviews);
-
-  metric::HijackInput in;
-  in.identities = config.identities;
-  in.ring_size = config.ring_size;
-  in.honest_reviews = config.honest_reviews;
-  in.honest_mean = result.realized_mean;
-  in.delta = config.delta;
-  TESSERA_ASSIGN_OR_RETURN(metric::HijackResistance hr, metric::ComputeHijackResistance(in));
-  if (hr.reviews_needed == 0) {
-    return FailedPreconditionError("a shift of delta is impossible for this honest mean");
-  }
-  result.extreme = hr.target_extreme;
-  result.reviews_needed = hr.reviews_needed;
-  result.predicted_feasible = hr.feasible;
-  result.predicted = hr.identities_with_drac;
 
   std::vector<urs::Point> pool = IdentityPool(config.identities, config.seed);
-  // Without DRAC: every identity is admitted (threshold saturates).
-  result.without_drac =
-      IdentitiesNeeded(pool, EpochSeed(config.seed, -1), UINT64_MAX, honest_sum,
-                       config.honest_reviews, result.realized_mean, result.extreme, config.delta);
   TESSERA_ASSIGN_OR_RETURN(uint64_t threshold,
                            drac::Threshold({config.ring_size, config.identities}));
   std::vector<uint64_t> needed;
+  std::vector<uint64_t> wins(result.shares.size(), 0);
   for (int trial = 0; trial < config.trials; ++trial) {
-    uint64_t a =
-        IdentitiesNeeded(pool, EpochSeed(config.seed, trial), threshold, honest_sum,
-                         config.honest_reviews, result.realized_mean, result.extreme, config.delta);
-    if (a == 0) ++result.failed_trials;
-    needed.push_back(a == 0 ? UINT64_MAX : a);
+    const Window w = DrawWindow(config, pool, threshold, trial);
+    uint64_t first = 0;
+    WalkAdversary(config, w, [&](uint64_t a, bool won) {
+      if (won && first == 0) first = a;
+      for (size_t j = 0; j < result.shares.size(); ++j) {
+        if (result.shares[j].adversary == a && won) ++wins[j];
+      }
+      return true;
+    });
+    if (first == 0) ++result.failed_trials;
+    needed.push_back(first == 0 ? UINT64_MAX : first);
+  }
+  for (size_t j = 0; j < result.shares.size(); ++j) {
+    result.shares[j].simulated = static_cast<double>(wins[j]) / config.trials;
   }
   std::sort(needed.begin(), needed.end());
   auto quantile = [&](double p) {
@@ -124,75 +171,100 @@ Result<AttackResult> RunAttack(const AttackConfig& config) {
     return needed[idx] == UINT64_MAX ? uint64_t{0} : needed[idx];
   };
   result.median = quantile(0.5);
-  result.feasible = result.median != 0;
   result.p10 = quantile(0.1);
   result.p90 = quantile(0.9);
   return result;
 }
 
 namespace {
-std::string Num(uint64_t v, bool ok) { return ok && v != 0 ? std::to_string(v) : ">N"; }
+std::string Share(uint64_t a, uint64_t n) {
+  if (a == 0) return ">N";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4f", static_cast<double>(a) / static_cast<double>(n));
+  return buf;
+}
 }  // namespace
 
 std::string FormatTable(const std::vector<AttackResult>& results) {
   std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof(line), "%8s %6s %7s %4s %9s %9s %9s %9s %9s %10s %9s\n", "N", "k",
-                "N/k", "t", "no-DRAC", "DRAC-p10", "DRAC-med", "DRAC-p90", "metric", "med/noDRAC",
-                "failed");
+  char line[512];
+  std::snprintf(line, sizeof(line), "%8s %6s %7s %9s %9s %9s %9s %7s", "N", "k", "N/k", "A/N-p10",
+                "A/N-med", "A/N-p90", "metric", "failed");
   out << line;
-  for (const AttackResult& r : results) {
-    char ratio[32] = "-";
-    if (r.feasible && r.without_drac > 0) {
-      std::snprintf(ratio, sizeof(ratio), "%.1f", static_cast<double>(r.median) / r.without_drac);
+  if (!results.empty()) {
+    for (const ShareResult& s : results.front().shares) {
+      std::snprintf(line, sizeof(line), "  P(%.3gN) sim/metric", s.share);
+      out << line;
     }
-    std::snprintf(line, sizeof(line), "%8llu %6llu %7.1f %4llu %9llu %9s %9s %9s %9s %10s %9d\n",
-                  static_cast<unsigned long long>(r.config.identities),
+  }
+  out << "\n";
+  for (const AttackResult& r : results) {
+    const uint64_t n = r.config.identities;
+    std::snprintf(line, sizeof(line), "%8llu %6llu %7.1f %9s %9s %9s %9s %7d",
+                  static_cast<unsigned long long>(n),
                   static_cast<unsigned long long>(r.config.ring_size), r.factor,
-                  static_cast<unsigned long long>(r.reviews_needed),
-                  static_cast<unsigned long long>(r.without_drac), Num(r.p10, true).c_str(),
-                  Num(r.median, r.feasible).c_str(), Num(r.p90, true).c_str(),
-                  Num(r.predicted, r.predicted_feasible).c_str(), ratio, r.failed_trials);
+                  Share(r.p10, n).c_str(), Share(r.median, n).c_str(), Share(r.p90, n).c_str(),
+                  Share(r.predicted_feasible ? r.predicted : 0, n).c_str(), r.failed_trials);
     out << line;
+    for (const ShareResult& s : r.shares) {
+      std::snprintf(line, sizeof(line), "  %8.3f / %-8.3f", s.simulated, s.predicted);
+      out << line;
+    }
+    out << "\n";
   }
   return out.str();
 }
 
 std::string FormatCsv(const std::vector<AttackResult>& results) {
   std::ostringstream out;
-  out << "identities,ring_size,factor,reviews_needed,without_drac,p10,median,p90,predicted,"
-         "feasible,failed_trials,trials\n";
+  out << "identities,ring_size,factor,p10,median,p90,predicted,failed_trials,trials";
+  if (!results.empty()) {
+    for (size_t j = 0; j < results.front().shares.size(); ++j) {
+      out << ",share" << j << ",sim" << j << ",metric" << j;
+    }
+  }
+  out << '\n';
   for (const AttackResult& r : results) {
-    out << r.config.identities << ',' << r.config.ring_size << ',' << r.factor << ','
-        << r.reviews_needed << ',' << r.without_drac << ',' << r.p10 << ',' << r.median << ','
-        << r.p90 << ',' << (r.predicted_feasible ? r.predicted : 0) << ',' << (r.feasible ? 1 : 0)
-        << ',' << r.failed_trials << ',' << r.config.trials << '\n';
+    const double n = static_cast<double>(r.config.identities);
+    out << r.config.identities << ',' << r.config.ring_size << ',' << r.factor << ',' << r.p10 / n
+        << ',' << r.median / n << ',' << r.p90 / n << ','
+        << (r.predicted_feasible ? r.predicted / n : 0) << ',' << r.failed_trials << ','
+        << r.config.trials;
+    for (const ShareResult& s : r.shares) {
+      out << ',' << s.share << ',' << s.simulated << ',' << s.predicted;
+    }
+    out << '\n';
   }
   return out.str();
 }
 
-Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path) {
+Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path,
+                       const std::vector<double>& shares) {
   std::string script_path = png_path + ".gp";
   std::ostringstream gp;
   gp << "set terminal pngcairo size 900,560 font 'sans,11'\n"
      << "set output '" << png_path << "'\n"
      << "set termoption noenhanced\n"
      << "set datafile separator ','\n"
-     << "set logscale xy\n"
-     << "set key top left\n"
+     << "set logscale x\n"
+     << "set key top right\n"
      << "set grid\n"
-     << "set xlabel 'N/k (identities per ring slot)'\n"
-     << "set ylabel 'identities the adversary needs'\n"
-     << "set title 'Shifting one item by delta: identities needed with and without DRAC'\n"
-     << "plot '" << csv_path
-     << "' every ::1 using 3:($10==1?$7:1/0):6:($8>0?$8:$1) with yerrorbars "
-     << "pt 7 lc rgb '#1f77b4' title 'DRAC, simulated (median, p10-p90)', \\\n"
-     << "     '' every ::1 using 3:($9>0?$9:1/0) with linespoints dt 2 lc rgb '#ff7f0e' "
-     << "title 'metric A_min (binomial)', \\\n"
-     << "     '' every ::1 using 3:($4*$3) with lines lc rgb '#2ca02c' title 't * N/k', \\\n"
-     << "     '' every ::1 using 3:5 with linespoints pt 5 lc rgb '#d62728' "
-     << "title 'no DRAC, simulated', \\\n"
-     << "     '' every ::1 using 3:1 with lines dt 3 lc rgb 'black' title 'N (every identity)'\n";
+     << "set yrange [0:1]\n"
+     << "set xlabel 'k (expected ring size)'\n"
+     << "set ylabel 'share of N / per-item success probability'\n"
+     << "set title 'One review window: adversary share needed, and items won at fixed shares'\n"
+     << "plot '" << csv_path << "' every ::1 using 2:5:4:6 with yerrorbars pt 7 lc rgb '#1f77b4' "
+     << "title 'A/N to win half the trials (sim, p10-p90)', \\\n"
+     << "     '' every ::1 using 2:7 with lines dt 2 lc rgb '#1f77b4' title 'A/N, closed form'";
+  const char* colors[] = {"#d62728", "#2ca02c", "#ff7f0e", "#9467bd"};
+  for (size_t j = 0; j < shares.size() && j < 4; ++j) {
+    const size_t col = 10 + 3 * j;  // share j: columns share, sim, metric
+    gp << ", \\\n     '' every ::1 using 2:" << col + 1 << " with points pt 5 lc rgb '" << colors[j]
+       << "' title 'P(win) at A = " << shares[j] << " N, sim'"
+       << ", \\\n     '' every ::1 using 2:" << col + 2 << " with lines lc rgb '" << colors[j]
+       << "' title 'closed form'";
+  }
+  gp << "\n";
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(script_path, gp.str()));
   // Run gnuplot directly (no shell), so unusual file names cannot be interpreted as commands.
   std::string program = "gnuplot";

@@ -1,20 +1,22 @@
-// Monte Carlo attack simulation: an adversary controlling A identities tries to shift one
-// item's displayed mean rating by δ, with and without DRAC; we measure the identities it needs
-// and compare them with the hijack-resistance metric (metric/hijack.h) and its N/k factor.
+// Monte Carlo hijack simulation of one item's review window, checked against the closed-form
+// window model (metric/window_attack.h).
 //
-// Model (ours):
-//   * n_h honest reviews with integer ratings drawn around a target mean (their realized mean
-//     μ is what the metric is fed, as a live system would);
-//   * the adversary acquires identities before the epoch's seed is known; the seed is drawn;
-//     the real DRAC lottery (drac::IsEligible over public keys) decides which of its
-//     identities the item's ring admits;
-//   * each admitted identity posts one review at the extreme the metric picks (one, because
-//     the URS tag makes a second review by the same key detectable); the attack succeeds once
-//     the mean has moved by δ;
-//   * the identities needed in a trial are the index of the identity whose review completes
-//     the shift; over trials we report the median (the metric's A_min is the smallest A that
-//     succeeds with probability 1/2) and the 10th/90th percentiles.
-// Without DRAC every identity is admitted, so exactly t(δ) identities are needed.
+// Model (ours; it replaces a first model that fixed 100 honest reviews whatever the ring size,
+// which a ring of 10 cannot hold):
+//   * N identities, each with a review key; the adversary holds the first A of them, chosen
+//     before the epoch's seed exists;
+//   * a seed is drawn per trial and the real DRAC lottery (drac::IsEligible over the keys)
+//     decides which identities are in the item's ring (expected size k);
+//   * an honest ring member reviews with probability ρ (participation), with an integer
+//     rating around μ (normal, sd `honest_rating_sd`, rounded, clamped to 1..5; sd 0 gives
+//     exactly μ, which must then be an integer); each adversarial ring member posts one review
+//     at the extreme e (one: the URS tag makes a second review by a key detectable);
+//   * the attack on the item succeeds in this window iff the adversary posted at least one
+//     review and the window's mean is at least δ away from the honest reviews' mean (with no
+//     honest review, any adversarial review is a success).
+// Reported per ring size: the adversary share A/N needed to win the item in half of the
+// trials (median over trials of the smallest winning A), and the per-item success rate at
+// fixed adversary shares, each beside the closed form.
 #pragma once
 
 #include <cstdint>
@@ -28,36 +30,46 @@ namespace tessera::reviews::sim {
 struct AttackConfig {
   uint64_t identities = 10000;  // N
   uint64_t ring_size = 50;      // k
-  uint64_t honest_reviews = 100;
-  double honest_mean = 4.0;  // target of the honest rating distribution
-  double delta = 0.5;
+  double participation = 0.5;   // ρ
+  double honest_mean = 4.0;     // μ
+  double honest_rating_sd = 0.8;
+  double extreme = 1.0;  // e
+  double delta = 0.5;    // δ
+  // Adversary shares A/N at which the per-item success rate is reported.
+  std::vector<double> shares = {0.01, 0.05, 0.1};
   int trials = 200;
   uint64_t seed = 1;
 };
 
-struct AttackResult {
-  AttackConfig config;
-  double realized_mean = 0;     // μ of the honest ratings
-  double extreme = 0;           // e
-  uint64_t reviews_needed = 0;  // t(δ), from the metric
-  uint64_t without_drac = 0;    // simulated, every identity eligible
-  bool feasible = false;        // median trial succeeded with at most N identities
-  uint64_t median = 0;          // identities needed with DRAC, median over trials
-  uint64_t p10 = 0, p90 = 0;    // percentiles (0 when that trial failed)
-  int failed_trials = 0;        // trials where even N identities did not suffice
-  bool predicted_feasible = false;
-  uint64_t predicted = 0;  // the metric's A_min
-  double factor = 0;       // N/k
+struct ShareResult {
+  double share = 0;
+  uint64_t adversary = 0;  // A = round(share * N)
+  double simulated = 0;    // per-item success rate over the trials
+  double predicted = 0;    // metric::AttackSuccessProbability
 };
 
-// INVALID_ARGUMENT for nonsensical configurations (N or k zero, trials < 1, ...).
+struct AttackResult {
+  AttackConfig config;
+  double factor = 0;          // N/k
+  uint64_t median = 0;        // smallest winning A, median over trials (0: not reached)
+  uint64_t p10 = 0, p90 = 0;  // percentiles of the same (0: not reached)
+  int failed_trials = 0;      // trials where even A = N did not win
+  bool predicted_feasible = false;
+  uint64_t predicted = 0;  // metric::MinAdversary(p = 1/2)
+  std::vector<ShareResult> shares;
+};
+
+// INVALID_ARGUMENT for nonsensical configurations (N or k zero, trials < 1, a share outside
+// [0, 1], a non-integer μ with sd 0, ...).
 Result<AttackResult> RunAttack(const AttackConfig& config);
 
 // A fixed-width table, one row per result, with a header.
 std::string FormatTable(const std::vector<AttackResult>& results);
 // CSV with a header line; the plot script reads it.
 std::string FormatCsv(const std::vector<AttackResult>& results);
-// Runs gnuplot on `csv_path` to draw identities needed against N/k (log-log) into `png_path`.
-Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path);
+// Runs gnuplot on `csv_path`: the share of N needed, and the per-item success rate at each
+// share, against k (log x), into `png_path`.
+Status PlotWithGnuplot(const std::string& csv_path, const std::string& png_path,
+                       const std::vector<double>& shares);
 
 }  // namespace tessera::reviews::sim

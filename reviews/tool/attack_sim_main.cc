@@ -1,5 +1,6 @@
-// reviews-attack-sim: how many identities does an adversary need to shift one item's rating
-// by delta, with and without DRAC? Prints a table, optionally writes CSV and a gnuplot PNG.
+// reviews-attack-sim: what share of the identities does an adversary need to shift one item's
+// rating by delta in one review window, and how often does a given share win an item, for each
+// ring size k? Prints a table beside the closed form, optionally writes CSV and a gnuplot PNG.
 #include <iostream>
 #include <sstream>
 
@@ -11,8 +12,9 @@
 int main(int argc, char** argv) {
   using namespace tessera;
   cli::Program program("reviews-attack-sim",
-                       "Simulates an adversary shifting one item's rating by delta, with and "
-                       "without DRAC, against the hijack-resistance metric.");
+                       "Simulates an adversary shifting one item's rating by delta in one "
+                       "review window (honest reviews drawn from the same ring), beside the "
+                       "closed form.");
   reviews::sim::AttackConfig base;
   std::vector<uint64_t> ring_sizes = {10, 20, 50, 100, 200, 500, 1000};
   std::string csv_path, png_path;
@@ -23,14 +25,22 @@ int main(int argc, char** argv) {
   app.add_option("--ring-sizes", ring_sizes, "Expected DRAC ring sizes k to sweep")
       ->delimiter(',')
       ->capture_default_str();
-  app.add_option("--honest-reviews", base.honest_reviews, "Honest reviews so far (n_h)")
-      ->capture_default_str();
-  app.add_option("--honest-mean", base.honest_mean, "Target mean of the honest ratings (1-5)")
+  app.add_option("--participation", base.participation,
+                 "Share of honest ring members who review (rho)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 1.0));
+  app.add_option("--honest-mean", base.honest_mean, "Mean of the honest ratings (1-5)")
       ->capture_default_str()
       ->check(CLI::Range(1.0, 5.0));
+  app.add_option("--honest-sd", base.honest_rating_sd,
+                 "Standard deviation of the honest ratings (0: all equal the mean)")
+      ->capture_default_str();
   app.add_option("--delta", base.delta, "Rating shift the adversary wants")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  app.add_option("--shares", base.shares, "Adversary shares A/N to report success rates at")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_option("--trials", base.trials, "Monte Carlo trials (epoch seeds) per ring size")
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
@@ -47,16 +57,16 @@ int main(int argc, char** argv) {
       TESSERA_ASSIGN_OR_RETURN(auto result, reviews::sim::RunAttack(config));
       results.push_back(result);
     }
-    const auto& first = results.front();
-    std::cout << "honest reviews " << base.honest_reviews << ", realized mean "
-              << first.realized_mean << ", attack toward " << first.extreme << " by delta "
-              << base.delta << ", " << base.trials << " trials per row\n"
+    std::cout << "one review window: participation " << base.participation << ", honest mean "
+              << base.honest_mean << " (sd " << base.honest_rating_sd << "), attack toward "
+              << base.extreme << " by delta " << base.delta << ", " << base.trials
+              << " trials per row\n"
               << reviews::sim::FormatTable(results);
     if (!csv_path.empty()) {
       TESSERA_RETURN_IF_ERROR(WriteFileAtomically(csv_path, reviews::sim::FormatCsv(results)));
     }
     if (!png_path.empty()) {
-      TESSERA_RETURN_IF_ERROR(reviews::sim::PlotWithGnuplot(csv_path, png_path));
+      TESSERA_RETURN_IF_ERROR(reviews::sim::PlotWithGnuplot(csv_path, png_path, base.shares));
       std::cout << "plot: " << png_path << "\n";
     }
     return Status::Ok();

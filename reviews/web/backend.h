@@ -67,24 +67,21 @@ class Backend {
  public:
   virtual ~Backend() = default;
 
-  // The longest review text (in bytes) the backend accepts: the form says so and refuses a
-  // longer one before calling PostReview.
-  virtual size_t MaxReviewTextBytes() const = 0;
-
   virtual Result<std::vector<ItemSummary>> ListItems() = 0;
 
   // NOT_FOUND for an unknown item, INVALID_ARGUMENT for an id that cannot name one.
   virtual Result<ItemDetail> GetItem(std::string_view id) = 0;
 
-  // Signs and submits a review with the review key in `key_file` (the file's contents, so an
-  // uploaded secret is never written to disk). Returns a message for the user (what was
-  // submitted, where it committed). Errors the page explains: INVALID_ARGUMENT (malformed key
-  // file, bad rating or text), NOT_FOUND (unknown item), PERMISSION_DENIED (the key is not
-  // eligible for the item), ALREADY_EXISTS (this key already reviewed the item),
-  // FAILED_PRECONDITION (the review window is not open, the key is not registered),
-  // UNAVAILABLE (the ledger is unreachable).
-  virtual Result<std::string> PostReview(std::string_view item_id, int rating,
-                                         std::string_view text, std::string_view key_file) = 0;
+  // Relays a review the user's own client signed (`signed_review`: the contents of the file
+  // reviews-net sign-review writes; reviews/client/signed_review.h) for the item `item_id`.
+  // The backend checks it (the item, the window, the ring, the signature) before it submits it:
+  // the server never holds a key. Returns a message for the user. Errors the page explains:
+  // INVALID_ARGUMENT (not a signed review, for another item, over another ring, a signature
+  // that does not verify), NOT_FOUND (unknown item), ALREADY_EXISTS (this key already reviewed
+  // the item), FAILED_PRECONDITION (the review window is not open), UNAVAILABLE (the ledger is
+  // unreachable).
+  virtual Result<std::string> PostSignedReview(std::string_view item_id,
+                                               std::string_view signed_review) = 0;
 };
 
 }  // namespace tessera::reviews::web

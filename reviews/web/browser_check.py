@@ -3,18 +3,21 @@
 reviews-web, and fails (exit 1) on the first thing that is not as it should be.
 
     browser_check.py --url http://127.0.0.1:8080 --item ITEM_ID --name "Item name" \
-        --key-file key.json --screenshots DIR
+        --signed-review review.json --text "the review's text" --screenshots DIR
 
-Steps:
+The review was written and signed by the user's own client (reviews-net sign-review); the
+page only relays it. Steps:
   1. The items page lists the item (by name, linking to /item/<id>) with its numbers.
-  2. The item page shows the review form. The script picks a rating, types a review whose text
-     is an HTML/script injection attempt plus a unique marker, attaches the key file through
-     the file input, and clicks "Post review": the answer must be "Review submitted".
+  2. The item page shows the form and the command that signs a review. The script attaches
+     the signed review file (whose text is an HTML/script injection attempt plus a unique
+     marker) through the file input and clicks "Post review": the answer must be
+     "Review submitted".
   3. The item page (reloaded until the review is committed, at most --commit-wait seconds)
      shows the review, its text as literal text: the <script> and <b> of the text are
      characters on the page, not elements, and the script did not run.
-  4. Posting again with the same key, pasted into the text box this time, is refused with
-     409 Conflict (one review per key and item); a key box holding no key file gets 400.
+  4. Posting the same signed review again, pasted into the text box this time, is refused with
+     409 Conflict (one review per key and item); pasting the review KEY file is refused with
+     400 and a warning never to hand it out; a box holding no signed review gets 400.
   5. The items page now counts the review. Screenshots of the items page and the item page
      are written to DIR as reviews-web.png and reviews-web-item.png.
 """
@@ -29,6 +32,7 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
 
+# The text browser_test.sh signs: a marker, then this injection attempt.
 INJECTION = "<script>window.pwned = 1; document.title = 'pwned'</script><b>not bold</b> & \"quoted\""
 
 
@@ -52,8 +56,8 @@ def review_count_on_page(page):
 
 def run(args):
     item_path = "/item/" + urllib.parse.quote(args.item, safe="")
-    marker = f"browser-check-{os.getpid()}-{int(time.time())}"
-    review_text = f"{marker} {INJECTION}"
+    review_text = args.text
+    marker = review_text.split(" ")[0]
     os.makedirs(args.screenshots, exist_ok=True)
 
     # ignore_cleanup_errors: a crash dump or lock file written while the browser exits must not
@@ -81,13 +85,15 @@ def run(args):
             page.navigate(args.url + item_path)
             check(page.evaluate("document.title") == args.name, "item page loads")
             before = review_count_on_page(page)
-            check(page.evaluate("!!document.querySelector('form #key_file')"),
-                  "item page has the review form")
-            page.set_value("#rating", "4")
-            page.set_value("#text", review_text)
-            page.set_file("#key_file", args.key_file)
-            check(page.evaluate("document.querySelector('#key_file').files.length") == 1,
-                  "key file attached")
+            check(page.evaluate("!!document.querySelector('form #signed_review')"),
+                  "item page has the form for a signed review")
+            check(page.evaluate("!document.querySelector('#key_file, #key_json, #rating')"),
+                  "the form asks for no key and no rating (the signed review holds them)")
+            check("sign-review" in page.evaluate("document.querySelector('#sign-command').innerText"),
+                  "the page shows the command that signs a review")
+            page.set_file("#signed_review", args.signed_review)
+            check(page.evaluate("document.querySelector('#signed_review').files.length") == 1,
+                  "signed review attached")
             page.click_and_wait_for_load("form button[type=submit]")
             title = page.evaluate("document.title")
             if title != "Review submitted":
@@ -120,12 +126,10 @@ def run(args):
             page.evaluate("window.scrollTo(0, 0)")
             page.screenshot(os.path.join(args.screenshots, "reviews-web-item.png"))
 
-            # 4. The same key again (pasted this time), then a box holding no key file.
-            with open(args.key_file) as f:
-                key_json = f.read()
-            page.set_value("#rating", "1")
-            page.set_value("#text", "a second opinion from the same key")
-            page.set_value("#key_json", key_json)
+            # 4. The same signed review again (pasted this time), the key file, then junk.
+            with open(args.signed_review) as f:
+                signed_json = f.read()
+            page.set_value("#signed_json", signed_json)
             page.click_and_wait_for_load("form button[type=submit]")
             title = page.evaluate("document.title")
             error = page.evaluate("(document.querySelector('#error') || document.body).innerText")
@@ -134,12 +138,11 @@ def run(args):
                   f"a second review by the same key is refused: '{title}': {error}")
 
             page.navigate(args.url + item_path)
-            page.set_value("#rating", "3")
-            page.set_value("#key_json", "{\"not\": \"a key file\"}")
+            page.set_value("#signed_json", "{\"not\": \"a signed review\"}")
             page.click_and_wait_for_load("form button[type=submit]")
             title = page.evaluate("document.title")
             check(title == "400 Bad Request",
-                  f"a malformed key file is refused: '{title}': "
+                  f"a malformed signed review is refused: '{title}': "
                   + page.evaluate("(document.querySelector('#error') || document.body).innerText"))
 
             # 5. The listing counts it.
@@ -159,7 +162,10 @@ def main():
     parser.add_argument("--url", required=True, help="base URL of a running reviews-web")
     parser.add_argument("--item", required=True, help="the id of an item open for reviews")
     parser.add_argument("--name", required=True, help="the item's display name")
-    parser.add_argument("--key-file", required=True, help="a review key eligible for the item")
+    parser.add_argument("--signed-review", required=True,
+                        help="a review of the item signed by reviews-net sign-review")
+    parser.add_argument("--text", required=True,
+                        help="the signed review's text (starting with a unique marker)")
     parser.add_argument("--screenshots", required=True, help="directory for the screenshots")
     parser.add_argument("--commit-wait", type=float, default=120,
                         help="seconds to wait for the review to be committed")

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The reviews web page end to end, with nothing faked: a local ledger network running the
 # reviews application, the key issuer daemon, two review keys obtained through the ledger
-# (request, blind issue, anonymous registration), two items, reviews posted with the
-# command-line client, and the real reviews-web driven by headless Chromium (browser_check.py:
-# listing, posting through the form with a key-file upload, escaping, refusals, screenshots).
+# (request, blind issue, anonymous registration at a client-drawn height), two items created by
+# two identities, reviews posted with the command-line client, and the real reviews-web driven
+# by headless Chromium (browser_check.py: listing, posting a review the user's own client signed
+# through the form's upload, escaping, refusals, screenshots), through a proxy that records
+# every byte the server receives: none of it may be the identity's key, the review secret or a
+# blinding value (issue 16). Key files posted to the page are refused, and after the epoch the
+# item stays open (rolling windows) while a review signed for the past epoch is refused.
 #
 # Usage: browser_test.sh BIN_DIR [SCREENSHOT_DIR]
 #   BIN_DIR         the build's bin/ (ledger-localnet and its daemons, reviews-tool,
@@ -115,38 +119,44 @@ get_key() { # user citizen-index [--epoch E]
     --identity "$work/net/keys/citizen-$citizen.id" --out "$work/$user.key.json" "$@" \
     > "$work/get-key-$user.log" 2>&1
 }
-get_key alice 0 &
+# The keys' epoch, with 24 blocks to spare: each client syncs the chain from block 1 first,
+# and a loaded machine makes that take many blocks.
+epoch=2
+h=$(height)
+while [ $(((epoch - 1) * epoch_blocks)) -lt $((h + 24)) ]; do epoch=$((epoch + 1)); done
+get_key alice 0 --epoch "$epoch" &
 get_key_alice=$!
-deadline=$((SECONDS + 60))
-until epoch=$(sed -n 's/^requesting a review key for epoch \([0-9]*\).*/\1/p' \
-  "$work/get-key-alice.log" 2> /dev/null) && [ -n "$epoch" ]; do
-  [ $SECONDS -lt $deadline ] || fail "alice's get-key did not choose an epoch"
-  sleep 0.2
-done
 get_key bob 1 --epoch "$epoch" &
 get_key_bob=$!
+# The items, created meanwhile, in their creators' namespaces: at least two epochs before the
+# keys' epoch, so that the epoch's rings come from a seed drawn after the items existed.
+cafe="Café <Central> & Sons"
+bakery="Bakery \"Sunrise\""
+create_item() { # user citizen-index name
+  net "$1" create-item --name "$3" --citizen-key "$work/net/keys/citizen-$2.key" \
+    --identity "$work/net/keys/citizen-$2.id" > "$work/create-$1.log" 2>&1
+}
+create_item alice 0 "$cafe" || fail "create-item failed: $(cat "$work/create-alice.log")"
+create_item bob 1 "$bakery" || fail "create-item failed: $(cat "$work/create-bob.log")"
 wait $get_key_alice || fail "alice's get-key failed"
 wait $get_key_bob || fail "bob's get-key failed"
 key_epoch() { python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["epoch"])' "$1"; }
 [ "$(key_epoch "$work/alice.key.json")" = "$epoch" ] || fail "alice's key is not for epoch $epoch"
 [ "$(key_epoch "$work/bob.key.json")" = "$epoch" ] || fail "bob's key is not for epoch $epoch"
+# The review key file names no identity; the request file beside it does.
+if grep -q citizen "$work/alice.key.json"; then fail "the review key file names the identity"; fi
+grep -q citizen "$work/alice.key.json.request" || fail "the request file lacks the identity"
 echo "review keys registered for epoch $epoch"
 
-# 3. Items are reviewed in the epoch after their creation: create them in epoch - 1.
-wait_for_height $(((epoch - 1) * epoch_blocks))
-cafe="Café <Central> & Sons"
-bakery="Bakery \"Sunrise\""
-net alice create-item --name "$cafe" > "$work/create-cafe.log" 2>&1 &
-create_cafe=$!
-net bob create-item --name "$bakery" > "$work/create-bakery.log" 2>&1 || fail "create-item failed"
-wait $create_cafe || fail "create-item failed"
-item_id() {
+item_field() { # name field
   net watcher list --json | python3 -c '
 import json, sys
-print(next(i["id"] for i in json.load(sys.stdin)["items"] if i["name"] == sys.argv[1]))' "$1"
+print(next(i[sys.argv[2]] for i in json.load(sys.stdin)["items"] if i["name"] == sys.argv[1]))' \
+    "$1" "$2"
 }
-cafe_id=$(item_id "$cafe")
-bakery_id=$(item_id "$bakery")
+cafe_id=$(item_field "$cafe" id)
+bakery_id=$(item_field "$bakery" id)
+first_epoch=$(item_field "$cafe" first_review_epoch)
 
 # 4. The web page, started before the window opens (it must show the window as upcoming).
 "$bin/reviews-web" --genesis "$work/net/genesis.toml" --checkpoint "$work/web.ckpt" \
@@ -168,16 +178,14 @@ try:
 except urllib.error.HTTPError as e:
     sys.exit(f"GET /api/items: {e.code} {e.read().decode()}")
 print(next(i["window"] for i in items if i["id"] == sys.argv[2]))' "$url" "$cafe_id")
-if [ "$(height)" -lt $((epoch * epoch_blocks - 1)) ]; then
-  [ "$window" = upcoming ] || fail "before epoch $epoch the window is '$window', not upcoming"
+if [ "$(height)" -lt $((first_epoch * epoch_blocks - 1)) ]; then
+  [ "$window" = upcoming ] || fail "before epoch $first_epoch the window is '$window', not upcoming"
 fi
-# A review before the window opens is refused by the client library: 409. Only tried with a few
-# blocks to spare (were the window to open meanwhile, the review would count), on the bakery,
-# which alice does not review later.
-if [ "$(height)" -lt $((epoch * epoch_blocks - 4)) ]; then
-  probe "${url}item/$bakery_id/review" 409 "review window is" --field rating=2 \
-    --field text=early --file "key_file=$work/alice.key.json" || fail "an early review"
-fi
+# The page takes no key: a key file posted to it is refused before anything else.
+probe "${url}item/$bakery_id/review" 400 "does not take review keys" \
+  --file "key_file=$work/alice.key.json" || fail "a posted key file"
+probe "${url}item/$bakery_id/review" 400 "never hand it to anyone" \
+  --file "signed_review=$work/alice.key.json" || fail "a key file posted as a signed review"
 probe "${url}item/$(printf '%064d' 0)" 404 "no item" || fail "an unknown item"
 probe "${url}item/not-an-item-id" 400 "64 lower-case hex digits" || fail "a malformed item id"
 
@@ -191,17 +199,61 @@ net bob2 review --key "$work/bob.key.json" --item "$bakery" --rating 3 \
   fail "bob's review of the bakery failed"
 wait $review_cafe || fail "bob's review of the cafe failed"
 
-# 6. Alice, in the browser.
-python3 "$here/browser_check.py" --url "$url" --item "$cafe_id" --name "$cafe" \
-  --key-file "$work/alice.key.json" --screenshots "$shots" ||
+# 6. Alice writes and signs her review with her own client, then posts the signed review in the
+# browser, which talks to reviews-web through a proxy that records every byte the server receives.
+text="browser-check-$$-$(date +%s) $(python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import browser_check; print(browser_check.INJECTION)' "$here")"
+net alice sign-review --key "$work/alice.key.json" --item-id "$cafe_id" --rating 4 \
+  --text "$text" --out "$work/alice.review.json" > "$work/sign-alice.log" 2>&1 ||
+  fail "alice's sign-review failed: $(cat "$work/sign-alice.log")"
+# And one for the bakery, kept for step 7.
+net alice sign-review --key "$work/alice.key.json" --item-id "$bakery_id" --rating 2 \
+  --text "kept for later" --out "$work/alice.late.json" > /dev/null 2>&1 ||
+  fail "alice's second sign-review failed"
+target=${url#http://}
+python3 "$here/recording_proxy.py" --target "${target%/}" --record "$work/received.bin" \
+  --port-file "$work/proxy.port" > "$work/proxy.log" 2>&1 &
+pids+=($!)
+deadline=$((SECONDS + 30))
+until [ -s "$work/proxy.port" ]; do
+  [ $SECONDS -lt $deadline ] || fail "the recording proxy did not start"
+  sleep 0.1
+done
+proxy_url="http://127.0.0.1:$(cat "$work/proxy.port")/"
+python3 "$here/browser_check.py" --url "$proxy_url" --item "$cafe_id" --name "$cafe" \
+  --signed-review "$work/alice.review.json" --text "$text" --screenshots "$shots" ||
   fail "the browser check failed"
+# Nothing the server received names alice's identity or holds her review secret.
+python3 - "$work/received.bin" "$work/alice.key.json" "$work/net/keys/citizen-0.key" \
+  "$work/net/keys/citizen-0.id" "$work/alice.key.json.request" "$work/alice.review.json" << 'PY' ||
+import json, sys
+received = open(sys.argv[1], "rb").read().lower()
+key = json.load(open(sys.argv[2]))
+citizen_secret = open(sys.argv[3]).read().split()[-1]
+identity = open(sys.argv[4]).read().strip()
+request = json.load(open(sys.argv[5]))
+signed = json.load(open(sys.argv[6]))
+assert signed["payload"].lower().encode() in received, "the recording does not hold the review"
+forbidden = {
+    "review secret": key["review_secret"],
+    "identity (citizen) public key": identity[2:66],
+    "identity file": identity,
+    "citizen secret key": citizen_secret,
+    "blinding inverse": request["inv"],
+}
+for what, hex_value in forbidden.items():
+    for form in (hex_value.lower().encode(), bytes.fromhex(hex_value)):
+        assert form.lower() not in received, f"the server received the {what}"
+print(f"ok: the {len(received)} bytes the server received hold no identity key, no review "
+      "secret and no blinding value")
+PY
+  fail "the server received identity material or the review secret"
 
-# 7. After the epoch the window is closed: the item page has no form, and a review is refused.
+# 7. Rolling windows: after the epoch the item stays open (for the next epoch's keys), and a
+# review signed during the epoch is refused: its key and ring were for an epoch that is over.
 wait_for_height $(((epoch + 1) * epoch_blocks))
-probe "${url}item/$cafe_id" 200 "review window of epoch $epoch is closed" ||
-  fail "the item page after the window"
-probe "${url}item/$bakery_id/review" 409 "review window is" --field rating=4 \
-  --field text=late --file "key_file=$work/alice.key.json" || fail "a review after the window"
+probe "${url}item/$cafe_id" 200 "open" || fail "the item page after the epoch"
+probe "${url}item/$bakery_id/review" 409 "review window only" \
+  --file "signed_review=$work/alice.late.json" || fail "a review after its epoch"
 
 # 8. The ledger gone (the network stopped): an error page, not a hang or a crash.
 kill -TERM "${pids[0]}"

@@ -18,16 +18,6 @@ const std::string* Find(const FormFields& fields, std::string_view name) {
   return it == fields.end() ? nullptr : &it->second;
 }
 
-std::string NormalizeLineBreaks(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n') continue;
-    out.push_back(text[i]);
-  }
-  return out;
-}
-
 }  // namespace
 
 bool IsValidUtf8(std::string_view text) {
@@ -81,46 +71,34 @@ Status CheckItemId(std::string_view id) {
   return Status::Ok();
 }
 
-Result<ReviewForm> ParseReviewForm(const FormFields& fields, size_t max_text_bytes) {
-  ReviewForm form;
-
-  const std::string* rating = Find(fields, "rating");
-  if (rating == nullptr || rating->empty()) {
-    return InvalidArgumentError("rating: choose a rating from 1 to 5");
-  }
-  if (rating->size() != 1 || (*rating)[0] < '0' + kMinRating || (*rating)[0] > '0' + kMaxRating) {
-    return InvalidArgumentError("rating: must be a whole number from 1 to 5");
-  }
-  form.rating = (*rating)[0] - '0';
-
-  if (const std::string* text = Find(fields, "text")) {
-    if (!IsValidUtf8(*text)) return InvalidArgumentError("text: not valid UTF-8");
-    form.text = NormalizeLineBreaks(*text);
-    if (form.text.size() > max_text_bytes) {
-      return InvalidArgumentError("text: at most " + std::to_string(max_text_bytes) +
-                                  " bytes, this one has " + std::to_string(form.text.size()));
+Result<ReviewForm> ParseReviewForm(const FormFields& fields) {
+  for (const char* key_field : {"key_file", "key_json"}) {
+    const std::string* key = Find(fields, key_field);
+    if (key != nullptr && !IsBlank(*key)) {
+      return InvalidArgumentError(
+          "this page does not take review keys: sign the review with your own client "
+          "(reviews-net sign-review) and post the signed review");
     }
   }
-
-  const std::string* uploaded = Find(fields, "key_file");
-  const std::string* pasted = Find(fields, "key_json");
+  const std::string* uploaded = Find(fields, "signed_review");
+  const std::string* pasted = Find(fields, "signed_json");
   const bool has_upload = uploaded != nullptr && !IsBlank(*uploaded);
   const bool has_paste = pasted != nullptr && !IsBlank(*pasted);
   if (has_upload && has_paste) {
     return InvalidArgumentError(
-        "key file: either upload the key file or paste it, not both (they could differ)");
+        "signed review: either upload the file or paste it, not both (they could differ)");
   }
   if (!has_upload && !has_paste) {
-    return InvalidArgumentError("key file: upload your review key file or paste its contents");
+    return InvalidArgumentError(
+        "signed review: upload the file reviews-net sign-review wrote, or paste its contents");
   }
-  const std::string& key_file = has_upload ? *uploaded : *pasted;
-  if (key_file.size() > kMaxKeyFileBytes) {
-    return InvalidArgumentError("key file: " + std::to_string(key_file.size()) +
-                                " bytes is too large for a review key file (at most " +
-                                std::to_string(kMaxKeyFileBytes) + ")");
+  const std::string& text = has_upload ? *uploaded : *pasted;
+  if (text.size() > kMaxSignedReviewBytes) {
+    return InvalidArgumentError("signed review: " + std::to_string(text.size()) +
+                                " bytes is too large for a signed review (at most " +
+                                std::to_string(kMaxSignedReviewBytes) + ")");
   }
-  form.key_file = key_file;
-  return form;
+  return ReviewForm{text};
 }
 
 }  // namespace tessera::reviews::web

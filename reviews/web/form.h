@@ -12,28 +12,25 @@
 
 namespace tessera::reviews::web {
 
-// A review key file is a small JSON object (reviews/tool/formats.h); anything much larger is
-// not one.
-inline constexpr size_t kMaxKeyFileBytes = 16 * 1024;
+// A signed review (reviews/client/signed_review.h: the hex of one review's ledger payload, ring
+// and signature included) is at most this large; anything larger is not one.
+inline constexpr size_t kMaxSignedReviewBytes = 160 * 1024;
 
 // The fields of a posted form by name (an uploaded file's field holds the file's contents).
 using FormFields = std::map<std::string, std::string, std::less<>>;
 
 struct ReviewForm {
-  int rating = 0;
-  std::string text;      // line breaks normalized to "\n"
-  std::string key_file;  // the review key file's contents
+  std::string signed_review;  // the signed review file's contents
 };
 
-// Reads the review form:
-//   rating    "1".."5"
-//   text      optional, valid UTF-8, at most `max_text_bytes` bytes after turning the
-//             browser's "\r\n" line breaks into "\n"
-//   key_file  the uploaded key file, or
-//   key_json  the key file pasted as text: exactly one of the two must be non-blank.
-// INVALID_ARGUMENT naming the field otherwise. Unknown fields are ignored (browsers add their
-// own, e.g. the submit button's).
-Result<ReviewForm> ParseReviewForm(const FormFields& fields, size_t max_text_bytes);
+// Reads the review form. The review is written and signed by the user's own client
+// (reviews-net sign-review), so the page receives no key, only:
+//   signed_review  the uploaded signed review file, or
+//   signed_json    its contents pasted as text: exactly one of the two must be non-blank.
+// INVALID_ARGUMENT naming the field otherwise, and for a field named like a key
+// (key_file, key_json): this server never takes a key. Unknown fields are ignored (browsers
+// add their own, e.g. the submit button's).
+Result<ReviewForm> ParseReviewForm(const FormFields& fields);
 
 // An item id as it may appear in a URL: 1..reviews::kMaxItemLength bytes of valid UTF-8 without
 // control characters. INVALID_ARGUMENT otherwise.

@@ -16,18 +16,16 @@ using namespace tessera::reviews::web;
 
 namespace {
 
-constexpr size_t kMaxText = 1000;
-
 void Check(bool condition) {
   if (!condition) std::abort();
 }
 
 }  // namespace
 
-// The input is up to four NUL-separated values: rating, text, key_file, key_json.
+// The input is up to four NUL-separated values: signed_review, signed_json, key_file, key_json.
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  static constexpr const char* kNames[] = {"rating", "text", "key_file", "key_json"};
+  static constexpr const char* kNames[] = {"signed_review", "signed_json", "key_file", "key_json"};
   FormFields fields;
   size_t start = 0;
   for (const char* name : kNames) {
@@ -37,11 +35,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     start = end + 1;
   }
 
-  auto form = ParseReviewForm(fields, kMaxText);
+  auto form = ParseReviewForm(fields);
   if (form.ok()) {
-    Check(form->rating >= 1 && form->rating <= 5);
-    Check(form->text.size() <= kMaxText && IsValidUtf8(form->text));
-    Check(!form->key_file.empty() && form->key_file.size() <= kMaxKeyFileBytes);
+    Check(!form->signed_review.empty() && form->signed_review.size() <= kMaxSignedReviewBytes);
+    Check(fields["key_file"].find_first_not_of(" \t\r\n") == std::string::npos);
   }
   if (CheckItemId(input).ok()) Check(IsValidUtf8(input) && !input.empty());
 

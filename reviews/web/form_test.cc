@@ -10,93 +10,48 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr size_t kMaxText = 1000;
-constexpr const char* kKey = R"({"epoch": 1, "public": "ab", "secret": "cd"})";
+constexpr const char* kSigned = R"({"format": "tessera-signed-review v1", "payload": "05ab"})";
 
-FormFields ValidFields() { return {{"rating", "4"}, {"text", "Good coffee"}, {"key_file", kKey}}; }
-
-TEST(ReviewsWebFormTest, ParsesAnUploadedKeyFile) {
-  auto form = ParseReviewForm(ValidFields(), kMaxText);
+TEST(ReviewsWebFormTest, ParsesAnUploadedSignedReview) {
+  auto form = ParseReviewForm({{"signed_review", kSigned}, {"submit", "x"}});
   ASSERT_TRUE(form.ok()) << form.status();
-  EXPECT_EQ(form->rating, 4);
-  EXPECT_EQ(form->text, "Good coffee");
-  EXPECT_EQ(form->key_file, kKey);
+  EXPECT_EQ(form->signed_review, kSigned);
 }
 
-TEST(ReviewsWebFormTest, ParsesAPastedKeyFileWhenTheUploadIsEmpty) {
+TEST(ReviewsWebFormTest, ParsesAPastedSignedReviewWhenTheUploadIsEmpty) {
   // A browser sends an empty file part when no file was chosen.
-  FormFields fields = {{"rating", "1"}, {"key_file", ""}, {"key_json", kKey}, {"submit", "x"}};
-  auto form = ParseReviewForm(fields, kMaxText);
+  auto form = ParseReviewForm({{"signed_review", ""}, {"signed_json", kSigned}});
   ASSERT_TRUE(form.ok()) << form.status();
-  EXPECT_EQ(form->rating, 1);
-  EXPECT_EQ(form->text, "");
-  EXPECT_EQ(form->key_file, kKey);
+  EXPECT_EQ(form->signed_review, kSigned);
 }
 
-TEST(ReviewsWebFormTest, RejectsRatingsOutsideOneToFive) {
-  for (const char* rating : {"", "0", "6", "3.5", " 3", "33", "-1", "x", "\xE2\x91\xA2"}) {
-    FormFields fields = ValidFields();
-    fields["rating"] = rating;
-    auto form = ParseReviewForm(fields, kMaxText);
-    ASSERT_FALSE(form.ok()) << "rating '" << rating << "'";
+TEST(ReviewsWebFormTest, NeedsExactlyOneSignedReview) {
+  EXPECT_THAT(
+      ParseReviewForm({{"signed_review", kSigned}, {"signed_json", kSigned}}).status().message(),
+      HasSubstr("not both"));
+  EXPECT_THAT(ParseReviewForm({}).status().message(), HasSubstr("upload the file"));
+  EXPECT_THAT(
+      ParseReviewForm({{"signed_review", " \r\n\t"}, {"signed_json", "\n"}}).status().message(),
+      HasSubstr("upload the file"));
+}
+
+// The page never takes a key: a key field, even beside a valid signed review, is refused.
+TEST(ReviewsWebFormTest, RefusesReviewKeys) {
+  for (const char* field : {"key_file", "key_json"}) {
+    auto form = ParseReviewForm({{"signed_review", kSigned}, {field, "{\"review_secret\": 1}"}});
+    ASSERT_FALSE(form.ok()) << field;
     EXPECT_EQ(form.status().code(), StatusCode::kInvalidArgument);
-    EXPECT_THAT(form.status().message(), HasSubstr("rating"));
+    EXPECT_THAT(form.status().message(), HasSubstr("does not take review keys"));
   }
-  FormFields missing = ValidFields();
-  missing.erase("rating");
-  EXPECT_THAT(ParseReviewForm(missing, kMaxText).status().message(), HasSubstr("rating"));
 }
 
-TEST(ReviewsWebFormTest, NeedsExactlyOneKeyFile) {
-  FormFields both = ValidFields();
-  both["key_json"] = kKey;
-  EXPECT_THAT(ParseReviewForm(both, kMaxText).status().message(), HasSubstr("not both"));
-
-  FormFields none = ValidFields();
-  none.erase("key_file");
-  EXPECT_THAT(ParseReviewForm(none, kMaxText).status().message(), HasSubstr("key file"));
-
-  FormFields blank = ValidFields();
-  blank["key_file"] = " \r\n\t";
-  blank["key_json"] = "\n";
-  EXPECT_THAT(ParseReviewForm(blank, kMaxText).status().message(),
-              HasSubstr("upload your review key"));
-}
-
-TEST(ReviewsWebFormTest, RejectsAKeyFileTooLargeToBeOne) {
-  FormFields fields = ValidFields();
-  fields["key_file"] = std::string(kMaxKeyFileBytes, 'x');
-  EXPECT_TRUE(ParseReviewForm(fields, kMaxText).ok());
-  fields["key_file"] += 'x';
-  auto form = ParseReviewForm(fields, kMaxText);
+TEST(ReviewsWebFormTest, RejectsASignedReviewTooLargeToBeOne) {
+  std::string big(kMaxSignedReviewBytes, 'x');
+  EXPECT_TRUE(ParseReviewForm({{"signed_json", big}}).ok());
+  big += 'x';
+  auto form = ParseReviewForm({{"signed_json", big}});
   ASSERT_FALSE(form.ok());
   EXPECT_THAT(form.status().message(), HasSubstr("too large"));
-}
-
-TEST(ReviewsWebFormTest, LimitsTheTextAfterNormalizingLineBreaks) {
-  FormFields fields = ValidFields();
-  // Each browser "\r\n" counts as one byte once normalized: exactly at the limit.
-  std::string text;
-  for (size_t i = 0; i < kMaxText / 2; ++i) text += "a\r\n";
-  fields["text"] = text;
-  auto form = ParseReviewForm(fields, kMaxText);
-  ASSERT_TRUE(form.ok()) << form.status();
-  EXPECT_EQ(form->text.size(), kMaxText);
-  EXPECT_EQ(form->text.find('\r'), std::string::npos);
-
-  fields["text"] = text + "b";
-  auto too_long = ParseReviewForm(fields, kMaxText);
-  ASSERT_FALSE(too_long.ok());
-  EXPECT_THAT(too_long.status().message(), HasSubstr("text: at most"));
-
-  fields["text"] = "lone\rreturn";  // not part of a "\r\n": kept as typed
-  EXPECT_EQ(ParseReviewForm(fields, kMaxText)->text, "lone\rreturn");
-}
-
-TEST(ReviewsWebFormTest, RejectsTextThatIsNotUtf8) {
-  FormFields fields = ValidFields();
-  fields["text"] = "caf\xE9";  // Latin-1
-  EXPECT_THAT(ParseReviewForm(fields, kMaxText).status().message(), HasSubstr("UTF-8"));
 }
 
 TEST(ReviewsWebFormTest, ValidatesUtf8Strictly) {

@@ -32,6 +32,7 @@ code { overflow-wrap: anywhere; }
 form label { display: block; margin: 0.6em 0 0.2em; font-weight: 600; }
 textarea { width: 100%; box-sizing: border-box; font: inherit; }
 textarea.key { font-family: monospace; font-size: 0.85em; }
+pre { white-space: pre-wrap; overflow-wrap: anywhere; font-size: 0.85em; }
 button { margin-top: 0.8em; padding: 0.4em 1.2em; font: inherit; }
 .error { border-color: #b11; }
 table.histogram { width: auto; background: none; }
@@ -105,7 +106,7 @@ std::string WindowText(const ItemSummary& item) {
   return fmt::format("epoch {}, {}", item.epoch, WindowName(item.window));
 }
 
-std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
+std::string ReviewFormHtml(const ItemSummary& item) {
   switch (item.window) {
     case Window::kUpcoming:
       return fmt::format("<p class=\"box\">Reviews open in epoch {}.</p>\n", item.epoch);
@@ -115,29 +116,24 @@ std::string ReviewFormHtml(const ItemSummary& item, size_t max_text_bytes) {
     case Window::kOpen:
       break;
   }
-  std::string ratings;
-  for (int r = kMaxRating; r >= kMinRating; --r) {
-    ratings += fmt::format("<option value=\"{}\">{} {}</option>", r, r, Stars(r));
-  }
   return fmt::format(
-      "<h2>Write a review</h2>\n"
+      "<h2>Post a review</h2>\n"
       "<form class=\"box\" method=\"post\" action=\"{}/review\" enctype=\"multipart/form-data\">\n"
-      "<label for=\"rating\">Rating</label>\n"
-      "<select id=\"rating\" name=\"rating\" required><option value=\"\">choose</option>{}"
-      "</select>\n"
-      "<label for=\"text\">Review</label>\n"
-      "<textarea id=\"text\" name=\"text\" rows=\"5\" maxlength=\"{}\"></textarea>\n"
-      "<label for=\"key_file\">Review key file</label>\n"
-      "<input id=\"key_file\" name=\"key_file\" type=\"file\" accept=\".json,application/json\">\n"
-      "<label for=\"key_json\">or paste the key file</label>\n"
-      "<textarea id=\"key_json\" name=\"key_json\" class=\"key\" rows=\"4\" "
-      "placeholder=\"the contents of your review key file\"></textarea>\n"
-      "<p class=\"muted\">The key signs the review inside this server, which does not keep it. "
-      "Your "
-      "review is linked to no identity; a second review of this item by the same key is "
-      "rejected.</p>\n"
+      "<p>Write and sign the review with your own client; your review key never leaves it:</p>\n"
+      "<pre id=\"sign-command\">reviews-net --genesis GENESIS sign-review --key YOUR.key.json "
+      "--item-id {} --rating 1..5 --text \"...\" --out review.json</pre>\n"
+      "<label for=\"signed_review\">Signed review file</label>\n"
+      "<input id=\"signed_review\" name=\"signed_review\" type=\"file\" "
+      "accept=\".json,application/json\">\n"
+      "<label for=\"signed_json\">or paste the signed review</label>\n"
+      "<textarea id=\"signed_json\" name=\"signed_json\" class=\"key\" rows=\"4\" "
+      "placeholder=\"the contents of review.json\"></textarea>\n"
+      "<p class=\"muted\">This server receives only the signed review: the item, the rating, the "
+      "text and a ring signature by one of the item's eligible keys. It checks the signature "
+      "and relays the review to the ledger. Never upload your review key file; a second review "
+      "of this item by the same key is rejected.</p>\n"
       "<button type=\"submit\">Post review</button>\n</form>\n",
-      EscapeHtml(ItemLink(item.id)), ratings, max_text_bytes);
+      EscapeHtml(ItemLink(item.id)), EscapeHtml(item.id));
 }
 
 }  // namespace
@@ -219,10 +215,25 @@ std::string DescribeHijack(const HijackView& hijack) {
                      hijack.identities_without_drac);
 }
 
-std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
+std::string RenderPager(std::string_view path, size_t page, size_t pages) {
+  if (pages <= 1) return {};
+  std::string out = "<p class=\"pager\">";
+  if (page > 1) {
+    out += fmt::format("<a rel=\"prev\" href=\"{}?page={}\">previous</a> ", EscapeHtml(path),
+                       page - 1);
+  }
+  out += fmt::format("page {} of {}", page, pages);
+  if (page < pages) {
+    out += fmt::format(" <a rel=\"next\" href=\"{}?page={}\">next</a>", EscapeHtml(path), page + 1);
+  }
+  return out + "</p>\n";
+}
+
+std::string RenderItemsPage(const std::vector<ItemSummary>& items, std::string_view pager) {
   std::string body;
   if (items.empty()) {
     body = "<p class=\"box\">No items yet.</p>\n";
+    body += pager;
     return Page("Tessera reviews", body);
   }
   body =
@@ -240,10 +251,11 @@ std::string RenderItemsPage(const std::vector<ItemSummary>& items) {
         VerifiedCell(item));
   }
   body += "</tbody>\n</table>\n";
+  body += pager;
   return Page("Tessera reviews", body);
 }
 
-std::string RenderItemPage(const ItemDetail& detail, size_t max_text_bytes) {
+std::string RenderItemPage(const ItemDetail& detail, std::string_view pager) {
   const ItemSummary& item = detail.summary;
   std::string body = fmt::format(
       "<h2>{}</h2>\n<div class=\"box\" id=\"summary\">\n"
@@ -264,7 +276,8 @@ std::string RenderItemPage(const ItemDetail& detail, size_t max_text_bytes) {
         EscapeHtml(review.tag_hex));
   }
   body += "</div>\n";
-  body += ReviewFormHtml(item, max_text_bytes);
+  body += pager;
+  body += ReviewFormHtml(item);
   return Page(item.name, body);
 }
 

@@ -30,12 +30,16 @@ std::string FormatRating(const ItemSummary& item);
 // "12 identities to shift the rating by 0.5 (3 without DRAC)".
 std::string DescribeHijack(const HijackView& hijack);
 
-// GET /: the table of items.
-std::string RenderItemsPage(const std::vector<ItemSummary>& items);
+// Links to the previous and next page of a paginated list at `path` ("?page=N", 1-based), and
+// "page P of Q"; empty when there is one page.
+std::string RenderPager(std::string_view path, size_t page, size_t pages);
 
-// GET /item/<id>: the item's numbers, its reviews and, while its window is open, the form
-// that posts a review (its text limited to `max_text_bytes`).
-std::string RenderItemPage(const ItemDetail& item, size_t max_text_bytes);
+// GET /: the table of items (one page of them), then `pager`.
+std::string RenderItemsPage(const std::vector<ItemSummary>& items, std::string_view pager = {});
+
+// GET /item/<id>: the item's numbers, its reviews (one page of them), `pager` and, while its
+// window is open, the form that posts a signed review.
+std::string RenderItemPage(const ItemDetail& item, std::string_view pager = {});
 
 // The answer to a successful POST /item/<id>/review: the backend's message and a way back.
 std::string RenderPostedPage(std::string_view item_id, std::string_view message);

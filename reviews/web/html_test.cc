@@ -104,7 +104,7 @@ TEST(ReviewsWebHtmlTest, EscapesAttackerTextEverywhere) {
   item.verification = kAttack;
   ItemDetail detail{item, {{.rating = 2, .text = kAttack, .tag_hex = kAttack, .height = 9}}};
   for (const std::string& page :
-       {RenderItemsPage({item}), RenderItemPage(detail, 1000), RenderPostedPage(kAttack, kAttack),
+       {RenderItemsPage({item}), RenderItemPage(detail), RenderPostedPage(kAttack, kAttack),
         RenderErrorPage(404, kAttack, kAttack)}) {
     ExpectNoActiveContent(page);
     EXPECT_THAT(page, HasSubstr("&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
@@ -118,7 +118,7 @@ TEST(ReviewsWebHtmlTest, ItemPageShowsReviewsAndTheFormWhileTheWindowIsOpen) {
                      {.rating = 3, .text = "ok", .tag_hex = "cd34", .height = 12}}};
   detail.summary.histogram = {0, 0, 1, 0, 2};
   detail.summary.height = 31;
-  std::string page = RenderItemPage(detail, 1000);
+  std::string page = RenderItemPage(detail);
   EXPECT_THAT(page, HasSubstr("<p>Great\nespresso</p>"));
   EXPECT_THAT(page, HasSubstr("<td>5 \u2605</td><td><meter min=\"0\" max=\"3\" value=\"2\">"));
   EXPECT_THAT(page, HasSubstr("<td>4 \u2605</td><td><meter min=\"0\" max=\"3\" value=\"0\">"));
@@ -127,20 +127,21 @@ TEST(ReviewsWebHtmlTest, ItemPageShowsReviewsAndTheFormWhileTheWindowIsOpen) {
   EXPECT_THAT(page, HasSubstr("<code>cd34</code>"));
   EXPECT_THAT(page, HasSubstr("action=\"/item/cafe/review\""));
   EXPECT_THAT(page, HasSubstr("enctype=\"multipart/form-data\""));
-  EXPECT_THAT(page, HasSubstr("name=\"key_file\" type=\"file\""));
-  EXPECT_THAT(page, HasSubstr("name=\"key_json\""));
-  EXPECT_THAT(page, HasSubstr("maxlength=\"1000\""));
+  EXPECT_THAT(page, HasSubstr("name=\"signed_review\" type=\"file\""));
+  EXPECT_THAT(page, HasSubstr("name=\"signed_json\""));
+  EXPECT_THAT(page, HasSubstr("sign-review --key YOUR.key.json --item-id cafe"));
+  EXPECT_THAT(page, Not(HasSubstr("key_file")));
   ExpectNoActiveContent(page);
 
   detail.summary.window = Window::kClosed;
   detail.reviews.clear();
-  page = RenderItemPage(detail, 1000);
+  page = RenderItemPage(detail);
   EXPECT_THAT(page, Not(HasSubstr("<form")));
   EXPECT_THAT(page, HasSubstr("review window of epoch 7 is closed"));
   EXPECT_THAT(page, HasSubstr("No reviews yet."));
 
   detail.summary.window = Window::kUpcoming;
-  page = RenderItemPage(detail, 1000);
+  page = RenderItemPage(detail);
   EXPECT_THAT(page, Not(HasSubstr("<form")));
   EXPECT_THAT(page, HasSubstr("Reviews open in epoch 7."));
   EXPECT_THAT(page, HasSubstr("epoch 7, upcoming"));

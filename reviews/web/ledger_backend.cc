@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "reviews/client/key_file.h"
+#include "reviews/client/signed_review.h"
 #include "reviews/ledger/payload.h"
 
 namespace tessera::reviews::web {
@@ -34,8 +34,6 @@ LedgerContext LedgerBackend::Context() const {
                        .current_epoch = client_->CurrentEpoch(),
                        .delta = options_.client.hijack_delta};
 }
-
-size_t LedgerBackend::MaxReviewTextBytes() const { return onchain::kMaxReviewText; }
 
 Status LedgerBackend::RefreshIfStale() {
   std::lock_guard lock(refresh_mu_);
@@ -70,19 +68,20 @@ Result<ItemDetail> LedgerBackend::GetItem(std::string_view id) {
   return ToItemDetail(view, Context());
 }
 
-Result<std::string> LedgerBackend::PostReview(std::string_view item_id, int rating,
-                                              std::string_view text, std::string_view key_file) {
+Result<std::string> LedgerBackend::PostSignedReview(std::string_view item_id,
+                                                    std::string_view signed_review) {
   TESSERA_ASSIGN_OR_RETURN(onchain::ItemId item, ItemIdFromText(item_id));
-  // The format is the client library's (key_file.h); its decoder names the malformed field.
-  // The key stays in memory: the uploaded secret is never written anywhere.
-  Result<client::ReviewKeyFile> key = client::DecodeKeyFile(key_file);
-  if (!key.ok()) return key.status().WithContext("key file");
+  // The format is the client library's (signed_review.h); its decoder names what is wrong.
+  TESSERA_ASSIGN_OR_RETURN(onchain::ReviewBatch review, client::DecodeSignedReview(signed_review));
+  if (review.item != item) {
+    return InvalidArgumentError("signed review: it reviews item " + ToHex(review.item) +
+                                ", not this one");
+  }
   TESSERA_RETURN_IF_ERROR(RefreshIfStale());
-  TESSERA_RETURN_IF_ERROR(
-      client_->PostReview(*key, item, rating, text, client::PostOptions{.wait = false}));
+  TESSERA_RETURN_IF_ERROR(client_->SubmitSignedReview(review, client::PostOptions{.wait = false}));
   return std::string(
-      "Your review was signed and submitted to the ledger. It appears on the item's page once a "
-      "block commits it, usually within seconds.");
+      "Your signed review was checked and submitted to the ledger. It appears on the item's page "
+      "once a block commits it, usually within seconds.");
 }
 
 }  // namespace tessera::reviews::web

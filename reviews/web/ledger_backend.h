@@ -36,13 +36,12 @@ class LedgerBackend final : public Backend {
   // that does not answer is not an error here: pages answer 503 until it does.
   static Result<std::unique_ptr<LedgerBackend>> Open(LedgerBackendOptions options);
 
-  size_t MaxReviewTextBytes() const override;
   Result<std::vector<ItemSummary>> ListItems() override;
   Result<ItemDetail> GetItem(std::string_view id) override;
   // Decodes the uploaded key file in memory, signs with it and submits without waiting for the
   // commit; the message says the review shows once a block commits it.
-  Result<std::string> PostReview(std::string_view item_id, int rating, std::string_view text,
-                                 std::string_view key_file) override;
+  Result<std::string> PostSignedReview(std::string_view item_id,
+                                       std::string_view signed_review) override;
 
  private:
   LedgerBackend(LedgerBackendOptions options, std::unique_ptr<client::ReviewsClient> client);

@@ -38,9 +38,8 @@ ItemSummary ToItemSummary(const client::ItemSummary& item, const LedgerContext& 
   for (size_t r = 0; r < out.histogram.size(); ++r) out.histogram[r] = item.tally.histogram[r];
   out.hijack = ToHijackView(item.hijack, context.delta);
   out.epoch = item.review_epoch;
-  out.window = current_epoch < item.review_epoch    ? Window::kUpcoming
-               : current_epoch == item.review_epoch ? Window::kOpen
-                                                    : Window::kClosed;
+  // Rolling windows: an item is reviewable in every epoch from its first (docs/reviews.md).
+  out.window = current_epoch < item.first_review_epoch ? Window::kUpcoming : Window::kOpen;
   out.verified = verified.ok();
   if (!verified.ok()) out.verification = verified.ToString();
   out.height = context.height;

@@ -14,6 +14,7 @@ client::ItemSummary Item() {
   client::ItemSummary item;
   item.id = onchain::ItemIdOf("Cafe Central");
   item.name = "Cafe Central";
+  item.first_review_epoch = 4;
   item.review_epoch = 4;
   item.tally.histogram = {0, 0, 1, 0, 2};  // a 3 and two 5s
   item.registered_keys = 100;
@@ -62,9 +63,11 @@ TEST(ReviewsWebLedgerViewTest, SummaryCarriesTheProvedTallyAndTheMetric) {
   EXPECT_EQ(s.height, 45u);
 }
 
-TEST(ReviewsWebLedgerViewTest, WindowIsOpenOnlyInTheReviewEpoch) {
+// Rolling windows (issue 16): upcoming before the first review epoch, then open in every epoch.
+TEST(ReviewsWebLedgerViewTest, WindowOpensAtTheFirstReviewEpochAndStaysOpen) {
   EXPECT_EQ(ToItemSummary(Item(), {.current_epoch = 3}, Status::Ok()).window, Window::kUpcoming);
-  EXPECT_EQ(ToItemSummary(Item(), {.current_epoch = 5}, Status::Ok()).window, Window::kClosed);
+  EXPECT_EQ(ToItemSummary(Item(), {.current_epoch = 4}, Status::Ok()).window, Window::kOpen);
+  EXPECT_EQ(ToItemSummary(Item(), {.current_epoch = 9}, Status::Ok()).window, Window::kOpen);
 }
 
 TEST(ReviewsWebLedgerViewTest, AFailedReplayIsShownAsNotVerified) {

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <thread>
@@ -82,6 +83,37 @@ Result<FormFields> CollectFormFields(const httplib::Request& req) {
       "a review is posted as multipart/form-data or application/x-www-form-urlencoded");
 }
 
+// One page of a list: entries [begin, end) of `page` (1-based) out of `pages`.
+struct PageOf {
+  size_t page = 1, pages = 1, begin = 0, end = 0;
+};
+
+// ?page=N, 1-based (default 1). INVALID_ARGUMENT for anything but a page that exists (page 1
+// of an empty list exists).
+Result<PageOf> Paginate(const httplib::Request& req, size_t total, size_t page_size) {
+  PageOf p;
+  p.pages = std::max<size_t>(1, (total + page_size - 1) / page_size);
+  if (req.has_param("page")) {
+    const std::string text = req.get_param_value("page");
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), p.page);
+    if (text.empty() || error != std::errc() || end != text.data() + text.size() || p.page < 1 ||
+        p.page > p.pages) {
+      return InvalidArgumentError("page must be a whole number from 1 to " +
+                                  std::to_string(p.pages));
+    }
+  }
+  p.begin = std::min(total, (p.page - 1) * page_size);
+  p.end = std::min(total, p.begin + page_size);
+  return p;
+}
+
+template <typename T>
+void Keep(std::vector<T>& list, const PageOf& page) {
+  list = std::vector<T>(list.begin() + page.begin, list.begin() + page.end);
+}
+
+std::string ItemLink(std::string_view id) { return "/item/" + EncodePathSegment(id); }
+
 }  // namespace
 
 Result<ListenAddress> ParseListenAddress(std::string_view text) {
@@ -132,6 +164,14 @@ void Server::Impl::Install() {
   http.set_read_timeout(options.io_timeout_seconds, 0);
   http.set_write_timeout(options.io_timeout_seconds, 0);
   http.set_keep_alive_timeout(options.io_timeout_seconds);
+  // One request per connection, answered with "Connection: close". httplib 0.11.4 answers a
+  // request it cannot parse (e.g. a multipart body past 1024 parts) with 400 but, on a kept-alive
+  // connection, reads the rest of that body as the next request: a request hidden inside a form
+  // would run. Closing after every answer leaves nothing to smuggle into.
+  http.set_keep_alive_max_count(1);
+  http.new_task_queue = [threads = options.worker_threads] {
+    return new httplib::ThreadPool(threads);
+  };
   // Defence in depth behind the escaping: no script runs and nothing loads from elsewhere even
   // if some text slipped through unescaped.
   http.set_default_headers({
@@ -194,7 +234,10 @@ void Server::Impl::Install() {
 void Server::Impl::Items(const httplib::Request& req, httplib::Response& res) {
   Result<std::vector<ItemSummary>> items = backend.ListItems();
   if (!items.ok()) return SendError(req, res, items.status());
-  res.set_content(RenderItemsPage(*items), kHtml);
+  Result<PageOf> page = Paginate(req, items->size(), options.page_size);
+  if (!page.ok()) return SendError(req, res, page.status());
+  std::vector<ItemSummary> shown(items->begin() + page->begin, items->begin() + page->end);
+  res.set_content(RenderItemsPage(shown, RenderPager("/", page->page, page->pages)), kHtml);
 }
 
 void Server::Impl::Item(const httplib::Request& req, httplib::Response& res) {
@@ -202,7 +245,10 @@ void Server::Impl::Item(const httplib::Request& req, httplib::Response& res) {
   if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
   Result<ItemDetail> item = backend.GetItem(id);
   if (!item.ok()) return SendError(req, res, item.status());
-  res.set_content(RenderItemPage(*item, backend.MaxReviewTextBytes()), kHtml);
+  Result<PageOf> page = Paginate(req, item->reviews.size(), options.page_size);
+  if (!page.ok()) return SendError(req, res, page.status(), id);
+  Keep(item->reviews, *page);
+  res.set_content(RenderItemPage(*item, RenderPager(ItemLink(id), page->page, page->pages)), kHtml);
 }
 
 void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& res) {
@@ -210,9 +256,9 @@ void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& re
   if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
   Result<FormFields> fields = CollectFormFields(req);
   if (!fields.ok()) return SendError(req, res, fields.status(), id);
-  Result<ReviewForm> form = ParseReviewForm(*fields, backend.MaxReviewTextBytes());
+  Result<ReviewForm> form = ParseReviewForm(*fields);
   if (!form.ok()) return SendError(req, res, form.status(), id);
-  Result<std::string> message = backend.PostReview(id, form->rating, form->text, form->key_file);
+  Result<std::string> message = backend.PostSignedReview(id, form->signed_review);
   if (!message.ok()) {
     spdlog::info("review of {} refused: {}", Printable(id), message.status().ToString());
     return SendError(req, res, message.status(), id);
@@ -223,7 +269,13 @@ void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& re
 void Server::Impl::ApiItems(const httplib::Request& req, httplib::Response& res) {
   Result<std::vector<ItemSummary>> items = backend.ListItems();
   if (!items.ok()) return SendError(req, res, items.status());
-  res.set_content(Dump(ItemsToJson(*items)), kJson);
+  Result<PageOf> page = Paginate(req, items->size(), options.page_size);
+  if (!page.ok()) return SendError(req, res, page.status());
+  std::vector<ItemSummary> shown(items->begin() + page->begin, items->begin() + page->end);
+  nlohmann::json j = ItemsToJson(shown);
+  j["page"] = page->page;
+  j["pages"] = page->pages;
+  res.set_content(Dump(j), kJson);
 }
 
 void Server::Impl::ApiItem(const httplib::Request& req, httplib::Response& res) {
@@ -231,7 +283,13 @@ void Server::Impl::ApiItem(const httplib::Request& req, httplib::Response& res) 
   if (Status s = CheckItemId(id); !s.ok()) return SendError(req, res, s);
   Result<ItemDetail> item = backend.GetItem(id);
   if (!item.ok()) return SendError(req, res, item.status());
-  res.set_content(Dump(ItemDetailToJson(*item)), kJson);
+  Result<PageOf> page = Paginate(req, item->reviews.size(), options.page_size);
+  if (!page.ok()) return SendError(req, res, page.status());
+  Keep(item->reviews, *page);
+  nlohmann::json j = ItemDetailToJson(*item);
+  j["page"] = page->page;
+  j["pages"] = page->pages;
+  res.set_content(Dump(j), kJson);
 }
 
 Server::Server(Backend& backend, ServerOptions options)

@@ -1,17 +1,20 @@
 // The reviews web server: HTML pages and a small JSON API over a Backend (backend.h).
 //
-//   GET  /                     the items: rating, review count, hijack resistance, window, tally
-//   GET  /item/<id>            an item's reviews and the form that posts one
+//   GET  /[?page=N]            the items: rating, review count, hijack resistance, window, tally
+//   GET  /item/<id>[?page=N]   an item's reviews and the form that posts a signed review
 //   POST /item/<id>/review     the form (multipart/form-data or x-www-form-urlencoded):
-//                              rating, text, key_file (upload) or key_json (pasted)
-//   GET  /api/items            the items as JSON (api.h)
-//   GET  /api/item/<id>        one item with its reviews as JSON
+//                              signed_review (upload) or signed_json (pasted), the output of
+//                              the user's own client (reviews-net sign-review): the server
+//                              never receives a review key or an identity
+//   GET  /api/items[?page=N]   the items as JSON (api.h), with "page" and "pages"
+//   GET  /api/item/<id>[?page=N]  one item with a page of its reviews as JSON
 //   GET  /style.css            the one stylesheet
 //
 // <id> is percent-encoded in links (html.h) and decoded by the server. Bad input gets an error
 // page (JSON under /api/) with the HTTP status of http_status.h; bodies over
 // ServerOptions::max_body_bytes are refused with 413 before the backend sees them. Every answer
-// carries a Content-Security-Policy that allows no script and nothing from another origin.
+// carries a Content-Security-Policy that allows no script and nothing from another origin, and
+// every connection is closed after one answer (no request can hide behind a malformed one).
 //
 //   Server server(backend, {});
 //   TESSERA_ASSIGN_OR_RETURN(int port, server.Bind("127.0.0.1", 8080));
@@ -30,13 +33,20 @@
 namespace tessera::reviews::web {
 
 struct ServerOptions {
-  // The largest request body accepted. A review form is a few KiB (text <= 4 KiB, key file
-  // <= 16 KiB, multipart framing), so 64 KiB leaves room without letting a client make the
-  // server buffer megabytes.
-  size_t max_body_bytes = 64 * 1024;
+  // The largest request body accepted. A signed review is its ring and signature in hex (about
+  // 130 bytes per ring member) plus the text: 160 KiB holds the largest ring the ledger takes
+  // (form.h), and 192 KiB leaves room for the multipart framing without letting a client make
+  // the server buffer megabytes.
+  size_t max_body_bytes = 192 * 1024;
   // How long a connection may stall while sending its request or reading the answer, and how
   // long an idle keep-alive connection is kept.
   int io_timeout_seconds = 10;
+  // Items per page of the item list, and reviews per page of an item (?page=N).
+  size_t page_size = 50;
+  // Threads serving connections. A connection that stalls holds one for up to
+  // io_timeout_seconds; with httplib's default (8 on a small machine) a few dozen slow clients
+  // delayed every real request by seconds. Threads blocked on a socket cost little.
+  size_t worker_threads = 64;
 };
 
 struct ListenAddress {

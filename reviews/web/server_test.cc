@@ -17,6 +17,7 @@
 #include <set>
 #include <thread>
 
+#include "reviews/web/form.h"
 #include "reviews/web/html.h"
 
 namespace tessera::reviews::web {
@@ -25,8 +26,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Items in memory; a review key file is accepted when it is one of `keys_`, a key may review an
-// item once, and the "banned" key is never eligible. Records every PostReview call.
+// Items in memory. A "signed review" here is {"key": K, "rating": R, "text": T}: accepted when K
+// is one of `keys_`, a key may review an item once, and the "forged" key never verifies.
+// Records every call.
 class FakeBackend : public Backend {
  public:
   FakeBackend() {
@@ -45,10 +47,9 @@ class FakeBackend : public Backend {
     items_[id] = item;
   }
 
-  size_t MaxReviewTextBytes() const override { return 1000; }
-
   Result<std::vector<ItemSummary>> ListItems() override {
     std::lock_guard lock(mu_);
+    ++list_calls_;
     if (down_) return UnavailableError("no politician answered");
     std::vector<ItemSummary> out;
     for (const auto& [id, item] : items_) out.push_back(item.summary);
@@ -63,21 +64,27 @@ class FakeBackend : public Backend {
     return it->second;
   }
 
-  Result<std::string> PostReview(std::string_view item_id, int rating, std::string_view text,
-                                 std::string_view key_file) override {
+  Result<std::string> PostSignedReview(std::string_view item_id,
+                                       std::string_view signed_review) override {
     std::lock_guard lock(mu_);
     ++post_calls_;
+    received_.emplace_back(signed_review);
     auto it = items_.find(std::string(item_id));
     if (it == items_.end()) return NotFoundError("no item '" + std::string(item_id) + "'");
-    if (key_file == "banned") return PermissionDeniedError("the key is not in the item's ring");
-    if (!keys_.contains(std::string(key_file))) {
-      return InvalidArgumentError("key file: not a review key");
+    const auto j = nlohmann::json::parse(signed_review, nullptr, false);
+    if (j.is_discarded() || !j.contains("key")) {
+      return InvalidArgumentError("signed review: not a JSON object");
     }
-    if (!used_.emplace(std::string(item_id), std::string(key_file)).second) {
+    const std::string key = j["key"];
+    const int rating = j.value("rating", 3);
+    const std::string text = j.value("text", "");
+    if (key == "forged") return InvalidArgumentError("the ring signature does not verify");
+    if (!keys_.contains(key)) return InvalidArgumentError("signed review: unknown ring");
+    if (!used_.emplace(std::string(item_id), key).second) {
       return AlreadyExistsError("this key already reviewed the item");
     }
     ItemDetail& item = it->second;
-    item.reviews.push_back({rating, std::string(text), "tag" + std::string(key_file), 10});
+    item.reviews.push_back({rating, text, "tag" + key, 10});
     double sum = 0;
     for (const ReviewView& r : item.reviews) sum += r.rating;
     item.summary.review_count = item.reviews.size();
@@ -97,6 +104,14 @@ class FakeBackend : public Backend {
     std::lock_guard lock(mu_);
     return post_calls_;
   }
+  int list_calls() {
+    std::lock_guard lock(mu_);
+    return list_calls_;
+  }
+  std::vector<std::string> received() {
+    std::lock_guard lock(mu_);
+    return received_;
+  }
 
  private:
   std::mutex mu_;
@@ -106,6 +121,8 @@ class FakeBackend : public Backend {
   bool down_ = false;
   bool internal_failure_ = false;
   int post_calls_ = 0;
+  int list_calls_ = 0;
+  std::vector<std::string> received_;
 };
 
 class ReviewsWebServerTest : public ::testing::Test {
@@ -136,12 +153,16 @@ class ReviewsWebServerTest : public ::testing::Test {
     return Client().Post("/item/" + EncodePathSegment(item) + "/review", form);
   }
 
-  static httplib::MultipartFormDataItems Form(std::string rating, std::string text,
-                                              std::string key) {
-    return {{"rating", std::move(rating), "", ""},
-            {"text", std::move(text), "", ""},
-            {"key_file", std::move(key), "review-key.json", "application/json"},
-            {"key_json", "", "", ""}};
+  static std::string Signed(const std::string& key, int rating, const std::string& text) {
+    return nlohmann::json{{"key", key}, {"rating", rating}, {"text", text}}.dump();
+  }
+  static httplib::MultipartFormDataItems Form(const std::string& signed_review) {
+    return {{"signed_review", signed_review, "review.json", "application/json"},
+            {"signed_json", "", "", ""}};
+  }
+  static httplib::MultipartFormDataItems Form(const std::string& key, int rating,
+                                              const std::string& text) {
+    return Form(Signed(key, rating, text));
   }
 
   FakeBackend backend_;
@@ -196,7 +217,7 @@ TEST_F(ReviewsWebServerTest, UnknownPagesAndItemsAre404Pages) {
 
 TEST_F(ReviewsWebServerTest, PostedReviewAppearsEscaped) {
   const std::string text = "<script>document.title='pwned'</script> 5/5 & \"fine\"";
-  auto res = PostForm("cafe", Form("5", text, "key-a"));
+  auto res = PostForm("cafe", Form("key-a", 5, text));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
   EXPECT_THAT(res->body, HasSubstr("review committed at height 10"));
@@ -215,9 +236,10 @@ TEST_F(ReviewsWebServerTest, PostedReviewAppearsEscaped) {
   EXPECT_EQ(j["reviews"][0]["text"], text);
 }
 
-TEST_F(ReviewsWebServerTest, AcceptsAUrlEncodedFormWithAPastedKey) {
-  auto res = Client().Post("/item/cafe/review", "rating=3&text=ok%0D%0Afine&key_json=key-b",
-                           "application/x-www-form-urlencoded");
+TEST_F(ReviewsWebServerTest, AcceptsAUrlEncodedFormWithAPastedSignedReview) {
+  const std::string body =
+      "signed_json=" + httplib::detail::encode_query_param(Signed("key-b", 3, "ok\nfine"));
+  auto res = Client().Post("/item/cafe/review", body, "application/x-www-form-urlencoded");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200) << res->body;
   auto item = backend_.GetItem("cafe");
@@ -227,19 +249,27 @@ TEST_F(ReviewsWebServerTest, AcceptsAUrlEncodedFormWithAPastedKey) {
   EXPECT_EQ(item->reviews[0].text, "ok\nfine");
 }
 
+// The page takes no key: a form carrying a key file is refused before the backend, whatever
+// else it holds, and the refusal says what to do instead.
+TEST_F(ReviewsWebServerTest, KeyFilesAreRefused) {
+  auto res = PostForm("cafe", {{"key_file", "{\"review_secret\": \"ab\"}", "k.json", ""},
+                               {"signed_review", Signed("key-a", 4, "x"), "r.json", ""}});
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_THAT(res->body, HasSubstr("does not take review keys"));
+  EXPECT_THAT(res->body, HasSubstr("sign-review"));
+  EXPECT_EQ(backend_.post_calls(), 0);
+}
+
 TEST_F(ReviewsWebServerTest, BadFormsAreRefusedBeforeTheBackend) {
   struct Case {
     httplib::MultipartFormDataItems form;
     std::string want;
   };
   const std::vector<Case> cases = {
-      {Form("9", "x", "key-a"), "rating"},
-      {Form("", "x", "key-a"), "rating"},
-      {Form("4", "x", ""), "upload your review key"},
-      {Form("4", "caf\xE9", "key-a"), "UTF-8"},
-      {Form("4", std::string(1001, 'x'), "key-a"), "text: at most 1000 bytes"},
-      {{{"rating", "4", "", ""}, {"rating", "5", "", ""}, {"key_json", "key-a", "", ""}},
-       "sent twice"},
+      {Form(""), "upload the file"},
+      {{{"signed_review", "a", "r.json", ""}, {"signed_json", "b", "", ""}}, "not both"},
+      {{{"signed_json", "a", "", ""}, {"signed_json", "b", "", ""}}, "sent twice"},
   };
   for (const Case& c : cases) {
     auto res = PostForm("cafe", c.form);
@@ -256,7 +286,7 @@ TEST_F(ReviewsWebServerTest, BadFormsAreRefusedBeforeTheBackend) {
 }
 
 TEST_F(ReviewsWebServerTest, HugeBodiesAreRefusedWith413) {
-  auto res = PostForm("cafe", Form("4", std::string(64 * 1024, 'x'), "key-a"));
+  auto res = PostForm("cafe", Form("key-a", 4, std::string(64 * 1024, 'x')));
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 413);
   EXPECT_THAT(res->body, HasSubstr("larger than the 32768 bytes"));
@@ -264,20 +294,21 @@ TEST_F(ReviewsWebServerTest, HugeBodiesAreRefusedWith413) {
 }
 
 TEST_F(ReviewsWebServerTest, BackendRefusalsKeepTheirMeaning) {
-  auto first = PostForm("cafe", Form("4", "", "key-c"));
+  auto first = PostForm("cafe", Form("key-c", 4, ""));
   ASSERT_TRUE(first);
   EXPECT_EQ(first->status, 200);
-  auto again = PostForm("cafe", Form("1", "changed my mind", "key-c"));
+  auto again = PostForm("cafe", Form("key-c", 1, "changed my mind"));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->status, 409);
   EXPECT_THAT(again->body, HasSubstr("already reviewed"));
-  auto banned = PostForm("cafe", Form("1", "", "banned"));
-  ASSERT_TRUE(banned);
-  EXPECT_EQ(banned->status, 403);
-  auto bad_key = PostForm("cafe", Form("1", "", "{not json"));
-  ASSERT_TRUE(bad_key);
-  EXPECT_EQ(bad_key->status, 400);
-  auto unknown = PostForm("nope", Form("1", "", "key-a"));
+  auto forged = PostForm("cafe", Form("forged", 1, ""));
+  ASSERT_TRUE(forged);
+  EXPECT_EQ(forged->status, 400);
+  EXPECT_THAT(forged->body, HasSubstr("does not verify"));
+  auto bad = PostForm("cafe", Form("{not json"));
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  auto unknown = PostForm("nope", Form("key-a", 1, ""));
   ASSERT_TRUE(unknown);
   EXPECT_EQ(unknown->status, 404);
   EXPECT_EQ(backend_.post_calls(), 5);
@@ -325,7 +356,7 @@ TEST_F(ReviewsWebServerTest, ConcurrentPostsAreEachAnswered) {
   for (int i = 0; i < kThreads; ++i) {
     threads.emplace_back([this, i, &statuses] {
       // Three keys over eight items: every (item, key) pair is new, so every post is accepted.
-      auto res = PostForm("item" + std::to_string(i), Form("3", "ok", "key-a"));
+      auto res = PostForm("item" + std::to_string(i), Form("key-a", 3, "ok"));
       statuses[i] = res ? res->status : -1;
     });
   }
@@ -342,6 +373,29 @@ TEST_F(ReviewsWebServerTest, OtherMethodsAreRefused) {
   ASSERT_TRUE(put);
   EXPECT_GE(put->status, 400);
   EXPECT_EQ(backend_.post_calls(), 0);
+}
+
+TEST_F(ReviewsWebServerTest, ListsArePaginated) {
+  for (int i = 0; i < 120; ++i) backend_.AddItem("p" + std::to_string(1000 + i), "Paged");
+  auto first = Client().Get("/api/items");
+  ASSERT_TRUE(first);
+  auto j = nlohmann::json::parse(first->body);
+  EXPECT_EQ(j["items"].size(), 50u);  // ServerOptions::page_size
+  EXPECT_EQ(j["page"], 1);
+  EXPECT_EQ(j["pages"], 3);  // 122 items
+  auto last = Client().Get("/api/items?page=3");
+  ASSERT_TRUE(last);
+  EXPECT_EQ(nlohmann::json::parse(last->body)["items"].size(), 22u);
+  auto html = Client().Get("/?page=2");
+  ASSERT_TRUE(html);
+  EXPECT_THAT(html->body, HasSubstr("page 2 of 3"));
+  EXPECT_THAT(html->body, HasSubstr("href=\"/?page=3\""));
+  for (const char* bad : {"/?page=0", "/?page=4", "/?page=x", "/api/items?page=-1"}) {
+    auto res = Client().Get(bad);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 400) << bad;
+    EXPECT_THAT(res->body, HasSubstr("page must be")) << bad;
+  }
 }
 
 // A client that sends half a request and stalls is disconnected after the I/O timeout instead
@@ -376,6 +430,94 @@ TEST(ReviewsWebServerSetupTest, StalledClientsAreDisconnected) {
   ::close(fd);
   EXPECT_EQ(backend.post_calls(), 0);
 
+  stop.store(true);
+  serving.join();
+}
+
+// Request smuggling (issue 16): past 1024 multipart parts httplib 0.11.4 answers 400, and on a
+// kept-alive connection read the rest of the body as the next request, so a request hidden at
+// the end of a form ran. The server closes every connection after one answer: exactly one
+// response comes back and the hidden request never reaches the backend.
+TEST(ReviewsWebServerSetupTest, AHiddenRequestBehindTooManyPartsNeverRuns) {
+  FakeBackend backend;
+  Server server(backend, {});  // the default body limit, which the request stays under
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+
+  const std::string boundary = "xYzBoundary";
+  std::string body;
+  for (int i = 0; i < 1100; ++i) {
+    body += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"p" + std::to_string(i) +
+            "\"\r\n\r\nv\r\n";
+  }
+  const std::string hidden = "GET /api/items HTTP/1.1\r\nHost: x\r\n\r\n";
+  body += hidden;
+  const std::string request =
+      "POST /item/cafe/review HTTP/1.1\r\nHost: x\r\n"
+      "Content-Type: multipart/form-data; boundary=" +
+      boundary + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  ASSERT_LT(request.size(), ServerOptions{}.max_body_bytes);  // the parser refuses, not 413
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(*port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
+  timeval wait{.tv_sec = 30, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  ::close(fd);
+  EXPECT_EQ(n, 0) << "the connection was not closed after the answer";
+  size_t responses = 0;
+  for (size_t at = answer.find("HTTP/1.1 "); at != std::string::npos;
+       at = answer.find("HTTP/1.1 ", at + 1)) {
+    ++responses;
+  }
+  EXPECT_EQ(responses, 1u) << answer.substr(0, 2000);
+  EXPECT_THAT(answer, HasSubstr("HTTP/1.1 400"));
+  EXPECT_EQ(backend.list_calls(), 0) << "the hidden GET /api/items ran";
+  EXPECT_EQ(backend.post_calls(), 0);
+  stop.store(true);
+  serving.join();
+}
+
+// Slow clients (issue 16): two dozen connections that send half a request and stall do not
+// keep a real request waiting until they time out (here 60 s, beyond the client's 20 s).
+TEST(ReviewsWebServerSetupTest, StalledClientsDoNotStarveOthers) {
+  FakeBackend backend;
+  ServerOptions options;
+  options.io_timeout_seconds = 60;
+  Server server(backend, options);
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  std::vector<int> stalled;
+  for (int i = 0; i < 24; ++i) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(*port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+    const std::string partial = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+    stalled.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", *port);
+  client.set_read_timeout(20, 0);
+  auto res = client.Get("/api/items");
+  ASSERT_TRUE(res) << "a real request waited behind the stalled connections";
+  EXPECT_EQ(res->status, 200);
+  for (int fd : stalled) ::close(fd);
   stop.store(true);
   serving.join();
 }

@@ -1,0 +1,28 @@
+// A review signed by the user's own client, as the user hands it to a relay (the web page,
+// reviews/web/): the ledger payload of one review, nothing else.
+//
+//   { "format": "tessera-signed-review v1", "payload": "<hex of a Reviews payload>" }
+//
+// The payload (reviews/ledger/payload.h) holds the item, the epoch, the ring (public review
+// keys), the rating, the text and the unique ring signature with its tag: no identity, no
+// secret, no blinding value. A relay learns what the ledger will publish anyway.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "reviews/ledger/payload.h"
+
+namespace tessera::reviews::client {
+
+// A ring of kMaxRing members and its signature, hex-encoded, with room for the text.
+inline constexpr size_t kMaxSignedReviewBytes = 160 * 1024;
+
+std::string EncodeSignedReview(const onchain::ReviewBatch& review);
+// INVALID_ARGUMENT naming what is wrong: not JSON, another format, a payload that does not
+// decode (the payload decoder's error), a payload that is not exactly one review.
+Result<onchain::ReviewBatch> DecodeSignedReview(std::string_view json);
+
+}  // namespace tessera::reviews::client
