@@ -1,10 +1,10 @@
 // Command jobs on a live cluster (scheduler and agents as real processes on loopback):
 //
-//  (a) an unmodified PyTorch DDP script (Debian's python3-torch 1.13.1, gloo), 4 ranks on
-//      2 agents x 2 slots, is shrunk to 2 slots by a premium job (all 4 ranks stop at the same
-//      step through the interposition layer's barrier, then run spliced: 4 ranks on 2 slots,
-//      world size 4), grown back to 4 slots, and ends with the parameters of an uninterrupted
-//      run of the same script started as torchrun starts it, bit for bit;
+//  (a) an unmodified PyTorch DDP script (Debian's python3-torch 1.13.1, gloo), and a libtorch
+//      job on the C++ library, 4 ranks on 2 agents x 2 slots, are shrunk to 2 slots by a
+//      premium job (all 4 ranks stop at the same step through the barrier, then run spliced:
+//      4 ranks on 2 slots, world size 4), grown back to 4 slots, and end with the parameters
+//      of an uninterrupted run started as torchrun starts it, bit for bit;
 //  (b) a program that ignores SIGTERM is killed after the grace period and requeued, the
 //      scheduler reports it, and the job beside it runs on undisturbed.
 #include <gtest/gtest.h>
@@ -61,33 +61,39 @@ class CommandJobLiveTest : public ::testing::Test {
     return out;
   }
 
+  void ShrinkAndGrowBack(const std::vector<std::string>& command);
+
   fs::path script_, root_;
   std::optional<LiveCluster> cluster_;
 };
 
-// "params <sha256> step <n>" -> the hash.
+// "params <hash> step <n>" -> the hash.
 std::string ParamsHash(const fs::path& out) {
   std::string text = ReadFile(out).value_or("");
   std::smatch m;
-  std::regex params("params ([0-9a-f]{64})");
+  std::regex params("params ([0-9a-f]+)");
   return std::regex_search(text, m, params) ? m[1].str() : "(no params in " + out.string() + ")";
 }
 
-TEST_F(CommandJobLiveTest, DdpScriptIsSplicedAndGrownBackAndEndsBitIdentical) {
-  const std::vector<std::string> flags = {"--epochs", "6", "--step-sleep-ms", "20"};
-
-  // The reference: the same script, uninterrupted, 4 processes started as torchrun starts
-  // them, without the layer.
+// The acceptance scenario for a data-parallel program `command` that writes its parameters'
+// hash to the file after its last arg (--out FILE): first an uninterrupted reference run, 4
+// processes started as torchrun starts them, outside the scheduler; then the same program as
+// a basic job of 4 ranks on 2 agents x 2 slots, shrunk to 2 slots by a premium job (all 4
+// ranks stop at the same step through the barrier, then run spliced: world size 4 on 2
+// slots), grown back to 4, and finished with the reference's parameters, bit for bit.
+void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& command) {
   {
     std::vector<Process> ranks;
     for (int rank = 0; rank < 4; ++rank) {
       ProcessOptions o;
-      o.argv = {kPython, script_.string(), "--out", (root_ / "reference.txt").string()};
-      o.argv.insert(o.argv.end(), flags.begin(), flags.end());
-      o.env = {{"RANK", std::to_string(rank)},     {"LOCAL_RANK", std::to_string(rank)},
-               {"WORLD_SIZE", "4"},                {"LOCAL_WORLD_SIZE", "4"},
-               {"MASTER_ADDR", "127.0.0.1"},       {"MASTER_PORT", std::to_string(
-                                                        40000 + ::getpid() % 20000)},
+      o.argv = command;
+      o.argv.push_back((root_ / "reference.txt").string());
+      o.env = {{"RANK", std::to_string(rank)},
+               {"LOCAL_RANK", std::to_string(rank)},
+               {"WORLD_SIZE", "4"},
+               {"LOCAL_WORLD_SIZE", "4"},
+               {"MASTER_ADDR", "127.0.0.1"},
+               {"MASTER_PORT", std::to_string(40000 + ::getpid() % 20000)},
                {"OMP_NUM_THREADS", "1"}};
       o.log_file = root_ / ("reference-rank" + std::to_string(rank) + ".log");
       Result<Process> p = Process::Spawn(o);
@@ -103,17 +109,27 @@ TEST_F(CommandJobLiveTest, DdpScriptIsSplicedAndGrownBackAndEndsBitIdentical) {
   cluster_->StartAgent("n1", 2);
   cluster_->StartAgent("n2", 2);
   cluster_->WaitForNodes(2);
-  std::vector<std::string> command = {kPython, script_.string(), "--out",
-                                      (root_ / "job.txt").string()};
-  command.insert(command.end(), flags.begin(), flags.end());
-  const std::string ddp = cluster_->SubmitCommand("basic", 4, 2, command);
+  std::vector<std::string> job_command = command;
+  job_command.push_back((root_ / "job.txt").string());
+  const std::string ddp = cluster_->SubmitCommand("basic", 4, 2, job_command);
   ASSERT_TRUE(cluster_->WaitUntil([&](auto& jobs) {
     return jobs[ddp].state() == "running" && jobs[ddp].step() >= 30;
   }));
-  // 4 ranks on 2 agents x 2 slots.
   const std::string placement = cluster_->Jobs()[ddp].placement();
   EXPECT_TRUE(placement == "n1:2,n2:2" || placement == "n2:2,n1:2") << placement;
-  const std::string premium = cluster_->SubmitCommand("premium", 2, 2, {"/bin/sleep", "8"});
+  // The premium job runs until the test releases it: once the shrunk job has trained 20
+  // steps on its 2 slots (a fixed duration would depend on how long the ranks take to start
+  // on a loaded machine).
+  const int64_t step_at_order = cluster_->Jobs()[ddp].step();
+  const fs::path release = root_ / "release-premium";
+  const std::string premium = cluster_->SubmitCommand(
+      "premium", 2, 2,
+      {"/bin/sh", "-c", "while [ ! -e " + release.string() + " ]; do sleep 0.05; done"});
+  ASSERT_TRUE(cluster_->WaitUntil([&](auto& jobs) {
+    return jobs[premium].state() == "running" && jobs[ddp].state() == "running" &&
+           jobs[ddp].workers() == 2 && jobs[ddp].step() >= step_at_order + 20;
+  }));
+  ASSERT_TRUE(WriteFileAtomically(release, "go\n").ok());
   ASSERT_TRUE(cluster_->WaitUntil([&](auto& jobs) {
     return jobs[ddp].state() == "finished" && jobs[premium].state() == "finished";
   }));
@@ -127,7 +143,7 @@ TEST_F(CommandJobLiveTest, DdpScriptIsSplicedAndGrownBackAndEndsBitIdentical) {
   // Run 1: 4 ranks on 4 slots; all stopped at the same step, within 2 steps of the order.
   std::map<int, std::string> logs;
   auto installed1 = RankLogMatches(ddp, 1, "installed: rank \\d+ of world size 4, run 1 on "
-                                         "(\\d+) slot", logs);
+                                           "(\\d+) slot", logs);
   ASSERT_EQ(installed1.size(), 4u) << cluster_->Events();
   for (auto& [rank, m] : installed1) EXPECT_EQ(m[1], "4");
   auto barrier1 = RankLogMatches(ddp, 1, "barrier at step (\\d+) \\(order seen after step "
@@ -177,6 +193,18 @@ TEST_F(CommandJobLiveTest, DdpScriptIsSplicedAndGrownBackAndEndsBitIdentical) {
 
   // Whatever it ran on, the job computed exactly what the uninterrupted run computed.
   EXPECT_EQ(ParamsHash(root_ / "job.txt"), reference);
+}
+
+TEST_F(CommandJobLiveTest, PytorchDdpScriptIsSplicedAndGrownBackAndEndsBitIdentical) {
+  // Unmodified: the layer comes in through the agent's PYTHONPATH.
+  ShrinkAndGrowBack({kPython, script_.string(), "--epochs", "6", "--step-sleep-ms", "20",
+                     "--out"});
+}
+
+TEST_F(CommandJobLiveTest, LibtorchJobIsSplicedAndGrownBackAndEndsBitIdentical) {
+  // Written against the C++ library (cluster/interpose/cc/elastic_session.h).
+  ShrinkAndGrowBack({(cluster_->bin() / "cluster-ddp-example").string(), "--steps", "400",
+                     "--step-sleep-ms", "20", "--out"});
 }
 
 TEST_F(CommandJobLiveTest, ProgramIgnoringSigtermIsKilledAfterGraceAndRequeued) {
