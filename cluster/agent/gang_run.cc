@@ -93,8 +93,7 @@ Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::
     };
     if (std::getenv("OMP_NUM_THREADS") == nullptr) po.env.emplace_back("OMP_NUM_THREADS", "1");
     if (!python_path.empty()) po.env.emplace_back("PYTHONPATH", python_path);
-    po.log_file = options.log_dir /
-                  fmt::format("{}-run{}-rank{}.log", a.job_id(), a.run(), rank);
+    po.log_file = options.log_dir / fmt::format("{}-run{}-rank{}.log", a.job_id(), a.run(), rank);
     Result<Process> process = Process::Spawn(po);
     if (!process.ok()) {
       run.Kill();
@@ -103,8 +102,8 @@ Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::
     run.ranks_.push_back({.rank = rank, .process = std::move(*process), .status = {}});
   }
   spdlog::info("{} run {}: started {} of world size {} ({} slot(s) here, master {}:{}): {}",
-               a.job_id(), a.run(), RankRange(a.rank_offset(), a.local_ranks()),
-               a.world_size(), a.local_slots(), a.master_addr(), a.master_port(), program);
+               a.job_id(), a.run(), RankRange(a.rank_offset(), a.local_ranks()), a.world_size(),
+               a.local_slots(), a.master_addr(), a.master_port(), program);
   return run;
 }
 
@@ -172,8 +171,7 @@ bool GangRun::Poll(rpc::RunReport& report) {
   if (stop_ordered_at_) {
     report.set_exit(rpc::RunReport::CHECKPOINTED);
     report.set_exit_code(0);
-    report.set_checkpoint_seconds(
-        std::chrono::duration<double>(now - *stop_ordered_at_).count());
+    report.set_checkpoint_seconds(std::chrono::duration<double>(now - *stop_ordered_at_).count());
   } else if (failed_rank_ >= 0) {
     report.set_exit(rpc::RunReport::CRASHED);
     report.set_exit_code(failed_code_);
@@ -190,8 +188,7 @@ std::string GangRun::Describe() const {
   if (!stop_ordered_at_) {
     if (failed_rank_ >= 0) {
       return fmt::format("rank {} exited with code {}{}", failed_rank_, failed_code_,
-                         failed_code_ > 128 ? fmt::format(" (signal {})", failed_code_ - 128)
-                                            : "");
+                         failed_code_ > 128 ? fmt::format(" (signal {})", failed_code_ - 128) : "");
     }
     return ranks + " exited with code 0";
   }

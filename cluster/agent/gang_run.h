@@ -60,8 +60,7 @@ class GangRun {
   // `command`: the program and its args (the job's args without the job type). A program
   // name without '/' is looked up on the agent's PATH.
   static Result<GangRun> Start(const rpc::Assignment& assignment,
-                               const std::vector<std::string>& command,
-                               const GangOptions& options);
+                               const std::vector<std::string>& command, const GangOptions& options);
   static std::filesystem::path RunDir(const rpc::Assignment& assignment);
 
   GangRun(GangRun&&) noexcept = default;

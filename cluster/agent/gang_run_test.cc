@@ -77,8 +77,8 @@ class GangRunTest : public ::testing::Test {
 };
 
 TEST_F(GangRunTest, EachRankGetsTorchrunsEnvironmentAndItsOwnLog) {
-  runs_->Reconcile(std::vector{
-      Assign("env | sort > \"$TESSERA_RUN_DIR/env-$RANK\"; echo hello from $RANK")});
+  runs_->Reconcile(
+      std::vector{Assign("env | sort > \"$TESSERA_RUN_DIR/env-$RANK\"; echo hello from $RANK")});
   rpc::RunReport r = WaitForExit();
   EXPECT_EQ(r.exit(), rpc::RunReport::FINISHED) << r.detail();
   EXPECT_TRUE(r.started());
@@ -147,12 +147,12 @@ TEST_F(GangRunTest, AProgramObeyingSigtermStopsAtOnce) {
 TEST_F(GangRunTest, RanksWithTheLayerGetTheirBarrierCheckpointInsteadOfSigterm) {
   // A stand-in for the layer: announce itself, ignore SIGTERM (so a premature one would turn
   // into a SIGKILL and show), and on the order write the exit report of a barrier checkpoint.
-  runs_->Reconcile(std::vector{Assign(
-      "trap '' TERM; echo $$ > \"$TESSERA_RUN_DIR/rank-$RANK.layer\"; "
-      "while [ ! -e \"$TESSERA_RUN_DIR/order\" ]; do sleep 0.01; done; sleep 0.5; "
-      "echo 'checkpointed step=7' > \"$TESSERA_RUN_DIR/rank-$RANK.exit\"")});
-  for (int i = 0; i < 2000 && !(fs::exists(RunDir() / "rank-2.layer") &&
-                                fs::exists(RunDir() / "rank-3.layer"));
+  runs_->Reconcile(std::vector{
+      Assign("trap '' TERM; echo $$ > \"$TESSERA_RUN_DIR/rank-$RANK.layer\"; "
+             "while [ ! -e \"$TESSERA_RUN_DIR/order\" ]; do sleep 0.01; done; sleep 0.5; "
+             "echo 'checkpointed step=7' > \"$TESSERA_RUN_DIR/rank-$RANK.exit\"")});
+  for (int i = 0; i < 2000 &&
+                  !(fs::exists(RunDir() / "rank-2.layer") && fs::exists(RunDir() / "rank-3.layer"));
        ++i) {
     std::this_thread::sleep_for(milliseconds(5));
   }

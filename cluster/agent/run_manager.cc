@@ -200,9 +200,8 @@ void RunManager::Update(Run& run, bool* changed) {
     if (!run.gang->Poll(run.report)) return;
     run.exited_at = Clock::now();
     if (changed) *changed = true;
-    spdlog::info("{} run {}: part exited ({}): {}", run.assignment.job_id(),
-                 run.assignment.run(), rpc::RunReport::Exit_Name(run.report.exit()),
-                 run.report.detail());
+    spdlog::info("{} run {}: part exited ({}): {}", run.assignment.job_id(), run.assignment.run(),
+                 rpc::RunReport::Exit_Name(run.report.exit()), run.report.detail());
     return;
   }
   std::optional<int> status = run.process->Poll();

@@ -112,9 +112,8 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
   std::vector<std::string> job_command = command;
   job_command.push_back((root_ / "job.txt").string());
   const std::string ddp = cluster_->SubmitCommand("basic", 4, 2, job_command);
-  ASSERT_TRUE(cluster_->WaitUntil([&](auto& jobs) {
-    return jobs[ddp].state() == "running" && jobs[ddp].step() >= 30;
-  }));
+  ASSERT_TRUE(cluster_->WaitUntil(
+      [&](auto& jobs) { return jobs[ddp].state() == "running" && jobs[ddp].step() >= 30; }));
   const std::string placement = cluster_->Jobs()[ddp].placement();
   EXPECT_TRUE(placement == "n1:2,n2:2" || placement == "n2:2,n1:2") << placement;
   // The premium job runs until the test releases it: once the shrunk job has trained 20
@@ -142,12 +141,16 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
 
   // Run 1: 4 ranks on 4 slots; all stopped at the same step, within 2 steps of the order.
   std::map<int, std::string> logs;
-  auto installed1 = RankLogMatches(ddp, 1, "installed: rank \\d+ of world size 4, run 1 on "
-                                           "(\\d+) slot", logs);
+  auto installed1 = RankLogMatches(ddp, 1,
+                                   "installed: rank \\d+ of world size 4, run 1 on "
+                                   "(\\d+) slot",
+                                   logs);
   ASSERT_EQ(installed1.size(), 4u) << cluster_->Events();
   for (auto& [rank, m] : installed1) EXPECT_EQ(m[1], "4");
-  auto barrier1 = RankLogMatches(ddp, 1, "barrier at step (\\d+) \\(order seen after step "
-                                         "(\\d+|None)\\)", logs);
+  auto barrier1 = RankLogMatches(ddp, 1,
+                                 "barrier at step (\\d+) \\(order seen after step "
+                                 "(\\d+|None)\\)",
+                                 logs);
   ASSERT_EQ(barrier1.size(), 4u) << "run 1 logs:\n" << logs[0] << logs[1] << logs[2] << logs[3];
   std::set<int64_t> stop1;
   int64_t first_seen = INT64_MAX;
@@ -163,8 +166,10 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
 
   // Run 2: spliced, 4 ranks (world size 4) on 2 slots, resumed exactly at the barrier's step.
   logs.clear();
-  auto resumed2 = RankLogMatches(ddp, 2, "resumed at step (\\d+) \\(world size (\\d+) on "
-                                         "(\\d+) slot\\(s\\)\\)", logs);
+  auto resumed2 = RankLogMatches(ddp, 2,
+                                 "resumed at step (\\d+) \\(world size (\\d+) on "
+                                 "(\\d+) slot\\(s\\)\\)",
+                                 logs);
   ASSERT_EQ(resumed2.size(), 4u) << "run 2 logs:\n" << logs[0] << logs[1] << logs[2] << logs[3];
   for (auto& [rank, m] : resumed2) {
     EXPECT_EQ(std::stoll(m[1]), s1) << "rank " << rank << " resumed from another step";
@@ -181,8 +186,10 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
 
   // Run 3: back on 4 slots, from exactly the step run 2 stopped at.
   logs.clear();
-  auto resumed3 = RankLogMatches(ddp, 3, "resumed at step (\\d+) \\(world size 4 on (\\d+) "
-                                         "slot\\(s\\)\\)", logs);
+  auto resumed3 = RankLogMatches(ddp, 3,
+                                 "resumed at step (\\d+) \\(world size 4 on (\\d+) "
+                                 "slot\\(s\\)\\)",
+                                 logs);
   ASSERT_EQ(resumed3.size(), 4u) << "run 3 logs:\n" << logs[0];
   for (auto& [rank, m] : resumed3) {
     EXPECT_EQ(std::stoll(m[1]), s2);
@@ -197,8 +204,7 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
 
 TEST_F(CommandJobLiveTest, PytorchDdpScriptIsSplicedAndGrownBackAndEndsBitIdentical) {
   // Unmodified: the layer comes in through the agent's PYTHONPATH.
-  ShrinkAndGrowBack({kPython, script_.string(), "--epochs", "6", "--step-sleep-ms", "20",
-                     "--out"});
+  ShrinkAndGrowBack({kPython, script_.string(), "--epochs", "6", "--step-sleep-ms", "20", "--out"});
 }
 
 TEST_F(CommandJobLiveTest, LibtorchJobIsSplicedAndGrownBackAndEndsBitIdentical) {
@@ -243,8 +249,7 @@ TEST_F(CommandJobLiveTest, ProgramIgnoringSigtermIsKilledAfterGraceAndRequeued) 
       << jobs[stubborn].last_exit();
   const std::string events = cluster_->Events();
   EXPECT_NE(events.find(stubborn + " run 1 stopped"), std::string::npos) << events;
-  EXPECT_NE(events.find("killed with SIGKILL after ignoring SIGTERM"), std::string::npos)
-      << events;
+  EXPECT_NE(events.find("killed with SIGKILL after ignoring SIGTERM"), std::string::npos) << events;
   // The job beside it: one run, never stopped, finished by itself with exit code 0.
   EXPECT_EQ(jobs[steady].preemptions(), 0);
   EXPECT_EQ(jobs[steady].recoveries(), 0);

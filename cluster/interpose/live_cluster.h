@@ -49,20 +49,11 @@ class LiveCluster {
     ASSERT_FALSE(bin_.empty()) << "TESSERA_BIN_DIR must name the build's bin directory";
     std::filesystem::remove(root_ / "port");
     ProcessOptions options;
-    options.argv = {(bin_ / "cluster-scheduler").string(),
-                    "--state-dir",
-                    (root_ / "db").string(),
-                    "--job-root",
-                    (root_ / "jobs").string(),
-                    "--port-file",
-                    (root_ / "port").string(),
-                    "--premium-headroom",
-                    "0",
-                    "--tick-ms",
-                    "100",
+    options.argv = {(bin_ / "cluster-scheduler").string(), "--state-dir", (root_ / "db").string(),
+                    "--job-root", (root_ / "jobs").string(), "--port-file",
+                    (root_ / "port").string(), "--premium-headroom", "0", "--tick-ms", "100",
                     // Distinct MASTER_PORTs for tests running side by side.
-                    "--master-port-base",
-                    std::to_string(20000 + ::getpid() % 20000)};
+                    "--master-port-base", std::to_string(20000 + ::getpid() % 20000)};
     options.argv.insert(options.argv.end(), extra.begin(), extra.end());
     options.log_file = root_ / "scheduler.log";
     Result<Process> p = Process::Spawn(options);
@@ -135,9 +126,8 @@ class LiveCluster {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (std::chrono::steady_clock::now() < deadline) {
       auto nodes = client_->ListNodes();
-      if (nodes.ok() && std::count_if(nodes->begin(), nodes->end(), [](auto& n) {
-                          return n.alive();
-                        }) >= count) {
+      if (nodes.ok() &&
+          std::count_if(nodes->begin(), nodes->end(), [](auto& n) { return n.alive(); }) >= count) {
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -18,11 +18,11 @@
 namespace tessera::cluster {
 
 struct GangPart {
-  int node = -1;         // node index
-  int node_rank = 0;     // position of the node in the placement (torchrun's GROUP_RANK)
-  int rank_offset = 0;   // first global rank on the node
-  int local_ranks = 0;   // processes on the node
-  int local_slots = 0;   // slots the node gives the job
+  int node = -1;        // node index
+  int node_rank = 0;    // position of the node in the placement (torchrun's GROUP_RANK)
+  int rank_offset = 0;  // first global rank on the node
+  int local_ranks = 0;  // processes on the node
+  int local_slots = 0;  // slots the node gives the job
 
   friend bool operator==(const GangPart&, const GangPart&) = default;
 };

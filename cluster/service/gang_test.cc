@@ -17,17 +17,17 @@ namespace fs = std::filesystem;
 
 TEST(GangPartsTest, RanksAreDealtToSlotsInContiguousBlocksPerNode) {
   // 2 nodes x 2 slots, world size 4: one rank per slot.
-  EXPECT_EQ(GangParts({{.node = 0, .slots = 2}, {.node = 1, .slots = 2}}, 4),
-            (std::vector<GangPart>{{.node = 0, .node_rank = 0, .rank_offset = 0, .local_ranks = 2,
-                                    .local_slots = 2},
-                                   {.node = 1, .node_rank = 1, .rank_offset = 2, .local_ranks = 2,
-                                    .local_slots = 2}}));
+  EXPECT_EQ(
+      GangParts({{.node = 0, .slots = 2}, {.node = 1, .slots = 2}}, 4),
+      (std::vector<GangPart>{
+          {.node = 0, .node_rank = 0, .rank_offset = 0, .local_ranks = 2, .local_slots = 2},
+          {.node = 1, .node_rank = 1, .rank_offset = 2, .local_ranks = 2, .local_slots = 2}}));
   // Shrunk to one slot per node: two ranks share each slot (replica splicing).
-  EXPECT_EQ(GangParts({{.node = 1, .slots = 1}, {.node = 0, .slots = 1}}, 4),
-            (std::vector<GangPart>{{.node = 1, .node_rank = 0, .rank_offset = 0, .local_ranks = 2,
-                                    .local_slots = 1},
-                                   {.node = 0, .node_rank = 1, .rank_offset = 2, .local_ranks = 2,
-                                    .local_slots = 1}}));
+  EXPECT_EQ(
+      GangParts({{.node = 1, .slots = 1}, {.node = 0, .slots = 1}}, 4),
+      (std::vector<GangPart>{
+          {.node = 1, .node_rank = 0, .rank_offset = 0, .local_ranks = 2, .local_slots = 1},
+          {.node = 0, .node_rank = 1, .rank_offset = 2, .local_ranks = 2, .local_slots = 1}}));
   // Uneven: 3 slots for 4 ranks, the last slot holds two.
   auto uneven = GangParts({{.node = 0, .slots = 1}, {.node = 1, .slots = 2}}, 4);
   ASSERT_EQ(uneven.size(), 2u);

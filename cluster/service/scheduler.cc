@@ -180,11 +180,8 @@ Status Scheduler::RegisterNode(const std::string& node_id, int slots, double now
   if (slots < 1 || slots > 4096) return InvalidArgumentError("slots must be in [1, 4096]");
   int index = NodeIndex(node_id);
   if (index < 0) {
-    nodes_.push_back({.id = node_id,
-                      .slots = slots,
-                      .alive = true,
-                      .last_heartbeat = now,
-                      .address = address});
+    nodes_.push_back(
+        {.id = node_id, .slots = slots, .alive = true, .last_heartbeat = now, .address = address});
     index = static_cast<int>(nodes_.size()) - 1;
     TESSERA_RETURN_IF_ERROR(store_->PutNode(index, nodes_[index]));
     TESSERA_RETURN_IF_ERROR(
@@ -273,8 +270,7 @@ void Scheduler::AddAssignments(const JobRecord& job, int node, rpc::HeartbeatRep
     *reply.add_assignments() = std::move(a);
     return;
   }
-  const std::vector<GangPart> parts =
-      GangParts(job.run_placement, job.view.spec.requested_workers);
+  const std::vector<GangPart> parts = GangParts(job.run_placement, job.view.spec.requested_workers);
   if (parts.empty()) return;
   const std::string& master = nodes_[parts.front().node].address;
   for (const GangPart& part : parts) {
@@ -310,14 +306,13 @@ Result<bool> Scheduler::HandleGangReport(JobRecord& job, const rpc::RunReport& r
   job.part_exits[node] = report;
   AccrueAll(now);
   const std::string where = nodes_[node].id;
-  if (report.exit() == rpc::RunReport::CRASHED && !job.stop_requested &&
-      !job.cancel_requested) {
+  if (report.exit() == rpc::RunReport::CRASHED && !job.stop_requested && !job.cancel_requested) {
     // A failed rank fails the gang: the scheduler stops assigning the run, and the agents kill
     // the other ranks; the job restarts (from its checkpoint, if it has one) or fails.
     job.last_exit = fmt::format("{}: {}", where, report.detail());
-    TESSERA_RETURN_IF_ERROR(Event(
-        now, fmt::format("{} run {}: part on {} failed ({}), stopping the whole gang",
-                         job.view.spec.id, job.run, where, report.detail())));
+    TESSERA_RETURN_IF_ERROR(
+        Event(now, fmt::format("{} run {}: part on {} failed ({}), stopping the whole gang",
+                               job.view.spec.id, job.run, where, report.detail())));
     rpc::RunReport crashed = report;
     crashed.set_step(job.step);
     TESSERA_RETURN_IF_ERROR(HandleReport(crashed, where, now));
@@ -331,9 +326,9 @@ Result<bool> Scheduler::HandleGangReport(JobRecord& job, const rpc::RunReport& r
   for (const auto& [n, part] : job.part_exits) {
     all_finished = all_finished && part.exit() == rpc::RunReport::FINISHED;
     checkpoint_seconds = std::max(checkpoint_seconds, part.checkpoint_seconds());
-    detail += fmt::format("{}{}: {}", detail.empty() ? "" : "; ", nodes_[n].id,
-                          part.detail().empty() ? rpc::RunReport::Exit_Name(part.exit())
-                                                : part.detail());
+    detail +=
+        fmt::format("{}{}: {}", detail.empty() ? "" : "; ", nodes_[n].id,
+                    part.detail().empty() ? rpc::RunReport::Exit_Name(part.exit()) : part.detail());
   }
   job.last_exit = detail;
   rpc::RunReport combined = report;
@@ -386,16 +381,16 @@ Status Scheduler::HandleReport(const rpc::RunReport& report, const std::string& 
     if (job.view.stalled_until > now) job.view.stalled_until = now;
     if (IsGang(job) && !report.step_reported()) {
       // A command job's ranks count as started when they run; steps come later, if ever.
-      TESSERA_RETURN_IF_ERROR(Event(
-          now, fmt::format("{} run {}: ranks started on {} ({} slot(s) for world size {})", id,
-                           job.run, DescribePlacement(job.run_placement), job.run_workers,
-                           job.view.spec.requested_workers)));
+      TESSERA_RETURN_IF_ERROR(
+          Event(now, fmt::format("{} run {}: ranks started on {} ({} slot(s) for world size {})",
+                                 id, job.run, DescribePlacement(job.run_placement), job.run_workers,
+                                 job.view.spec.requested_workers)));
     } else {
-      TESSERA_RETURN_IF_ERROR(Event(
-          now, fmt::format("{} run {} on {} with {} worker(s) is training from step {} "
-                           "(process start to first step report {:.2f} s)",
-                           id, job.run, node, report.workers(), report.step(),
-                           report.restore_seconds())));
+      TESSERA_RETURN_IF_ERROR(
+          Event(now, fmt::format("{} run {} on {} with {} worker(s) is training from step {} "
+                                 "(process start to first step report {:.2f} s)",
+                                 id, job.run, node, report.workers(), report.step(),
+                                 report.restore_seconds())));
     }
   }
   switch (report.exit()) {
@@ -483,9 +478,9 @@ void Scheduler::StartRunOnPlacement(JobRecord& job, double now) {
   if (IsGang(job)) host = &job.view.placement.front();
   ++job.run;
   const int64_t job_number = &job - jobs_.data() + 1;
-  job.master_port = options_.master_port_base +
-                    static_cast<int>((job_number * 7919 + job.run) %
-                                     std::max(1, options_.master_port_span));
+  job.master_port =
+      options_.master_port_base +
+      static_cast<int>((job_number * 7919 + job.run) % std::max(1, options_.master_port_span));
   job.part_exits.clear();
   job.run_step_seen = false;
   job.run_node = host->node;

@@ -108,8 +108,7 @@ class Scheduler {
   bool RunUsesNode(const JobRecord& job, int node) const;
   void AddAssignments(const JobRecord& job, int node, rpc::HeartbeatReply& reply) const;
   // A part's report; true when the job's run changed (an exit, the first progress).
-  Result<bool> HandleGangReport(JobRecord& job, const rpc::RunReport& report, int node,
-                                double now);
+  Result<bool> HandleGangReport(JobRecord& job, const rpc::RunReport& report, int node, double now);
   // SLA from measured steps: a run that resumes below the highest step reported lost the
   // difference, and the progress accrued for it is taken back.
   void AccountSteps(JobRecord& job, int64_t step, double now);

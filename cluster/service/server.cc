@@ -84,7 +84,7 @@ class Service final : public rpc::Scheduler::Service {
     std::lock_guard lock(mu_);
     reply->set_heartbeat_timeout_s(scheduler_.options().heartbeat_timeout_s);
     return ToGrpc(scheduler_.RegisterNode(request->node_id(), request->slots(), WallSeconds(),
-                                             request->address()));
+                                          request->address()));
   }
   grpc::Status Heartbeat(grpc::ServerContext*, const rpc::HeartbeatRequest* request,
                          rpc::HeartbeatReply* reply) override {

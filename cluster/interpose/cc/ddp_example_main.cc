@@ -24,10 +24,16 @@ int main(int argc, char** argv) {
   double step_sleep_ms = 0;
   std::string out;
   auto& app = program.app();
-  app.add_option("--steps", steps, "Training steps")->capture_default_str()->check(CLI::Range(1, 1000000));
+  app.add_option("--steps", steps, "Training steps")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--seed", seed, "Seed of data and initialisation")->capture_default_str();
-  app.add_option("--hidden", hidden, "Hidden units")->capture_default_str()->check(CLI::Range(1, 65536));
-  app.add_option("--batch", batch, "Samples per rank and step")->capture_default_str()->check(CLI::Range(1, 65536));
+  app.add_option("--hidden", hidden, "Hidden units")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--batch", batch, "Samples per rank and step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
   app.add_option("--step-sleep-ms", step_sleep_ms, "Sleep per step (stands in for a bigger model)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--out", out, "Where rank 0 writes the parameters' fingerprint");
@@ -37,8 +43,7 @@ int main(int argc, char** argv) {
     torch::manual_seed(seed);
     torch::nn::Sequential model(torch::nn::Linear(32, hidden), torch::nn::Tanh(),
                                 torch::nn::Dropout(0.1), torch::nn::Linear(hidden, 1));
-    torch::optim::SGD optimizer(model->parameters(),
-                                torch::optim::SGDOptions(0.05).momentum(0.9));
+    torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
     const torch::Tensor teacher =
         torch::randn({32, 1}, at::detail::createCPUGenerator(static_cast<uint64_t>(seed) + 7));
     torch::manual_seed(seed * 1000 + 100 + env.rank);  // dropout masks differ per rank
@@ -46,8 +51,8 @@ int main(int argc, char** argv) {
     TESSERA_ASSIGN_OR_RETURN(auto session,
                              cluster::interpose::ElasticSession::Start(*model, optimizer));
     for (int64_t step = session->start_step(); step < steps; ++step) {
-      auto gen = at::detail::createCPUGenerator(static_cast<uint64_t>(
-          (seed * 1000003 + step) * session->world_size() + session->rank()));
+      auto gen = at::detail::createCPUGenerator(
+          static_cast<uint64_t>((seed * 1000003 + step) * session->world_size() + session->rank()));
       torch::Tensor x = torch::randn({batch, 32}, gen);
       torch::Tensor y = torch::tanh(x.matmul(teacher));
       optimizer.zero_grad();

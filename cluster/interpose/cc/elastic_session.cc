@@ -2,11 +2,11 @@
 #include "cluster/interpose/cc/elastic_session.h"
 
 #include <fmt/format.h>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "core/file.h"
 
@@ -73,16 +73,16 @@ Result<std::unique_ptr<ElasticSession>> ElasticSession::Start(torch::nn::Module&
     session->group_ =
         c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
   } catch (const std::exception& e) {
-    return UnavailableError(fmt::format("gloo process group at {}:{}: {}", env.master_addr,
-                                        env.master_port, e.what()));
+    return UnavailableError(
+        fmt::format("gloo process group at {}:{}: {}", env.master_addr, env.master_port, e.what()));
   }
   if (!env.run_dir.empty()) {
     std::error_code ec;
     fs::create_directories(env.checkpoint_dir, ec);
     TESSERA_RETURN_IF_ERROR(WriteFileAtomically(
         env.run_dir / fmt::format("rank-{}.layer", env.rank), fmt::format("{}\n", ::getpid())));
-    session->Log(fmt::format("installed: rank {} of world size {}, run {} on {} slot(s)",
-                             env.rank, env.world_size, env.run, env.workers));
+    session->Log(fmt::format("installed: rank {} of world size {}, run {} on {} slot(s)", env.rank,
+                             env.world_size, env.run, env.workers));
     TESSERA_RETURN_IF_ERROR(session->Restore());
   }
   return session;
@@ -128,8 +128,8 @@ Status ElasticSession::Restore() {
   } catch (const std::exception& e) {
     return DataLossError(fmt::format("restoring {}: {}", dir.string(), e.what()));
   }
-  Log(fmt::format("resumed at step {} (world size {} on {} slot(s))", start_step_,
-                  env_.world_size, env_.workers));
+  Log(fmt::format("resumed at step {} (world size {} on {} slot(s))", start_step_, env_.world_size,
+                  env_.workers));
   ReportProgress(true);
   return Status::Ok();
 }
@@ -141,12 +141,11 @@ void ElasticSession::AverageGradients() {
   }
   if (env_.world_size > 1 && !grads.empty()) {
     torch::NoGradGuard no_grad;
-    std::vector<torch::Tensor> flat = {torch::cat(
-        [&] {
-          std::vector<torch::Tensor> views;
-          for (auto& g : grads) views.push_back(g.reshape({-1}));
-          return views;
-        }())};
+    std::vector<torch::Tensor> flat = {torch::cat([&] {
+      std::vector<torch::Tensor> views;
+      for (auto& g : grads) views.push_back(g.reshape({-1}));
+      return views;
+    }())};
     group_->allreduce(flat)->wait();
     flat[0].div_(env_.world_size);
     int64_t offset = 0;
@@ -173,10 +172,14 @@ void ElasticSession::StepDone() {
   ++steps_done_;
   if (env_.run_dir.empty()) return;
   ReportProgress(false);
-  if (!meta_work_) return;
-  meta_work_->wait();
-  meta_work_.reset();
-  if (meta_.item<int64_t>() > 0) CheckpointAndExit();
+  // The previous step's meta-allreduce: it has had a whole step to complete in the
+  // background, so waiting costs nothing in steady state (this step's would add a rendezvous
+  // of all ranks to every step).
+  const bool stop = previous_meta_work_ && (previous_meta_work_->wait(), true) &&
+                    previous_meta_.item<int64_t>() > 0;
+  previous_meta_ = meta_;
+  previous_meta_work_ = std::move(meta_work_);
+  if (stop) CheckpointAndExit();
 }
 
 void ElasticSession::ReportProgress(bool force) {

@@ -20,8 +20,8 @@
 //
 // The barrier. AverageGradients() flattens every gradient into one tensor, allreduces it
 // (SUM) and divides by the world size; right behind it, on the same group, it issues the
-// meta-allreduce: one int64, 1 if this rank has seen the order file. StepDone() waits for
-// it; a positive sum means every rank stops after this step. Then rank 0 writes the model and
+// meta-allreduce: one int64, 1 if this rank has seen the order file. StepDone() waits for the
+// previous step's (long done by then); a positive sum means every rank stops after this step. Then rank 0 writes the model and
 // optimizer, every rank its RNG, a group barrier, rank 0 points LATEST at it, another barrier,
 // and each rank writes <run dir>/rank-<R>.exit ("checkpointed step=N") and exits with code 0.
 //
@@ -30,13 +30,13 @@
 // StepDone() last in the iteration. Outside the scheduler the session is a plain gloo group.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/torch.h>
 
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include "core/status.h"
 
@@ -88,8 +88,8 @@ class ElasticSession {
   int64_t steps_done_ = 0;
   bool order_seen_ = false;
   int64_t order_seen_step_ = -1;
-  torch::Tensor meta_;
-  c10::intrusive_ptr<c10d::Work> meta_work_;
+  torch::Tensor meta_, previous_meta_;
+  c10::intrusive_ptr<c10d::Work> meta_work_, previous_meta_work_;
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
