@@ -299,7 +299,13 @@ Result<bool> Scheduler::HandleGangReport(JobRecord& job, const rpc::RunReport& r
     }
     if (!leader || !report.started() || job.run_started) return false;
     AccrueAll(now);
-    TESSERA_RETURN_IF_ERROR(HandleReport(report, nodes_[node].id, now));
+    rpc::RunReport started = report;
+    if (!report.step_reported()) {  // keep the last known step until the job reports one
+      started.set_step(job.step);
+      started.set_total_steps(job.total_steps);
+      started.set_loss(job.loss);
+    }
+    TESSERA_RETURN_IF_ERROR(HandleReport(started, nodes_[node].id, now));
     return true;
   }
   if (job.part_exits.contains(node)) return false;  // heard already
