@@ -34,12 +34,13 @@ def run(ranks, layer, port, out, script_args):
             env.update(PYTHONPATH=LAYER, TESSERA_RUN_DIR=run_dir, TESSERA_JOB_DIR=job,
                        TESSERA_CHECKPOINT_DIR=os.path.join(job, "ckpt"),
                        TESSERA_JOB_WORKERS=str(ranks))
+        log = open(f"{out}.rank{rank}.log", "w")  # the ranks' output (and the layer's lines)
         procs.append(subprocess.Popen(
             [sys.executable, os.path.join(HERE, "ddp_step_bench.py"), "--out", out] + script_args,
-            env=env))
+            env=env, stdout=log, stderr=subprocess.STDOUT))
     for p in procs:
         if p.wait() != 0:
-            raise SystemExit(f"a rank failed (layer={layer})")
+            raise SystemExit(f"a rank failed (layer={layer}); see {out}.rank*.log")
     if layer and not os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer")):
         raise SystemExit("the layer did not install itself")
     with open(out) as f:
