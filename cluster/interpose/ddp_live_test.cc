@@ -23,13 +23,15 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr char kPython[] = "/usr/bin/python3";  // the only Python with torch 1.13.1
+constexpr char kSourceDir[] = TESSERA_INTERPOSE_SOURCE_DIR;
 
 class CommandJobLiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* source = std::getenv("TESSERA_SOURCE_DIR");
-    ASSERT_NE(source, nullptr);
-    script_ = fs::path(source) / "cluster/interpose/testdata/ddp_train.py";
+    // Compiled in (CMakeLists.txt): ctest applies only the first of tessera_test's
+    // ENVIRONMENT entries, so TESSERA_SOURCE_DIR does not reach the test.
+    script_ = fs::path(kSourceDir) / "cluster/interpose/testdata/ddp_train.py";
+    ASSERT_TRUE(fs::exists(script_)) << script_;
     root_ = fs::temp_directory_path() /
             ("command_job_live_test_" + std::to_string(::getpid()) + "_" +
              ::testing::UnitTest::GetInstance()->current_test_info()->name());
