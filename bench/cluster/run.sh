@@ -2,7 +2,8 @@
 # Cluster scheduler benchmark: replays the full Philly trace and the eight Pollux workloads under
 # FIFO gang scheduling, Tiresias-style LAS and the Singularity-style policy side by side (one
 # process per trace, one core), and writes the per-tier tables, CSVs, figures and a comparison
-# with FIFO (the baseline of the same run) as ratios.
+# with FIFO (the baseline of the same run) as ratios; then the interposition layer's overhead on
+# a data-parallel PyTorch job against the same script without it (interpose_overhead.py).
 #   TESSERA_BUILD      build directory holding bin/cluster-replay (and bench/cluster_decide_bench)
 #   TESSERA_BENCH_OUT  where results go
 #   TESSERA_TRACES     trace folder (default: ../shared/data/traces beside the repository)
@@ -80,4 +81,8 @@ if [ -x "$build/bench/cluster_decide_bench" ]; then
   echo "== Cost of one Decide call (Google Benchmark)"
   "$build/bench/cluster_decide_bench" --benchmark_min_time=0.2 | tee "$out/decide.txt"
 fi
+echo
+echo "== Steady-state overhead of the interposition layer on a DDP job (no preemption)"
+/usr/bin/python3 "$repo/bench/cluster/interpose_overhead.py" --out "$out/interpose" \
+  | tee "$out/interpose-overhead.txt"
 echo "results in $out"

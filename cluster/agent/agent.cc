@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "cluster/agent/cluster.grpc.pb.h"
+#include "cluster/job/job_type.h"
 
 namespace tessera::cluster {
 
@@ -29,7 +30,9 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   if (options_.scheduler.empty()) return InvalidArgumentError("no scheduler address");
   std::error_code ec;
   if (!std::filesystem::exists(options_.job_binary, ec)) {
-    return NotFoundError("job binary " + options_.job_binary.string() + " does not exist");
+    // Command jobs need no program of ours; runs of the default type fail (exit code 127).
+    spdlog::warn("job binary {} does not exist: {} jobs will fail on this node",
+                 options_.job_binary.string(), kDefaultJobType);
   }
   std::filesystem::create_directories(options_.log_dir, ec);
   if (ec) return InternalError("creating " + options_.log_dir.string() + ": " + ec.message());
@@ -46,7 +49,9 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   RunManager runs({.job_binary = options_.job_binary,
                    .job_programs = options_.job_programs,
                    .log_dir = options_.log_dir,
-                   .stop_timeout = options_.stop_timeout});
+                   .stop_timeout = options_.stop_timeout,
+                   .term_grace = options_.term_grace,
+                   .python_path = options_.python_path});
   bool registered = false;
   auto last_heartbeat = Clock::time_point();
   auto last_complaint = Clock::time_point();
@@ -57,6 +62,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       rpc::RegisterNodeRequest request;
       request.set_node_id(options_.node_id);
       request.set_slots(options_.slots);
+      request.set_address(options_.address);
       rpc::RegisterNodeReply reply;
       grpc::Status s = stub->RegisterNode(Context(std::chrono::seconds(2)).get(), request, &reply);
       if (s.ok()) {

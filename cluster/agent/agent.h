@@ -32,6 +32,9 @@ struct AgentOptions {
   std::chrono::milliseconds poll_interval{20};  // how often runs are checked between heartbeats
   std::chrono::milliseconds shutdown_grace{5000};
   std::chrono::milliseconds stop_timeout{30000};  // see RunManagerOptions
+  std::chrono::milliseconds term_grace{10000};    // command jobs: SIGTERM -> SIGKILL
+  std::filesystem::path python_path;  // the interposition layer for command jobs; empty = none
+  std::string address;                // where other nodes reach this node's jobs (MASTER_ADDR)
 };
 
 class Agent {

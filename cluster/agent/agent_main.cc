@@ -41,6 +41,20 @@ int main(int argc, char** argv) {
                  "Kill a job that has not obeyed a checkpoint order after this long")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
+  double term_grace_s = 10;
+  app.add_option("--term-grace-s", term_grace_s,
+                 "Command jobs without the interposition layer: SIGTERM, then SIGKILL this much "
+                 "later")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  std::string python_path = "auto";
+  app.add_option("--interpose-python", python_path,
+                 "Directory of the interposition layer put first on command jobs' PYTHONPATH "
+                 "(auto: <build>/python beside bin/; none: no layer)")
+      ->capture_default_str();
+  app.add_option("--address", options.address,
+                 "Address other nodes reach this node's jobs at (MASTER_ADDR)")
+      ->default_str("127.0.0.1");
   return program.Run(argc, argv, [&]() -> Status {
     // Checked here rather than with CLI11's required(), which would report a missing flag
     // before an unknown one.
@@ -52,8 +66,19 @@ int main(int argc, char** argv) {
     auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
     if (ec) return InternalError("cannot locate this binary: " + ec.message());
     for (const JobType& type : JobTypes()) {
+      if (type.program.empty()) continue;  // a command job's program is its first arg
       options.job_programs[std::string(type.name)] = self.parent_path() / type.program;
     }
+    if (python_path == "auto") {
+      const auto beside = self.parent_path().parent_path() / "python";
+      if (std::filesystem::exists(beside / "sitecustomize.py")) options.python_path = beside;
+    } else if (python_path != "none") {
+      if (!std::filesystem::exists(std::filesystem::path(python_path) / "sitecustomize.py")) {
+        return cli::UsageError("--interpose-python: no sitecustomize.py in " + python_path);
+      }
+      options.python_path = python_path;
+    }
+    options.term_grace = std::chrono::milliseconds(static_cast<int64_t>(term_grace_s * 1000));
     for (const std::string& entry : job_programs) {
       const size_t eq = entry.find('=');
       if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {

@@ -23,9 +23,41 @@ RunManager::RunManager(RunManagerOptions options) : options_(std::move(options))
 int RunManager::live_runs() const {
   int n = 0;
   for (const auto& [id, run] : runs_) {
-    if (run.process && !run.exited_at) ++n;
+    if (run.alive()) ++n;
   }
   return n;
+}
+
+void RunManager::Kill(Run& run) {
+  if (run.process) {
+    run.process->Signal(SIGKILL);
+    run.process->Wait();
+  }
+  if (run.gang) run.gang->Kill();
+}
+
+void RunManager::StartGang(Run& run, const std::vector<std::string>& command) {
+  const rpc::Assignment& a = run.assignment;
+  GangOptions options{.log_dir = options_.log_dir,
+                      .python_path = options_.python_path,
+                      .barrier_timeout = options_.stop_timeout,
+                      .term_grace = options_.term_grace};
+  Result<GangRun> gang = GangRun::Start(a, command, options);
+  if (!gang.ok()) {
+    spdlog::error("{} run {}: {}", a.job_id(), a.run(), gang.status().ToString());
+    run.report.set_exit(rpc::RunReport::CRASHED);
+    run.report.set_exit_code(127);
+    run.report.set_failed_rank(a.rank_offset());
+    run.report.set_detail(gang.status().ToString());
+    run.exited_at = Clock::now();
+    return;
+  }
+  run.gang.emplace(std::move(*gang));
+  // A program that knows nothing of the scheduler never reports progress: its part counts as
+  // started (restored) once its processes run. The layer's progress reports add the steps.
+  run.first_progress_at = Clock::now();
+  run.report.set_started(true);
+  run.report.set_restore_seconds(0);
 }
 
 void RunManager::Start(Run& run) {
@@ -34,6 +66,21 @@ void RunManager::Start(Run& run) {
   run.report.set_run(a.run());
   run.report.set_workers(a.workers());
   run.started_at = Clock::now();
+  if (a.gang()) {
+    // Every node of the gang starts its part; the run directory is per run, so nothing of
+    // an earlier incarnation needs removing (and another node's ranks may already write).
+    Result<JobCommand> command =
+        SplitJobType(std::vector<std::string>(a.args().begin(), a.args().end()));
+    if (!command.ok() || command->type != kCommandJobType) {
+      spdlog::error("{} run {}: a gang assignment for a job that is not a command", a.job_id(),
+                    a.run());
+      run.report.set_exit(rpc::RunReport::CRASHED);
+      run.report.set_exit_code(127);
+      run.exited_at = Clock::now();
+      return;
+    }
+    return StartGang(run, command->args);
+  }
   if (Status s = run.dir.Prepare(); !s.ok()) {
     spdlog::error("{} run {}: {}", a.job_id(), a.run(), s.ToString());
     run.report.set_exit(rpc::RunReport::CRASHED);
@@ -82,11 +129,10 @@ bool RunManager::ReconcileList(const std::vector<rpc::Assignment>& assignments) 
     auto it = runs_.find(a.job_id());
     if (it != runs_.end() && it->second.assignment.run() != a.run()) {
       // A newer run of the same job replaces one the scheduler gave up on: never two writers.
-      if (it->second.process && !it->second.exited_at) {
+      if (it->second.alive()) {
         spdlog::warn("{} run {}: replaced by run {}, killing it", a.job_id(),
                      it->second.assignment.run(), a.run());
-        it->second.process->Signal(SIGKILL);
-        it->second.process->Wait();
+        Kill(it->second);
       }
       runs_.erase(it);
       it = runs_.end();
@@ -106,8 +152,9 @@ bool RunManager::ReconcileList(const std::vector<rpc::Assignment>& assignments) 
       continue;
     }
     Run& run = it->second;
-    if (a.stop() && !run.stop_ordered_at && run.process && !run.exited_at) {
-      if (Status s = run.dir.OrderCheckpointAndExit("scheduler"); !s.ok()) {
+    if (a.stop() && !run.stop_ordered_at && run.alive()) {
+      Status s = run.gang ? run.gang->OrderStop() : run.dir.OrderCheckpointAndExit("scheduler");
+      if (!s.ok()) {
         spdlog::error("{} run {}: cannot order a checkpoint: {}", a.job_id(), a.run(),
                       s.ToString());
         continue;  // retried at the next heartbeat
@@ -122,11 +169,10 @@ bool RunManager::ReconcileList(const std::vector<rpc::Assignment>& assignments) 
       ++it;
       continue;
     }
-    if (it->second.process && !it->second.exited_at) {
+    if (it->second.alive()) {
       spdlog::warn("{} run {}: no longer assigned to this node, killing it", it->first,
                    it->second.assignment.run());
-      it->second.process->Signal(SIGKILL);
-      it->second.process->Wait();
+      Kill(it->second);
       changed = true;
     }
     it = runs_.erase(it);
@@ -135,10 +181,11 @@ bool RunManager::ReconcileList(const std::vector<rpc::Assignment>& assignments) 
 }
 
 void RunManager::Update(Run& run, bool* changed) {
-  if (run.exited_at || !run.process) return;
+  if (!run.alive()) return;
   auto progress = run.dir.ReadProgress();
   if (progress.ok() && progress->has_value()) {
     const Progress& p = **progress;
+    run.report.set_step_reported(true);
     run.report.set_step(p.step);
     run.report.set_total_steps(p.total_steps);
     run.report.set_loss(p.loss);
@@ -148,6 +195,14 @@ void RunManager::Update(Run& run, bool* changed) {
       run.report.set_restore_seconds(Seconds(*run.first_progress_at - run.started_at));
       if (changed) *changed = true;
     }
+  }
+  if (run.gang) {
+    if (!run.gang->Poll(run.report)) return;
+    run.exited_at = Clock::now();
+    if (changed) *changed = true;
+    spdlog::info("{} run {}: part exited ({}): {}", run.assignment.job_id(), run.assignment.run(),
+                 rpc::RunReport::Exit_Name(run.report.exit()), run.report.detail());
+    return;
   }
   std::optional<int> status = run.process->Poll();
   if (!status && run.stop_ordered_at &&
@@ -189,10 +244,19 @@ std::vector<rpc::RunReport> RunManager::Collect(bool* changed) {
 
 void RunManager::StopAll(std::chrono::milliseconds grace) {
   for (auto& [id, run] : runs_) {
+    if (run.gang && run.alive()) run.gang->OrderStop().ok();
     if (run.process && !run.exited_at) run.dir.OrderCheckpointAndExit("agent shutdown").ok();
   }
   auto deadline = Clock::now() + grace;
   for (auto& [id, run] : runs_) {
+    if (run.gang && run.alive()) {
+      rpc::RunReport ignored;
+      while (!run.gang->Poll(ignored) && Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      run.gang->Kill();
+      continue;
+    }
     if (!run.process || run.exited_at) continue;
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (!run.process->WaitFor(std::max(left, std::chrono::milliseconds(0)))) {

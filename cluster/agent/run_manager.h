@@ -15,6 +15,10 @@
 //
 // A run that ignores a stop order for options.stop_timeout is killed.
 //
+// A command job's run (assignment.gang) is one process per rank of this node's block of ranks,
+// see gang_run.h: torchrun's environment, a log per rank, SIGTERM -> term_grace -> SIGKILL for
+// programs without the interposition layer, a failed rank fails the part.
+//
 // A run the scheduler no longer lists (it was moved while this node was thought dead) is killed
 // at once: the job already restarts elsewhere from a checkpoint, and two live runs must not
 // share a job directory. Runs are started with PR_SET_PDEATHSIG, so they die with the agent.
@@ -28,6 +32,7 @@
 #include <vector>
 
 #include "cluster/agent/cluster.pb.h"
+#include "cluster/agent/gang_run.h"
 #include "cluster/job/control.h"
 #include "cluster/job/process.h"
 #include "core/status.h"
@@ -43,6 +48,11 @@ struct RunManagerOptions {
   // A run that has not exited this long after a stop order is killed (and reported CRASHED, so
   // the job restarts from its last periodic checkpoint): a hung job must not hold slots forever.
   std::chrono::milliseconds stop_timeout{30000};
+  // Command jobs (gang_run.h): SIGTERM -> SIGKILL, and the interposition layer's Python
+  // directory for the ranks' PYTHONPATH (empty = none). A gang running the layer gets
+  // stop_timeout for its barrier checkpoint before SIGTERM.
+  std::chrono::milliseconds term_grace{10000};
+  std::filesystem::path python_path{};
 };
 
 class RunManager {
@@ -70,10 +80,15 @@ class RunManager {
  private:
   using Clock = std::chrono::steady_clock;
   struct Run {
-    Run(rpc::Assignment a) : assignment(std::move(a)), dir(assignment.job_dir()) {}
+    Run(rpc::Assignment a)
+        : assignment(std::move(a)),
+          dir(assignment.gang() ? GangRun::RunDir(assignment)
+                                : std::filesystem::path(assignment.job_dir())) {}
+    bool alive() const { return (process || gang) && !exited_at; }
     rpc::Assignment assignment;
-    JobDir dir;
+    JobDir dir;  // the job directory; a gang's: this run's directory (<job dir>/runs/<run>)
     std::optional<Process> process;
+    std::optional<GangRun> gang;  // a command job's ranks on this node
     Clock::time_point started_at;
     std::optional<Clock::time_point> first_progress_at;
     std::optional<Clock::time_point> stop_ordered_at;
@@ -83,6 +98,8 @@ class RunManager {
 
   void Start(Run& run);
   void Update(Run& run, bool* changed);
+  void StartGang(Run& run, const std::vector<std::string>& command);
+  void Kill(Run& run);
 
   RunManagerOptions options_;
   std::map<std::string, Run> runs_;  // by job id: at most one run of a job per node

@@ -122,7 +122,7 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
 std::string FormatJobTable(const std::vector<rpc::JobInfo>& jobs) {
   std::vector<std::vector<std::string>> rows = {{"ID", "TENANT", "TIER", "STATE", "WORKERS", "STEP",
                                                  "SLA", "TARGET", "WAIT", "PREEMPT", "RECOVER",
-                                                 "PLACEMENT"}};
+                                                 "PLACEMENT", "LOST"}};
   for (const auto& j : jobs) {
     bool below = j.sla_target() > 0 && j.sla_fraction() < j.sla_target();
     rows.push_back({
@@ -131,13 +131,19 @@ std::string FormatJobTable(const std::vector<rpc::JobInfo>& jobs) {
         j.tier(),
         j.state(),
         fmt::format("{}/{}", j.workers(), j.requested_workers()),
-        j.total_steps() > 0 ? fmt::format("{}/{}", j.step(), j.total_steps()) : "-",
+        j.total_steps() > 0 ? fmt::format("{}/{}", j.step(), j.total_steps())
+        : j.step() > 0      ? std::to_string(j.step())  // a command job: its total is unknown
+                            : "-",
         fmt::format("{:.0f}%{}", 100 * j.sla_fraction(), below ? "!" : ""),
         j.sla_target() > 0 ? fmt::format("{:.0f}%", 100 * j.sla_target()) : "best-effort",
         j.time_to_workers() >= 0 ? fmt::format("{:.2f}s", j.time_to_workers()) : "-",
         std::to_string(j.preemptions()),
         std::to_string(j.recoveries()),
         j.placement(),
+        // Steps lost by resuming from an older checkpoint; the SLA column already excludes
+        // the progress they had earned.
+        j.lost_steps() > 0 ? fmt::format("{} steps ({:.1f}s)", j.lost_steps(), j.lost_progress_s())
+                           : "-",
     });
   }
   return Table(rows);

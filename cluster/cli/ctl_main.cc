@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--type", job_type, type_help)
       ->capture_default_str()
       ->check(CLI::IsMember(type_names));
-  submit_cmd->add_option("job_args", job_args, "The job program's flags, after --");
+  submit_cmd->add_option("job_args", job_args,
+                         "After --: a program and its args (any program: one process per rank "
+                         "with torchrun's environment), or the flags of --type's program");
 
   auto* list_cmd = app.add_subcommand("list", "Jobs as a table");
   std::string cancel_id;
@@ -72,6 +74,10 @@ int main(int argc, char** argv) {
       submit.set_tenant(tenant);
       submit.set_requested_workers(workers);
       submit.set_min_workers(min_workers);
+      // `submit -- COMMAND ARGS`: a first arg that is not a flag names a program to run.
+      if (submit_cmd->count("--type") == 0 && !job_args.empty() && !job_args[0].starts_with("-")) {
+        job_type = kCommandJobType;
+      }
       const std::vector<std::string> args = JoinJobType({.type = job_type, .args = job_args});
       if (Result<JobCommand> check = SplitJobType(args); !check.ok()) {
         return cli::UsageError(check.status().message());

@@ -28,7 +28,10 @@ TEST(CtlFormatTest, JobTableAlignsColumnsAndFlagsMissedTargets) {
   b.set_sla_fraction(1);
   b.set_time_to_workers(-1);
   b.set_placement("-");
+  a.set_lost_steps(17);
+  a.set_lost_progress_s(1.5);
   std::string table = FormatJobTable({a, b});
+  EXPECT_NE(table.find("17 steps (1.5s)"), std::string::npos) << table;
   EXPECT_NE(table.find("50%!"), std::string::npos) << table;
   EXPECT_NE(table.find("best-effort"), std::string::npos);
   EXPECT_NE(table.find("10/300"), std::string::npos);

@@ -8,9 +8,10 @@ namespace tessera::cluster {
 
 namespace {
 
-constexpr std::array<JobType, 2> kJobTypes = {{
+constexpr std::array<JobType, 3> kJobTypes = {{
     {"mlp", "cluster-train-job", "data-parallel MLP with replica splicing"},
     {"lr", "lr-cluster-job", "lr-train (Fashion-MNIST or character LM) with an lr schedule"},
+    {kCommandJobType, "", "any program, one process per rank with torchrun's environment"},
 }};
 
 bool IsTypeFlag(std::string_view arg) {
@@ -58,12 +59,20 @@ Result<JobCommand> SplitJobType(const std::vector<std::string>& args) {
         fmt::format("unknown job type '{}' ({})", command.type, KnownTypes()));
   }
   for (size_t i = first; i < args.size(); ++i) {
-    if (IsTypeFlag(args[i])) {
+    // A command's own args are the user's: they may say anything.
+    if (command.type != kCommandJobType && IsTypeFlag(args[i])) {
       return InvalidArgumentError(fmt::format("{} must be the job's first arg", kJobTypeFlag));
     }
     command.args.push_back(args[i]);
   }
+  if (command.type == kCommandJobType && command.args.empty()) {
+    return InvalidArgumentError("a command job needs a command to run");
+  }
   return command;
+}
+
+bool IsCommandJob(const std::vector<std::string>& args) {
+  return !args.empty() && args[0] == fmt::format("{}={}", kJobTypeFlag, kCommandJobType);
 }
 
 }  // namespace tessera::cluster

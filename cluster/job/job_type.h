@@ -7,6 +7,8 @@
 //
 //   mlp  cluster-train-job  the data-parallel MLP with replica splicing (cluster/job/trainer.h)
 //   lr   lr-cluster-job     lr-train's harness under the control interface (cluster/job/lr_job.h)
+//   command  (the args)     any program, one process per rank (a gang), torchrun's environment;
+//                           the args are the command line (cluster/agent/gang_run.h)
 //
 //   TESSERA_ASSIGN_OR_RETURN(JobCommand command, SplitJobType(assignment_args));
 //   program = programs.at(command.type);  argv = {program, command.args..., --world-size, W}
@@ -23,10 +25,11 @@ namespace tessera::cluster {
 
 inline constexpr char kJobTypeFlag[] = "--job-type";
 inline constexpr char kDefaultJobType[] = "mlp";
+inline constexpr char kCommandJobType[] = "command";
 
 struct JobType {
   std::string_view name;
-  std::string_view program;  // file name of the program, installed beside cluster-agent
+  std::string_view program;  // file name of the program beside cluster-agent; "" = the args
   std::string_view description;
 };
 
@@ -46,5 +49,7 @@ struct JobCommand {
 std::vector<std::string> JoinJobType(const JobCommand& command);
 // The inverse. INVALID_ARGUMENT for an unknown type or a --job-type that is not the first arg.
 Result<JobCommand> SplitJobType(const std::vector<std::string>& args);
+// Whether stored args are a command job's (one process per rank, see above).
+bool IsCommandJob(const std::vector<std::string>& args);
 
 }  // namespace tessera::cluster

@@ -30,12 +30,24 @@ TEST(JobTypeTest, UnknownOrMisplacedTypeIsRejected) {
             StatusCode::kInvalidArgument);
 }
 
+TEST(JobTypeTest, CommandJobCarriesTheUsersCommandLineUntouched) {
+  JobCommand command{.type = "command",
+                     .args = {"/usr/bin/python3", "train.py", "--job-type=x", "--workers", "4"}};
+  std::vector<std::string> args = JoinJobType(command);
+  EXPECT_TRUE(IsCommandJob(args));
+  EXPECT_FALSE(IsCommandJob(command.args));
+  Result<JobCommand> split = SplitJobType(args);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(*split, command);
+  EXPECT_EQ(SplitJobType({"--job-type=command"}).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(JobTypeTest, EveryTypeHasAProgram) {
   ASSERT_FALSE(JobTypes().empty());
   EXPECT_EQ(JobTypes().front().name, kDefaultJobType);
   for (const JobType& t : JobTypes()) {
     EXPECT_EQ(FindJobType(t.name), &t);
-    EXPECT_FALSE(t.program.empty());
+    EXPECT_EQ(t.program.empty(), t.name == kCommandJobType) << t.name;
   }
   EXPECT_EQ(FindJobType("nope"), nullptr);
 }

@@ -130,4 +130,9 @@ void Process::Signal(int signal) {
   if (pid_ > 0 && !status_) ::kill(pid_, signal);
 }
 
+void Process::SignalGroup(int signal) {
+  // Before the child has called setpgid there is no group yet: signal the process itself.
+  if (pid_ > 0 && !status_ && ::kill(-pid_, signal) != 0) ::kill(pid_, signal);
+}
+
 }  // namespace tessera::cluster

@@ -50,6 +50,9 @@ class Process {
   // Waits at most `timeout`; nullopt if it is still running then.
   std::optional<int> WaitFor(std::chrono::milliseconds timeout);
   void Signal(int signal);
+  // Signals the process's whole process group (it leads one, see Spawn): a shell's children
+  // too. No-op once the process has been reaped.
+  void SignalGroup(int signal);
 
  private:
   explicit Process(pid_t pid) : pid_(pid) {}

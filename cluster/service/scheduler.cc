@@ -7,7 +7,9 @@
 #include <limits>
 #include <set>
 
+#include "cluster/job/job_type.h"
 #include "cluster/policy/sla.h"
+#include "cluster/service/gang.h"
 
 namespace tessera::cluster {
 
@@ -123,8 +125,12 @@ Result<std::string> Scheduler::Submit(const rpc::SubmitRequest& request, double 
   if (spec.min_workers < 1 || spec.min_workers > spec.requested_workers) {
     return InvalidArgumentError("minimum workers must be in [1, requested workers]");
   }
+  const bool command_job =
+      IsCommandJob(std::vector<std::string>(request.args().begin(), request.args().end()));
   for (const std::string& arg : request.args()) {
+    // A command's args are the user's program's own: any flag is fine.
     for (std::string_view reserved : kReservedFlags) {
+      if (command_job) break;
       if (arg == reserved || arg.starts_with(std::string(reserved) + "=")) {
         return InvalidArgumentError(fmt::format("{} is set by the agent, not by the job", arg));
       }
@@ -168,12 +174,14 @@ Status Scheduler::Cancel(const std::string& job_id, double now) {
   return Reschedule(now);
 }
 
-Status Scheduler::RegisterNode(const std::string& node_id, int slots, double now) {
+Status Scheduler::RegisterNode(const std::string& node_id, int slots, double now,
+                               const std::string& address) {
   if (node_id.empty()) return InvalidArgumentError("empty node id");
   if (slots < 1 || slots > 4096) return InvalidArgumentError("slots must be in [1, 4096]");
   int index = NodeIndex(node_id);
   if (index < 0) {
-    nodes_.push_back({.id = node_id, .slots = slots, .alive = true, .last_heartbeat = now});
+    nodes_.push_back(
+        {.id = node_id, .slots = slots, .alive = true, .last_heartbeat = now, .address = address});
     index = static_cast<int>(nodes_.size()) - 1;
     TESSERA_RETURN_IF_ERROR(store_->PutNode(index, nodes_[index]));
     TESSERA_RETURN_IF_ERROR(
@@ -181,6 +189,7 @@ Status Scheduler::RegisterNode(const std::string& node_id, int slots, double now
   } else {
     NodeRecord& node = nodes_[index];
     node.slots = slots;
+    node.address = address;
     node.alive = true;
     node.last_heartbeat = now;
     TESSERA_RETURN_IF_ERROR(store_->PutNode(index, node));
@@ -190,7 +199,7 @@ Status Scheduler::RegisterNode(const std::string& node_id, int slots, double now
     // it (PR_SET_PDEATHSIG).
     AccrueAll(now);
     for (JobRecord& job : jobs_) {
-      if (Active(job) && job.run_node == index) {
+      if (Active(job) && RunUsesNode(job, index)) {
         LoseRun(job, now, fmt::format("the agent on {} restarted", node_id));
         TESSERA_RETURN_IF_ERROR(SaveJob(job));
       }
@@ -210,9 +219,16 @@ Result<rpc::HeartbeatReply> Scheduler::Heartbeat(const rpc::HeartbeatRequest& re
   bool changed = false;
   for (const rpc::RunReport& report : request.runs()) {
     JobRecord* job = FindJob(report.job_id());
+    if (job != nullptr && Active(*job) && job->run == report.run() && IsGang(*job) &&
+        RunUsesNode(*job, index)) {
+      TESSERA_ASSIGN_OR_RETURN(bool gang_changed, HandleGangReport(*job, report, index, now));
+      changed = changed || gang_changed;
+      continue;
+    }
     if (job == nullptr || !Active(*job) || job->run != report.run() || job->run_node != index) {
       continue;  // a stale run: it is not in the assignments, so the agent lets it go
     }
+    if (report.step_reported()) AccountSteps(*job, report.step(), now);
     bool was_started = job->run_started;
     if (report.exit() != rpc::RunReport::RUNNING || (report.started() && !was_started)) {
       AccrueAll(now);
@@ -226,17 +242,137 @@ Result<rpc::HeartbeatReply> Scheduler::Heartbeat(const rpc::HeartbeatRequest& re
   }
   if (changed) TESSERA_RETURN_IF_ERROR(Reschedule(now));
   for (const JobRecord& job : jobs_) {
-    if (!Active(job) || job.run_node != index) continue;
-    rpc::Assignment* a = reply.add_assignments();
-    a->set_job_id(job.view.spec.id);
-    a->set_run(job.run);
-    a->set_workers(job.run_workers);
-    a->set_world_size(job.view.spec.requested_workers);
-    for (const std::string& arg : job.args) a->add_args(arg);
-    a->set_job_dir((options_.job_root / job.view.spec.id).string());
-    a->set_stop(job.stop_requested || job.cancel_requested);
+    if (Active(job)) AddAssignments(job, index, reply);
   }
   return reply;
+}
+
+bool Scheduler::IsGang(const JobRecord& job) { return IsCommandJob(job.args); }
+
+bool Scheduler::RunUsesNode(const JobRecord& job, int node) const {
+  if (job.run_node < 0) return false;
+  if (!IsGang(job)) return job.run_node == node;
+  return std::any_of(job.run_placement.begin(), job.run_placement.end(),
+                     [&](const Slice& s) { return s.node == node; });
+}
+
+void Scheduler::AddAssignments(const JobRecord& job, int node, rpc::HeartbeatReply& reply) const {
+  if (!RunUsesNode(job, node)) return;
+  rpc::Assignment a;
+  a.set_job_id(job.view.spec.id);
+  a.set_run(job.run);
+  a.set_workers(job.run_workers);
+  a.set_world_size(job.view.spec.requested_workers);
+  for (const std::string& arg : job.args) a.add_args(arg);
+  a.set_job_dir((options_.job_root / job.view.spec.id).string());
+  a.set_stop(job.stop_requested || job.cancel_requested);
+  if (!IsGang(job)) {
+    *reply.add_assignments() = std::move(a);
+    return;
+  }
+  const std::vector<GangPart> parts = GangParts(job.run_placement, job.view.spec.requested_workers);
+  if (parts.empty()) return;
+  const std::string& master = nodes_[parts.front().node].address;
+  for (const GangPart& part : parts) {
+    if (part.node != node) continue;
+    a.set_gang(true);
+    a.set_rank_offset(part.rank_offset);
+    a.set_local_ranks(part.local_ranks);
+    a.set_local_slots(part.local_slots);
+    a.set_node_rank(part.node_rank);
+    a.set_num_nodes(static_cast<int>(parts.size()));
+    a.set_master_addr(master.empty() ? "127.0.0.1" : master);
+    a.set_master_port(job.master_port);
+    *reply.add_assignments() = a;
+  }
+}
+
+Result<bool> Scheduler::HandleGangReport(JobRecord& job, const rpc::RunReport& report, int node,
+                                         double now) {
+  const bool leader = node == job.run_node;  // the node of rank 0, which reports the steps
+  if (leader && report.step_reported()) AccountSteps(job, report.step(), now);
+  if (report.exit() == rpc::RunReport::RUNNING) {
+    if (leader && report.step() != job.step && report.step_reported()) {
+      job.step = report.step();
+      job.total_steps = report.total_steps();
+      job.loss = report.loss();
+    }
+    if (!leader || !report.started() || job.run_started) return false;
+    AccrueAll(now);
+    rpc::RunReport started = report;
+    if (!report.step_reported()) {  // keep the last known step until the job reports one
+      started.set_step(job.step);
+      started.set_total_steps(job.total_steps);
+      started.set_loss(job.loss);
+    }
+    TESSERA_RETURN_IF_ERROR(HandleReport(started, nodes_[node].id, now));
+    return true;
+  }
+  if (job.part_exits.contains(node)) return false;  // heard already
+  job.part_exits[node] = report;
+  AccrueAll(now);
+  const std::string where = nodes_[node].id;
+  if (report.exit() == rpc::RunReport::CRASHED && !job.stop_requested && !job.cancel_requested) {
+    // A failed rank fails the gang: the scheduler stops assigning the run, and the agents kill
+    // the other ranks; the job restarts (from its checkpoint, if it has one) or fails.
+    job.last_exit = fmt::format("{}: {}", where, report.detail());
+    TESSERA_RETURN_IF_ERROR(
+        Event(now, fmt::format("{} run {}: part on {} failed ({}), stopping the whole gang",
+                               job.view.spec.id, job.run, where, report.detail())));
+    rpc::RunReport crashed = report;
+    crashed.set_step(job.step);
+    TESSERA_RETURN_IF_ERROR(HandleReport(crashed, where, now));
+    return true;
+  }
+  if (job.part_exits.size() < job.run_placement.size()) return false;
+  // Every part has exited: the run is over.
+  bool all_finished = true;
+  std::string detail;
+  double checkpoint_seconds = 0;
+  for (const auto& [n, part] : job.part_exits) {
+    all_finished = all_finished && part.exit() == rpc::RunReport::FINISHED;
+    checkpoint_seconds = std::max(checkpoint_seconds, part.checkpoint_seconds());
+    detail +=
+        fmt::format("{}{}: {}", detail.empty() ? "" : "; ", nodes_[n].id,
+                    part.detail().empty() ? rpc::RunReport::Exit_Name(part.exit()) : part.detail());
+  }
+  job.last_exit = detail;
+  rpc::RunReport combined = report;
+  combined.set_exit(all_finished ? rpc::RunReport::FINISHED : rpc::RunReport::CHECKPOINTED);
+  if (!all_finished && !job.stop_requested && !job.cancel_requested) {
+    combined.set_exit(rpc::RunReport::CRASHED);  // parts ended on their own, some not cleanly
+  }
+  combined.set_step(job.step);
+  combined.set_checkpoint_seconds(checkpoint_seconds);
+  combined.set_detail(detail);
+  TESSERA_RETURN_IF_ERROR(HandleReport(combined, where, now));
+  return true;
+}
+
+void Scheduler::AccountSteps(JobRecord& job, int64_t step, double now) {
+  if (!job.run_step_seen) {
+    job.run_step_seen = true;
+    if (step < job.max_step) {
+      AccrueAll(now);
+      // Progress per step computed so far, lost ones included.
+      const double per_step =
+          job.computed_steps > 0 ? (job.view.progress + job.lost_progress) / job.computed_steps : 0;
+      const int64_t lost = job.max_step - step;
+      const double taken = std::min(job.view.progress, per_step * static_cast<double>(lost));
+      job.view.progress -= taken;
+      job.lost_steps += lost;
+      job.lost_progress += taken;
+      Event(now, fmt::format("{} run {} resumed at step {} after reaching step {}: {} step(s) "
+                             "lost, {:.2f} s of SLA progress taken back",
+                             job.view.spec.id, job.run, step, job.max_step, lost, taken))
+          .ok();  // best effort, the record is saved by the caller
+      job.max_step = step;
+    }
+  }
+  if (step > job.max_step) {
+    job.computed_steps += step - job.max_step;
+    job.max_step = step;
+  }
 }
 
 Status Scheduler::HandleReport(const rpc::RunReport& report, const std::string& node, double now) {
@@ -249,11 +385,19 @@ Status Scheduler::HandleReport(const rpc::RunReport& report, const std::string& 
     job.run_started = true;
     job.restore_seconds = report.restore_seconds();
     if (job.view.stalled_until > now) job.view.stalled_until = now;
-    TESSERA_RETURN_IF_ERROR(Event(
-        now,
-        fmt::format("{} run {} on {} with {} worker(s) is training from step {} "
-                    "(process start to first step report {:.2f} s)",
-                    id, job.run, node, report.workers(), report.step(), report.restore_seconds())));
+    if (IsGang(job) && !report.step_reported()) {
+      // A command job's ranks count as started when they run; steps come later, if ever.
+      TESSERA_RETURN_IF_ERROR(
+          Event(now, fmt::format("{} run {}: ranks started on {} ({} slot(s) for world size {})",
+                                 id, job.run, DescribePlacement(job.run_placement), job.run_workers,
+                                 job.view.spec.requested_workers)));
+    } else {
+      TESSERA_RETURN_IF_ERROR(
+          Event(now, fmt::format("{} run {} on {} with {} worker(s) is training from step {} "
+                                 "(process start to first step report {:.2f} s)",
+                                 id, job.run, node, report.workers(), report.step(),
+                                 report.restore_seconds())));
+    }
   }
   switch (report.exit()) {
     case rpc::RunReport::RUNNING:
@@ -263,10 +407,16 @@ Status Scheduler::HandleReport(const rpc::RunReport& report, const std::string& 
       break;
     case rpc::RunReport::CHECKPOINTED:
       job.checkpoint_seconds = report.checkpoint_seconds();
-      TESSERA_RETURN_IF_ERROR(
-          Event(now, fmt::format("{} run {} checkpointed at step {} and exited (order to exit "
-                                 "{:.2f} s)",
-                                 id, job.run, report.step(), report.checkpoint_seconds())));
+      if (!report.detail().empty()) {
+        TESSERA_RETURN_IF_ERROR(
+            Event(now, fmt::format("{} run {} stopped (order to exit {:.2f} s): {}", id, job.run,
+                                   report.checkpoint_seconds(), report.detail())));
+      } else {
+        TESSERA_RETURN_IF_ERROR(
+            Event(now, fmt::format("{} run {} checkpointed at step {} and exited (order to exit "
+                                   "{:.2f} s)",
+                                   id, job.run, report.step(), report.checkpoint_seconds())));
+      }
       if (job.cancel_requested) {
         Finish(job, JobOutcome::kCancelled, now, "cancelled by user");
       } else if (job.relocating) {
@@ -293,7 +443,9 @@ Status Scheduler::HandleReport(const rpc::RunReport& report, const std::string& 
             job, JobOutcome::kFailed, now,
             fmt::format("crashed {} times (last exit code {})", job.crashes, report.exit_code()));
       } else {
-        LoseRun(job, now, fmt::format("its run crashed (exit code {})", report.exit_code()));
+        LoseRun(job, now,
+                fmt::format("its run crashed (exit code {}{})", report.exit_code(),
+                            report.detail().empty() ? "" : ", " + report.detail()));
       }
       break;
     default:
@@ -307,6 +459,7 @@ void Scheduler::LoseRun(JobRecord& job, double now, const std::string& why) {
     Finish(job, JobOutcome::kCancelled, now, "cancelled by user");
     return;
   }
+  job.part_exits.clear();
   job.view.state = JobState::kSuspended;
   job.view.placement.clear();
   job.run_placement.clear();
@@ -326,7 +479,16 @@ void Scheduler::StartRunOnPlacement(JobRecord& job, double now) {
   for (const Slice& slice : job.view.placement) {
     if (slice.slots > host->slots) host = &slice;
   }
+  // A gang (command job) runs one process per rank on every node of the placement; its
+  // leader is the node of rank 0, the placement's first.
+  if (IsGang(job)) host = &job.view.placement.front();
   ++job.run;
+  const int64_t job_number = &job - jobs_.data() + 1;
+  job.master_port =
+      options_.master_port_base +
+      static_cast<int>((job_number * 7919 + job.run) % std::max(1, options_.master_port_span));
+  job.part_exits.clear();
+  job.run_step_seen = false;
   job.run_node = host->node;
   job.run_workers = TotalSlots(job.view.placement);
   job.run_placement = job.view.placement;
@@ -344,6 +506,7 @@ void Scheduler::Finish(JobRecord& job, JobOutcome outcome, double now, const std
   job.view.placement.clear();
   job.run_placement.clear();
   job.run_node = -1;
+  job.part_exits.clear();
   job.stop_requested = false;
   job.relocating = false;
   job.finish_time = now;
@@ -383,7 +546,9 @@ Status Scheduler::Tick(double now) {
       if (!Active(job)) continue;
       bool uses_node = std::any_of(job.view.placement.begin(), job.view.placement.end(),
                                    [&](const Slice& s) { return s.node == static_cast<int>(i); });
-      if (job.run_node == static_cast<int>(i)) {
+      if (job.run_node == static_cast<int>(i) ||
+          (IsGang(job) && RunUsesNode(job, static_cast<int>(i)))) {
+        // A gang with ranks on the node lost them: the others cannot go on without them.
         LoseRun(job, now, "node " + node.id + " died");
       } else if (uses_node && job.run_node >= 0) {
         // Its process lives elsewhere but some of its slots are gone: checkpoint and requeue.
@@ -521,6 +686,9 @@ std::vector<rpc::JobInfo> Scheduler::ListJobs(double now) const {
     info.set_loss(job.loss);
     info.set_finish_time(job.finish_time);
     info.set_message(job.message);
+    info.set_lost_steps(job.lost_steps);
+    info.set_lost_progress_s(job.lost_progress);
+    info.set_last_exit(job.last_exit);
     out.push_back(std::move(info));
   }
   return out;

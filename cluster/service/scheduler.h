@@ -46,6 +46,10 @@ struct SchedulerOptions {
   int max_crashes = 3;
   // Where job directories live (storage every node can reach): <job_root>/<job id>.
   std::filesystem::path job_root;
+  // MASTER_PORT of gang runs (command jobs): master_port_base + a hash of job and run number
+  // modulo master_port_span, so a restarted gang never reuses its previous run's port.
+  int master_port_base = 29500;
+  int master_port_span = 2000;
 };
 
 class Scheduler {
@@ -64,7 +68,9 @@ class Scheduler {
   std::vector<rpc::Event> ListEvents(int limit) const;
 
   // Agents.
-  Status RegisterNode(const std::string& node_id, int slots, double now);
+  // `address`: where other nodes reach this node's job processes (empty = 127.0.0.1).
+  Status RegisterNode(const std::string& node_id, int slots, double now,
+                      const std::string& address = "");
   Result<rpc::HeartbeatReply> Heartbeat(const rpc::HeartbeatRequest& request, double now);
 
   // Periodic: declares silent nodes dead and lets the policy act on the passage of time.
@@ -97,6 +103,15 @@ class Scheduler {
   // The current run of `job` is gone (its node died, or it crashed): back to the queue.
   void LoseRun(JobRecord& job, double now, const std::string& why);
   void StartRunOnPlacement(JobRecord& job, double now);
+  // Gang runs (command jobs): one part per node of the run's placement.
+  static bool IsGang(const JobRecord& job);
+  bool RunUsesNode(const JobRecord& job, int node) const;
+  void AddAssignments(const JobRecord& job, int node, rpc::HeartbeatReply& reply) const;
+  // A part's report; true when the job's run changed (an exit, the first progress).
+  Result<bool> HandleGangReport(JobRecord& job, const rpc::RunReport& report, int node, double now);
+  // SLA from measured steps: a run that resumes below the highest step reported lost the
+  // difference, and the progress accrued for it is taken back.
+  void AccountSteps(JobRecord& job, int64_t step, double now);
   void Finish(JobRecord& job, JobOutcome outcome, double now, const std::string& message);
   Status Event(double now, std::string text);
   Status SaveJob(const JobRecord& job);

@@ -47,6 +47,10 @@ int main(int argc, char** argv) {
   app.add_option("--tick-ms", tick_ms, "Period of the scheduling tick")
       ->capture_default_str()
       ->check(CLI::Range(10, 60000));
+  app.add_option("--master-port-base", options.master_port_base,
+                 "Command jobs' MASTER_PORT is chosen in [base, base + 2000)")
+      ->capture_default_str()
+      ->check(CLI::Range(1024, 63000));
   app.add_option("--port-file", port_file, "Write the port served on to this file");
   app.add_option(
       "--metrics-listen", options.metrics_listen,

@@ -83,7 +83,8 @@ class Service final : public rpc::Scheduler::Service {
                             rpc::RegisterNodeReply* reply) override {
     std::lock_guard lock(mu_);
     reply->set_heartbeat_timeout_s(scheduler_.options().heartbeat_timeout_s);
-    return ToGrpc(scheduler_.RegisterNode(request->node_id(), request->slots(), WallSeconds()));
+    return ToGrpc(scheduler_.RegisterNode(request->node_id(), request->slots(), WallSeconds(),
+                                          request->address()));
   }
   grpc::Status Heartbeat(grpc::ServerContext*, const rpc::HeartbeatRequest* request,
                          rpc::HeartbeatReply* reply) override {
@@ -169,7 +170,8 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
                            Scheduler::Create({.heartbeat_timeout_s = options.heartbeat_timeout_s,
                                               .restart_grace_s = options.restart_grace_s,
                                               .max_crashes = options.max_crashes,
-                                              .job_root = options.job_root},
+                                              .job_root = options.job_root,
+                                              .master_port_base = options.master_port_base},
                                              std::move(policy), std::move(store), WallSeconds()));
   impl->service = std::make_unique<Service>(impl->mu, *impl->scheduler);
   grpc::ServerBuilder builder;

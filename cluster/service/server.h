@@ -31,6 +31,7 @@ struct ServerOptions {
   double heartbeat_timeout_s = 2.0;
   double restart_grace_s = 5.0;
   int max_crashes = 3;
+  int master_port_base = 29500;  // MASTER_PORT range of gang runs (SchedulerOptions)
   std::chrono::milliseconds tick{250};
   // host:port for Prometheus scrapes over HTTP (GET /metrics); empty = none, port 0 = any.
   std::string metrics_listen;

@@ -66,6 +66,12 @@ state::Job ToProto(const JobRecord& r) {
     out->set_node(slice.node);
     out->set_slots(slice.slots);
   }
+  p.set_master_port(r.master_port);
+  p.set_max_step(r.max_step);
+  p.set_lost_steps(r.lost_steps);
+  p.set_lost_progress(r.lost_progress);
+  p.set_computed_steps(r.computed_steps);
+  p.set_last_exit(r.last_exit);
   return p;
 }
 
@@ -127,6 +133,12 @@ Result<JobRecord> FromProto(const state::Job& p) {
   for (const auto& slice : p.run_placement()) {
     r.run_placement.push_back({.node = slice.node(), .slots = slice.slots()});
   }
+  r.master_port = p.master_port();
+  r.max_step = p.max_step();
+  r.lost_steps = p.lost_steps();
+  r.lost_progress = p.lost_progress();
+  r.computed_steps = p.computed_steps();
+  r.last_exit = p.last_exit();
   return r;
 }
 
@@ -176,6 +188,7 @@ Status StateStore::PutNode(int index, const NodeRecord& node) {
   p.set_id(node.id);
   p.set_slots(node.slots);
   p.set_index(index);
+  p.set_address(node.address);
   return Put(NodeKey(index), p.SerializeAsString());
 }
 
@@ -207,7 +220,7 @@ Result<StateStore::Contents> StateStore::Load() const {
       if (p.index() != static_cast<int>(contents.nodes.size())) {
         return DataLossError(fmt::format("node index {} out of order", p.index()));
       }
-      contents.nodes.push_back({.id = p.id(), .slots = p.slots()});
+      contents.nodes.push_back({.id = p.id(), .slots = p.slots(), .address = p.address()});
     } else if (key.starts_with("event/")) {
       state::Event p;
       if (!p.ParseFromString(value)) return DataLossError("unparsable record " + key);

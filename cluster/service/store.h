@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,21 @@ struct JobRecord {
   double finish_time = -1;
   double restore_seconds = -1;     // last measured: process start -> first progress
   double checkpoint_seconds = -1;  // last measured: stop order -> exit
+
+  // Gang runs (job type "command", one process per rank on every node of run_placement).
+  int master_port = 0;  // MASTER_PORT of the current run
+  // Exit reports of the current run's parts, by node index. Not persisted: agents report an
+  // exited part until the scheduler stops assigning it, so a restarted scheduler hears again.
+  std::map<int, rpc::RunReport> part_exits;
+  std::string last_exit;  // how the last run ended, for people
+
+  // SLA from measured steps: the highest step reported, the steps run in all incarnations,
+  // and the steps (and progress) lost by resuming from an older checkpoint.
+  int64_t max_step = 0;
+  int64_t computed_steps = 0;
+  int64_t lost_steps = 0;
+  double lost_progress = 0;
+  bool run_step_seen = false;  // the current run has reported a step (not persisted)
 };
 
 struct NodeRecord {
@@ -66,6 +82,7 @@ struct NodeRecord {
   bool alive = true;
   double last_heartbeat = 0;
   double grace_until = 0;  // not declared dead before this time
+  std::string address;     // where its job processes are reached (MASTER_ADDR); empty = loopback
 };
 
 class StateStore {

@@ -1,0 +1,84 @@
+// cluster-ddp-example: a data-parallel libtorch job over c10d/gloo, written against the
+// interposition library (elastic_session.h): an MLP with dropout on a synthetic regression
+// task, SGD with momentum, the batch of step s drawn from a generator seeded by (seed, s,
+// rank). Run it with torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT),
+// alone or as a cluster command job; at the end rank 0 writes "params <FNV-1a of every
+// parameter's bytes>" to --out.
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <chrono>
+#include <thread>
+
+#include "cluster/interpose/cc/elastic_session.h"
+#include "cluster/job/checkpoint.h"
+#include "core/cli.h"
+#include "core/file.h"
+
+int main(int argc, char** argv) {
+  using namespace tessera;
+  cli::Program program("cluster-ddp-example",
+                       "Data-parallel libtorch training over gloo with transparent preemption "
+                       "(the cluster's C++ interposition library).");
+  int64_t steps = 300, seed = 1, hidden = 64, batch = 16;
+  double step_sleep_ms = 0;
+  std::string out;
+  auto& app = program.app();
+  app.add_option("--steps", steps, "Training steps")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--seed", seed, "Seed of data and initialisation")->capture_default_str();
+  app.add_option("--hidden", hidden, "Hidden units")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--batch", batch, "Samples per rank and step")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--step-sleep-ms", step_sleep_ms, "Sleep per step (stands in for a bigger model)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--out", out, "Where rank 0 writes the parameters' fingerprint");
+  return program.Run(argc, argv, [&]() -> Status {
+    torch::set_num_threads(1);
+    TESSERA_ASSIGN_OR_RETURN(auto env, cluster::interpose::JobEnvironment::FromEnvironment());
+    torch::manual_seed(seed);
+    torch::nn::Sequential model(torch::nn::Linear(32, hidden), torch::nn::Tanh(),
+                                torch::nn::Dropout(0.1), torch::nn::Linear(hidden, 1));
+    torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
+    const torch::Tensor teacher =
+        torch::randn({32, 1}, at::detail::createCPUGenerator(static_cast<uint64_t>(seed) + 7));
+    torch::manual_seed(seed * 1000 + 100 + env.rank);  // dropout masks differ per rank
+    // Connects the group; under the scheduler, restores model, optimizer, RNG and step.
+    TESSERA_ASSIGN_OR_RETURN(auto session,
+                             cluster::interpose::ElasticSession::Start(*model, optimizer));
+    for (int64_t step = session->start_step(); step < steps; ++step) {
+      auto gen = at::detail::createCPUGenerator(
+          static_cast<uint64_t>((seed * 1000003 + step) * session->world_size() + session->rank()));
+      torch::Tensor x = torch::randn({batch, 32}, gen);
+      torch::Tensor y = torch::tanh(x.matmul(teacher));
+      optimizer.zero_grad();
+      torch::Tensor loss = torch::mse_loss(model->forward(x), y);
+      loss.backward();
+      session->AverageGradients();
+      optimizer.step();
+      if (session->rank() == 0 && (step + 1) % 50 == 0) {
+        fmt::print("step {} loss {:.6f}\n", step + 1, loss.item<double>());
+        std::fflush(stdout);
+      }
+      if (step_sleep_ms > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_sleep_ms));
+      }
+      session->StepDone();
+    }
+    if (session->rank() == 0 && !out.empty()) {
+      std::string bytes;
+      for (const auto& p : model->parameters()) {
+        torch::Tensor c = p.detach().contiguous();
+        bytes.append(static_cast<const char*>(c.data_ptr()), c.numel() * c.element_size());
+      }
+      TESSERA_RETURN_IF_ERROR(WriteFileAtomically(
+          out, fmt::format("params {:016x} step {}\n", cluster::Fingerprint(bytes), steps)));
+    }
+    std::fflush(stdout);
+    std::_Exit(0);  // skip gloo's and libtorch's teardown (see cluster-train-job)
+  });
+}

@@ -1,0 +1,242 @@
+#define USE_C10D_GLOO 1  // ProcessGroupGloo.hpp declares nothing without it
+#include "cluster/interpose/cc/elastic_session.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "core/file.h"
+
+namespace tessera::cluster::interpose {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<int> IntVariable(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || *value == '\0') return fallback;
+  try {
+    size_t used = 0;
+    int parsed = std::stoi(value, &used);
+    if (used == std::string(value).size()) return parsed;
+  } catch (const std::exception&) {
+  }
+  return InvalidArgumentError(fmt::format("{}={} is not an integer", name, value));
+}
+
+std::string Variable(const char* name, std::string fallback = "") {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != '\0' ? value : fallback;
+}
+
+}  // namespace
+
+Result<JobEnvironment> JobEnvironment::FromEnvironment() {
+  JobEnvironment env;
+  TESSERA_ASSIGN_OR_RETURN(env.rank, IntVariable("RANK", 0));
+  TESSERA_ASSIGN_OR_RETURN(env.world_size, IntVariable("WORLD_SIZE", 1));
+  TESSERA_ASSIGN_OR_RETURN(env.master_port, IntVariable("MASTER_PORT", 29500));
+  TESSERA_ASSIGN_OR_RETURN(env.workers, IntVariable("TESSERA_JOB_WORKERS", env.world_size));
+  env.master_addr = Variable("MASTER_ADDR", "127.0.0.1");
+  env.run_dir = Variable("TESSERA_RUN_DIR");
+  env.run = Variable("TESSERA_RUN", "?");
+  env.checkpoint_dir = Variable("TESSERA_CHECKPOINT_DIR");
+  if (env.checkpoint_dir.empty() && !Variable("TESSERA_JOB_DIR").empty()) {
+    env.checkpoint_dir = fs::path(Variable("TESSERA_JOB_DIR")) / "ckpt";
+  }
+  if (env.world_size < 1 || env.rank < 0 || env.rank >= env.world_size) {
+    return InvalidArgumentError(
+        fmt::format("RANK {} outside WORLD_SIZE {}", env.rank, env.world_size));
+  }
+  if (!env.run_dir.empty() && env.checkpoint_dir.empty()) {
+    return InvalidArgumentError("TESSERA_RUN_DIR is set but no checkpoint directory");
+  }
+  return env;
+}
+
+Result<std::unique_ptr<ElasticSession>> ElasticSession::Start(torch::nn::Module& model,
+                                                              torch::optim::Optimizer& optimizer) {
+  TESSERA_ASSIGN_OR_RETURN(JobEnvironment env, JobEnvironment::FromEnvironment());
+  std::unique_ptr<ElasticSession> session(new ElasticSession(env, model, optimizer));
+  try {
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<uint16_t>(env.master_port);
+    store_options.isServer = env.rank == 0;
+    store_options.numWorkers = env.world_size;
+    auto store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, store_options);
+    auto options = c10d::ProcessGroupGloo::Options::create();
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr));
+    session->group_ =
+        c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+  } catch (const std::exception& e) {
+    return UnavailableError(
+        fmt::format("gloo process group at {}:{}: {}", env.master_addr, env.master_port, e.what()));
+  }
+  if (!env.run_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(env.checkpoint_dir, ec);
+    TESSERA_RETURN_IF_ERROR(WriteFileAtomically(
+        env.run_dir / fmt::format("rank-{}.layer", env.rank), fmt::format("{}\n", ::getpid())));
+    session->Log(fmt::format("installed: rank {} of world size {}, run {} on {} slot(s)", env.rank,
+                             env.world_size, env.run, env.workers));
+    TESSERA_RETURN_IF_ERROR(session->Restore());
+  }
+  return session;
+}
+
+ElasticSession::~ElasticSession() = default;
+
+void ElasticSession::Log(const std::string& message) const {
+  std::fprintf(stderr, "tessera-interpose: rank %d: %s\n", env_.rank, message.c_str());
+  std::fflush(stderr);
+}
+
+Status ElasticSession::Restore() {
+  const fs::path latest = env_.checkpoint_dir / "LATEST";
+  if (!fs::exists(latest)) return Status::Ok();
+  TESSERA_ASSIGN_OR_RETURN(std::string name, ReadFile(latest));
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' ')) name.pop_back();
+  const fs::path dir = env_.checkpoint_dir / name;
+  try {
+    torch::serialize::InputArchive state;
+    state.load_from((dir / "state.pt").string());
+    torch::Tensor step, world;
+    state.read("step", step);
+    state.read("world_size", world);
+    if (world.item<int64_t>() != env_.world_size) {
+      return FailedPreconditionError(fmt::format("checkpoint {} is of world size {}, not {}",
+                                                 dir.string(), world.item<int64_t>(),
+                                                 env_.world_size));
+    }
+    torch::serialize::InputArchive model, optimizer;
+    state.read("model", model);
+    state.read("optimizer", optimizer);
+    model_.load(model);
+    optimizer_.load(optimizer);
+    torch::serialize::InputArchive mine;
+    mine.load_from((dir / fmt::format("rank-{}.pt", env_.rank)).string());
+    torch::Tensor rng;
+    mine.read("rng", rng);
+    at::Generator generator = at::detail::getDefaultCPUGenerator();  // a handle: shares it
+    std::lock_guard<std::mutex> lock(generator.mutex());
+    generator.set_state(rng);
+    start_step_ = steps_done_ = step.item<int64_t>();
+  } catch (const std::exception& e) {
+    return DataLossError(fmt::format("restoring {}: {}", dir.string(), e.what()));
+  }
+  Log(fmt::format("resumed at step {} (world size {} on {} slot(s))", start_step_, env_.world_size,
+                  env_.workers));
+  ReportProgress(true);
+  return Status::Ok();
+}
+
+void ElasticSession::AverageGradients() {
+  std::vector<torch::Tensor> grads;
+  for (const torch::Tensor& p : model_.parameters()) {
+    if (p.grad().defined()) grads.push_back(p.grad());
+  }
+  if (env_.world_size > 1 && !grads.empty()) {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> flat = {torch::cat([&] {
+      std::vector<torch::Tensor> views;
+      for (auto& g : grads) views.push_back(g.reshape({-1}));
+      return views;
+    }())};
+    group_->allreduce(flat)->wait();
+    flat[0].div_(env_.world_size);
+    int64_t offset = 0;
+    for (auto& g : grads) {
+      g.copy_(flat[0].narrow(0, offset, g.numel()).view_as(g));
+      offset += g.numel();
+    }
+  }
+  if (!env_.run_dir.empty()) {
+    // The meta-allreduce, right behind the job's own collective on the same group.
+    const bool need = fs::exists(env_.run_dir / "order");
+    if (need && !order_seen_) {
+      order_seen_ = true;
+      order_seen_step_ = steps_done_;
+      Log(fmt::format("stop order seen after step {}", steps_done_));
+    }
+    meta_ = torch::full({1}, need ? 1 : 0, torch::kInt64);
+    std::vector<torch::Tensor> meta = {meta_};
+    meta_work_ = group_->allreduce(meta);
+  }
+}
+
+void ElasticSession::StepDone() {
+  ++steps_done_;
+  if (env_.run_dir.empty()) return;
+  ReportProgress(false);
+  // The previous step's meta-allreduce: it has had a whole step to complete in the
+  // background, so waiting costs nothing in steady state (this step's would add a rendezvous
+  // of all ranks to every step).
+  const bool stop = previous_meta_work_ && (previous_meta_work_->wait(), true) &&
+                    previous_meta_.item<int64_t>() > 0;
+  previous_meta_ = meta_;
+  previous_meta_work_ = std::move(meta_work_);
+  if (stop) CheckpointAndExit();
+}
+
+void ElasticSession::ReportProgress(bool force) {
+  if (env_.rank != 0) return;
+  auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_progress_ < std::chrono::milliseconds(100)) return;
+  last_progress_ = now;
+  WriteFileAtomically(env_.run_dir / "progress",
+                      fmt::format("step={} total=0 world={} workers={} loss=0\n", steps_done_,
+                                  env_.world_size, env_.workers))
+      .ok();  // progress is informational
+}
+
+void ElasticSession::CheckpointAndExit() {
+  const std::string name = fmt::format("step-{}", steps_done_);
+  const fs::path dir = env_.checkpoint_dir / name;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  try {
+    if (env_.rank == 0) {
+      torch::serialize::OutputArchive state, model, optimizer;
+      model_.save(model);
+      optimizer_.save(optimizer);
+      state.write("model", model);
+      state.write("optimizer", optimizer);
+      state.write("step", torch::tensor(steps_done_));
+      state.write("world_size", torch::tensor(static_cast<int64_t>(env_.world_size)));
+      state.save_to((dir / "state.pt.tmp").string());
+      fs::rename(dir / "state.pt.tmp", dir / "state.pt");
+    }
+    torch::serialize::OutputArchive mine;
+    mine.write("rng", at::detail::getDefaultCPUGenerator().get_state());
+    mine.write("step", torch::tensor(steps_done_));
+    const fs::path rank_file = dir / fmt::format("rank-{}.pt", env_.rank);
+    mine.save_to(rank_file.string() + ".tmp");
+    fs::rename(rank_file.string() + ".tmp", rank_file);
+    group_->barrier()->wait();  // every rank's file is written
+    if (env_.rank == 0) {
+      if (Status s = WriteFileAtomically(env_.checkpoint_dir / "LATEST", name + "\n"); !s.ok()) {
+        throw std::runtime_error(s.ToString());
+      }
+    }
+    group_->barrier()->wait();  // LATEST points at it: the exit reports are true
+    if (Status s = WriteFileAtomically(env_.run_dir / fmt::format("rank-{}.exit", env_.rank),
+                                       fmt::format("checkpointed step={}\n", steps_done_));
+        !s.ok()) {
+      throw std::runtime_error(s.ToString());
+    }
+  } catch (const std::exception& e) {
+    Log(fmt::format("checkpoint at step {} failed: {}", steps_done_, e.what()));
+    std::fflush(stdout);
+    std::_Exit(1);
+  }
+  Log(fmt::format("barrier at step {} (order seen after step {}); checkpoint {}", steps_done_,
+                  order_seen_ ? std::to_string(order_seen_step_) : "None", dir.string()));
+  std::fflush(stdout);
+  std::_Exit(0);  // gloo's threads and libtorch's static destructors need not run
+}
+
+}  // namespace tessera::cluster::interpose

@@ -1,0 +1,483 @@
+"""The interposition layer: transparent preemption of an unmodified PyTorch job.
+
+The cluster agent starts every rank of a command job with this package on PYTHONPATH
+(sitecustomize.py installs it when the job imports torch). No line of the training script
+changes. The layer wraps four framework entry points:
+
+  torch.optim.Optimizer       (construction and step): the step counter and the barrier
+  torch.nn.parallel.DistributedDataParallel (construction): the model whose state is captured
+  torch.utils.data.DataLoader (construction and iteration): the data position
+  torch.optim.lr_scheduler._LRScheduler (construction): schedulers' state
+
+The barrier (Singularity's meta-allreduce). At every step of the first optimizer, each rank
+checks the order file of its run (one stat) and contributes need = 1 if it exists to an
+allreduce(SUM) of one integer on the job's own process group, issued asynchronously when
+Optimizer.step begins and waited for one step later, when it has long completed in the
+background (waiting at once added a rendezvous of all ranks to every step: +30-80 % step
+time on the loaded test machine). Every rank gets the same sum at the same step: if it is
+positive, all ranks stop right after that step, at most two steps after the first rank saw
+the order.
+(Singularity's second integer, ack, is needed there because its proxy intercepts
+asynchronous collectives at arbitrary points; here the decision is taken at a step boundary,
+where the job has no collective in flight, from one synchronous result all ranks share.)
+
+State capture at the stop step s: rank 0 writes the model's state_dict (every DDP-wrapped
+module; without DDP the parameters found through the optimizers' param_groups), every
+optimizer's and lr scheduler's state_dict; every rank writes its RNG states (torch, Python
+random, numpy) and each DataLoader's position (how many times it was iterated, batches
+yielded in the current iteration, the torch RNG state when that iteration began). Files go
+to <checkpoint dir>/step-<s>/, then rank 0 points <checkpoint dir>/LATEST at it once every
+rank has written (two barriers on the job's process group), and each rank writes
+<run dir>/rank-<r>.exit ("checkpointed step=s") and exits with code 0.
+
+Exact resume. A new incarnation runs the script from the top. The layer loads LATEST at
+start-up. The script builds its model, optimizer and loaders again; when a DataLoader is
+iterated, iterations that ended before the checkpoint yield nothing (no data is loaded, no
+step is taken), and the one in progress draws its shuffle from the saved RNG state, skips
+the batches already consumed (indices only, when the loader has no workers), and then, at
+exactly the saved position, the layer restores the model, optimizers, schedulers and RNG
+states. The script's next step is step s + 1 with the same bits as an uninterrupted run.
+
+What a job must not do is listed in docs/cluster.md ("What the layer captures and what it
+cannot"): e.g. keep training state outside the model/optimizer/scheduler/RNG/DataLoader, or
+draw its batches without a DataLoader. A resume it cannot do exactly fails loudly (exit
+code 3) instead of training on from the wrong point.
+"""
+import functools
+import os
+import random
+import sys
+import time
+import weakref
+
+import torch
+import torch.distributed as dist
+from torch.utils.data import DataLoader
+
+_layer = None
+
+EXIT_CANNOT_RESUME = 3
+
+
+def _write_atomic(path, data, durable=True):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "w" if isinstance(data, str) else "wb") as f:
+        f.write(data)
+        if durable:
+            f.flush()
+            os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _save_atomic(obj, path):
+    tmp = f"{path}.tmp.{os.getpid()}"
+    with open(tmp, "wb") as f:
+        torch.save(obj, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _distributed():
+    return dist.is_available() and dist.is_initialized()
+
+
+class _LoaderState:
+    __slots__ = ("index", "iter_count", "yielded", "epoch_rng")
+
+    def __init__(self, index):
+        self.index = index
+        self.iter_count = 0  # __iter__ calls so far
+        self.yielded = 0  # batches yielded by the current iteration
+        self.epoch_rng = None  # torch RNG state when the current iteration began
+
+
+class _CountingIterator:
+    """Counts the batches a DataLoader iterator yields, and is where an agreed stop is carried
+    out (before the next batch); otherwise the iterator itself."""
+
+    def __init__(self, layer, it, state):
+        self._layer = layer
+        self._it = it
+        self._state = state
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self._layer.stop_pending is not None:
+            self._layer.checkpoint_and_exit()
+        batch = next(self._it)
+        self._state.yielded += 1
+        return batch
+
+    def __len__(self):
+        return len(self._it)
+
+    def __getattr__(self, name):
+        return getattr(self._it, name)
+
+
+class Layer:
+    def __init__(self):
+        env = os.environ
+        self.rank = int(env.get("RANK", "0"))
+        self.world_size = int(env.get("WORLD_SIZE", "1"))
+        self.workers = int(env.get("TESSERA_JOB_WORKERS", str(self.world_size)))
+        self.run_dir = env["TESSERA_RUN_DIR"]
+        self.ckpt_dir = env.get("TESSERA_CHECKPOINT_DIR") or os.path.join(
+            env["TESSERA_JOB_DIR"], "ckpt"
+        )
+        self.order_path = os.path.join(self.run_dir, "order")
+        self.step = 0  # optimizer steps completed (of the first optimizer)
+        self.order_seen_step = None
+        self.stop_pending = None  # the agreed stop step, until the cut is taken
+        self.meta = None  # the meta-allreduce in flight (issued one step earlier)
+        self.meta_work = None
+        self.optimizers = []
+        self.modules = []  # the modules DDP wraps
+        self.ddps = []
+        self.schedulers = []
+        self.loader_count = 0
+        self.last_progress = 0.0
+        self.resume = None
+        self.restored = False
+        os.makedirs(self.ckpt_dir, exist_ok=True)
+        self._load_resume()
+        _write_atomic(os.path.join(self.run_dir, f"rank-{self.rank}.layer"), f"{os.getpid()}\n")
+        self.log(
+            f"installed: rank {self.rank} of world size {self.world_size}, run "
+            f"{env.get('TESSERA_RUN', '?')} on {self.workers} slot(s)"
+        )
+
+    def log(self, message):
+        print(f"tessera-interpose: rank {self.rank}: {message}", file=sys.stderr, flush=True)
+
+    def fail(self, message):
+        self.log("cannot resume exactly: " + message)
+        sys.stdout.flush()
+        os._exit(EXIT_CANNOT_RESUME)
+
+    # ---- resume -------------------------------------------------------------------------
+
+    def _load_resume(self):
+        latest = os.path.join(self.ckpt_dir, "LATEST")
+        if not os.path.exists(latest):
+            return
+        with open(latest) as f:
+            name = f.read().strip()
+        directory = os.path.join(self.ckpt_dir, name)
+        state = torch.load(os.path.join(directory, "state.pt"))
+        rank_path = os.path.join(directory, f"rank-{self.rank}.pt")
+        if state["world_size"] != self.world_size or not os.path.exists(rank_path):
+            self.fail(
+                f"checkpoint {directory} is of world size {state['world_size']}, "
+                f"this run has {self.world_size}"
+            )
+        self.resume = {"step": state["step"], "state": state, "rank": torch.load(rank_path)}
+        self.log(f"will resume from {directory} (step {state['step']})")
+
+    def _restore(self):
+        state, mine = self.resume["state"], self.resume["rank"]
+        if len(state["models"]) != len(self.modules) or len(state["optimizers"]) != len(
+            self.optimizers
+        ):
+            self.fail(
+                f"the checkpoint has {len(state['models'])} DDP model(s) and "
+                f"{len(state['optimizers'])} optimizer(s), this run built {len(self.modules)} "
+                f"and {len(self.optimizers)} by the time its data loader reached step "
+                f"{self.resume['step']}"
+            )
+        for module, saved in zip(self.modules, state["models"]):
+            module.load_state_dict(saved)
+        if not self.modules:
+            with torch.no_grad():
+                for optimizer, groups in zip(self.optimizers, state["params"]):
+                    for group, saved in zip(optimizer.param_groups, groups):
+                        for param, value in zip(group["params"], saved):
+                            param.copy_(value)
+        for optimizer, saved in zip(self.optimizers, state["optimizers"]):
+            optimizer.load_state_dict(saved)
+        for scheduler, saved in zip(self.schedulers, state["schedulers"]):
+            scheduler.load_state_dict(saved)
+        torch.set_rng_state(mine["torch_rng"])
+        random.setstate(mine["py_rng"])
+        if mine.get("np_rng") is not None and "numpy" in sys.modules:
+            sys.modules["numpy"].random.set_state(mine["np_rng"])
+        self.step = self.resume["step"]
+        self.restored = True
+        self.log(
+            f"resumed at step {self.step} (world size {self.world_size} on "
+            f"{self.workers} slot(s))"
+        )
+        self.report_progress(force=True)
+
+    # ---- data position ------------------------------------------------------------------
+
+    def register_loader(self, loader):
+        loader._tessera_state = _LoaderState(self.loader_count)
+        self.loader_count += 1
+
+    def iterate_loader(self, loader, original_iter):
+        state = getattr(loader, "_tessera_state", None)
+        if state is None:
+            return original_iter(loader)
+        if self.stop_pending is not None:
+            self.checkpoint_and_exit()
+        state.iter_count += 1
+        state.yielded = 0
+        saved = None
+        if self.resume is not None and not self.restored:
+            positions = self.resume["rank"]["loaders"]
+            if state.index < len(positions):
+                saved = positions[state.index]
+        if saved is not None:
+            saved_iters, saved_yielded, saved_epoch_rng = saved
+            if state.iter_count < saved_iters:
+                return iter(())  # this pass over the data ended before the checkpoint
+            if state.iter_count == saved_iters:
+                if saved_epoch_rng is not None:
+                    torch.set_rng_state(saved_epoch_rng)
+                state.epoch_rng = saved_epoch_rng
+                it = original_iter(loader)
+                self._skip(loader, it, saved_yielded)
+                state.yielded = saved_yielded
+                self._restore()
+                return _CountingIterator(self, it, state)
+        state.epoch_rng = torch.get_rng_state()
+        return _CountingIterator(self, original_iter(loader), state)
+
+    @staticmethod
+    def _skip(loader, it, batches):
+        if batches <= 0:
+            return
+        iterable = isinstance(loader.dataset, torch.utils.data.IterableDataset)
+        if loader.num_workers == 0 and not iterable and hasattr(it, "_sampler_iter"):
+            # Only the indices: no sample is loaded for the batches already trained on.
+            for _ in range(batches):
+                next(it._sampler_iter)
+            it._num_yielded += batches
+        else:
+            for _ in range(batches):
+                next(it)
+
+    # ---- steps and the barrier ----------------------------------------------------------
+
+    def register_optimizer(self, optimizer):
+        self.optimizers.append(optimizer)
+
+    def around_step(self, optimizer, original_step, args, kwargs):
+        if not self.optimizers or optimizer is not self.optimizers[0]:
+            return original_step(optimizer, *args, **kwargs)
+        if self.resume is not None and not self.restored:
+            self.fail(
+                f"the optimizer stepped before a DataLoader reached the checkpoint's position "
+                f"(step {self.resume['step']}); does the job draw its batches without one?"
+            )
+        need = 1 if os.path.exists(self.order_path) else 0
+        if need and self.order_seen_step is None:
+            self.order_seen_step = self.step
+            self.log(f"stop order seen after step {self.step}")
+        total = 0
+        if _distributed():
+            # The previous step's meta-allreduce has had a whole step to complete in the
+            # background: waiting for it costs nothing in steady state, where waiting for this
+            # step's would add a rendezvous of all ranks to every step.
+            if self.meta_work is not None:
+                self.meta_work.wait()
+                total = int(self.meta.item())
+            self.meta = torch.tensor([need], dtype=torch.int64)
+            self.meta_work = dist.all_reduce(self.meta, async_op=True)
+        else:
+            total = need
+        result = original_step(optimizer, *args, **kwargs)
+        self.step += 1
+        self.report_progress()
+        if total > 0 and self.stop_pending is None:
+            # All ranks agreed on this step. The cut is taken at the next data boundary (the
+            # next batch or pass over a DataLoader), once the script has finished this
+            # iteration (its lr scheduler step, logging, ...). Without a DataLoader there is no
+            # such boundary: the cut is taken here (such a job cannot be resumed exactly).
+            self.stop_pending = self.step
+            if self.loader_count == 0:
+                self.checkpoint_and_exit()
+        return result
+
+    def report_progress(self, force=False):
+        if self.rank != 0:
+            return
+        now = time.monotonic()
+        if not force and now - self.last_progress < 0.1:
+            return
+        self.last_progress = now
+        _write_atomic(
+            os.path.join(self.run_dir, "progress"),
+            f"step={self.step} total=0 world={self.world_size} workers={self.workers} loss=0\n",
+            durable=False,  # for people and the SLA; a lost update is harmless
+        )
+
+    def checkpoint_and_exit(self):
+        step = self.step
+        assert self.stop_pending == step, (self.stop_pending, step)
+        name = f"step-{step}"
+        directory = os.path.join(self.ckpt_dir, name)
+        os.makedirs(directory, exist_ok=True)
+        layouts = [_bucket_layout(d) for d in self.ddps]  # on every rank: it may broadcast
+        if self.rank == 0:
+            state = {
+                "step": step,
+                "world_size": self.world_size,
+                "models": [m.state_dict() for m in self.modules],
+                "optimizers": [o.state_dict() for o in self.optimizers],
+                "schedulers": [s.state_dict() for s in self.schedulers],
+                "ddp_buckets": layouts,
+                "params": [
+                    [[p.detach().clone() for p in g["params"]] for g in o.param_groups]
+                    for o in self.optimizers
+                ]
+                if not self.modules
+                else [],
+            }
+            _save_atomic(state, os.path.join(directory, "state.pt"))
+        numpy = sys.modules.get("numpy")
+        mine = {
+            "step": step,
+            "torch_rng": torch.get_rng_state(),
+            "py_rng": random.getstate(),
+            "np_rng": numpy.random.get_state() if numpy is not None else None,
+            "loaders": self._loader_positions(),
+        }
+        _save_atomic(mine, os.path.join(directory, f"rank-{self.rank}.pt"))
+        if _distributed():
+            dist.barrier()  # every rank's file is written
+        if self.rank == 0:
+            _write_atomic(os.path.join(self.ckpt_dir, "LATEST"), name + "\n")
+        if _distributed():
+            dist.barrier()  # LATEST points at it: the exit reports below are true
+        _write_atomic(
+            os.path.join(self.run_dir, f"rank-{self.rank}.exit"), f"checkpointed step={step}\n"
+        )
+        self.log(
+            f"barrier at step {step} (order seen after step {self.order_seen_step}); "
+            f"checkpoint {directory}"
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+    def _loader_positions(self):
+        positions = [None] * self.loader_count
+        for loader in self._live_loaders:
+            state = loader._tessera_state
+            positions[state.index] = (state.iter_count, state.yielded, state.epoch_rng)
+        return [p if p is not None else (0, 0, None) for p in positions]
+
+    _live_loaders = weakref.WeakSet()
+
+    def saved_bucket_layout(self, index):
+        if self.resume is None or self.restored:
+            return None
+        layouts = self.resume["state"].get("ddp_buckets", [])
+        return layouts[index] if index < len(layouts) else None
+
+
+def _bucket_layout(ddp):
+    """The gradient buckets of a DDP model as lists of parameter positions, in reducer order,
+    once DDP has rebuilt them in backward order (None before). A fresh DDP reduces its first
+    iteration in one bucket in parameter order; a resumed job must reduce with the layout the
+    uninterrupted run uses at that step, or the allreduce sums in a different order (gloo's
+    ring splits the flat bucket by position) and the last bits differ."""
+    if not getattr(ddp, "_has_rebuilt_buckets", False):
+        # DDP rebuilds in the forward after the first backward. Do it now (every rank is at
+        # the same data boundary; the rebuild broadcasts rank 0's layout): the uninterrupted
+        # run's next step uses that layout. No backward yet: the layout DDP started with.
+        if ddp.reducer._rebuild_buckets():
+            ddp._has_rebuilt_buckets = True
+        else:
+            return getattr(ddp, "_tessera_layout", None)
+    params = [p for p in ddp.module.parameters() if p.requires_grad]
+    position = {p.data_ptr(): i for i, p in enumerate(params)}
+    buckets = sorted(ddp.reducer._get_zeros_like_grad_buckets(), key=lambda b: b.index())
+    return [[position[t.data_ptr()] for t in b.parameters()] for b in buckets]
+
+
+def install():
+    """Wraps the framework entry points (idempotent)."""
+    global _layer
+    if _layer is not None:
+        return _layer
+    layer = Layer()
+    _layer = layer
+
+    loader_init = DataLoader.__init__
+    loader_iter = DataLoader.__iter__
+
+    @functools.wraps(loader_init)
+    def init_loader(self, *args, **kwargs):
+        loader_init(self, *args, **kwargs)
+        layer.register_loader(self)
+        Layer._live_loaders.add(self)
+
+    @functools.wraps(loader_iter)
+    def iterate(self):
+        return layer.iterate_loader(self, loader_iter)
+
+    DataLoader.__init__ = init_loader
+    DataLoader.__iter__ = iterate
+
+    optimizer_init = torch.optim.Optimizer.__init__
+
+    @functools.wraps(optimizer_init)
+    def init_optimizer(self, *args, **kwargs):
+        optimizer_init(self, *args, **kwargs)
+        cls = type(self)
+        step = cls.step
+        if not getattr(step, "_tessera", False):
+
+            @functools.wraps(step)  # keeps torch's "hooked" mark: torch does not wrap it again
+            def step_with_barrier(opt, *a, **k):
+                return layer.around_step(opt, step, a, k)
+
+            step_with_barrier._tessera = True
+            cls.step = step_with_barrier
+        layer.register_optimizer(self)
+
+    torch.optim.Optimizer.__init__ = init_optimizer
+
+    ddp = torch.nn.parallel.DistributedDataParallel
+    ddp_init = ddp.__init__
+
+    @functools.wraps(ddp_init)
+    def init_ddp(self, module, *args, **kwargs):
+        layout = layer.saved_bucket_layout(len(layer.ddps))
+        if layout is None:
+            ddp_init(self, module, *args, **kwargs)
+        else:
+            # Resuming: start with the bucket layout the interrupted run had reached (DDP
+            # reverses the list it gets).
+            compute = dist._compute_bucket_assignment_by_size
+
+            def saved_assignment(parameters, limits, *rest, **kw):
+                return list(reversed(layout)), [limits[-1]] * len(layout)
+
+            dist._compute_bucket_assignment_by_size = saved_assignment
+            try:
+                ddp_init(self, module, *args, **kwargs)
+            finally:
+                dist._compute_bucket_assignment_by_size = compute
+            self._tessera_layout = layout
+        layer.ddps.append(self)
+        layer.modules.append(self.module)
+
+    ddp.__init__ = init_ddp
+
+    scheduler_base = torch.optim.lr_scheduler._LRScheduler
+    scheduler_init = scheduler_base.__init__
+
+    @functools.wraps(scheduler_init)
+    def init_scheduler(self, *args, **kwargs):
+        scheduler_init(self, *args, **kwargs)
+        layer.schedulers.append(self)
+
+    scheduler_base.__init__ = init_scheduler
+    return layer
