@@ -79,7 +79,8 @@ function(tessera_test name)
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 120
     PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
-               ENVIRONMENT "TESSERA_BIN_DIR=${PROJECT_BINARY_DIR}/bin;TESSERA_SOURCE_DIR=${PROJECT_SOURCE_DIR};OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
+               # Escaped separators: unescaped, gtest_discover_tests passes only the first entry.
+               ENVIRONMENT "TESSERA_BIN_DIR=${PROJECT_BINARY_DIR}/bin\\;TESSERA_SOURCE_DIR=${PROJECT_SOURCE_DIR}\\;OMP_NUM_THREADS=1\\;OPENBLAS_NUM_THREADS=1")
 endfunction()
 
 function(tessera_benchmark name)
