@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "ledger/crypto/signature_cache.h"
+
 namespace tessera::ledger {
 
 void EnsureSodium() {
@@ -60,8 +62,16 @@ Signature SignRaw(const KeyPair& keys, ByteSpan message) {
 
 bool VerifyRaw(const PublicKey& key, ByteSpan message, const Signature& signature) {
   EnsureSodium();
-  return crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(),
-                                             key.data()) == 0;
+  SignatureCache* cache = SignatureCache::Active();  // signature_cache.h: the caller's choice
+  Hash256 entry{};
+  if (cache != nullptr) {
+    entry = SignatureCache::EntryOf(key, message, signature);
+    if (cache->Lookup(entry)) return true;
+  }
+  bool ok = crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(),
+                                                key.data()) == 0;
+  if (ok && cache != nullptr) cache->Insert(entry);
+  return ok;
 }
 
 }  // namespace tessera::ledger

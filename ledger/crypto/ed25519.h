@@ -43,7 +43,9 @@ class KeyPair {
 
 // Signs "tessera/" || domain || 0x00 || message. `domain` names the message type.
 Signature Sign(const KeyPair& keys, std::string_view domain, ByteSpan message);
-// True iff `signature` is a valid signature of the same domain-separated bytes.
+// True iff `signature` is a valid signature of the same domain-separated bytes. Verify and
+// VerifyRaw answer from (and fill) the thread's SignatureCache while a SignatureCache::Scope
+// is open on this thread (signature_cache.h); otherwise they always verify.
 bool Verify(const PublicKey& key, std::string_view domain, ByteSpan message,
             const Signature& signature);
 

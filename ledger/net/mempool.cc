@@ -13,6 +13,10 @@ Result<Account> SenderAccount(const PublicKey& key, const SparseMerkleTree& stat
   return DecodeAccount(*leaf);
 }
 
+std::string FullMessage(size_t capacity) {
+  return "mempool full (" + std::to_string(capacity) + " pending)";
+}
+
 }  // namespace
 
 Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
@@ -38,7 +42,7 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
     if (it->second == tx) return AlreadyExistsError("transaction already pending");
     return AlreadyExistsError("conflicts with a pending transaction of the same sender and nonce");
   }
-  if (size() >= capacity_) return ResourceExhaustedError("mempool full");
+  if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
   pending_.emplace(key, tx);
   return Status::Ok();
 }
@@ -59,7 +63,7 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
   Hash256 id = LedgerTxId(tx);
   if (pending_apps_.contains(id)) return AlreadyExistsError("transaction already pending");
   TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
-  if (size() >= capacity_) return ResourceExhaustedError("mempool full");
+  if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
   pending_apps_.emplace(id, tx);
   app_order_.push_back(id);
   return Status::Ok();

@@ -44,6 +44,10 @@ class Mempool {
   // transaction that `state` no longer accepts.
   void Prune(const SparseMerkleTree& state, const AppRegistry& apps, const BlockContext& next);
   size_t size() const { return pending_.size() + app_order_.size(); }
+  // Admission answers RESOURCE_EXHAUSTED while size() >= capacity (block_budget.h sets it from
+  // the measured round time). Lowering it drops nothing already admitted.
+  size_t capacity() const { return capacity_; }
+  void set_capacity(size_t capacity) { capacity_ = capacity; }
 
  private:
   size_t capacity_;
