@@ -27,7 +27,7 @@ void BlockBudget::BlockCommitted(uint64_t height, Clock::time_point now) {
   frozen_.erase(frozen_.begin(), std::next(it));
   mean_round_s_ = 0.7 * mean_round_s_ + 0.3 * round_s;
   if (round_s > options_.target_round_s) {
-    pool_txs_ = std::max(options_.min_pool_txs, static_cast<size_t>(pool_txs_ * 0.75));
+    pool_txs_ = std::max(options_.min_pool_txs, static_cast<size_t>(pool_txs_ * 0.8));
   } else if (full && round_s < options_.target_round_s / 2) {
     pool_txs_ = std::min(options_.max_pool_txs,
                          static_cast<size_t>(std::ceil(static_cast<double>(pool_txs_) * 1.25)));

@@ -11,7 +11,7 @@ TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBound
   BlockBudget b({.max_pool_txs = 1000, .min_pool_txs = 100, .target_round_s = 4});
   auto t = BlockBudget::Clock::time_point();
   EXPECT_EQ(b.pool_txs(), 1000u);
-  // Rounds of 10 s (over the 4 s target): x0.75 each time, down to the minimum.
+  // Rounds of 10 s (over the 4 s target): x0.8 each time, down to the minimum.
   for (uint64_t h = 1; h <= 20; ++h) {
     b.PoolFrozen(h, b.pool_txs(), t);
     t += std::chrono::seconds(10);
@@ -31,11 +31,11 @@ TEST(BlockBudgetTest, FastRoundsWithRoomToSpareDoNotGrowThePool) {
   BlockBudget b({.max_pool_txs = 1000, .min_pool_txs = 10, .target_round_s = 4});
   auto t = BlockBudget::Clock::time_point();
   b.PoolFrozen(1, 1000, t);
-  b.BlockCommitted(1, t + std::chrono::seconds(8));  // slow: 750
-  ASSERT_EQ(b.pool_txs(), 750u);
+  b.BlockCommitted(1, t + std::chrono::seconds(8));  // slow: 800
+  ASSERT_EQ(b.pool_txs(), 800u);
   b.PoolFrozen(2, 20, t);  // a light load: fast because small, says nothing about capacity
   b.BlockCommitted(2, t + milliseconds(100));
-  EXPECT_EQ(b.pool_txs(), 750u);
+  EXPECT_EQ(b.pool_txs(), 800u);
 }
 
 TEST(BlockBudgetTest, UnmeasuredHeightsChangeNothing) {

@@ -109,7 +109,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                     "--keep-versions",
                     std::to_string(cfg.keep_versions),
                     "--target-round-s",
-                    std::to_string(cfg.target_round_s),
+                    std::to_string(cfg.target_round_s > 0 ? cfg.target_round_s
+                                                          : cfg.timing.round_timeout_ms / 2000.0),
                     "--backlog-pools",
                     std::to_string(cfg.backlog_pools)};
     if (pols[i].malicious) {

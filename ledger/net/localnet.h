@@ -10,7 +10,8 @@
 //               signatures each citizen verifies itself; default 1), key_seed (0: fresh
 //               random keys; otherwise deterministic keys, so runs are reproducible),
 //               keep_versions (state versions each politician keeps; default 64),
-//               target_round_s, backlog_pools (politicians' back-pressure, block_budget.h)
+//               target_round_s (0 = half of round_timeout), backlog_pools (politicians'
+//               back-pressure, block_budget.h)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
 //   [load]      rate (offered tx/s), duration_s, blocks (stop after this many blocks; 0 =
 //               duration), double_spend_fraction, fanout (politicians each transfer is sent
@@ -62,8 +63,8 @@ struct LocalnetConfig {
   double validation_sample = 1.0;
   uint32_t key_seed = 0;
   uint32_t keep_versions = 64;
-  double target_round_s = 6.0;
-  double backlog_pools = 3;
+  double target_round_s = 0;  // 0: half the citizens' round timeout
+  double backlog_pools = 2;
   std::vector<AppParams> apps;
 
   double rate = 50;

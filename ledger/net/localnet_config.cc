@@ -56,7 +56,7 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   if (l.load_threads < 1 || l.load_threads > 64) {
     return InvalidArgumentError("load.threads must be in [1, 64]");
   }
-  TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0.1, 3600));
+  TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0, 3600));
   TESSERA_RETURN_IF_ERROR(real("network.backlog_pools", l.backlog_pools, 1, 1000));
   TESSERA_RETURN_IF_ERROR(real("adversary.politicians", l.malicious_politicians, 0, 1));
   TESSERA_RETURN_IF_ERROR(real("adversary.citizens", l.malicious_citizens, 0, 1));

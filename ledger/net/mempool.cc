@@ -1,5 +1,7 @@
 #include "ledger/net/mempool.h"
 
+#include <algorithm>
+
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -39,11 +41,12 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
   auto key = std::make_pair(tx.from, tx.nonce);
   auto it = pending_.find(key);
   if (it != pending_.end()) {
-    if (it->second == tx) return AlreadyExistsError("transaction already pending");
+    if (it->second.first == tx) return AlreadyExistsError("transaction already pending");
     return AlreadyExistsError("conflicts with a pending transaction of the same sender and nonce");
   }
   if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
-  pending_.emplace(key, tx);
+  pending_.emplace(key, std::make_pair(tx, next_arrival_));
+  arrivals_.emplace(next_arrival_++, key);
   return Status::Ok();
 }
 
@@ -71,10 +74,14 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
 
 std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
   std::vector<LedgerTx> out;
-  for (const auto& [key, tx] : pending_) {
-    if (out.size() >= max) return out;
-    out.push_back(tx);
+  std::vector<TransferKey> chosen;
+  for (const auto& [arrival, key] : arrivals_) {
+    if (chosen.size() >= max) break;
+    chosen.push_back(key);
   }
+  std::sort(chosen.begin(), chosen.end());
+  for (const TransferKey& key : chosen) out.push_back(pending_.at(key).first);
+  if (out.size() >= max) return out;
   std::map<uint8_t, std::vector<std::string>> by_app;
   size_t taken = 0;
   for (const Hash256& id : app_order_) {
@@ -96,6 +103,7 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto account = SenderAccount(it->first.first, state);
     bool used = account.ok() && it->first.second < account->nonce;
+    if (used) arrivals_.erase(it->second.second);
     it = used ? pending_.erase(it) : std::next(it);
   }
   std::deque<Hash256> kept;

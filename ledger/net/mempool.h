@@ -36,9 +36,10 @@ class Mempool {
   // `next` is the context of the block after `state`.
   Status AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state, const AppRegistry& apps,
                   const BlockContext& next);
-  // Up to `max` pending transactions: transfers ordered by (sender, nonce) so that a
-  // sender's transfers apply in order within a pool, then application transactions in arrival
-  // order, merged per application by Application::Coalesce.
+  // Up to `max` pending transactions, the oldest first (first come, first served: under
+  // sustained overload no sender starves): the chosen transfers ordered by (sender, nonce) so
+  // that a sender's transfers apply in order within a pool, then application transactions in
+  // arrival order, merged per application by Application::Coalesce.
   std::vector<LedgerTx> Snapshot(size_t max, const AppRegistry& apps) const;
   // Drops every transfer whose nonce the committed `state` has used up, and every application
   // transaction that `state` no longer accepts.
@@ -51,9 +52,12 @@ class Mempool {
 
  private:
   size_t capacity_;
-  std::map<std::pair<PublicKey, uint64_t>, Transaction> pending_;  // (sender, nonce) -> tx
-  std::map<Hash256, AppTransaction> pending_apps_;                 // by LedgerTxId
-  std::deque<Hash256> app_order_;                                  // arrival order
+  using TransferKey = std::pair<PublicKey, uint64_t>;                // (sender, nonce)
+  std::map<TransferKey, std::pair<Transaction, uint64_t>> pending_;  // -> (tx, arrival)
+  std::map<uint64_t, TransferKey> arrivals_;                         // arrival -> transfer
+  uint64_t next_arrival_ = 0;
+  std::map<Hash256, AppTransaction> pending_apps_;  // by LedgerTxId
+  std::deque<Hash256> app_order_;                   // arrival order
 };
 
 }  // namespace tessera::ledger::net

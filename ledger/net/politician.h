@@ -51,8 +51,8 @@ struct PoliticianOptions {
   // Back-pressure (block_budget.h): the pool size starts at the genesis file's max_pool_txs
   // and adapts to the measured round time; the mempool holds backlog_pools pools' worth and
   // answers RESOURCE_EXHAUSTED with a retry hint beyond that.
-  double target_round_s = 6.0;
-  double backlog_pools = 3;
+  double target_round_s = 10.0;
+  double backlog_pools = 2;
   size_t min_pool_txs = 50;
   // State versions kept: proofs can be served for the newest keep_versions - 1 blocks; older
   // versions are pruned after each commit (the chain itself is never pruned).
