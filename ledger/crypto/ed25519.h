@@ -54,6 +54,10 @@ bool Verify(const PublicKey& key, std::string_view domain, ByteSpan message,
 Signature SignRaw(const KeyPair& keys, ByteSpan message);
 bool VerifyRaw(const PublicKey& key, ByteSpan message, const Signature& signature);
 
+// Ed25519 verifications this process has actually computed (cache hits not counted): what
+// tests and benchmarks use to see how often a signature is checked.
+uint64_t VerificationsComputed();
+
 // Initialises libsodium once; every function here calls it, so callers need not.
 void EnsureSodium();
 

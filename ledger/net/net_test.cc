@@ -324,9 +324,11 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   TxRequest req;
   req.set_tx(EncodeTransaction(tx));
   TxReply rep;
+  const uint64_t before_submit = VerificationsComputed();
   p.SubmitTransaction(req, &rep);
   ASSERT_TRUE(rep.accepted()) << rep.error();
   EXPECT_EQ(p.signature_stats().misses, 1u);  // checked before the lock, hit in the mempool
+  EXPECT_EQ(VerificationsComputed() - before_submit, 1u);
 
   RoundRequest rreq;
   rreq.set_height(1);
@@ -336,12 +338,14 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   auto c = DecodeTxPoolCommitment(AsBytes(rrep.items(0).payload()));
   ASSERT_TRUE(c.ok());
   const uint64_t misses_before_execute = p.signature_stats().misses;
+  const uint64_t computed_before_execute = VerificationsComputed();
   ExecuteRequest ereq;
   ereq.set_height(1);
   ereq.add_pool_hashes(std::string(AsChars(c->pool_hash)));
   ExecuteReply erep;
   ASSERT_TRUE(p.Execute(ereq, &erep).ok());
   EXPECT_EQ(p.signature_stats().misses, misses_before_execute);  // the transfer: a hit
+  EXPECT_EQ(VerificationsComputed(), computed_before_execute);
   Hash256 root;
   ASSERT_EQ(erep.new_root().size(), root.size());
   std::copy(erep.new_root().begin(), erep.new_root().end(), root.begin());
