@@ -2,10 +2,18 @@
 
 #include <sodium.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
+#include "ledger/crypto/signature_cache.h"
+
 namespace tessera::ledger {
+namespace {
+std::atomic<uint64_t> verifications_computed{0};
+}  // namespace
+
+uint64_t VerificationsComputed() { return verifications_computed.load(); }
 
 void EnsureSodium() {
   static const bool ready = [] {
@@ -60,8 +68,17 @@ Signature SignRaw(const KeyPair& keys, ByteSpan message) {
 
 bool VerifyRaw(const PublicKey& key, ByteSpan message, const Signature& signature) {
   EnsureSodium();
-  return crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(),
-                                             key.data()) == 0;
+  SignatureCache* cache = SignatureCache::Active();  // signature_cache.h: the caller's choice
+  Hash256 entry{};
+  if (cache != nullptr) {
+    entry = SignatureCache::EntryOf(key, message, signature);
+    if (cache->Lookup(entry)) return true;
+  }
+  verifications_computed.fetch_add(1, std::memory_order_relaxed);
+  bool ok = crypto_sign_ed25519_verify_detached(signature.data(), message.data(), message.size(),
+                                                key.data()) == 0;
+  if (ok && cache != nullptr) cache->Insert(entry);
+  return ok;
 }
 
 }  // namespace tessera::ledger

@@ -43,7 +43,9 @@ class KeyPair {
 
 // Signs "tessera/" || domain || 0x00 || message. `domain` names the message type.
 Signature Sign(const KeyPair& keys, std::string_view domain, ByteSpan message);
-// True iff `signature` is a valid signature of the same domain-separated bytes.
+// True iff `signature` is a valid signature of the same domain-separated bytes. Verify and
+// VerifyRaw answer from (and fill) the thread's SignatureCache while a SignatureCache::Scope
+// is open on this thread (signature_cache.h); otherwise they always verify.
 bool Verify(const PublicKey& key, std::string_view domain, ByteSpan message,
             const Signature& signature);
 
@@ -51,6 +53,10 @@ bool Verify(const PublicKey& key, std::string_view domain, ByteSpan message,
 // baseline. Protocol code uses the domain-separated functions above.
 Signature SignRaw(const KeyPair& keys, ByteSpan message);
 bool VerifyRaw(const PublicKey& key, ByteSpan message, const Signature& signature);
+
+// Ed25519 verifications this process has actually computed (cache hits not counted): what
+// tests and benchmarks use to see how often a signature is checked.
+uint64_t VerificationsComputed();
 
 // Initialises libsodium once; every function here calls it, so callers need not.
 void EnsureSodium();

@@ -178,6 +178,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample) {
 void Citizen::Run(const std::atomic<bool>& stop) {
   cpu_start_ns_ = ThreadCpuNs();
   while (!stop.load()) {
+    const uint64_t bytes_before = traffic_.up + traffic_.down, height_before = latest_.height;
     TryAdvance(SafeSample());
     const uint64_t h = latest_.height + 1;
     auto ticket =
@@ -196,6 +197,9 @@ void Citizen::Run(const std::atomic<bool>& stop) {
       while (!stop.load() && Clock::now() < until && !TryAdvance(SafeSample())) {
         std::this_thread::sleep_for(std::chrono::milliseconds(options_.timing.poll_ms * 2));
       }
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      stats_.following_bytes += traffic_.up + traffic_.down - bytes_before;
+      stats_.following_blocks += latest_.height - height_before;
     }
     UpdateStats();
   }

@@ -79,6 +79,10 @@ struct CitizenStats {
   uint64_t blocks_followed = 0;
   uint64_t bytes_up = 0;
   uint64_t bytes_down = 0;
+  // Traffic (up + down) while not on the committee, and the blocks followed meanwhile: what
+  // following the chain costs a non-member.
+  uint64_t following_bytes = 0;
+  uint64_t following_blocks = 0;
   uint64_t cpu_ns = 0;  // thread CPU time spent by this citizen
   uint64_t proposals = 0;
   uint64_t rejected_proposals = 0;  // proposals this citizen found invalid

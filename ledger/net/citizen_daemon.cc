@@ -38,6 +38,8 @@ Status WriteStats(const std::filesystem::path& file, const std::filesystem::path
                    {"blocks_followed", s.blocks_followed},
                    {"bytes_up", s.bytes_up},
                    {"bytes_down", s.bytes_down},
+                   {"following_bytes", s.following_bytes},
+                   {"following_blocks", s.following_blocks},
                    {"cpu_ns", s.cpu_ns},
                    {"proposals", s.proposals},
                    {"rejected_proposals", s.rejected_proposals},

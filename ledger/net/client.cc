@@ -29,12 +29,18 @@ Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn) {
   return Status::Ok();
 }
 
-Status PoliticianClient::SubmitTransaction(const LedgerTx& tx, Traffic* t) {
+Status PoliticianClient::SubmitTransaction(const LedgerTx& tx, Traffic* t,
+                                           uint32_t* retry_after_ms) {
   TxRequest req;
   req.set_tx(EncodeLedgerTx(tx));
   TxReply rep;
   TESSERA_RETURN_IF_ERROR(Call(
       req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->SubmitTransaction(c, q, r); }));
+  if (retry_after_ms != nullptr) *retry_after_ms = rep.retry_after_ms();
+  if (!rep.accepted() && rep.retry_after_ms() > 0) {
+    return ResourceExhaustedError("busy: " + rep.error() + "; retry after " +
+                                  std::to_string(rep.retry_after_ms()) + " ms");
+  }
   if (!rep.accepted()) return FailedPreconditionError("rejected: " + rep.error());
   return Status::Ok();
 }

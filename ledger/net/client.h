@@ -30,7 +30,10 @@ class PoliticianClient {
   explicit PoliticianClient(const std::string& address, int deadline_ms = 2000);
   const std::string& address() const { return address_; }
 
-  Status SubmitTransaction(const LedgerTx& tx, Traffic* t = nullptr);
+  // FAILED_PRECONDITION when the politician rejects the transaction; RESOURCE_EXHAUSTED when
+  // its mempool is full, with its hint of when to retry in *retry_after_ms (if given).
+  Status SubmitTransaction(const LedgerTx& tx, Traffic* t = nullptr,
+                           uint32_t* retry_after_ms = nullptr);
   Result<StatusReply> GetStatus(Traffic* t = nullptr);
   Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr, bool header_only = false);
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,

@@ -13,8 +13,10 @@
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/crypto/key_file.h"
+#include "ledger/net/chain_replay.h"
 #include "ledger/net/citizen_daemon.h"
 #include "ledger/net/client.h"
+#include "ledger/net/load_generator.h"
 #include "ledger/net/process.h"
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
@@ -34,108 +36,6 @@ KeyPair AccountKeys(uint32_t i) {
   return KeyPair::FromSeed(Sha256("tessera/localnet/account/" + std::to_string(i)));
 }
 
-// Replays certified blocks from genesis with the shared state transition: the auditor.
-class ChainReplay {
- public:
-  explicit ChainReplay(const Genesis& g) : genesis_(g) {
-    apps_ = LoadApps(g).value();  // the genesis file was written, and checked, by us
-    for (const GenesisAccount& a : g.accounts) accounts_.insert(AccountKey(a.key));
-    latest_ = g.GenesisHeader().value();
-    tree_ = g.GenesisState().value();
-    hashes_.push_back(BlockHash(latest_));
-  }
-  uint64_t height() const { return latest_.height; }
-  const SparseMerkleTree& tree() const { return tree_; }
-  const BlockHeader& latest() const { return latest_; }
-  const std::vector<Hash256>& hashes() const { return hashes_; }
-  uint64_t double_applied() const { return double_applied_; }
-  uint64_t late_first() const { return late_first_; }
-  uint64_t late_too_early() const { return late_too_early_; }
-  uint64_t app_applied() const { return app_applied_; }
-  // Every account that exists: the genesis accounts and every receiver of a transfer. (Other
-  // leaves belong to applications and are not money.)
-  const std::set<Hash256>& accounts() const { return accounts_; }
-  uint64_t crypto_rejected() const { return crypto_rejected_; }
-
-  // Verifies and applies the next block; returns the transactions it applied.
-  Result<std::vector<Transaction>> Apply(const BlockReply& reply) {
-    const CertifiedBlock& cb = reply.block();
-    TESSERA_ASSIGN_OR_RETURN(
-        CertifiedBlockData block,
-        DecodeCertifiedBlock(cb.header(), cb.certificate(),
-                             {cb.identities().begin(), cb.identities().end()}));
-    TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(genesis_, latest_, block, &tickets_));
-    // Independently of the check above: when did late-registered citizens sign?
-    for (const CertificateSigner& s : block.certificate.signers) {
-      for (const Identity& id : block.identities) {
-        if (id.citizen != s.citizen || id.registered_at == 0) continue;
-        if (block.header.height < id.registered_at + genesis_.registration_delay) {
-          ++late_too_early_;
-        } else if (late_first_ == 0) {
-          late_first_ = block.header.height;
-        }
-      }
-    }
-    if (static_cast<size_t>(reply.pools_size()) != block.header.pool_hashes.size()) {
-      return InvalidArgumentError("block is missing pools");
-    }
-    std::vector<LedgerTx> txs;
-    for (size_t i = 0; i < block.header.pool_hashes.size(); ++i) {
-      std::vector<LedgerTx> pool;
-      for (const std::string& t : reply.pools(static_cast<int>(i)).txs()) {
-        TESSERA_ASSIGN_OR_RETURN(LedgerTx tx, DecodeLedgerTx(AsBytes(t)));
-        pool.push_back(std::move(tx));
-      }
-      if (PoolHash(pool) != block.header.pool_hashes[i]) {
-        return InvalidArgumentError("pool does not match the header");
-      }
-      txs.insert(txs.end(), pool.begin(), pool.end());
-    }
-    // Every signature verified: a block certified with a forged transaction applied fails here.
-    const BlockContext ctx{.height = latest_.height + 1, .prev_seed = latest_.seed};
-    TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(TreeLookup(tree_), txs, ctx, apps_));
-    crypto_rejected_ += outcome.crypto_rejected.size();
-    TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree_.Update(outcome.updates));
-    if (next.root_hash() != block.header.state_root) {
-      return DataLossError("certified state root of block " + std::to_string(block.header.height) +
-                           " does not match the replay");
-    }
-    std::set<size_t> rejected;
-    for (const auto& [index, reason] : outcome.rejected) rejected.insert(index);
-    std::vector<Transaction> applied;
-    for (size_t i = 0; i < txs.size(); ++i) {
-      if (rejected.count(i)) continue;
-      const auto* transfer = std::get_if<Transaction>(&txs[i]);
-      if (transfer == nullptr) {
-        ++app_applied_;
-        continue;
-      }
-      // Independent of the transition's own nonce rule: a (sender, nonce) applied twice
-      // anywhere in the chain is a committed double spend.
-      if (!spent_.insert({transfer->from, transfer->nonce}).second) ++double_applied_;
-      accounts_.insert(AccountKey(transfer->to));
-      applied.push_back(*transfer);
-    }
-    tree_ = std::move(next);
-    latest_ = block.header;
-    hashes_.push_back(BlockHash(latest_));
-    return applied;
-  }
-
- private:
-  Genesis genesis_;
-  AppRegistry apps_;
-  BlockHeader latest_;
-  SparseMerkleTree tree_;
-  TicketCache tickets_;
-  uint64_t app_applied_ = 0, crypto_rejected_ = 0;
-  std::vector<Hash256> hashes_;
-  std::set<std::pair<PublicKey, uint64_t>> spent_;
-  std::set<Hash256> accounts_;
-  uint64_t double_applied_ = 0;
-  uint64_t late_first_ = 0, late_too_early_ = 0;
-};
-
 struct PoliticianProcess {
   std::unique_ptr<ChildProcess> process;
   std::vector<std::string> args;
@@ -153,137 +53,6 @@ struct CitizenProcess {
 uint32_t OrDefault(uint32_t v, uint32_t fallback) { return v ? v : fallback; }
 
 }  // namespace
-
-Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
-  LocalnetConfig l;
-  auto u32 = [&](const char* key, uint32_t& field) -> Status {
-    TESSERA_ASSIGN_OR_RETURN(int64_t v, c.GetIntOr(key, field));
-    if (v < 0 || v > 1000000000) return InvalidArgumentError(std::string(key) + " out of range");
-    field = static_cast<uint32_t>(v);
-    return Status::Ok();
-  };
-  auto real = [&](const char* key, double& field, double lo, double hi) -> Status {
-    TESSERA_ASSIGN_OR_RETURN(double v, c.GetDoubleOr(key, field));
-    if (!(v >= lo && v <= hi)) {
-      return InvalidArgumentError(std::string(key) + " must be in [" + std::to_string(lo) + ", " +
-                                  std::to_string(hi) + "]");
-    }
-    field = v;
-    return Status::Ok();
-  };
-  TESSERA_RETURN_IF_ERROR(u32("network.politicians", l.politicians));
-  TESSERA_RETURN_IF_ERROR(u32("network.citizens", l.citizens));
-  TESSERA_RETURN_IF_ERROR(u32("network.citizens_per_process", l.citizens_per_process));
-  TESSERA_RETURN_IF_ERROR(u32("network.committee_size", l.committee_size));
-  TESSERA_RETURN_IF_ERROR(u32("network.proposers", l.proposers));
-  TESSERA_RETURN_IF_ERROR(u32("network.witness_threshold", l.witness_threshold));
-  TESSERA_RETURN_IF_ERROR(u32("network.soft_threshold", l.soft_threshold));
-  TESSERA_RETURN_IF_ERROR(u32("network.cert_threshold", l.cert_threshold));
-  TESSERA_RETURN_IF_ERROR(u32("network.safe_sample", l.safe_sample));
-  TESSERA_RETURN_IF_ERROR(u32("network.max_pool_txs", l.max_pool_txs));
-  TESSERA_RETURN_IF_ERROR(u32("network.registration_delay", l.registration_delay));
-  TESSERA_RETURN_IF_ERROR(u32("network.accounts", l.accounts));
-  TESSERA_RETURN_IF_ERROR(u32("network.late_citizens", l.late_citizens));
-  TESSERA_RETURN_IF_ERROR(u32("network.key_seed", l.key_seed));
-  TESSERA_RETURN_IF_ERROR(u32("network.keep_versions", l.keep_versions));
-  if (l.keep_versions < 2) return InvalidArgumentError("network.keep_versions must be at least 2");
-  TESSERA_ASSIGN_OR_RETURN(int64_t register_at, c.GetIntOr("network.register_at", 2));
-  if (register_at < 1) return InvalidArgumentError("network.register_at must be at least 1");
-  l.register_at = static_cast<uint64_t>(register_at);
-  TESSERA_ASSIGN_OR_RETURN(int64_t balance, c.GetIntOr("network.balance", 1000000));
-  if (balance <= 0) return InvalidArgumentError("network.balance must be positive");
-  l.balance = static_cast<uint64_t>(balance);
-  TESSERA_RETURN_IF_ERROR(real("network.validation_sample", l.validation_sample, 1e-9, 1));
-  TESSERA_ASSIGN_OR_RETURN(l.apps, ParseAppParams(c));
-  TESSERA_RETURN_IF_ERROR(real("load.rate", l.rate, 0, 1e6));
-  TESSERA_RETURN_IF_ERROR(real("load.duration_s", l.duration_s, 1, 86400));
-  TESSERA_ASSIGN_OR_RETURN(int64_t blocks, c.GetIntOr("load.blocks", 0));
-  l.blocks = static_cast<uint64_t>(std::max<int64_t>(blocks, 0));
-  TESSERA_RETURN_IF_ERROR(real("load.double_spend_fraction", l.double_spend_fraction, 0, 1));
-  TESSERA_RETURN_IF_ERROR(u32("load.fanout", l.fanout));
-  TESSERA_RETURN_IF_ERROR(real("adversary.politicians", l.malicious_politicians, 0, 1));
-  TESSERA_RETURN_IF_ERROR(real("adversary.citizens", l.malicious_citizens, 0, 1));
-  if (c.Has("adversary.politician_behaviours")) {
-    TESSERA_ASSIGN_OR_RETURN(l.politician_behaviours,
-                             c.GetStringList("adversary.politician_behaviours"));
-  }
-  if (c.Has("adversary.citizen_behaviours")) {
-    TESSERA_ASSIGN_OR_RETURN(l.citizen_behaviours, c.GetStringList("adversary.citizen_behaviours"));
-  }
-  for (const std::string& b : l.politician_behaviours) {
-    PoliticianFaults f;
-    TESSERA_RETURN_IF_ERROR(f.Add(b));
-  }
-  for (const std::string& b : l.citizen_behaviours) {
-    TESSERA_RETURN_IF_ERROR(ParseCitizenFault(b).status());
-  }
-  TESSERA_ASSIGN_OR_RETURN(int64_t kill, c.GetIntOr("fault.kill_politician", -1));
-  l.kill_politician = static_cast<int>(kill);
-  TESSERA_ASSIGN_OR_RETURN(int64_t kill_at, c.GetIntOr("fault.kill_at_block", 2));
-  l.kill_at_block = static_cast<uint64_t>(std::max<int64_t>(kill_at, 1));
-  TESSERA_ASSIGN_OR_RETURN(int64_t restart, c.GetIntOr("fault.restart_after_ms", 1000));
-  l.restart_after_ms = static_cast<int>(restart);
-  TESSERA_ASSIGN_OR_RETURN(int64_t poll, c.GetIntOr("timing.poll_ms", l.timing.poll_ms));
-  TESSERA_ASSIGN_OR_RETURN(int64_t wit, c.GetIntOr("timing.witness_ms", l.timing.witness_ms));
-  TESSERA_ASSIGN_OR_RETURN(int64_t prop, c.GetIntOr("timing.proposal_ms", l.timing.proposal_ms));
-  TESSERA_ASSIGN_OR_RETURN(int64_t to,
-                           c.GetIntOr("timing.round_timeout_ms", l.timing.round_timeout_ms));
-  l.timing = {static_cast<int>(poll), static_cast<int>(wit), static_cast<int>(prop),
-              static_cast<int>(to)};
-
-  if (l.politicians < 1 || l.citizens < 1 || l.citizens_per_process < 1 || l.accounts < 2) {
-    return InvalidArgumentError("need at least 1 politician, 1 citizen and 2 accounts");
-  }
-  if (l.late_citizens >= l.citizens) {
-    return InvalidArgumentError("network.late_citizens must leave some genesis citizens");
-  }
-  if (l.kill_politician >= static_cast<int>(l.politicians)) {
-    return InvalidArgumentError("fault.kill_politician is not a politician index");
-  }
-  return l;
-}
-
-std::string LocalnetReport::ToJson() const {
-  nlohmann::json j = {{"blocks", blocks},
-                      {"committed_txs", committed_txs},
-                      {"submitted_txs", submitted_txs},
-                      {"rejected_submissions", rejected_submissions},
-                      {"seconds", seconds},
-                      {"tx_per_s", tx_per_s},
-                      {"txs_per_block", txs_per_block},
-                      {"block_interval_s", block_interval_s},
-                      {"latency_p50_s", latency_p50_s},
-                      {"latency_p90_s", latency_p90_s},
-                      {"latency_max_s", latency_max_s},
-                      {"committee_rounds", committee_rounds},
-                      {"citizen_bytes_up_per_block", citizen_bytes_up_per_block},
-                      {"citizen_bytes_down_per_block", citizen_bytes_down_per_block},
-                      {"citizen_cpu_ms_per_block", citizen_cpu_ms_per_block},
-                      {"citizen_storage_bytes", citizen_storage_bytes},
-                      {"honest_politicians", honest_politicians},
-                      {"malicious_politicians", malicious_politicians},
-                      {"honest_citizens", honest_citizens},
-                      {"malicious_citizens", malicious_citizens},
-                      {"politicians_agree", politicians_agree},
-                      {"forks", forks},
-                      {"invalid_blocks", invalid_blocks},
-                      {"citizens_agree", citizens_agree},
-                      {"balances_conserved", balances_conserved},
-                      {"double_spend_attempts", double_spend_attempts},
-                      {"double_spends_committed", double_spends_committed},
-                      {"proofs_ok", proofs_ok},
-                      {"restarted", restarted},
-                      {"restarted_caught_up", restarted_caught_up},
-                      {"restarted_proofs_ok", restarted_proofs_ok},
-                      {"rejected_proposals", rejected_proposals},
-                      {"bad_politician_answers", bad_politician_answers},
-                      {"txs_validated", txs_validated},
-                      {"signatures_checked", signatures_checked},
-                      {"app_txs_applied", app_txs_applied},
-                      {"late_first_signed", late_first_signed},
-                      {"late_signed_too_early", late_signed_too_early}};
-  return j.dump(1);
-}
 
 Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bin_dir,
                                    const fs::path& out_dir, std::ostream& progress,
@@ -338,7 +107,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                     "--dir",
                     (out_dir / ("politician-" + std::to_string(i))).string(),
                     "--keep-versions",
-                    std::to_string(cfg.keep_versions)};
+                    std::to_string(cfg.keep_versions),
+                    "--target-round-s",
+                    std::to_string(cfg.target_round_s > 0 ? cfg.target_round_s
+                                                          : cfg.timing.round_timeout_ms / 2000.0),
+                    "--backlog-pools",
+                    std::to_string(cfg.backlog_pools)};
     if (pols[i].malicious) {
       pols[i].args.push_back("--fault");
       pols[i].args.push_back(cfg.politician_behaviours[i % cfg.politician_behaviours.size()]);
@@ -450,96 +224,28 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   }
 
   // ---- Load generator and follower ----
-  struct Sender {
-    uint64_t next_nonce = 0;
-    std::optional<Transaction> in_flight;
-    Clock::time_point sent;
-  };
-  std::mutex mu;
-  std::vector<Sender> senders(cfg.accounts);
-  std::map<Hash256, Clock::time_point> submitted;
+  std::mutex mu;  // guards replay, latencies, block_times (the follower thread writes them)
   std::vector<double> latencies;
   std::vector<Clock::time_point> block_times;
   ChainReplay replay(g);
-  std::atomic<bool> stop_load{false}, stop_follow{false};
-  std::atomic<uint64_t> sent_count{0}, rejected{0}, ds_attempts{0}, invalid{0};
-  std::optional<Clock::time_point> first_submit;
-  std::mt19937_64 rng(12345);
+  std::atomic<bool> stop_follow{false};
+  std::atomic<uint64_t> invalid{0};
   std::vector<KeyPair> account_keys;
   for (uint32_t i = 0; i < cfg.accounts; ++i) account_keys.push_back(AccountKeys(i));
-
-  // `count`: whether rejections are counted (not for resends, which hit "already pending").
-  auto submit = [&](const Transaction& tx, uint32_t skip, bool count = true) {
-    std::vector<uint32_t> order(cfg.politicians);
-    for (uint32_t i = 0; i < cfg.politicians; ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), rng);
-    uint32_t sent_to = 0;
-    for (uint32_t p : order) {
-      if (sent_to >= std::max(1u, cfg.fanout)) break;
-      if (p == skip) continue;
-      Status s = pols[p].client->SubmitTransaction(tx);
-      if (count && !s.ok() && s.code() == StatusCode::kFailedPrecondition) ++rejected;
-      ++sent_to;
-    }
-  };
+  std::vector<uint32_t> senders;
+  for (uint32_t i = cfg.accounts >= 2 * kWalletAccounts ? kWalletAccounts : 0; i < cfg.accounts;
+       ++i) {
+    senders.push_back(i);
+  }
+  std::vector<std::string> addresses;
+  for (const PoliticianInfo& p : g.politicians) addresses.push_back(p.address);
+  LoadGenerator load({.rate = cfg.rate,
+                      .threads = cfg.load_threads,
+                      .fanout = cfg.fanout,
+                      .double_spend_fraction = cfg.double_spend_fraction},
+                     addresses, account_keys, senders);
   auto start = Clock::now();
-  std::thread loadgen([&] {
-    double issued = 0;
-    while (!stop_load.load()) {
-      double due = cfg.rate * Seconds(Clock::now() - start) - issued;
-      for (int n = 0; n < static_cast<int>(due); ++n) {
-        issued += 1;
-        std::unique_lock<std::mutex> lock(mu);
-        uint32_t a = 0;
-        bool found = false;
-        const uint32_t first = cfg.accounts >= 2 * kWalletAccounts ? kWalletAccounts : 0;
-        for (int tries = 0; tries < 8 && !found; ++tries) {
-          a = first + static_cast<uint32_t>(rng() % (cfg.accounts - first));
-          found = !senders[a].in_flight;
-        }
-        if (!found) continue;
-        uint32_t to = static_cast<uint32_t>(rng() % (cfg.accounts - 1));
-        if (to >= a) ++to;
-        Transaction tx{.from = account_keys[a].public_key(),
-                       .to = account_keys[to].public_key(),
-                       .amount = 1 + rng() % 10,
-                       .nonce = senders[a].next_nonce};
-        SignTransaction(tx, account_keys[a]);
-        senders[a].in_flight = tx;
-        senders[a].sent = Clock::now();
-        submitted[TransactionId(tx)] = senders[a].sent;
-        if (!first_submit) first_submit = senders[a].sent;
-        bool conflict =
-            std::uniform_real_distribution<double>(0, 1)(rng) < cfg.double_spend_fraction;
-        lock.unlock();
-        ++sent_count;
-        submit(tx, cfg.politicians);
-        if (conflict) {
-          // A double spend: the same nonce to someone else, sent to other politicians.
-          Transaction twin = tx;
-          twin.to = account_keys[(to + 1) % cfg.accounts == a ? (to + 2) % cfg.accounts
-                                                              : (to + 1) % cfg.accounts]
-                        .public_key();
-          SignTransaction(twin, account_keys[a]);
-          ++ds_attempts;
-          submit(twin, cfg.politicians);
-        }
-      }
-      // Resend transfers that have waited long (a dropping politician may have eaten them).
-      std::vector<Transaction> resend;
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        for (Sender& s : senders) {
-          if (s.in_flight && Clock::now() - s.sent > std::chrono::seconds(6)) {
-            resend.push_back(*s.in_flight);
-            s.sent = Clock::now();
-          }
-        }
-      }
-      for (const Transaction& tx : resend) submit(tx, cfg.politicians, false);
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  });
+  load.Start();
   bool killed = false;
   std::optional<Clock::time_point> restart_at;
   auto follow_once = [&]() {
@@ -548,6 +254,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     while (replay.height() < status->height()) {
       auto block = pols[follow].client->GetBlock(replay.height() + 1);
       if (!block.ok()) return;
+      std::lock_guard<std::mutex> lock(mu);
       auto applied = replay.Apply(*block);
       if (!applied.ok()) {
         ++invalid;
@@ -556,23 +263,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         return;
       }
       auto now = Clock::now();
-      std::lock_guard<std::mutex> lock(mu);
       block_times.push_back(now);
-      for (const Transaction& tx : *applied) {
-        auto it = submitted.find(TransactionId(tx));
-        if (it != submitted.end()) {
-          latencies.push_back(Seconds(now - it->second));
-          submitted.erase(it);
-        }
-      }
-      for (uint32_t a = 0; a < cfg.accounts; ++a) {
-        Sender& s = senders[a];
-        auto leaf = replay.tree().Get(AccountKey(account_keys[a].public_key()));
-        uint64_t nonce = leaf ? DecodeAccount(*leaf)->nonce : 0;
-        if (s.in_flight && nonce > s.in_flight->nonce) s.in_flight.reset();
-        s.next_nonce = std::max(s.next_nonce, nonce);
-        if (!s.in_flight) s.next_nonce = nonce;
-      }
+      auto nonce_of = [&](const PublicKey& key) -> uint64_t {
+        auto leaf = replay.tree().Get(AccountKey(key));
+        return leaf ? DecodeAccount(*leaf)->nonce : 0;
+      };
+      for (double l : load.OnBlock(*applied, nonce_of, now)) latencies.push_back(l);
     }
   };
   std::thread follower([&] {
@@ -621,18 +317,20 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     if (!failure.ok()) break;
     if (Clock::now() - last_print >= std::chrono::seconds(1)) {
       double t = Seconds(Clock::now() - start);
+      LoadCounts c = load.counts();
       progress << "[" << std::fixed << std::setprecision(1) << t << "s] block " << height
                << "  committed " << committed << " tx (" << std::setprecision(1)
-               << committed / std::max(t, 1e-9) << " tx/s)  submitted " << sent_count.load()
-               << "  +" << height - last_blocks << " blocks\n";
+               << committed / std::max(t, 1e-9) << " tx/s)  offered " << c.offered << "  submitted "
+               << c.submitted << "  busy " << c.busy << "  +" << height - last_blocks
+               << " blocks\n";
       progress.flush();
       last_print = Clock::now();
       last_blocks = height;
     }
     if (cfg.blocks > 0 && height >= cfg.blocks) break;
   }
-  stop_load = true;
-  loadgen.join();
+  const double load_seconds = Seconds(Clock::now() - start);
+  load.Stop();
   for (CitizenProcess& d : daemons) d.process->Stop();
   stop_follow = true;
   follower.join();
@@ -658,10 +356,17 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   const uint64_t H = replay.height();
   report.blocks = H;
   report.invalid_blocks = invalid.load();
-  report.submitted_txs = sent_count.load();
-  report.rejected_submissions = rejected.load();
+  const LoadCounts counts = load.counts();
+  report.offered_txs = counts.offered;
+  report.submitted_txs = counts.submitted;
+  report.busy_submissions = counts.busy;
+  report.idle_misses = counts.idle_miss;
+  report.rejected_submissions = counts.rejected;
+  report.offered_tx_per_s = counts.offered / std::max(load_seconds, 1e-9);
+  report.submitted_tx_per_s = counts.submitted / std::max(load_seconds, 1e-9);
   report.committed_txs = latencies.size();
-  report.double_spend_attempts = ds_attempts.load();
+  report.double_spend_attempts = counts.double_spend_attempts;
+  const std::optional<Clock::time_point> first_submit = load.first_submit();
   report.double_spends_committed = replay.double_applied();
   report.late_first_signed = replay.late_first();
   report.app_txs_applied = replay.app_applied();
@@ -670,6 +375,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     std::sort(latencies.begin(), latencies.end());
     report.latency_p50_s = latencies[latencies.size() / 2];
     report.latency_p90_s = latencies[latencies.size() * 9 / 10];
+    report.latency_p99_s = latencies[latencies.size() * 99 / 100];
     report.latency_max_s = latencies.back();
     report.seconds = Seconds(block_times.back() - *first_submit);
     report.tx_per_s = report.committed_txs / std::max(report.seconds, 1e-9);
@@ -746,7 +452,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
 
   // Honest citizens: their heads must be on the audited chain; their costs per committee block.
   report.citizens_agree = true;
-  uint64_t up = 0, down = 0, cpu = 0, rounds = 0;
+  uint64_t up = 0, down = 0, cpu = 0, rounds = 0, following_bytes = 0, following_blocks = 0;
   for (const CitizenProcess& d : daemons) {
     auto text = ReadFile(d.stats);
     if (!text.ok()) {
@@ -769,6 +475,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       down += c["bytes_down"].get<uint64_t>();
       cpu += c["cpu_ns"].get<uint64_t>();
       rounds += c["committee_rounds"].get<uint64_t>();
+      following_bytes += c["following_bytes"].get<uint64_t>();
+      following_blocks += c["following_blocks"].get<uint64_t>();
       report.citizen_storage_bytes =
           std::max<uint64_t>(report.citizen_storage_bytes, c["storage_bytes"].get<uint64_t>());
     }
@@ -778,6 +486,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     report.citizen_bytes_up_per_block = static_cast<double>(up) / rounds;
     report.citizen_bytes_down_per_block = static_cast<double>(down) / rounds;
     report.citizen_cpu_ms_per_block = cpu / 1e6 / rounds;
+    report.citizen_member_bytes_per_block =
+        static_cast<double>(up + down - std::min(up + down, following_bytes)) / rounds;
+  }
+  if (following_blocks) {
+    report.citizen_nonmember_bytes_per_block =
+        static_cast<double>(following_bytes) / following_blocks;
   }
   for (PoliticianProcess& p : pols) p.process->Stop();
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "report.json", report.ToJson() + "\n"));

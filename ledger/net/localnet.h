@@ -9,10 +9,13 @@
 //               balance, late_citizens, register_at, validation_sample (fraction of
 //               signatures each citizen verifies itself; default 1), key_seed (0: fresh
 //               random keys; otherwise deterministic keys, so runs are reproducible),
-//               keep_versions (state versions each politician keeps; default 64)
+//               keep_versions (state versions each politician keeps; default 64),
+//               target_round_s (0 = half of round_timeout), backlog_pools (politicians'
+//               back-pressure, block_budget.h)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
-//   [load]      rate (tx/s), duration_s, blocks (stop after this many blocks; 0 = duration),
-//               double_spend_fraction, fanout (politicians each transfer is sent to)
+//   [load]      rate (offered tx/s), duration_s, blocks (stop after this many blocks; 0 =
+//               duration), double_spend_fraction, fanout (politicians each transfer is sent
+//               to), threads (load generator threads, load_generator.h; default 4)
 //   [adversary] politicians (fraction malicious), politician_behaviours (list of drop, delay,
 //               withhold, stale, wrong, equivocate; cycled over the malicious ones), citizens
 //               (fraction malicious), citizen_behaviours (list of silent, inconsistent)
@@ -60,6 +63,8 @@ struct LocalnetConfig {
   double validation_sample = 1.0;
   uint32_t key_seed = 0;
   uint32_t keep_versions = 64;
+  double target_round_s = 0;  // 0: half the citizens' round timeout
+  double backlog_pools = 2;
   std::vector<AppParams> apps;
 
   double rate = 50;
@@ -67,6 +72,7 @@ struct LocalnetConfig {
   uint64_t blocks = 0;
   double double_spend_fraction = 0.05;
   uint32_t fanout = 2;
+  uint32_t load_threads = 4;
 
   double malicious_politicians = 0;
   std::vector<std::string> politician_behaviours{"withhold", "wrong", "equivocate",
@@ -86,14 +92,23 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& config);
 struct LocalnetReport {
   uint64_t blocks = 0;
   uint64_t committed_txs = 0;
+  // Load generator counts (load_generator.h): offered = submitted + busy + idle_misses +
+  // rejected_submissions.
+  uint64_t offered_txs = 0;
   uint64_t submitted_txs = 0;
+  uint64_t busy_submissions = 0;  // turned away by full mempools (RESOURCE_EXHAUSTED)
+  uint64_t idle_misses = 0;       // no idle account to send from
   uint64_t rejected_submissions = 0;
-  double seconds = 0;  // from the first submission to the last committed block
-  double tx_per_s = 0;
-  double latency_p50_s = 0, latency_p90_s = 0, latency_max_s = 0;
+  double seconds = 0;   // from the first submission to the last committed block
+  double tx_per_s = 0;  // committed
+  double offered_tx_per_s = 0, submitted_tx_per_s = 0;  // over the load's duration
+  double latency_p50_s = 0, latency_p90_s = 0, latency_p99_s = 0, latency_max_s = 0;
   double block_interval_s = 0;
   uint64_t committee_rounds = 0;  // summed over honest citizens
   double citizen_bytes_up_per_block = 0, citizen_bytes_down_per_block = 0;
+  // Split: a member's bytes per committee block (its following traffic left out), and a
+  // non-member's bytes per block it followed.
+  double citizen_member_bytes_per_block = 0, citizen_nonmember_bytes_per_block = 0;
   double citizen_cpu_ms_per_block = 0;
   uint64_t citizen_storage_bytes = 0;
   double txs_per_block = 0;

@@ -132,5 +132,27 @@ TEST(LocalnetTest, ACommitteeDrawnByVrfFromALargerCitizenSetCommitsBlocks) {
   ExpectSafe(*r);
 }
 
+// Back-pressure end to end: offered far more than tiny pools can carry, politicians turn the
+// excess away (RESOURCE_EXHAUSTED with a retry hint) and the network keeps committing.
+TEST(LocalnetTest, OverloadIsTurnedAwayAtAdmissionAndBlocksKeepCommitting) {
+  LocalnetConfig c = Small(3, 4, 4);
+  c.accounts = 400;
+  c.max_pool_txs = 10;  // a pool carries at most 10 transfers
+  c.backlog_pools = 1;  // a mempool holds one pool's worth
+  c.rate = 400;         // far above 3 politicians x 10 per block
+  c.fanout = 1;
+  c.double_spend_fraction = 0;
+  c.duration_s = 90;
+  auto r = RunNetwork("overload", c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_GE(r->blocks, 4u);
+  EXPECT_GT(r->busy_submissions, 0u);
+  EXPECT_GT(r->committed_txs, 0u);
+  EXPECT_LE(r->txs_per_block, 3 * 10.0 + 1e-9);  // no block beyond the pool limits
+  EXPECT_EQ(r->offered_txs,
+            r->submitted_txs + r->busy_submissions + r->idle_misses + r->rejected_submissions);
+  ExpectSafe(*r);
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

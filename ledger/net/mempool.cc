@@ -15,6 +15,10 @@ Result<Account> SenderAccount(const PublicKey& key, const SparseMerkleTree& stat
   return DecodeAccount(*leaf);
 }
 
+std::string FullMessage(size_t capacity) {
+  return "mempool full (" + std::to_string(capacity) + " pending)";
+}
+
 }  // namespace
 
 Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
@@ -37,11 +41,12 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
   auto key = std::make_pair(tx.from, tx.nonce);
   auto it = pending_.find(key);
   if (it != pending_.end()) {
-    if (it->second == tx) return AlreadyExistsError("transaction already pending");
+    if (it->second.first == tx) return AlreadyExistsError("transaction already pending");
     return AlreadyExistsError("conflicts with a pending transaction of the same sender and nonce");
   }
-  if (size() >= capacity_) return ResourceExhaustedError("mempool full");
-  pending_.emplace(key, tx);
+  if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
+  pending_.emplace(key, std::make_pair(tx, next_arrival_));
+  arrivals_.emplace(next_arrival_++, key);
   return Status::Ok();
 }
 
@@ -70,7 +75,7 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
     }
   }
   TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
-  if (size() >= capacity_) return ResourceExhaustedError("mempool full");
+  if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
   pending_apps_.emplace(id, tx);
   app_order_.push_back(id);
   ++app_pending_[tx.app];
@@ -79,10 +84,14 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
 
 std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
   std::vector<LedgerTx> out;
-  for (const auto& [key, tx] : pending_) {
-    if (out.size() >= max) return out;
-    out.push_back(tx);
+  std::vector<TransferKey> chosen;
+  for (const auto& [arrival, key] : arrivals_) {
+    if (chosen.size() >= max) break;
+    chosen.push_back(key);
   }
+  std::sort(chosen.begin(), chosen.end());
+  for (const TransferKey& key : chosen) out.push_back(pending_.at(key).first);
+  if (out.size() >= max) return out;
   std::map<uint8_t, std::vector<std::string>> by_app;
   size_t taken = 0;
   for (const Hash256& id : app_order_) {
@@ -104,6 +113,7 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
   for (auto it = pending_.begin(); it != pending_.end();) {
     auto account = SenderAccount(it->first.first, state);
     bool used = account.ok() && it->first.second < account->nonce;
+    if (used) arrivals_.erase(it->second.second);
     it = used ? pending_.erase(it) : std::next(it);
   }
   std::deque<Hash256> kept;

@@ -38,21 +38,29 @@ class Mempool {
   // `next` is the context of the block after `state`.
   Status AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state, const AppRegistry& apps,
                   const BlockContext& next);
-  // Up to `max` pending transactions: transfers ordered by (sender, nonce) so that a
-  // sender's transfers apply in order within a pool, then application transactions in arrival
-  // order, merged per application by Application::Coalesce.
+  // Up to `max` pending transactions, the oldest first (first come, first served: under
+  // sustained overload no sender starves): the chosen transfers ordered by (sender, nonce) so
+  // that a sender's transfers apply in order within a pool, then application transactions in
+  // arrival order, merged per application by Application::Coalesce.
   std::vector<LedgerTx> Snapshot(size_t max, const AppRegistry& apps) const;
   // Drops every transfer whose nonce the committed `state` has used up, and every application
   // transaction that `state` no longer accepts.
   void Prune(const SparseMerkleTree& state, const AppRegistry& apps, const BlockContext& next);
   size_t size() const { return pending_.size() + app_order_.size(); }
+  // Admission answers RESOURCE_EXHAUSTED while size() >= capacity (block_budget.h sets it from
+  // the measured round time). Lowering it drops nothing already admitted.
+  size_t capacity() const { return capacity_; }
+  void set_capacity(size_t capacity) { capacity_ = capacity; }
 
  private:
   size_t capacity_;
-  std::map<std::pair<PublicKey, uint64_t>, Transaction> pending_;  // (sender, nonce) -> tx
-  std::map<Hash256, AppTransaction> pending_apps_;                 // by LedgerTxId
-  std::deque<Hash256> app_order_;                                  // arrival order
-  std::map<uint8_t, size_t> app_pending_;                          // pending per app id
+  using TransferKey = std::pair<PublicKey, uint64_t>;                // (sender, nonce)
+  std::map<TransferKey, std::pair<Transaction, uint64_t>> pending_;  // -> (tx, arrival)
+  std::map<uint64_t, TransferKey> arrivals_;                         // arrival -> transfer
+  uint64_t next_arrival_ = 0;
+  std::map<Hash256, AppTransaction> pending_apps_;  // by LedgerTxId
+  std::deque<Hash256> app_order_;                   // arrival order
+  std::map<uint8_t, size_t> app_pending_;           // pending per app id
 };
 
 }  // namespace tessera::ledger::net

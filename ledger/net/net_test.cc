@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include "ledger/crypto/hash.h"
 #include "ledger/net/chain.h"
 #include "ledger/net/genesis.h"
@@ -119,15 +121,18 @@ struct Fixture {
     SignIdentity(id, registrar);
     return id;
   }
-  CertifiedBlockData Block(size_t signers) {
+  // Block 1 (its header: no pools, the genesis root, unless given) certified by `signers`.
+  CertifiedBlockData Block(size_t signers, std::vector<Hash256> pools = {},
+                           std::optional<Hash256> root = std::nullopt) {
     CertifiedBlockData b;
+    b.header.pool_hashes = std::move(pools);
     auto proposer = *Draw(citizens[0], Role::kProposer, 1, genesis.seed, g.sortition);
     b.header.height = 1;
     b.header.prev_hash = BlockHash(genesis);
     b.header.seed = NextSeed(genesis.seed, proposer.output);
     b.header.proposer = citizens[0].public_key();
     b.header.proposer_credential = proposer.proof;
-    b.header.state_root = genesis.state_root;
+    b.header.state_root = root.value_or(genesis.state_root);
     b.certificate.height = 1;
     b.certificate.block_hash = BlockHash(b.header);
     std::vector<KeyPair> sorted = citizens;
@@ -301,6 +306,129 @@ TEST(PoliticianNodeTest, RelaysVotesOnlyFromCommitteeMembersOfTheNextBlock) {
     node->reset();
     std::filesystem::remove_all(dir);
   }
+}
+
+// The engine in one process: a transfer admitted, frozen into a pool, executed for a citizen
+// and committed from cert votes. Its signature is verified once through all of it (the
+// signature cache), the mempool empties, and the state at both heights is served from memory.
+TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
+  Fixture f;
+  PoliticianOptions o = TestPolitician(f.g, "politician_commit_test");
+  const std::filesystem::path dir = o.dir;
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  PoliticianNode& p = **node;
+  KeyPair alice = Key(300), bob = Key(301);
+  Transaction tx{.from = alice.public_key(), .to = bob.public_key(), .amount = 3, .nonce = 0};
+  SignTransaction(tx, alice);
+  TxRequest req;
+  req.set_tx(EncodeTransaction(tx));
+  TxReply rep;
+  const uint64_t before_submit = VerificationsComputed();
+  p.SubmitTransaction(req, &rep);
+  ASSERT_TRUE(rep.accepted()) << rep.error();
+  EXPECT_EQ(p.signature_stats().misses, 1u);  // checked before the lock, hit in the mempool
+  EXPECT_EQ(VerificationsComputed() - before_submit, 1u);
+
+  RoundRequest rreq;
+  rreq.set_height(1);
+  RoundReply rrep;
+  p.GetRound(rreq, &rrep);  // freezes the pool for block 1
+  ASSERT_EQ(rrep.items_size(), 1);
+  auto c = DecodeTxPoolCommitment(AsBytes(rrep.items(0).payload()));
+  ASSERT_TRUE(c.ok());
+  const uint64_t misses_before_execute = p.signature_stats().misses;
+  const uint64_t computed_before_execute = VerificationsComputed();
+  ExecuteRequest ereq;
+  ereq.set_height(1);
+  ereq.add_pool_hashes(std::string(AsChars(c->pool_hash)));
+  ExecuteReply erep;
+  ASSERT_TRUE(p.Execute(ereq, &erep).ok());
+  EXPECT_EQ(p.signature_stats().misses, misses_before_execute);  // the transfer: a hit
+  EXPECT_EQ(VerificationsComputed(), computed_before_execute);
+  Hash256 root;
+  ASSERT_EQ(erep.new_root().size(), root.size());
+  std::copy(erep.new_root().begin(), erep.new_root().end(), root.begin());
+
+  CertifiedBlockData block = f.Block(3, {c->pool_hash}, root);
+  PostRequest post;
+  post.set_height(1);
+  post.mutable_item()->set_payload(EncodeBlockHeader(block.header));
+  post.mutable_item()->set_identity(EncodeIdentity(f.IdOf(f.citizens[0])));
+  PostReply prep;
+  p.Post(post, &prep);
+  ASSERT_TRUE(prep.accepted()) << prep.error();
+  for (const CertificateSigner& s : block.certificate.signers) {
+    const KeyPair* key = nullptr;
+    for (const KeyPair& k : f.citizens) {
+      if (k.public_key() == s.citizen) key = &k;
+    }
+    ASSERT_NE(key, nullptr);
+    Vote v{.height = 1,
+           .step = VoteStep::kCert,
+           .value = block.certificate.block_hash,
+           .credential = s.credential};
+    SignVote(v, *key);
+    post.mutable_item()->set_payload(EncodeVote(v));
+    post.mutable_item()->set_identity(EncodeIdentity(f.IdOf(*key)));
+    post.mutable_item()->set_block_signature(std::string(AsChars(s.signature)));
+    prep.Clear();
+    p.Post(post, &prep);
+    ASSERT_TRUE(prep.accepted()) << prep.error();
+  }
+  ASSERT_EQ(p.height(), 1u);  // the third cert vote completed the certificate
+  StatusReply status;
+  p.GetStatus(&status);
+  EXPECT_EQ(status.mempool(), 0u);
+  EXPECT_GT(p.signature_stats().hits, 3u);
+
+  for (uint64_t h : {0, 1}) {  // 0: the latest height
+    StateRequest sreq;
+    sreq.set_height(h);
+    sreq.add_keys(std::string(AsChars(AccountKey(alice.public_key()))));
+    StateReply srep;
+    ASSERT_TRUE(p.ReadState(sreq, &srep).ok()) << h;
+    auto proof = StateProof::Decode(AsBytes(srep.proof()));
+    ASSERT_TRUE(proof.ok());
+    EXPECT_EQ(srep.height(), 1u);
+    std::vector<Hash256> keys{AccountKey(alice.public_key())};
+    auto values = proof->Verify(root, keys);
+    ASSERT_TRUE(values.ok()) << values.status();
+    EXPECT_EQ(DecodeAccount(*(*values)[0])->balance, 997u);
+  }
+  node->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Back-pressure: beyond its capacity the mempool turns transfers away with a retry hint
+// instead of queueing them.
+TEST(PoliticianNodeTest, AFullMempoolAnswersResourceExhaustedWithARetryHint) {
+  Genesis g = TestGenesis(4, 1);
+  g.max_pool_txs = 2;
+  PoliticianOptions o = TestPolitician(g, "politician_full_test");
+  o.backlog_pools = 1;  // room for one pool: 2 transfers
+  const std::filesystem::path dir = o.dir;
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  KeyPair alice = Key(300), bob = Key(301);
+  for (uint64_t nonce = 0; nonce < 3; ++nonce) {
+    Transaction tx{.from = alice.public_key(), .to = bob.public_key(), .amount = 1, .nonce = nonce};
+    SignTransaction(tx, alice);
+    TxRequest req;
+    req.set_tx(EncodeTransaction(tx));
+    TxReply rep;
+    (*node)->SubmitTransaction(req, &rep);
+    if (nonce < 2) {
+      EXPECT_TRUE(rep.accepted()) << rep.error();
+      EXPECT_EQ(rep.retry_after_ms(), 0u);
+    } else {
+      EXPECT_FALSE(rep.accepted());
+      EXPECT_NE(rep.error().find("mempool full"), std::string::npos) << rep.error();
+      EXPECT_GT(rep.retry_after_ms(), 0u);
+    }
+  }
+  node->reset();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -21,10 +21,42 @@ Result<Hash256> HashFromBytes(const std::string& bytes, const char* what) {
   return h;
 }
 
+// Checks the signatures a round item carries, for their effect on the signature cache: the
+// verdicts themselves are AcceptItem's. Malformed items are left to AcceptItem.
+void VerifyItemSignatures(const RoundItem& item) {
+  const std::string& payload = item.payload();
+  if (payload.empty()) return;
+  switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
+    case MessageType::kWitnessList:
+      if (auto w = DecodeWitnessList(AsBytes(payload)); w.ok()) (void)VerifyWitnessList(*w);
+      break;
+    case MessageType::kVote:
+      if (auto v = DecodeVote(AsBytes(payload)); v.ok()) {
+        (void)VerifyVote(*v);
+        Signature sig{};
+        if (v->step == VoteStep::kCert && item.block_signature().size() == sig.size()) {
+          std::copy(item.block_signature().begin(), item.block_signature().end(), sig.begin());
+          (void)VerifyBlockSignature(v->height, v->value, v->citizen, sig);
+        }
+      }
+      break;
+    default:
+      break;
+  }
+}
+
 }  // namespace
 
 PoliticianNode::PoliticianNode(PoliticianOptions options)
-    : options_(std::move(options)), mempool_(options_.mempool_capacity) {}
+    : options_(std::move(options)),
+      mempool_(0),
+      budget_({.max_pool_txs = options_.genesis.max_pool_txs,
+               .min_pool_txs = options_.min_pool_txs,
+               .target_round_s = options_.target_round_s,
+               .backlog_pools = options_.backlog_pools}),
+      signatures_(options_.signature_cache_entries) {
+  mempool_.set_capacity(budget_.mempool_capacity());
+}
 
 PoliticianNode::~PoliticianNode() { Stop(); }
 
@@ -46,7 +78,7 @@ Status PoliticianNode::Init() {
   TESSERA_ASSIGN_OR_RETURN(apps_, LoadApps(options_.genesis));
   std::filesystem::create_directories(options_.dir);
   StateStoreOptions so;
-  so.cached_versions = 3;
+  so.cached_versions = std::max<uint64_t>(options_.served_versions, 2);
   TESSERA_ASSIGN_OR_RETURN(state_, StateStore::Open(options_.dir / "state", so));
   TESSERA_ASSIGN_OR_RETURN(blocks_, BlockStore::Open(options_.dir / "blocks"));
   TESSERA_ASSIGN_OR_RETURN(BlockHeader genesis, options_.genesis.GenesisHeader());
@@ -84,7 +116,6 @@ Status PoliticianNode::Init() {
   if (latest_.state_root != state_->root()) {
     return DataLossError("state root does not match block " + std::to_string(applied));
   }
-  std::lock_guard<std::mutex> lock(mu_);
   for (uint64_t h = applied + 1; h <= blocks_->Latest().value_or(0); ++h) {
     TESSERA_ASSIGN_OR_RETURN(BlockReply stored, blocks_->Get(h));
     const CertifiedBlock& cb = stored.block();
@@ -92,8 +123,9 @@ Status PoliticianNode::Init() {
         CertifiedBlockData block,
         DecodeCertifiedBlock(cb.header(), cb.certificate(),
                              {cb.identities().begin(), cb.identities().end()}));
-    TESSERA_RETURN_IF_ERROR(ApplyBlock(block, {stored.pools().begin(), stored.pools().end()})
-                                .WithContext("re-applying stored block " + std::to_string(h)));
+    TESSERA_RETURN_IF_ERROR(
+        CommitBlock(block, {stored.pools().begin(), stored.pools().end()}, /*from_votes=*/false)
+            .WithContext("re-applying stored block " + std::to_string(h)));
   }
   spdlog::info("politician {} open at height {} root {}", options_.id, latest_.height,
                ToHex(latest_.state_root).substr(0, 16));
@@ -159,57 +191,95 @@ Result<std::vector<LedgerTx>> PoliticianNode::CollectTxs(const std::vector<Hash2
   return txs;
 }
 
-Status PoliticianNode::ApplyBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools) {
-  const uint64_t h = latest_.height + 1;
-  if (block.header.height != h) {
-    return FailedPreconditionError("block " + std::to_string(block.header.height) +
-                                   " is not the next block (" + std::to_string(h) + ")");
-  }
-  TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<LedgerTx> txs, CollectTxs(block.header.pool_hashes, pools));
+// A commit runs in three phases so that its heavy work holds no lock a request handler needs:
+//   1. under mu_: check that the block extends latest_, gather its pools, take the parent;
+//   2. under commit_mu_ only: verify the certificate (unless its tickets were checked under
+//      mu_ as votes arrived), execute, hash the new tree, write block and state (synced), and
+//      prune old state versions now and then;
+//   3. under mempool_mu_: prune the mempool; then under mu_: publish latest_ and drop the
+//      finished round's data.
+// commit_mu_ serialises commits (there is one chain, and StateStore has one writer). While a
+// commit is in phase 2, readers see the previous block everywhere: latest_ moves only in
+// phase 3, and state versions up to latest_ stay in memory.
+Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools,
+                                   bool from_votes) {
+  SignatureCache::Scope scope(&signatures_);
+  std::lock_guard<std::mutex> commit(commit_mu_);
+  const auto started = std::chrono::steady_clock::now();
+  BlockHeader parent;
+  std::vector<LedgerTx> txs;
   BlockReply reply;
-  reply.set_found(true);
-  CertifiedBlock* cb = reply.mutable_block();
-  cb->set_header(EncodeBlockHeader(block.header));
-  cb->set_certificate(EncodeCommitteeCertificate(block.certificate));
-  for (const Identity& id : block.identities) cb->add_identities(EncodeIdentity(id));
-  for (const Hash256& ph : block.header.pool_hashes) *reply.add_pools() = pools_[ph].wire;
-  return StoreAndApply(h, reply, block, txs);
-}
-
-Status PoliticianNode::StoreAndApply(uint64_t h, const BlockReply& reply,
-                                     const CertifiedBlockData& block,
-                                     const std::vector<LedgerTx>& txs) {
-  const SparseMerkleTree& tree = state_->tree();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (block.header.height != latest_.height + 1) {
+      return FailedPreconditionError("block " + std::to_string(block.header.height) +
+                                     " is not the next block (" +
+                                     std::to_string(latest_.height + 1) + ")");
+    }
+    parent = latest_;
+    // Votes arrive with their tickets checked into tickets_ (mu_): the check is cheap here.
+    if (from_votes) {
+      TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, parent, block, &tickets_));
+    }
+    TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(block.header.pool_hashes, pools));
+    reply.set_found(true);
+    CertifiedBlock* cb = reply.mutable_block();
+    cb->set_header(EncodeBlockHeader(block.header));
+    cb->set_certificate(EncodeCommitteeCertificate(block.certificate));
+    for (const Identity& id : block.identities) cb->add_identities(EncodeIdentity(id));
+    for (const Hash256& ph : block.header.pool_hashes) *reply.add_pools() = pools_[ph].wire;
+  }
+  const uint64_t h = block.header.height;
+  if (!from_votes) {  // a block from a peer or the disk: every ticket checked afresh
+    TicketCache tickets;
+    TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, parent, block, &tickets));
+  }
+  // Only commits advance the state, so its latest version is the parent's state.
+  const SparseMerkleTree tree = state_->tree();
+  const BlockContext ctx{.height = h, .prev_seed = parent.seed};
   TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome,
-                           ledger::ApplyBlock(TreeLookup(tree), txs, NextContext(), apps_));
+                           ledger::ApplyBlock(TreeLookup(tree), txs, ctx, apps_));
   TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
   if (next.root_hash() != block.header.state_root) {
     return DataLossError("certified block " + std::to_string(h) +
                          " has a state root this politician does not reproduce");
   }
   if (blocks_->Latest().value_or(0) < h) TESSERA_RETURN_IF_ERROR(blocks_->Put(h, reply));
-  TESSERA_RETURN_IF_ERROR(state_->Commit(std::move(outcome.updates)).status());
+  TESSERA_RETURN_IF_ERROR(state_->CommitTree(next, outcome.updates).status());
   // Pruning scans every leaf record, so it runs once per keep_versions / 2 blocks.
   const uint64_t keep = options_.keep_versions;
   if (state_->version() - state_->oldest_version() >= keep + keep / 2) {
     TESSERA_RETURN_IF_ERROR(state_->Prune(state_->version() - keep + 1));
   }
-  latest_ = block.header;
-  latest_reply_ = reply;
-  mempool_.Prune(state_->tree(), apps_, NextContext());
-  rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
-  my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
-  execute_cache_.clear();
-  for (auto it = pools_.begin(); it != pools_.end();) {
-    auto c = DecodeTxPoolCommitment(AsBytes(it->second.commitment));
-    it = (c.ok() && c->height <= h) ? pools_.erase(it) : std::next(it);
+  {
+    // Before latest_ moves: the pool frozen for the next height must not carry these.
+    std::lock_guard<std::mutex> lock(mempool_mu_);
+    mempool_.Prune(next, apps_, {.height = h + 1, .prev_seed = block.header.seed});
+    budget_.BlockCommitted(h);
+    mempool_.set_capacity(budget_.mempool_capacity());
   }
-  pools_by_owner_.erase(pools_by_owner_.begin(),
-                        pools_by_owner_.upper_bound({h, std::numeric_limits<uint32_t>::max()}));
-  spdlog::info("politician {} committed block {} ({} txs applied, {} skipped) root {}", options_.id,
-               h, outcome.applied, outcome.rejected.size(),
-               ToHex(block.header.state_root).substr(0, 16));
+  const double commit_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    latest_ = block.header;
+    latest_reply_ = reply;
+    rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
+    my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
+    execute_cache_.clear();
+    for (auto it = pools_.begin(); it != pools_.end();) {
+      auto c = DecodeTxPoolCommitment(AsBytes(it->second.commitment));
+      it = (c.ok() && c->height <= h) ? pools_.erase(it) : std::next(it);
+    }
+    pools_by_owner_.erase(pools_by_owner_.begin(),
+                          pools_by_owner_.upper_bound({h, std::numeric_limits<uint32_t>::max()}));
+  }
+  SignatureCache::Stats sigs = signatures_.stats();
+  spdlog::info(
+      "politician {} committed block {} ({} txs applied, {} skipped, {:.0f} ms) root {}; "
+      "signature cache {} hits / {} misses, {} entries",
+      options_.id, h, outcome.applied, outcome.rejected.size(), commit_s * 1e3,
+      ToHex(block.header.state_root).substr(0, 16), sigs.hits, sigs.misses, sigs.size);
   return Status::Ok();
 }
 
@@ -266,8 +336,12 @@ Status PoliticianNode::AddPool(const Pool& pool, const std::vector<Hash256>* cer
 
 void PoliticianNode::FreezePool(uint64_t h) {
   if (my_commitments_.count(h)) return;
-  std::vector<std::vector<LedgerTx>> variants{
-      mempool_.Snapshot(options_.genesis.max_pool_txs, apps_)};
+  std::vector<std::vector<LedgerTx>> variants(1);
+  {
+    std::lock_guard<std::mutex> lock(mempool_mu_);
+    variants[0] = mempool_.Snapshot(budget_.pool_txs(), apps_);
+    budget_.PoolFrozen(h, variants[0].size());
+  }
   if (options_.faults.forge && !options_.genesis.accounts.empty()) {
     const PublicKey& victim = options_.genesis.accounts[0].key;
     auto leaf = state_->tree().Get(AccountKey(victim));
@@ -394,14 +468,14 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
   if (!options_.faults.withhold) {
     Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
   }
-  TryCommitFromVotes(h);
   return Status::Ok();
 }
 
-void PoliticianNode::TryCommitFromVotes(uint64_t h) {
-  if (h != latest_.height + 1) return;
+std::vector<CertifiedBlockData> PoliticianNode::CertifiableBlocks() {
+  const uint64_t h = latest_.height + 1;
+  std::vector<CertifiedBlockData> out;
   auto it = rounds_.find(h);
-  if (it == rounds_.end()) return;
+  if (it == rounds_.end()) return out;
   RoundLog& log = it->second;
   for (auto& [value, votes] : log.cert_votes) {
     if (votes.size() < options_.genesis.cert_threshold) continue;
@@ -416,9 +490,26 @@ void PoliticianNode::TryCommitFromVotes(uint64_t h) {
       block.certificate.signers.push_back(signer.first);
       if (key != block.header.proposer) block.identities.push_back(signer.second);
     }
-    Status s = ApplyBlock(block, {});
-    if (s.ok()) return;  // `log` is gone now
-    spdlog::debug("politician {}: cannot commit block {} yet: {}", options_.id, h, s.ToString());
+    out.push_back(std::move(block));
+  }
+  return out;
+}
+
+void PoliticianNode::CommitFromVotes() {
+  // A commit is running (it will publish the block these votes certify, or fail and the
+  // catch-up tick calls again): do not queue every request thread behind it.
+  if (!commit_mu_.try_lock()) return;
+  commit_mu_.unlock();
+  std::vector<CertifiedBlockData> blocks;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    blocks = CertifiableBlocks();
+  }
+  for (const CertifiedBlockData& block : blocks) {
+    Status s = CommitBlock(block, {}, /*from_votes=*/true);
+    if (s.ok()) return;
+    spdlog::debug("politician {}: cannot commit block {} yet: {}", options_.id, block.header.height,
+                  s.ToString());
   }
 }
 
@@ -459,10 +550,7 @@ void PoliticianNode::CatchUpLoop() {
         return;
       }
     }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      TryCommitFromVotes(latest_.height + 1);
-    }
+    CommitFromVotes();
     if (++tick % 3 != 0) continue;
     std::vector<PoliticianClient*> order;
     for (auto& p : peers_) order.push_back(p->client.get());
@@ -478,8 +566,8 @@ void PoliticianNode::CatchUpLoop() {
         auto block = DecodeCertifiedBlock(cb.header(), cb.certificate(),
                                           {cb.identities().begin(), cb.identities().end()});
         if (!block.ok()) break;
-        std::lock_guard<std::mutex> lock(mu_);
-        Status s = ApplyBlock(*block, {reply->pools().begin(), reply->pools().end()});
+        Status s = CommitBlock(*block, {reply->pools().begin(), reply->pools().end()},
+                               /*from_votes=*/false);
         if (!s.ok()) {
           spdlog::warn("politician {}: block {} from {} rejected: {}", options_.id,
                        block->header.height, peer->address(), s.ToString());
@@ -494,22 +582,54 @@ void PoliticianNode::CatchUpLoop() {
 
 void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
   Delay();
+  SignatureCache::Scope scope(&signatures_);
   auto tx = DecodeLedgerTx(AsBytes(req.tx()));
   if (!tx.ok()) {
     rep->set_error(tx.status().message());
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
-  if (Drop()) {  // a dropping politician claims to accept and forgets
-    rep->set_accepted(true);
+  auto answer = [&](const Status& s) {  // mempool_mu_ held
+    rep->set_accepted(s.ok());
+    if (s.ok()) return;
+    rep->set_error(s.ToString());
+    if (s.code() == StatusCode::kResourceExhausted) {
+      rep->set_retry_after_ms(static_cast<uint32_t>(budget_.retry_after().count()));
+    }
+  };
+  {
+    // Turned away before any work when full: overload costs a lookup, not a verification.
+    std::lock_guard<std::mutex> lock(mempool_mu_);
+    if (mempool_.size() >= mempool_.capacity()) {
+      return answer(
+          ResourceExhaustedError("mempool full (" + std::to_string(mempool_.size()) + " pending)"));
+    }
+  }
+  // The signature check, the expensive part, runs under no lock and fills the cache that the
+  // mempool's own check (and later execution and commit) then hit.
+  if (const auto* transfer = std::get_if<Transaction>(&*tx);
+      transfer != nullptr && !VerifyTransaction(*transfer)) {
+    rep->set_error(InvalidArgumentError("bad signature").ToString());
     return;
   }
-  Status s =
-      std::holds_alternative<Transaction>(*tx)
-          ? mempool_.Admit(std::get<Transaction>(*tx), state_->tree())
-          : mempool_.AdmitApp(std::get<AppTransaction>(*tx), state_->tree(), apps_, NextContext());
-  rep->set_accepted(s.ok());
-  if (!s.ok()) rep->set_error(s.ToString());
+  BlockContext next;
+  Result<SparseMerkleTree> state = NotFoundError("");
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Drop()) {  // a dropping politician claims to accept and forgets
+      rep->set_accepted(true);
+      return;
+    }
+    next = NextContext();
+    state = state_->CachedTreeAt(latest_.height + 1);  // the state `next` follows
+  }
+  if (!state.ok()) {
+    rep->set_error(state.status().ToString());
+    return;
+  }
+  std::lock_guard<std::mutex> lock(mempool_mu_);
+  answer(std::holds_alternative<Transaction>(*tx)
+             ? mempool_.Admit(std::get<Transaction>(*tx), *state)
+             : mempool_.AdmitApp(std::get<AppTransaction>(*tx), *state, apps_, next));
 }
 
 void PoliticianNode::GetStatus(StatusReply* rep) {
@@ -518,6 +638,7 @@ void PoliticianNode::GetStatus(StatusReply* rep) {
   rep->set_politician_id(options_.id);
   rep->set_height(latest_.height);
   *rep->mutable_latest() = latest_reply_.block();
+  std::lock_guard<std::mutex> pending(mempool_mu_);
   rep->set_mempool(mempool_.size());
 }
 
@@ -547,7 +668,8 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
     }
     uint64_t version = h + 1;
     if (options_.faults.stale_state && version > 1) --version;
-    TESSERA_ASSIGN_OR_RETURN(tree, state_->TreeAt(version));
+    // Only versions in memory: an old height costs no rebuild (state_store.h).
+    TESSERA_ASSIGN_OR_RETURN(tree, state_->CachedTreeAt(version));
   }
   rep->set_height(h);
   rep->set_root(std::string(AsChars(tree.root_hash())));
@@ -557,6 +679,7 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
 
 Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   Delay();
+  SignatureCache::Scope scope(&signatures_);  // the pool's signatures were checked on arrival
   std::vector<Hash256> hashes;
   std::string cache_key = std::to_string(req.height()) + ":";
   for (const std::string& b : req.pool_hashes()) {
@@ -584,9 +707,9 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
     ctx = NextContext();
     for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
-    uint64_t version = state_->version();
+    uint64_t version = latest_.height + 1;  // a commit may have stored the next one already
     if (options_.faults.stale_state && version > 1) --version;
-    TESSERA_ASSIGN_OR_RETURN(tree, state_->TreeAt(version));
+    TESSERA_ASSIGN_OR_RETURN(tree, state_->CachedTreeAt(version));
     executing_.insert(cache_key);  // erased below on every path
   }
   // The heavy part runs outside the lock, on an immutable tree.
@@ -676,29 +799,37 @@ void PoliticianNode::GetItems(const ItemsRequest& req, RoundReply* rep) {
 
 void PoliticianNode::Post(const PostRequest& req, PostReply* rep) {
   Delay();
-  std::lock_guard<std::mutex> lock(mu_);
-  if (Drop()) {
-    rep->set_accepted(true);
-    return;
+  SignatureCache::Scope scope(&signatures_);
+  VerifyItemSignatures(req.item());  // no lock: AcceptItem's own checks then hit the cache
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Drop()) {
+      rep->set_accepted(true);
+      return;
+    }
+    Status s = AcceptItem(req.height(), req.item());
+    rep->set_accepted(s.ok());
+    if (!s.ok()) {
+      rep->set_error(s.ToString());
+      return;
+    }
+    // Ask a cert voter for the voted block's pools we lack (see PostReply.missing_pools).
+    auto v = DecodeVote(AsBytes(req.item().payload()));
+    auto round = rounds_.find(req.height());
+    if (v.ok() && v->step == VoteStep::kCert && round != rounds_.end()) {
+      auto proposal = round->second.proposals.find(v->value);
+      if (proposal != round->second.proposals.end()) {
+        for (const Hash256& ph : proposal->second.first.pool_hashes) {
+          if (!pools_.count(ph)) rep->add_missing_pools(std::string(AsChars(ph)));
+        }
+      }
+    }
   }
-  Status s = AcceptItem(req.height(), req.item());
-  rep->set_accepted(s.ok());
-  if (!s.ok()) {
-    rep->set_error(s.ToString());
-    return;
-  }
-  // Ask a cert voter for the voted block's pools we lack (see PostReply.missing_pools).
-  auto v = DecodeVote(AsBytes(req.item().payload()));
-  auto round = rounds_.find(req.height());
-  if (!v.ok() || v->step != VoteStep::kCert || round == rounds_.end()) return;
-  auto proposal = round->second.proposals.find(v->value);
-  if (proposal == round->second.proposals.end()) return;
-  for (const Hash256& ph : proposal->second.first.pool_hashes) {
-    if (!pools_.count(ph)) rep->add_missing_pools(std::string(AsChars(ph)));
-  }
+  CommitFromVotes();  // this item may complete a certificate
 }
 
 void PoliticianNode::PostPool(const Pool& pool, PostReply* rep) {
+  SignatureCache::Scope scope(&signatures_);
   std::lock_guard<std::mutex> lock(mu_);
   auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
   if (c.ok() && c->height <= latest_.height) {

@@ -30,6 +30,8 @@
 #include <thread>
 
 #include "core/status.h"
+#include "ledger/crypto/signature_cache.h"
+#include "ledger/net/block_budget.h"
 #include "ledger/net/block_store.h"
 #include "ledger/net/chain.h"
 #include "ledger/net/client.h"
@@ -46,10 +48,20 @@ struct PoliticianOptions {
   KeyPair keys = KeyPair::Generate();
   std::filesystem::path dir;
   PoliticianFaults faults;
-  size_t mempool_capacity = 200000;
+  // Back-pressure (block_budget.h): the pool size starts at the genesis file's max_pool_txs
+  // and adapts to the measured round time; the mempool holds backlog_pools pools' worth and
+  // answers RESOURCE_EXHAUSTED with a retry hint beyond that.
+  double target_round_s = 10.0;
+  double backlog_pools = 2;
+  size_t min_pool_txs = 50;
   // State versions kept: proofs can be served for the newest keep_versions - 1 blocks; older
   // versions are pruned after each commit (the chain itself is never pruned).
   uint64_t keep_versions = 64;
+  // State versions kept in memory (sharing unchanged nodes): ReadState serves heights within
+  // the newest served_versions - 1 blocks and never rebuilds an older tree from disk.
+  uint64_t served_versions = 16;
+  // Verified signatures remembered (signature_cache.h; about 80 bytes each).
+  size_t signature_cache_entries = 1 << 18;
 };
 
 class PoliticianNode {
@@ -62,6 +74,7 @@ class PoliticianNode {
   void Stop();
 
   uint64_t height() const;
+  SignatureCache::Stats signature_stats() const { return signatures_.stats(); }
 
   void SubmitTransaction(const TxRequest& req, TxReply* rep);
   void GetStatus(StatusReply* rep);
@@ -96,11 +109,11 @@ class PoliticianNode {
 
   explicit PoliticianNode(PoliticianOptions options);
   Status Init();
-  // Applies a certified block on top of the latest one (mu_ held). `pools` may supply pool
-  // data not received by gossip.
-  Status ApplyBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools);
-  Status StoreAndApply(uint64_t height, const BlockReply& reply, const CertifiedBlockData& block,
-                       const std::vector<LedgerTx>& txs);
+  // Verifies, stores and applies a certified block on top of the latest one (no lock held;
+  // see the phases in politician.cc). `pools` may supply pool data not received by gossip.
+  // `from_votes`: assembled from cert votes whose tickets are in tickets_.
+  Status CommitBlock(const CertifiedBlockData& block, const std::vector<Pool>& pools,
+                     bool from_votes);
   // The context of the block after the latest one (mu_ held).
   BlockContext NextContext() const {
     return {.height = latest_.height + 1, .prev_seed = latest_.seed};
@@ -113,7 +126,9 @@ class PoliticianNode {
   Status AddPool(const Pool& pool, const std::vector<Hash256>* certified = nullptr);
   void FreezePool(uint64_t height);                           // mu_ held
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
-  void TryCommitFromVotes(uint64_t height);                   // mu_ held
+  // The blocks of the next height that hold a cert-vote quorum (mu_ held).
+  std::vector<CertifiedBlockData> CertifiableBlocks();
+  void CommitFromVotes();  // commits one of them, if any (no lock held)
   void Gossip(std::function<void(PoliticianClient&)> task);
   void PeerLoop(Peer* peer);
   void CatchUpLoop();
@@ -125,10 +140,17 @@ class PoliticianNode {
   std::unique_ptr<StateStore> state_;
   std::unique_ptr<BlockStore> blocks_;
 
+  // Lock order: commit_mu_, then mu_, then mempool_mu_. mu_ guards the round and chain
+  // bookkeeping below and is held only for bookkeeping, never for execution, hashing or disk
+  // writes; mempool_mu_ guards admission; commit_mu_ serialises commits.
+  std::mutex commit_mu_;
   mutable std::mutex mu_;
   BlockHeader latest_;
   BlockReply latest_reply_;
-  Mempool mempool_;
+  std::mutex mempool_mu_;
+  Mempool mempool_;            // mempool_mu_
+  BlockBudget budget_;         // mempool_mu_
+  SignatureCache signatures_;  // thread-safe
   std::map<Hash256, StoredPool> pools_;
   std::map<std::pair<uint64_t, uint32_t>, std::set<Hash256>> pools_by_owner_;  // (height, id)
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed

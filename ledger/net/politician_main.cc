@@ -23,11 +23,24 @@ int main(int argc, char** argv) {
       .add_option("--keep-versions", keep_versions,
                   "State versions kept for proofs at past heights (older ones are pruned)")
       ->check(CLI::Range(uint64_t{2}, uint64_t{1} << 40));
+  double target_round_s = PoliticianOptions().target_round_s;
+  double backlog_pools = PoliticianOptions().backlog_pools;
+  program.app()
+      .add_option("--target-round-s", target_round_s,
+                  "Back-pressure: pools shrink when a round (pool frozen -> block committed) "
+                  "takes longer than this")
+      ->check(CLI::Range(0.1, 3600.0));
+  program.app()
+      .add_option("--backlog-pools", backlog_pools,
+                  "Back-pressure: the mempool holds this many pools' worth of transactions")
+      ->check(CLI::Range(1.0, 1000.0));
   return program.Run(argc, argv, [&]() -> tessera::Status {
     PoliticianOptions o;
     o.id = id;
     o.dir = dir;
     o.keep_versions = keep_versions;
+    o.target_round_s = target_round_s;
+    o.backlog_pools = backlog_pools;
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));
     TESSERA_ASSIGN_OR_RETURN(o.keys, tessera::ledger::ReadSecretKeyFile(key_path));
     for (const std::string& f : faults) {

@@ -97,6 +97,22 @@ Status StateStore::Load() {
   return Status::Ok();
 }
 
+uint64_t StateStore::version() const {
+  std::shared_lock lock(mu_);
+  return version_;
+}
+
+uint64_t StateStore::oldest_version() const {
+  std::shared_lock lock(mu_);
+  return oldest_;
+}
+
+SparseMerkleTree StateStore::tree() const {
+  std::shared_lock lock(mu_);
+  return cache_.rbegin()->second;
+}
+
+// Callers hold mu_ (shared) or are the single writer.
 Status StateStore::CheckVersion(uint64_t version) const {
   if (version > version_) {
     return NotFoundError("version " + std::to_string(version) + " is not committed (latest " +
@@ -110,7 +126,10 @@ Status StateStore::CheckVersion(uint64_t version) const {
 }
 
 Result<Hash256> StateStore::RootAt(uint64_t version) const {
-  TESSERA_RETURN_IF_ERROR(CheckVersion(version));
+  {
+    std::shared_lock lock(mu_);
+    TESSERA_RETURN_IF_ERROR(CheckVersion(version));
+  }
   std::string value;
   TESSERA_RETURN_IF_ERROR(
       FromRocks(db_->Get(rocksdb::ReadOptions(), RootKey(version), &value), "reading root"));
@@ -121,9 +140,12 @@ Result<Hash256> StateStore::RootAt(uint64_t version) const {
 }
 
 Result<std::optional<LeafValue>> StateStore::GetAt(const Hash256& key, uint64_t version) const {
-  TESSERA_RETURN_IF_ERROR(CheckVersion(version));
-  auto cached = cache_.find(version);
-  if (cached != cache_.end()) return cached->second.Get(key);
+  {
+    std::shared_lock lock(mu_);
+    TESSERA_RETURN_IF_ERROR(CheckVersion(version));
+    auto cached = cache_.find(version);
+    if (cached != cache_.end()) return cached->second.Get(key);
+  }
   // The newest record of `key` at or before `version`.
   std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(rocksdb::ReadOptions()));
   std::string target = LeafKey(key, version);
@@ -172,44 +194,67 @@ Result<SparseMerkleTree> StateStore::Rebuild(uint64_t version) const {
 }
 
 Result<SparseMerkleTree> StateStore::TreeAt(uint64_t version) const {
-  TESSERA_RETURN_IF_ERROR(CheckVersion(version));
-  auto cached = cache_.find(version);
-  if (cached != cache_.end()) return cached->second;
+  {
+    std::shared_lock lock(mu_);
+    TESSERA_RETURN_IF_ERROR(CheckVersion(version));
+    auto cached = cache_.find(version);
+    if (cached != cache_.end()) return cached->second;
+  }
   return Rebuild(version);
 }
 
-Result<StateProof> StateStore::ProveAt(std::span<const Hash256> keys, uint64_t version) const {
+Result<SparseMerkleTree> StateStore::CachedTreeAt(uint64_t version) const {
+  std::shared_lock lock(mu_);
   TESSERA_RETURN_IF_ERROR(CheckVersion(version));
   auto cached = cache_.find(version);
-  if (cached != cache_.end()) return cached->second.Prove(keys);
-  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree tree, Rebuild(version));
+  if (cached == cache_.end()) {
+    return NotFoundError("version " + std::to_string(version) + " is not in memory (the newest " +
+                         std::to_string(options_.cached_versions) + " versions are)");
+  }
+  return cached->second;
+}
+
+Result<StateProof> StateStore::ProveAt(std::span<const Hash256> keys, uint64_t version) const {
+  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree tree, TreeAt(version));
   return tree.Prove(keys);
 }
 
 Result<Hash256> StateStore::Commit(std::vector<LeafUpdate> updates) {
   TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree().Update(updates));
-  uint64_t v = version_ + 1;
+  return CommitTree(next, updates);
+}
+
+Result<Hash256> StateStore::CommitTree(const SparseMerkleTree& next,
+                                       std::span<const LeafUpdate> updates) {
+  const uint64_t v = version() + 1;  // only this (single) writer changes version_
   rocksdb::WriteBatch batch;
   for (const LeafUpdate& u : updates) batch.Put(LeafKey(u.key, v), AsChars(u.value));
   batch.Put(RootKey(v), RootValue(next));
-  batch.Put(kMetaKey, MetaValue(v, oldest_));
+  batch.Put(kMetaKey, MetaValue(v, oldest_version()));
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
   TESSERA_RETURN_IF_ERROR(
       FromRocks(db_->Write(wo, &batch), "committing version " + std::to_string(v)));
+  std::unique_lock lock(mu_);  // publish only what is durable
   version_ = v;
-  Hash256 root = next.root_hash();
-  cache_.emplace(v, std::move(next));
+  cache_.emplace(v, next);
   while (cache_.size() > options_.cached_versions) cache_.erase(cache_.begin());
-  return root;
+  return next.root_hash();
 }
 
 Status StateStore::Prune(uint64_t keep_from) {
-  if (keep_from > version_) {
+  const uint64_t latest = version(), oldest = oldest_version();
+  if (keep_from > latest) {
     return InvalidArgumentError("cannot prune up to version " + std::to_string(keep_from) +
-                                ": latest is " + std::to_string(version_));
+                                ": latest is " + std::to_string(latest));
   }
-  if (keep_from <= oldest_) return Status::Ok();
+  if (keep_from <= oldest) return Status::Ok();
+  {
+    // Readers stop seeing the pruned versions before their records go.
+    std::unique_lock lock(mu_);
+    oldest_ = keep_from;
+    while (cache_.size() > 1 && cache_.begin()->first < keep_from) cache_.erase(cache_.begin());
+  }
   rocksdb::WriteBatch batch;
   // Per key, records older than keep_from are needed only if they are the newest such record
   // (it holds the value as of keep_from). Records of one key are adjacent, in version order.
@@ -228,14 +273,11 @@ Status StateStore::Prune(uint64_t keep_from) {
     }
   }
   TESSERA_RETURN_IF_ERROR(FromRocks(it->status(), "scanning leaves for pruning"));
-  for (uint64_t v = oldest_; v < keep_from; ++v) batch.Delete(RootKey(v));
-  batch.Put(kMetaKey, MetaValue(version_, keep_from));
+  for (uint64_t v = oldest; v < keep_from; ++v) batch.Delete(RootKey(v));
+  batch.Put(kMetaKey, MetaValue(latest, keep_from));
   rocksdb::WriteOptions wo;
   wo.sync = options_.sync;
-  TESSERA_RETURN_IF_ERROR(FromRocks(db_->Write(wo, &batch), "pruning"));
-  oldest_ = keep_from;
-  while (cache_.size() > 1 && cache_.begin()->first < keep_from) cache_.erase(cache_.begin());
-  return Status::Ok();
+  return FromRocks(db_->Write(wo, &batch), "pruning");
 }
 
 }  // namespace tessera::ledger

@@ -11,18 +11,23 @@
 //
 // Interior nodes are not stored: Open() rebuilds the tree in memory from the newest leaf
 // records and refuses to open (DATA_LOSS) unless the rebuilt root equals the stored root.
-// The last `cached_versions` trees stay in memory (they share unchanged nodes), so proofs
-// against recent roots are immediate; older kept versions are rebuilt from disk on demand.
-// Prune(v) deletes every record that no version >= v needs.
+// The last `cached_versions` trees stay in memory (they share unchanged nodes, so each older
+// version costs only the paths its block changed), so proofs against recent roots are
+// immediate. TreeAt() rebuilds an older kept version from disk (O(leaves)): fine for tools;
+// servers use CachedTreeAt(), which never rebuilds. Prune(v) deletes every record that no
+// version >= v needs.
 //
-// Thread safety: a StateStore is not synchronised; callers serialise calls. Trees obtained by
-// value (TreeAt, or a copy of tree()) are immutable and may be read from any thread while the
-// store moves on.
+// Thread safety: readers (version, tree, root, RootAt, GetAt, TreeAt, CachedTreeAt, ProveAt)
+// may run concurrently with each other and with one writer. Writers (Commit, CommitTree,
+// Prune) must be serialised by the caller; their disk work (the synced write batch, the
+// pruning scan) runs without blocking readers, which see the new version only once it is
+// durable. Trees are immutable values and may be read from any thread while the store moves on.
 #pragma once
 
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <shared_mutex>
 #include <span>
 
 #include "core/status.h"
@@ -48,19 +53,25 @@ class StateStore {
   StateStore(const StateStore&) = delete;
   StateStore& operator=(const StateStore&) = delete;
 
-  uint64_t version() const { return version_; }        // latest committed version
-  uint64_t oldest_version() const { return oldest_; }  // oldest version not pruned
-  const SparseMerkleTree& tree() const { return cache_.rbegin()->second; }
-  const Hash256& root() const { return tree().root_hash(); }
+  uint64_t version() const;         // latest committed version
+  uint64_t oldest_version() const;  // oldest version not pruned
+  SparseMerkleTree tree() const;    // the latest version (a cheap copy: nodes are shared)
+  Hash256 root() const { return tree().root_hash(); }
 
   // Applies `updates` as version() + 1 in one atomic write batch; returns the new root.
   Result<Hash256> Commit(std::vector<LeafUpdate> updates);
+  // The same, for a caller that already computed next == tree().Update(updates) (a politician
+  // checks the root before committing): saves recomputing the tree. `next` must be that tree.
+  Result<Hash256> CommitTree(const SparseMerkleTree& next, std::span<const LeafUpdate> updates);
 
   // NOT_FOUND for a version that is pruned or not yet committed.
   Result<Hash256> RootAt(uint64_t version) const;
   Result<std::optional<LeafValue>> GetAt(const Hash256& key, uint64_t version) const;
   // The whole tree as of `version` (from memory if cached, else rebuilt from disk).
   Result<SparseMerkleTree> TreeAt(uint64_t version) const;
+  // The tree as of `version` only if it is one of the cached_versions in memory; NOT_FOUND
+  // otherwise. Never touches the disk: O(1), for servers answering untrusted requests.
+  Result<SparseMerkleTree> CachedTreeAt(uint64_t version) const;
 
   // A multi-proof for `keys` against RootAt(version): what a politician serves a citizen
   // (research note §3 step 6 reads accounts against the previous block's root).
@@ -77,6 +88,7 @@ class StateStore {
 
   std::unique_ptr<rocksdb::DB> db_;
   StateStoreOptions options_;
+  mutable std::shared_mutex mu_;  // guards version_, oldest_, cache_ (not the disk)
   uint64_t version_ = 0;
   uint64_t oldest_ = 0;
   std::map<uint64_t, SparseMerkleTree> cache_;  // never empty after Open

@@ -4,6 +4,9 @@
 #include <rocksdb/db.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <thread>
+
 #include "ledger/state/synthetic.h"
 
 namespace tessera::ledger {
@@ -131,6 +134,56 @@ TEST_F(StateStoreTest, RejectedBatchLeavesTheStoreUnchanged) {
   EXPECT_FALSE(store->Commit({{k, LeafValue{}}, {k, LeafValue{1}}}).ok());
   EXPECT_EQ(store->version(), 1u);
   EXPECT_EQ(store->root(), root);
+}
+
+// A server reads old versions only from memory: CachedTreeAt never rebuilds from disk.
+TEST_F(StateStoreTest, CachedTreeAtServesOnlyTheVersionsInMemory) {
+  auto store = OpenStore();  // cached_versions = 2
+  std::vector<Hash256> roots = {store->root()};
+  for (uint64_t v = 1; v <= 5; ++v) roots.push_back(*store->Commit(SyntheticBlock(5, v, 100, 30)));
+  EXPECT_EQ(store->CachedTreeAt(5)->root_hash(), roots[5]);
+  EXPECT_EQ(store->CachedTreeAt(4)->root_hash(), roots[4]);
+  Status old = store->CachedTreeAt(3).status();
+  EXPECT_EQ(old.code(), StatusCode::kNotFound);
+  EXPECT_NE(old.message().find("not in memory"), std::string::npos) << old;
+  EXPECT_EQ(store->TreeAt(3)->root_hash(), roots[3]);  // tools may still rebuild
+  EXPECT_EQ(store->CachedTreeAt(6).status().code(), StatusCode::kNotFound);
+}
+
+// Readers run while the single writer commits and prunes; every version a reader sees is
+// complete: its tree has the root the store recorded for it.
+TEST_F(StateStoreTest, ReadersSeeOnlyCompleteVersionsWhileTheWriterCommitsAndPrunes) {
+  auto opened = StateStore::Open(dir_, {.cached_versions = 4, .sync = false});
+  ASSERT_TRUE(opened.ok());
+  std::unique_ptr<StateStore> store = std::move(opened).value();
+  std::atomic<bool> done{false};
+  std::atomic<int> checked{0}, bad{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      while (!done.load()) {
+        const uint64_t v = store->version();
+        auto tree = store->CachedTreeAt(v);
+        if (!tree.ok()) continue;  // pruned or moved on meanwhile
+        auto root = store->RootAt(v);
+        if (root.ok() && *root != tree->root_hash()) ++bad;
+        if (store->tree().size() < tree->size()) ++bad;  // versions only move forward
+        ++checked;
+      }
+    });
+  }
+  for (uint64_t v = 1; v <= 60; ++v) {
+    ASSERT_TRUE(store->Commit(SyntheticBlock(6, v, 500, 50)).ok());
+    if (v % 10 == 0) {
+      ASSERT_TRUE(store->Prune(v - 3).ok());
+    }
+  }
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_GT(checked.load(), 0);
+  EXPECT_EQ(store->version(), 60u);
+  EXPECT_EQ(store->oldest_version(), 57u);
 }
 
 }  // namespace

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Blockene saturation sweep: a real network on loopback (5 politicians, citizens in daemon
+# processes) offered 150 -> 3000 tx/s at committee 16 and 64; per run the committed tx/s, the
+# p50/p99 commit latency, the load generator's offered/submitted/turned-away counts and the
+# citizens' bytes, and the audit. Plots committed tx/s and latency against offered load.
+# Usage: TESSERA_BUILD=build/release TESSERA_BENCH_OUT=out bench/ledger/sweep.sh
+# Optional: LEDGER_SWEEP_SECONDS (per run, default 40), LEDGER_SWEEP_RATES (default
+# "150 300 600 1000 1500 2000 3000"), LEDGER_SWEEP_COMMITTEES (default "16 64"),
+# LEDGER_SWEEP_ACCOUNTS (default 40000), LEDGER_SWEEP_SAMPLE (validation sample, default 0.25),
+# LEDGER_SWEEP_NONMEMBERS (citizens beyond the expected committee, default 8).
+set -euo pipefail
+build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
+out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
+seconds=${LEDGER_SWEEP_SECONDS:-40}
+rates=${LEDGER_SWEEP_RATES:-150 300 600 1000 1500 2000 3000}
+committees=${LEDGER_SWEEP_COMMITTEES:-16 64}
+accounts=${LEDGER_SWEEP_ACCOUNTS:-40000}
+sample=${LEDGER_SWEEP_SAMPLE:-0.25}
+nonmembers=${LEDGER_SWEEP_NONMEMBERS:-8}
+localnet="$build/bin/ledger-localnet"
+[ -x "$localnet" ] || { echo "missing $localnet (build ledger-localnet ledger-politician ledger-citizen)"; exit 1; }
+mkdir -p "$out"
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
+
+for committee in $committees; do
+  citizens=$((committee + nonmembers))
+  for rate in $rates; do
+    name="c${committee}-r${rate}"
+    cat > "$out/$name.toml" <<TOML
+[network]
+politicians = 5
+citizens = $citizens
+committee_size = $committee
+citizens_per_process = 40
+validation_sample = $sample
+proposers = 4
+accounts = $accounts
+max_pool_txs = 2000
+key_seed = 11
+[load]
+rate = $rate
+duration_s = $seconds
+double_spend_fraction = 0.01
+fanout = 1
+threads = 16
+[timing]
+poll_ms = 150
+witness_ms = 400
+proposal_ms = 500
+round_timeout_ms = 20000
+TOML
+    echo "sweep: committee $committee of $citizens citizens, offered $rate tx/s for ${seconds}s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
+    if ! "$localnet" --check --config "$out/$name.toml" --out "$out/run-$name" > "$out/$name.log" 2>&1; then
+      echo "  run FAILED or audit failed; see $out/$name.log"
+    fi
+    if [ -f "$out/run-$name/report.json" ]; then
+      cp "$out/run-$name/report.json" "$out/report-$name.json"
+      python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  committed %.1f tx/s, submitted %.1f/s, busy %d, p50 %.1fs p99 %.1fs, interval %.1fs, %d blocks' % (r['tx_per_s'], r['submitted_tx_per_s'], r['busy_submissions'], r['latency_p50_s'], r['latency_p99_s'], r['block_interval_s'], r['blocks']))" "$out/report-$name.json"
+    fi
+    rm -rf "$out/run-$name"
+  done
+done
+
+python3 - "$out" "$committees" "$rates" "$(nproc)" "$sample" "$seconds" <<'PY'
+import json, os, sys
+out, committees, rates, cores, sample, seconds = sys.argv[1], sys.argv[2].split(), [int(r) for r in sys.argv[3].split()], sys.argv[4], sys.argv[5], sys.argv[6]
+lines = [f"saturation sweep: 5 politicians, {cores} cores, validation sample {sample}, {seconds} s per run",
+         f"{'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'committed':>9} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'tx/blk':>6} {'member B/blk':>12} {'audit':>5}"]
+all_pass = True
+summary = []
+for c in committees:
+    rows = []
+    for rate in rates:
+        path = os.path.join(out, f"report-c{c}-r{rate}.json")
+        if not os.path.exists(path):
+            lines.append(f"{c:>9} {rate:>8} (no report)")
+            all_pass = False
+            continue
+        r = json.load(open(path))
+        ok = (r["forks"] == 0 and r["invalid_blocks"] == 0 and r["balances_conserved"] and
+              r["double_spends_committed"] == 0 and r["politicians_agree"] and r["citizens_agree"]
+              and r["proofs_ok"])
+        all_pass &= ok
+        member = r["citizen_bytes_up_per_block"] + r["citizen_bytes_down_per_block"]
+        rows.append((rate, r, member, ok))
+        lines.append(f"{c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r['tx_per_s']:>9.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {r['txs_per_block']:>6.0f} {member:>12.0f} {'PASS' if ok else 'FAIL':>5}")
+    with open(os.path.join(out, f"sweep-c{c}.dat"), "w") as f:
+        f.write("# offered submitted committed p50_s p99_s block_interval_s\n")
+        for rate, r, member, ok in rows:
+            f.write(f"{rate} {r['submitted_tx_per_s']:.2f} {r['tx_per_s']:.2f} {r['latency_p50_s']:.2f} {r['latency_p99_s']:.2f} {r['block_interval_s']:.2f}\n")
+    if rows:
+        peak_rate, peak = max(((rate, r) for rate, r, _, _ in rows), key=lambda x: x[1]["tx_per_s"])
+        # Saturating offered load: the lowest offered rate whose committed rate is within 10% of
+        # the peak; beyond: every offered rate >= 2x that one.
+        sat = min(rate for rate, r, _, _ in rows if r["tx_per_s"] >= 0.9 * peak["tx_per_s"])
+        beyond = [(rate, r) for rate, r, _, _ in rows if rate >= 2 * sat]
+        worst = min((r["tx_per_s"] for _, r in beyond), default=None)
+        p99_ok = all(r["latency_p99_s"] <= 3 * max(r["block_interval_s"], 1e-9) for _, r in beyond)
+        summary.append(f"committee {c}: peak {peak['tx_per_s']:.1f} tx/s at offered {peak_rate}; saturating offered load ~{sat}; "
+                       + (f"at >= 2x ({', '.join(str(x) for x, _ in beyond)}): worst {worst:.1f} tx/s = {100 * worst / peak['tx_per_s']:.0f}% of peak (goal >= 90%), p99 <= 3 block intervals: {'yes' if p99_ok else 'NO'}"
+                          if beyond else "no run at >= 2x the saturating load"))
+lines += [""] + summary + [f"audit of every run (no fork, valid blocks, conservation, no double spend, agreement, proofs): {'PASS' if all_pass else 'FAIL'}"]
+text = "\n".join(lines) + "\n"
+open(os.path.join(out, "sweep_results.txt"), "w").write(text)
+print(text)
+PY
+
+plots=""
+for c in $committees; do
+  plots="$plots \"$out/sweep-c$c.dat\" using 1:3 with linespoints lw 2 title \"committed, committee $c\","
+done
+lat=""
+for c in $committees; do
+  lat="$lat \"$out/sweep-c$c.dat\" using 1:4 with linespoints title \"p50, committee $c\", \"$out/sweep-c$c.dat\" using 1:5 with linespoints dt 2 title \"p99, committee $c\","
+done
+gnuplot <<GP
+set terminal pngcairo size 1000,420
+set output "$out/sweep.png"
+set multiplot layout 1,2 title "Blockene localnet on $(nproc) shared cores: 5 politicians, validation sample $sample"
+set xlabel "offered tx/s"
+set ylabel "committed tx/s"
+set key top left
+set yrange [0:*]
+plot ${plots%,}, x with lines dt 3 lc rgb "gray" title "committed = offered"
+set ylabel "commit latency (s)"
+plot ${lat%,}
+unset multiplot
+GP
+echo "plot: $out/sweep.png"

@@ -1,0 +1,67 @@
+// Back-pressure for one politician: how many transactions its next pool may carry, how many
+// it may hold pending, and when a client turned away should come back.
+//
+// Without limits a politician under load freezes ever larger pools; the committee then needs
+// longer than the round timeout to validate the block, the round is retried, and committed
+// throughput falls as offered load rises (issue #13 measured 348 -> 228 tx/s). The budget
+// closes the loop on what is measured, the round time: from the moment this politician
+// freezes its pool for height h to the moment it commits block h. That span contains the
+// committee's validation of the block (execution, proofs, the sampled signature checks) and
+// the agreement on it, on whatever hardware the committee runs. (A politician cannot observe
+// a citizen's CPU; the round time is the validation time as the system experiences it.)
+//
+//   - Pool size: multiplicative decrease (x0.8) when a round took longer than
+//     `target_round_s` -- set it well below the citizens' round timeout (localnet: half of
+//     it), so blocks shrink before validation outlasts the timeout and rounds are retried;
+//     increase (x1.25) when a round with a full pool took less than half of the target;
+//     always within [min_pool_txs, max_pool_txs]. Rounds slow for reasons other than block
+//     size (a loaded machine) shrink pools only while they stay over the target.
+//   - Mempool capacity: `backlog_pools` pools' worth. Frozen transfers stay in the mempool
+//     until their block commits, so 2 pools = one in flight and one waiting: a transfer
+//     admitted then is frozen at the next freeze (mempool.h serves the oldest first) and
+//     committed within about two rounds.
+//   - Retry hint: the measured mean round time (EWMA), the time after which a pool's worth of
+//     room has typically been freed by a commit.
+//
+// Not thread-safe: the politician calls it under its mempool lock.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+namespace tessera::ledger::net {
+
+struct BlockBudgetOptions {
+  size_t max_pool_txs = 2000;  // the genesis file's hard limit
+  size_t min_pool_txs = 50;
+  double target_round_s = 10.0;
+  double backlog_pools = 2;
+};
+
+class BlockBudget {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  explicit BlockBudget(BlockBudgetOptions options);
+
+  // This politician froze its pool for `height` with `txs` transactions at `now`.
+  void PoolFrozen(uint64_t height, size_t txs, Clock::time_point now = Clock::now());
+  // Block `height` was committed at `now`. Heights this politician froze no pool for (catch-up)
+  // are not measured.
+  void BlockCommitted(uint64_t height, Clock::time_point now = Clock::now());
+
+  size_t pool_txs() const { return pool_txs_; }
+  size_t mempool_capacity() const;
+  std::chrono::milliseconds retry_after() const;
+  double mean_round_s() const { return mean_round_s_; }
+
+ private:
+  BlockBudgetOptions options_;
+  size_t pool_txs_;
+  double mean_round_s_;
+  std::map<uint64_t, std::pair<Clock::time_point, size_t>> frozen_;  // height -> (when, txs)
+};
+
+}  // namespace tessera::ledger::net

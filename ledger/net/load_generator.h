@@ -1,0 +1,100 @@
+// The localnet's load generator: transfers between genesis accounts at an offered rate, from
+// several threads, each with its own gRPC channels and its own share of the accounts, so that
+// one slow politician answer does not hold up the whole offered load.
+//
+// Each account has at most one transfer in flight (its next nonce), so the sustainable rate is
+// about accounts / commit latency. A transfer is sent to `fanout` politicians in random
+// order; a politician that answers RESOURCE_EXHAUSTED (full mempool) is skipped for the next
+// one, and if none takes it the transfer is dropped (the account stays idle) and the thread
+// pauses for the politician's retry hint (at most 200 ms), as a client that respects
+// back-pressure does. Counts:
+//   offered    transfers the schedule called for
+//   submitted  transfers at least one politician accepted
+//   busy       offered transfers no politician had room for
+//   idle_miss  offered transfers not sent because every sampled account had one in flight
+// A fraction of transfers is followed by a double spend: the same nonce to another receiver,
+// sent to other politicians. Transfers in flight for resend_s are sent again (a dropping
+// politician may have eaten them).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "ledger/codec/messages.h"
+#include "ledger/net/client.h"
+
+namespace tessera::ledger::net {
+
+struct LoadOptions {
+  double rate = 50;  // offered transfers per second, over all threads
+  uint32_t threads = 4;
+  uint32_t fanout = 2;
+  double double_spend_fraction = 0.05;
+  double resend_s = 6;
+  uint64_t seed = 12345;
+};
+
+struct LoadCounts {
+  uint64_t offered = 0, submitted = 0, busy = 0, idle_miss = 0, rejected = 0;
+  uint64_t double_spend_attempts = 0;
+};
+
+class LoadGenerator {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Sends from `senders` (indices into `accounts`) to any of `accounts`.
+  LoadGenerator(LoadOptions options, std::vector<std::string> politician_addresses,
+                std::vector<KeyPair> accounts, std::vector<uint32_t> senders);
+  ~LoadGenerator();
+
+  void Start();
+  void Stop();  // joins the threads; idempotent
+
+  // After each committed block: `applied` are its transfers; `nonce_of` reads an account's
+  // nonce in the state after it. Returns the commit latency (seconds) of every transfer of
+  // ours that `applied` contains.
+  std::vector<double> OnBlock(const std::vector<Transaction>& applied,
+                              const std::function<uint64_t(const PublicKey&)>& nonce_of,
+                              Clock::time_point now);
+
+  LoadCounts counts() const;
+  std::optional<Clock::time_point> first_submit() const;
+
+ private:
+  struct Sender {
+    uint32_t account = 0;
+    uint64_t next_nonce = 0;
+    std::optional<Transaction> in_flight;
+    Clock::time_point sent;
+  };
+  struct Worker;
+
+  void Run(Worker* w);
+  // Sends `tx` to up to fanout politicians, skipping `avoid`; the accepting politicians.
+  std::vector<uint32_t> Send(Worker* w, const Transaction& tx, const std::vector<uint32_t>& avoid,
+                             uint32_t* retry_after_ms, bool* busy);
+
+  LoadOptions options_;
+  std::vector<std::string> addresses_;
+  std::vector<KeyPair> accounts_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> stop_{false};
+  Clock::time_point start_;
+
+  mutable std::mutex mu_;                                         // guards the members below
+  std::unordered_map<std::string, Clock::time_point> submitted_;  // tx id (bytes) -> first sent
+  std::optional<Clock::time_point> first_submit_;
+  LoadCounts counts_;
+};
+
+}  // namespace tessera::ledger::net

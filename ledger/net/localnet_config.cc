@@ -1,0 +1,153 @@
+// The localnet's config file and its report (localnet.h documents both).
+#include <nlohmann/json.hpp>
+
+#include "ledger/net/localnet.h"
+
+namespace tessera::ledger::net {
+
+Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
+  LocalnetConfig l;
+  auto u32 = [&](const char* key, uint32_t& field) -> Status {
+    TESSERA_ASSIGN_OR_RETURN(int64_t v, c.GetIntOr(key, field));
+    if (v < 0 || v > 1000000000) return InvalidArgumentError(std::string(key) + " out of range");
+    field = static_cast<uint32_t>(v);
+    return Status::Ok();
+  };
+  auto real = [&](const char* key, double& field, double lo, double hi) -> Status {
+    TESSERA_ASSIGN_OR_RETURN(double v, c.GetDoubleOr(key, field));
+    if (!(v >= lo && v <= hi)) {
+      return InvalidArgumentError(std::string(key) + " must be in [" + std::to_string(lo) + ", " +
+                                  std::to_string(hi) + "]");
+    }
+    field = v;
+    return Status::Ok();
+  };
+  TESSERA_RETURN_IF_ERROR(u32("network.politicians", l.politicians));
+  TESSERA_RETURN_IF_ERROR(u32("network.citizens", l.citizens));
+  TESSERA_RETURN_IF_ERROR(u32("network.citizens_per_process", l.citizens_per_process));
+  TESSERA_RETURN_IF_ERROR(u32("network.committee_size", l.committee_size));
+  TESSERA_RETURN_IF_ERROR(u32("network.proposers", l.proposers));
+  TESSERA_RETURN_IF_ERROR(u32("network.witness_threshold", l.witness_threshold));
+  TESSERA_RETURN_IF_ERROR(u32("network.soft_threshold", l.soft_threshold));
+  TESSERA_RETURN_IF_ERROR(u32("network.cert_threshold", l.cert_threshold));
+  TESSERA_RETURN_IF_ERROR(u32("network.safe_sample", l.safe_sample));
+  TESSERA_RETURN_IF_ERROR(u32("network.max_pool_txs", l.max_pool_txs));
+  TESSERA_RETURN_IF_ERROR(u32("network.registration_delay", l.registration_delay));
+  TESSERA_RETURN_IF_ERROR(u32("network.accounts", l.accounts));
+  TESSERA_RETURN_IF_ERROR(u32("network.late_citizens", l.late_citizens));
+  TESSERA_RETURN_IF_ERROR(u32("network.key_seed", l.key_seed));
+  TESSERA_RETURN_IF_ERROR(u32("network.keep_versions", l.keep_versions));
+  if (l.keep_versions < 2) return InvalidArgumentError("network.keep_versions must be at least 2");
+  TESSERA_ASSIGN_OR_RETURN(int64_t register_at, c.GetIntOr("network.register_at", 2));
+  if (register_at < 1) return InvalidArgumentError("network.register_at must be at least 1");
+  l.register_at = static_cast<uint64_t>(register_at);
+  TESSERA_ASSIGN_OR_RETURN(int64_t balance, c.GetIntOr("network.balance", 1000000));
+  if (balance <= 0) return InvalidArgumentError("network.balance must be positive");
+  l.balance = static_cast<uint64_t>(balance);
+  TESSERA_RETURN_IF_ERROR(real("network.validation_sample", l.validation_sample, 1e-9, 1));
+  TESSERA_ASSIGN_OR_RETURN(l.apps, ParseAppParams(c));
+  TESSERA_RETURN_IF_ERROR(real("load.rate", l.rate, 0, 1e6));
+  TESSERA_RETURN_IF_ERROR(real("load.duration_s", l.duration_s, 1, 86400));
+  TESSERA_ASSIGN_OR_RETURN(int64_t blocks, c.GetIntOr("load.blocks", 0));
+  l.blocks = static_cast<uint64_t>(std::max<int64_t>(blocks, 0));
+  TESSERA_RETURN_IF_ERROR(real("load.double_spend_fraction", l.double_spend_fraction, 0, 1));
+  TESSERA_RETURN_IF_ERROR(u32("load.fanout", l.fanout));
+  TESSERA_RETURN_IF_ERROR(u32("load.threads", l.load_threads));
+  if (l.load_threads < 1 || l.load_threads > 64) {
+    return InvalidArgumentError("load.threads must be in [1, 64]");
+  }
+  TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0, 3600));
+  TESSERA_RETURN_IF_ERROR(real("network.backlog_pools", l.backlog_pools, 1, 1000));
+  TESSERA_RETURN_IF_ERROR(real("adversary.politicians", l.malicious_politicians, 0, 1));
+  TESSERA_RETURN_IF_ERROR(real("adversary.citizens", l.malicious_citizens, 0, 1));
+  if (c.Has("adversary.politician_behaviours")) {
+    TESSERA_ASSIGN_OR_RETURN(l.politician_behaviours,
+                             c.GetStringList("adversary.politician_behaviours"));
+  }
+  if (c.Has("adversary.citizen_behaviours")) {
+    TESSERA_ASSIGN_OR_RETURN(l.citizen_behaviours, c.GetStringList("adversary.citizen_behaviours"));
+  }
+  for (const std::string& b : l.politician_behaviours) {
+    PoliticianFaults f;
+    TESSERA_RETURN_IF_ERROR(f.Add(b));
+  }
+  for (const std::string& b : l.citizen_behaviours) {
+    TESSERA_RETURN_IF_ERROR(ParseCitizenFault(b).status());
+  }
+  TESSERA_ASSIGN_OR_RETURN(int64_t kill, c.GetIntOr("fault.kill_politician", -1));
+  l.kill_politician = static_cast<int>(kill);
+  TESSERA_ASSIGN_OR_RETURN(int64_t kill_at, c.GetIntOr("fault.kill_at_block", 2));
+  l.kill_at_block = static_cast<uint64_t>(std::max<int64_t>(kill_at, 1));
+  TESSERA_ASSIGN_OR_RETURN(int64_t restart, c.GetIntOr("fault.restart_after_ms", 1000));
+  l.restart_after_ms = static_cast<int>(restart);
+  TESSERA_ASSIGN_OR_RETURN(int64_t poll, c.GetIntOr("timing.poll_ms", l.timing.poll_ms));
+  TESSERA_ASSIGN_OR_RETURN(int64_t wit, c.GetIntOr("timing.witness_ms", l.timing.witness_ms));
+  TESSERA_ASSIGN_OR_RETURN(int64_t prop, c.GetIntOr("timing.proposal_ms", l.timing.proposal_ms));
+  TESSERA_ASSIGN_OR_RETURN(int64_t to,
+                           c.GetIntOr("timing.round_timeout_ms", l.timing.round_timeout_ms));
+  l.timing = {static_cast<int>(poll), static_cast<int>(wit), static_cast<int>(prop),
+              static_cast<int>(to)};
+
+  if (l.politicians < 1 || l.citizens < 1 || l.citizens_per_process < 1 || l.accounts < 2) {
+    return InvalidArgumentError("need at least 1 politician, 1 citizen and 2 accounts");
+  }
+  if (l.late_citizens >= l.citizens) {
+    return InvalidArgumentError("network.late_citizens must leave some genesis citizens");
+  }
+  if (l.kill_politician >= static_cast<int>(l.politicians)) {
+    return InvalidArgumentError("fault.kill_politician is not a politician index");
+  }
+  return l;
+}
+
+std::string LocalnetReport::ToJson() const {
+  nlohmann::json j = {{"blocks", blocks},
+                      {"committed_txs", committed_txs},
+                      {"offered_txs", offered_txs},
+                      {"submitted_txs", submitted_txs},
+                      {"busy_submissions", busy_submissions},
+                      {"idle_misses", idle_misses},
+                      {"rejected_submissions", rejected_submissions},
+                      {"offered_tx_per_s", offered_tx_per_s},
+                      {"submitted_tx_per_s", submitted_tx_per_s},
+                      {"seconds", seconds},
+                      {"tx_per_s", tx_per_s},
+                      {"txs_per_block", txs_per_block},
+                      {"block_interval_s", block_interval_s},
+                      {"latency_p50_s", latency_p50_s},
+                      {"latency_p90_s", latency_p90_s},
+                      {"latency_p99_s", latency_p99_s},
+                      {"latency_max_s", latency_max_s},
+                      {"committee_rounds", committee_rounds},
+                      {"citizen_bytes_up_per_block", citizen_bytes_up_per_block},
+                      {"citizen_bytes_down_per_block", citizen_bytes_down_per_block},
+                      {"citizen_member_bytes_per_block", citizen_member_bytes_per_block},
+                      {"citizen_nonmember_bytes_per_block", citizen_nonmember_bytes_per_block},
+                      {"citizen_cpu_ms_per_block", citizen_cpu_ms_per_block},
+                      {"citizen_storage_bytes", citizen_storage_bytes},
+                      {"honest_politicians", honest_politicians},
+                      {"malicious_politicians", malicious_politicians},
+                      {"honest_citizens", honest_citizens},
+                      {"malicious_citizens", malicious_citizens},
+                      {"politicians_agree", politicians_agree},
+                      {"forks", forks},
+                      {"invalid_blocks", invalid_blocks},
+                      {"citizens_agree", citizens_agree},
+                      {"balances_conserved", balances_conserved},
+                      {"double_spend_attempts", double_spend_attempts},
+                      {"double_spends_committed", double_spends_committed},
+                      {"proofs_ok", proofs_ok},
+                      {"restarted", restarted},
+                      {"restarted_caught_up", restarted_caught_up},
+                      {"restarted_proofs_ok", restarted_proofs_ok},
+                      {"rejected_proposals", rejected_proposals},
+                      {"bad_politician_answers", bad_politician_answers},
+                      {"txs_validated", txs_validated},
+                      {"signatures_checked", signatures_checked},
+                      {"app_txs_applied", app_txs_applied},
+                      {"late_first_signed", late_first_signed},
+                      {"late_signed_too_early", late_signed_too_early}};
+  return j.dump(1);
+}
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,98 @@
+// The mempool's service order and bound (admission rules: net_test.cc MempoolTest).
+#include "ledger/net/mempool.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/state/account.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+struct Accounts {
+  std::vector<KeyPair> keys;
+  SparseMerkleTree state;
+  explicit Accounts(int n) {
+    std::vector<LeafUpdate> leaves;
+    for (int i = 0; i < n; ++i) {
+      keys.push_back(KeyPair::FromSeed(Sha256("mempool test " + std::to_string(i))));
+      leaves.push_back({AccountKey(keys.back().public_key()), EncodeAccount({1000, 0})});
+    }
+    state = *SparseMerkleTree().Update(std::move(leaves));
+  }
+  Transaction Transfer(int from, uint64_t nonce) const {
+    Transaction tx{.from = keys[from].public_key(),
+                   .to = keys[(from + 1) % keys.size()].public_key(),
+                   .amount = 1,
+                   .nonce = nonce};
+    SignTransaction(tx, keys[from]);
+    return tx;
+  }
+};
+
+// Under sustained overload a pool is the oldest transfers, not the lowest sender keys: with
+// key order, senders with high keys would wait forever.
+TEST(MempoolOrderTest, PoolsServeTheOldestTransfersFirst) {
+  Accounts a(12);
+  Mempool pool(100);
+  // Admit in descending key order, so arrival order is the reverse of key order.
+  std::vector<int> order(12);
+  for (int i = 0; i < 12; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](int x, int y) { return a.keys[x].public_key() > a.keys[y].public_key(); });
+  for (int i : order) ASSERT_TRUE(pool.Admit(a.Transfer(i, 0), a.state).ok());
+  std::vector<LedgerTx> first = pool.Snapshot(4, AppRegistry{});
+  ASSERT_EQ(first.size(), 4u);
+  std::vector<PublicKey> expected, got;
+  for (int k = 0; k < 4; ++k) expected.push_back(a.keys[order[k]].public_key());
+  for (const LedgerTx& tx : first) got.push_back(std::get<Transaction>(tx).from);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(got, expected);  // the four oldest, applied in (sender, nonce) order
+
+  // Once they are committed, the next pool serves the next oldest.
+  std::vector<LeafUpdate> committed;
+  for (int k = 0; k < 4; ++k) {
+    committed.push_back({AccountKey(a.keys[order[k]].public_key()), EncodeAccount({999, 1})});
+  }
+  pool.Prune(*a.state.Update(committed), AppRegistry{}, BlockContext{});
+  EXPECT_EQ(pool.size(), 8u);
+  std::vector<LedgerTx> second = pool.Snapshot(4, AppRegistry{});
+  ASSERT_EQ(second.size(), 4u);
+  expected.clear();
+  got.clear();
+  for (int k = 4; k < 8; ++k) expected.push_back(a.keys[order[k]].public_key());
+  for (const LedgerTx& tx : second) got.push_back(std::get<Transaction>(tx).from);
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(got, expected);
+}
+
+TEST(MempoolOrderTest, ASendersTransfersStayInNonceOrderAndCapacityIsEnforced) {
+  Accounts a(3);
+  Mempool pool(4);
+  ASSERT_TRUE(pool.Admit(a.Transfer(0, 1), a.state).ok());  // nonce 1 arrives before 0
+  ASSERT_TRUE(pool.Admit(a.Transfer(0, 0), a.state).ok());
+  ASSERT_TRUE(pool.Admit(a.Transfer(1, 0), a.state).ok());
+  ASSERT_TRUE(pool.Admit(a.Transfer(2, 0), a.state).ok());
+  Status full = pool.Admit(a.Transfer(1, 1), a.state);
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full;
+  pool.set_capacity(5);
+  EXPECT_TRUE(pool.Admit(a.Transfer(1, 1), a.state).ok());
+  std::vector<LedgerTx> all = pool.Snapshot(10, AppRegistry{});
+  ASSERT_EQ(all.size(), 5u);
+  uint64_t last_nonce_of_0 = 0;
+  int seen_of_0 = 0;
+  for (const LedgerTx& tx : all) {
+    const auto& t = std::get<Transaction>(tx);
+    if (t.from != a.keys[0].public_key()) continue;
+    if (seen_of_0++ > 0) {
+      EXPECT_GT(t.nonce, last_nonce_of_0);
+    }
+    last_nonce_of_0 = t.nonce;
+  }
+  EXPECT_EQ(seen_of_0, 2);
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
