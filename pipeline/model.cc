@@ -273,6 +273,16 @@ Result<std::unique_ptr<CutModel>> CutModel::Build(const ModelSpec& spec, uint64_
   return model;
 }
 
+double CutModel::ParameterBytes() const {
+  double bytes = 0;
+  for (const auto& unit : units_) {
+    for (const torch::Tensor& p : unit->Parameters()) {
+      bytes += static_cast<double>(p.numel() * p.element_size());
+    }
+  }
+  return bytes;
+}
+
 std::vector<torch::Tensor> CutModel::UnitParameters(int unit) const {
   return units_.at(unit - begin_)->Parameters();
 }

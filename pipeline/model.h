@@ -41,6 +41,8 @@ class CutModel {
   int num_units() const { return num_units_; }
   int begin() const { return begin_; }
   int end() const { return begin_ + static_cast<int>(units_.size()); }
+  // Bytes of every parameter this object holds (its units only).
+  double ParameterBytes() const;
   // Parameters of an owned unit (begin() <= unit < end()).
   std::vector<torch::Tensor> UnitParameters(int unit) const;
   // Runs owned units [begin, end) on x, reseeding dropout before each unit (see above).

@@ -372,8 +372,8 @@ TEST(RegisteredModel, TrainsThroughItsOwnWorkerBinary) {
   EXPECT_TRUE(std::isnan(run->reports[1].steps[3].eval_loss));
 }
 
-// A stage holds only its own units: the reports' gradient bytes are the stage's parameters,
-// and they add up to the model's.
+// A stage constructs only its own units: the parameters each worker built are its stage's, and
+// they add up to the model's.
 TEST(StageLocal, WorkersHoldOnlyTheirUnits) {
   JobConfig job = Gpt(ScheduleKind::kVaruna, 2, 1);
   job.steps = 2;
@@ -382,6 +382,8 @@ TEST(StageLocal, WorkersHoldOnlyTheirUnits) {
   auto profile = ProfileUnits(job.model, 2, 0, 1, job.seed);
   ASSERT_TRUE(profile.ok());
   const auto& pb = profile->param_bytes;
+  EXPECT_DOUBLE_EQ(run->reports[0].parameter_bytes, pb[0] + pb[1]);
+  EXPECT_DOUBLE_EQ(run->reports[1].parameter_bytes, pb[2] + pb[3]);
   EXPECT_DOUBLE_EQ(run->reports[0].gradient_bytes, pb[0] + pb[1]);
   EXPECT_DOUBLE_EQ(run->reports[1].gradient_bytes, pb[2] + pb[3]);
   EXPECT_GT(run->reports[0].peak_rss_bytes, 0);

@@ -352,6 +352,7 @@ nlohmann::json ReportToJson(const WorkerReport& r) {
           {"bytes_sent", r.bytes_sent},
           {"bytes_received", r.bytes_received},
           {"peak_rss_bytes", r.peak_rss_bytes},
+          {"parameter_bytes", r.parameter_bytes},
           {"stopped_at", r.stopped_at},
           {"first_step_order", r.first_step_order}};
 }
@@ -387,6 +388,7 @@ Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
     r.bytes_received = j.at("bytes_received").get<uint64_t>();
     r.first_step_order = j.at("first_step_order").get<std::string>();
     r.peak_rss_bytes = j.value("peak_rss_bytes", 0.0);
+    r.parameter_bytes = j.value("parameter_bytes", 0.0);
     r.stopped_at = j.value("stopped_at", int64_t{-1});
     return r;
   } catch (const nlohmann::json::exception& e) {
@@ -554,6 +556,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   report.stage = stage;
   report.replica = replica;
   report.gradient_bytes = static_cast<double>(flat_grads.numel() * sizeof(float));
+  report.parameter_bytes = model->ParameterBytes();
   std::vector<double> task_s[3];  // durations per task kind, warm-up step excluded
   double activation_bytes = 0;
   int64_t done = first_step;

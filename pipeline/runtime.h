@@ -54,6 +54,7 @@ struct WorkerReport {
   double gradient_bytes = 0;    // this stage's parameter gradients
   uint64_t bytes_sent = 0, bytes_received = 0;
   double peak_rss_bytes = 0;     // the process's peak resident set (getrusage)
+  double parameter_bytes = 0;    // parameters of every unit this worker constructed
   int64_t stopped_at = -1;       // the step boundary a preemption notice stopped it at; -1: none
   std::string first_step_order;  // tasks as executed in the first step ("F0 F1 R0 B0 ...")
 };
