@@ -45,11 +45,11 @@ speedup, t0, t1, maxw, kill_every, launcher = (float(speedup), float(t0), float(
                                                 int(kill_every), int(launcher))
 rows = [(float(r["seconds"]), int(r["available_instances"])) for r in csv.DictReader(open(trace))]
 window = [(t, n) for t, n in rows if t0 <= t <= t1]
-def alive():
+def alive():  # the launcher is the shell's child: an exited one is a zombie until waited for
     try:
-        os.kill(launcher, 0)
-        return os.waitpid(launcher, os.WNOHANG) == (0, 0)
-    except (ProcessLookupError, ChildProcessError):
+        with open(f"/proc/{launcher}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
         return False
 events = open(f"{out}/events.csv", "w")
 events.write("real_s,trace_s,instances,workers,how\n")
