@@ -142,6 +142,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seq-len", job.model.seq_len, "Sequence length (gpt)")->capture_default_str();
   app.add_option("--image", job.model.image, "Image side (cnn)")->capture_default_str();
+  app.add_option("--classes", job.model.classes, "Classes (cnn, and models of your own)")
+      ->capture_default_str();
   app.add_option("--dropout", job.model.dropout, "Dropout rate")->capture_default_str();
   app.add_option("--text", job.model.text_path, "Train the gpt on this text file");
   app.add_option("--dataset-size", job.model.dataset_size, "Synthetic samples")

@@ -53,12 +53,27 @@ std::filesystem::path TempDir(const std::string& name) {
   return p;
 }
 
+// Data files and fixtures shared by the tests of this process, removed when they end.
+std::vector<std::filesystem::path>& SharedFiles() {
+  static std::vector<std::filesystem::path> files;
+  return files;
+}
+class RemoveSharedFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& p : SharedFiles()) std::filesystem::remove_all(p);
+  }
+};
+[[maybe_unused]] const auto* const kRemoveSharedFiles =
+    ::testing::AddGlobalTestEnvironment(new RemoveSharedFiles);
+
 // A learnable token stream (each token an affine function of the previous one, 10 % noise),
 // written as uint16 tokens: the pipeline and the reference both read it.
 std::string TokenFile(int vocab) {
   static std::string path;
   if (!path.empty()) return path;
   path = (TempDir("tokens") += ".bin").string();
+  SharedFiles().push_back(path);
   std::mt19937 rng(5);
   std::string bytes;
   uint16_t t = 1;
@@ -84,6 +99,7 @@ std::string CnnData() {
   if (dir.empty()) {
     dir = TempDir("cnn_data").string();
     std::filesystem::create_directories(dir);
+    SharedFiles().push_back(dir);
     RunPython("export-cnn-data " + dir);
   }
   return dir + "/cnn.pt";
@@ -131,6 +147,7 @@ JobConfig Script(int stages, int replicas) {
   if (dir.empty()) {
     dir = TempDir("script").string();
     std::filesystem::create_directories(dir);
+    SharedFiles().push_back(dir);
     RunPython("export-mlp " + dir);
   }
   JobConfig job = Gpt(ScheduleKind::kVaruna, stages, replicas);
