@@ -321,6 +321,34 @@ TEST(Morph, RemoteWorkerKilledBehindSshWrapperIsLost) {
   fs::remove_all(dir);
 }
 
+// A worker that stops without dying (SIGSTOP: a frozen host) is found by its heartbeat: the
+// job reports that worker lost and morphs, instead of waiting for the transport's deadlines.
+TEST(Morph, StoppedWorkerIsLostByHeartbeat) {
+  const fs::path dir = TempDir("frozen");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const pid_t launcher = StartElastic(dir, {"--heartbeat-timeout", "5"});
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
+  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
+  ASSERT_TRUE(pids.ok()) << pids.status();
+  std::istringstream lines(*pids);
+  int rank = -1;
+  pid_t victim = -1;
+  while (lines >> rank >> victim && rank != 3) {
+  }
+  ASSERT_EQ(rank, 3) << *pids;
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto& segments = json.at("segments");
+  ASSERT_GE(segments.size(), 2u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 3 lost") << Log(dir);
+  EXPECT_NE(Log(dir).find("no heartbeat"), std::string::npos) << Log(dir);
+  EXPECT_EQ(segments.back().at("workers").get<int>(), 3);
+  ExpectUninterruptedTrajectory(dir, segments.back());
+  fs::remove_all(dir);
+}
+
 // A spot notice (a file appearing, the way cloud preemption warnings arrive): every worker
 // checkpoints at the next step boundary, the job morphs to one worker fewer and resumes there.
 // Periodic checkpoints are off (every 1000 steps), so any step trained twice would show.
