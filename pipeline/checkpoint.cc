@@ -107,7 +107,8 @@ Result<UnitState> DecodeUnitState(std::string_view bytes) {
   Reader r(body);
   if (!GetTensors(r, state.params) || !GetTensors(r, state.momentum) ||
       state.params.size() != state.momentum.size() ||
-      (!r.empty() && (!GetTensors(r, state.second_moment) ||
+      // A present but empty third list would not encode back to the same bytes: refused.
+      (!r.empty() && (!GetTensors(r, state.second_moment) || state.second_moment.empty() ||
                       state.second_moment.size() != state.params.size())) ||
       !r.empty()) {
     return DataLossError("malformed unit checkpoint");
