@@ -26,7 +26,7 @@ echo "   burst, every worker's sends sharing its egress), 10 steps back to back"
 # A character-level GPT on real text when the fortunes package is there, else synthetic tokens.
 TEXT=/usr/share/games/fortunes/computers
 MODEL=(--model gpt --layers 4 --width 64 --heads 4 --seq-len 32 --micro-batch 4
-       --global-batch 32 --lr 0.05)
+       --global-batch 32 --lr 0.05 --lr-schedule constant)
 if [ -r "$TEXT" ]; then
   MODEL+=(--text "$TEXT" --vocab 96)
   echo; echo "(training data: $TEXT)"
@@ -65,13 +65,15 @@ echo "   ... the same ranking from the saved profile, if the links were 20 Mbit/
   --cores "$(nproc)" --link-mbps 20 --framing tcp --burst-kb 32 --top 5
 
 echo
-echo "-- 7. Job morphing: an elastic run on 4 workers, 2 MB of memory each (the whole model's"
-echo "      parameter state needs about 3 MB, so every configuration is a pipeline); one worker"
+echo "-- 7. Job morphing: an elastic run on 4 workers, 3 MB of memory each (the whole model's"
+echo "      parameter state and activations need about 5 MB, so every configuration is a"
+echo "      pipeline); one worker"
 echo "      is killed with SIGKILL once the checkpoint of step 10 exists; the job restarts from"
 echo "      its newest checkpoint with an auto-config for 3 workers and finishes all 40 steps"
 echo 4 > "$OUT/workers"
 "$BIN/pipeline-launch" "${MODEL[@]}" --elastic --workers-file "$OUT/workers" \
-  --auto-micro-batches 4,8 --cores 0 --memory-limit-mb 2 --steps 40 --checkpoint-every 2 \
+  --auto-micro-batches 4,8 --cores 0 --memory-limit-mb 3 --worker-base-mb 0 --steps 40 \
+  --checkpoint-every 2 \
   --save-dir "$OUT/elastic-ckpt" --run-dir "$OUT/run-elastic" --json "$OUT/elastic.json" \
   > "$OUT/elastic.log" 2>&1 &
 ELASTIC=$!

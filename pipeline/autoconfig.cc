@@ -31,6 +31,16 @@ Status ValidateProfile(const ProfiledMicroBatch& p, size_t units) {
   if (!std::isfinite(u.input_bytes) || u.input_bytes < 0) {
     return InvalidArgumentError("profile: input bytes must be >= 0");
   }
+  if ((!u.optimizer_s.empty() && u.optimizer_s.size() != units) ||
+      (!u.activation_bytes.empty() && u.activation_bytes.size() != units)) {
+    return InvalidArgumentError(
+        "profile: optimizer times and activation bytes must be absent or one per unit");
+  }
+  for (const auto* list : {&u.optimizer_s, &u.activation_bytes}) {
+    for (double x : *list) {
+      if (!std::isfinite(x) || x < 0) return InvalidArgumentError("profile: bad entry");
+    }
+  }
   return Status::Ok();
 }
 
@@ -86,6 +96,7 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
     cost.recompute_s = cost.forward_s;  // the simulator runs it only where the schedule does
     cost.backward_s = slowdown * Sum(profile.backward_s, b, e);
     cost.gradient_bytes = Sum(profile.param_bytes, b, e);
+    if (!profile.optimizer_s.empty()) cost.optimizer_s = slowdown * Sum(profile.optimizer_s, b, e);
     sim.stages.push_back(cost);
     if (s + 1 < c.stages) sim.boundary_bytes.push_back(profile.output_bytes[e - 1]);
   }
@@ -106,7 +117,8 @@ bool Better(const Candidate& a, const Candidate& b) {
 }  // namespace
 
 Result<double> StageMemoryBytes(const UnitProfile& profile, const std::vector<int>& boundaries,
-                                ScheduleKind schedule, int micro_batches, int stage) {
+                                ScheduleKind schedule, int micro_batches, int stage,
+                                const MemoryModel& memory) {
   const int units = static_cast<int>(profile.forward_s.size());
   TESSERA_RETURN_IF_ERROR(ValidatePartition(boundaries, units));
   const int stages = static_cast<int>(boundaries.size()) - 1;
@@ -126,9 +138,10 @@ Result<double> StageMemoryBytes(const UnitProfile& profile, const std::vector<in
   }
   const int b = boundaries[stage], e = boundaries[stage + 1];
   const double input = b == 0 ? profile.input_bytes : profile.output_bytes[b - 1];
-  const double outputs = Sum(profile.output_bytes, b, e);
-  const double stash = recomputes ? most * input + outputs : most * (input + outputs);
-  return 3 * Sum(profile.param_bytes, b, e) + stash;
+  const bool measured = profile.activation_bytes.size() == static_cast<size_t>(units);
+  const double saved = Sum(measured ? profile.activation_bytes : profile.output_bytes, b, e);
+  const double stash = recomputes ? most * input + saved : most * (input + saved);
+  return memory.base_bytes + (2 + memory.state_copies) * Sum(profile.param_bytes, b, e) + stash;
 }
 
 Result<AutoConfigResult> AutoConfigure(const AutoConfigRequest& r) {
@@ -156,7 +169,7 @@ Result<AutoConfigResult> AutoConfigure(const AutoConfigRequest& r) {
         c.boundaries = boundaries;
         for (int s = 0; s < stages; ++s) {
           TESSERA_ASSIGN_OR_RETURN(double bytes, StageMemoryBytes(p.profile, boundaries, r.schedule,
-                                                                  c.micro_batches, s));
+                                                                  c.micro_batches, s, r.memory));
           c.memory_bytes = std::max(c.memory_bytes, bytes);
         }
         c.fits = r.memory_limit_bytes == 0 || c.memory_bytes <= r.memory_limit_bytes;
@@ -221,7 +234,9 @@ nlohmann::json ProfilesToJson(const std::vector<ProfiledMicroBatch>& profiles) {
                    {"backward_s", p.profile.backward_s},
                    {"output_bytes", p.profile.output_bytes},
                    {"param_bytes", p.profile.param_bytes},
-                   {"input_bytes", p.profile.input_bytes}});
+                   {"input_bytes", p.profile.input_bytes},
+                   {"optimizer_s", p.profile.optimizer_s},
+                   {"activation_bytes", p.profile.activation_bytes}});
   }
   return out;
 }
@@ -240,6 +255,8 @@ Result<std::vector<ProfiledMicroBatch>> ProfilesFromJson(const nlohmann::json& j
       p.profile.output_bytes = j.at("output_bytes").get<std::vector<double>>();
       p.profile.param_bytes = j.at("param_bytes").get<std::vector<double>>();
       p.profile.input_bytes = j.at("input_bytes").get<double>();
+      p.profile.optimizer_s = j.value("optimizer_s", std::vector<double>{});
+      p.profile.activation_bytes = j.value("activation_bytes", std::vector<double>{});
       out.push_back(std::move(p));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -39,6 +39,15 @@ struct ProfiledMicroBatch {
   UnitProfile profile;
 };
 
+// What a worker holds besides its activation stash, for StageMemoryBytes.
+struct MemoryModel {
+  // A worker process before its model: libtorch, the data, buffers (pipeline-launch measures
+  // its own resident set after loading libtorch).
+  double base_bytes = 0;
+  // Optimizer state per parameter byte: 1 for SGD with momentum, 2 for Adam and AdamW.
+  int state_copies = 1;
+};
+
 struct AutoConfigRequest {
   int workers = 1;       // G: workers available now
   int global_batch = 1;  // B: samples per step, kept fixed whatever (P, D, m) is chosen
@@ -51,6 +60,7 @@ struct AutoConfigRequest {
   std::optional<LinkModel> allreduce_link;
   // Estimated bytes a worker may hold (StageMemoryBytes); 0 = no limit.
   double memory_limit_bytes = 0;
+  MemoryModel memory;
   // Processors the workers share; 0 = one per worker (Varuna: one GPU each).
   int cores = 0;
   int steps = 3;  // simulated back to back; the step time is the steady-state period
@@ -80,15 +90,18 @@ Result<AutoConfigResult> AutoConfigure(const AutoConfigRequest& request);
 // ranked[0]; RESOURCE_EXHAUSTED naming the smallest estimate when no candidate fits.
 Result<Candidate> Best(const AutoConfigResult& result, double memory_limit_bytes);
 
-// Estimated bytes held by one worker of `stage`: parameters, gradients and momentum (3 x the
-// parameter bytes of its units), plus the activation stash. A stage that recomputes keeps only
-// its input per micro-batch in flight plus one micro-batch's unit outputs (the one recomputed
-// for its backward); a stage that does not keeps its input and unit outputs per micro-batch in
+// Estimated bytes held by one worker of `stage` (it builds only its own units): the base,
+// parameters, gradients and optimizer state ((2 + state_copies) x the parameter bytes of its
+// units), plus the activation stash. A stage that recomputes keeps only its input per
+// micro-batch in flight plus one micro-batch's saved activations (the one recomputed for its
+// backward); a stage that does not keeps its input and saved activations per micro-batch in
 // flight. "In flight" is the most forwards not yet matched by a backward along the stage's task
-// list. Unit outputs stand for a unit's activations: internal ones (attention scores, the
-// MLP's hidden layer) are not profiled, so this underestimates; the ranking by memory holds.
+// list. Saved activations are the profile's activation_bytes (measured), or its unit outputs
+// for profiles without them (an underestimate). docs/pipeline.md compares the estimate with
+// measured peak RSS.
 Result<double> StageMemoryBytes(const UnitProfile& profile, const std::vector<int>& boundaries,
-                                ScheduleKind schedule, int micro_batches, int stage);
+                                ScheduleKind schedule, int micro_batches, int stage,
+                                const MemoryModel& memory = {});
 
 // The ranked and rejected candidates as a table, `limit` rows of each (0 = all).
 std::string FormatCandidates(const AutoConfigResult& result, int limit);

@@ -147,6 +147,26 @@ TEST(AutoConfig, MemoryEstimateFollowsTheSchedule) {
   EXPECT_FALSE(StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kVaruna, 4, 2).ok());
 }
 
+// Measured saved activations replace the unit outputs; the base and Adam's two moments count.
+TEST(AutoConfig, MemoryEstimateUsesMeasuredActivationsBaseAndOptimizerState) {
+  UnitProfile p = Uniform(2, 1, 1e-3, 100, 10).profile;
+  p.activation_bytes = {500, 700};
+  const MemoryModel adam{.base_bytes = 1000, .state_copies = 2};
+  // Varuna stage 0: 3 inputs of 8 B in flight + one recomputed micro-batch's 500 B saved, base,
+  // and 4 x 10 B (parameters, gradients, two moments).
+  EXPECT_DOUBLE_EQ(*StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kVaruna, 4, 0, adam),
+                   1000 + 3 * 8 + 500 + 40);
+  // 1F1B stage 0: 2 in flight, each its input and saved activations.
+  EXPECT_DOUBLE_EQ(*StageMemoryBytes(p, {0, 1, 2}, ScheduleKind::kOneFOneB, 4, 0, adam),
+                   1000 + 2 * (8 + 500) + 40);
+  p.activation_bytes = {500};  // not one per unit: refused by the auto-config
+  AutoConfigRequest r;
+  r.workers = 2;
+  r.global_batch = 4;
+  r.profiles = {{1, p}};
+  EXPECT_FALSE(AutoConfigure(r).ok());
+}
+
 TEST(AutoConfig, BadRequestsAreRefused) {
   const ProfiledMicroBatch ok = Uniform(2, 1, 1e-3, 1e3, 1e3);
   EXPECT_FALSE(AutoConfigure(Request(0, 4, {ok})).ok());

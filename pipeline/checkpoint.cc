@@ -89,6 +89,7 @@ std::string EncodeUnitState(const UnitState& state) {
   std::string body;
   PutTensors(body, state.params);
   PutTensors(body, state.momentum);
+  if (!state.second_moment.empty()) PutTensors(body, state.second_moment);  // absent for SGD
   std::string out(kMagic, sizeof(kMagic));
   Put<uint64_t>(out, Fnv1a(body));
   return out + body;
@@ -104,8 +105,12 @@ Result<UnitState> DecodeUnitState(std::string_view bytes) {
   if (Fnv1a(body) != sum) return DataLossError("unit checkpoint checksum mismatch");
   UnitState state;
   Reader r(body);
-  if (!GetTensors(r, state.params) || !GetTensors(r, state.momentum) || !r.empty() ||
-      state.params.size() != state.momentum.size()) {
+  if (!GetTensors(r, state.params) || !GetTensors(r, state.momentum) ||
+      state.params.size() != state.momentum.size() ||
+      // A present but empty third list would not encode back to the same bytes: refused.
+      (!r.empty() && (!GetTensors(r, state.second_moment) || state.second_moment.empty() ||
+                      state.second_moment.size() != state.params.size())) ||
+      !r.empty()) {
     return DataLossError("malformed unit checkpoint");
   }
   return state;

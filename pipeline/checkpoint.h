@@ -2,7 +2,8 @@
 // with one number of stages and replicas resumes with any other, because each worker simply
 // reads the files of the units it now owns.
 //
-//   <root>/ckpt-<step>/unit-<u>.bin   parameters and momentum buffers of unit u, written by
+//   <root>/ckpt-<step>/unit-<u>.bin   parameters and optimizer state of unit u (SGD's momentum
+//                                     buffers; Adam's first and second moments), written by
 //                                     replica 0 of the stage that owns u
 //   <root>/ckpt-<step>/common.json    steps completed, hyper-parameters, model description
 //                                     (Varuna's opt-common-state; libtorch's optimizer load
@@ -32,7 +33,8 @@ struct TensorData {
 
 struct UnitState {
   std::vector<TensorData> params;
-  std::vector<TensorData> momentum;  // one per parameter
+  std::vector<TensorData> momentum;       // one per parameter (SGD: momentum buffer; Adam: exp_avg)
+  std::vector<TensorData> second_moment;  // Adam's exp_avg_sq, one per parameter; SGD: none
 };
 
 struct CheckpointMeta {

@@ -34,6 +34,28 @@ TEST(Checkpoint, UnitStateRoundTripAndCorruption) {
   EXPECT_EQ(DecodeUnitState("garbage").status().code(), StatusCode::kDataLoss);
 }
 
+// Adam's second moments travel as a third list; SGD files have none (and older files decode).
+// A third list that is present but empty is refused: it would not encode back to its bytes.
+TEST(Checkpoint, SecondMomentsRoundTrip) {
+  UnitState adam = Sample(2);
+  adam.second_moment = {{{2, 2}, {1, 1, 1, 1}}, {{3}, {2, 2, 2}}};
+  const std::string bytes = EncodeUnitState(adam);
+  auto back = DecodeUnitState(bytes);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->second_moment, adam.second_moment);
+  EXPECT_EQ(EncodeUnitState(*back), bytes);
+  EXPECT_TRUE(DecodeUnitState(EncodeUnitState(Sample(2)))->second_moment.empty());
+  adam.second_moment.pop_back();  // one per parameter or none
+  EXPECT_EQ(DecodeUnitState(EncodeUnitState(adam)).status().code(), StatusCode::kDataLoss);
+  // An empty state with an empty third list appended, checksum (FNV-1a) made valid again.
+  std::string body = EncodeUnitState(UnitState{}).substr(16) + std::string(8, '\0');
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (unsigned char c : body) h = (h ^ c) * 0x100000001b3ULL;
+  std::string forged = EncodeUnitState(UnitState{}).substr(0, 8);
+  forged.append(reinterpret_cast<const char*>(&h), 8);
+  EXPECT_EQ(DecodeUnitState(forged + body).status().code(), StatusCode::kDataLoss);
+}
+
 // Hostile files with a valid checksum: absurd counts and shapes are refused, not allocated.
 TEST(Checkpoint, HostileSizesAreDataLoss) {
   auto wrap = [](const std::string& body) {

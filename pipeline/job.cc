@@ -1,12 +1,16 @@
 #include "pipeline/job.h"
 
+#include <algorithm>
+
 #include "fmt/format.h"
 #include "pipeline/partition.h"
 
 namespace tessera::pipeline {
 
 int NumUnits(const ModelSpec& spec) {
-  return spec.kind == "gpt" ? spec.layers + 2 : spec.layers + 1;
+  if (spec.kind == "gpt") return spec.layers + 2;
+  if (spec.kind == "cnn") return spec.layers + 1;
+  return spec.units;
 }
 
 std::vector<double> EstimateUnitFlops(const ModelSpec& spec) {
@@ -19,6 +23,8 @@ std::vector<double> EstimateUnitFlops(const ModelSpec& spec) {
       out.push_back(2 * t * (12 * d * d + 2 * t * d));
     }
     out.push_back(2 * t * d * v);  // LM head
+  } else if (spec.kind != "cnn") {
+    out.assign(std::max(spec.units, 0), 1.0);  // unknown: partition by profile instead
   } else {
     double side = spec.image, in = 1;
     for (int i = 0; i < spec.layers; ++i) {
@@ -32,8 +38,21 @@ std::vector<double> EstimateUnitFlops(const ModelSpec& spec) {
 }
 
 Status ValidateModelSpec(const ModelSpec& s) {
+  if (s.eval_samples < 0) return InvalidArgumentError("--eval-samples must be >= 0");
+  if (s.kind == "torchscript" && s.script_path.empty()) {
+    return InvalidArgumentError("--model torchscript needs --script");
+  }
   if (s.kind != "gpt" && s.kind != "cnn") {
-    return InvalidArgumentError(fmt::format("unknown model '{}' (want gpt or cnn)", s.kind));
+    // A torchscript or registered model: its units were counted by the launcher
+    // (pipeline/model_registry.h), and it trains on a data file.
+    if (s.units < 1) {
+      return InvalidArgumentError(fmt::format(
+          "model '{}' is not resolved (unknown, or its units were not counted)", s.kind));
+    }
+    if (s.data_path.empty()) {
+      return InvalidArgumentError(fmt::format("model '{}' needs --data", s.kind));
+    }
+    return Status::Ok();
   }
   if (s.layers < 1 || s.layers > 64) return InvalidArgumentError("model layers must be in [1, 64]");
   if (s.width < 1 || s.width > 4096) return InvalidArgumentError("model width out of range");
@@ -96,6 +115,18 @@ Status ValidateJob(const JobConfig& job) {
   if (!(job.lr > 0) || job.momentum < 0 || job.momentum >= 1) {
     return InvalidArgumentError("--lr must be > 0 and --momentum in [0, 1)");
   }
+  if (job.optimizer != "sgd" && job.optimizer != "adam" && job.optimizer != "adamw") {
+    return InvalidArgumentError("--optimizer must be sgd, adam or adamw");
+  }
+  if (!(job.weight_decay >= 0) || !(job.clip_norm >= 0)) {
+    return InvalidArgumentError("--weight-decay and --clip-norm must be >= 0");
+  }
+  if (job.schedule_steps < 0 || job.eval_every < 0) {
+    return InvalidArgumentError("--lr-budget and --eval-every must be >= 0");
+  }
+  if (job.eval_every > 0 && job.model.eval_samples < 1) {
+    return InvalidArgumentError("--eval-every needs --eval-samples");
+  }
   if (job.stages > NumUnits(job.model)) {
     return InvalidArgumentError(fmt::format("--stages {} exceeds the model's {} cut units",
                                             job.stages, NumUnits(job.model)));
@@ -113,19 +144,50 @@ Status ValidateJob(const JobConfig& job) {
   return Status::Ok();
 }
 
+nlohmann::json ModelSpecToJson(const ModelSpec& m) {
+  return {{"kind", m.kind},
+          {"layers", m.layers},
+          {"width", m.width},
+          {"heads", m.heads},
+          {"vocab", m.vocab},
+          {"seq_len", m.seq_len},
+          {"image", m.image},
+          {"classes", m.classes},
+          {"dropout", m.dropout},
+          {"text_path", m.text_path},
+          {"dataset_size", m.dataset_size},
+          {"script_path", m.script_path},
+          {"data_path", m.data_path},
+          {"eval_samples", m.eval_samples},
+          {"units", m.units}};
+}
+
+Result<ModelSpec> ModelSpecFromJson(const nlohmann::json& m) {
+  ModelSpec spec;
+  try {
+    spec.kind = m.at("kind").get<std::string>();
+    spec.layers = m.at("layers").get<int>();
+    spec.width = m.at("width").get<int>();
+    spec.heads = m.at("heads").get<int>();
+    spec.vocab = m.at("vocab").get<int>();
+    spec.seq_len = m.at("seq_len").get<int>();
+    spec.image = m.at("image").get<int>();
+    spec.classes = m.at("classes").get<int>();
+    spec.dropout = m.at("dropout").get<double>();
+    spec.text_path = m.at("text_path").get<std::string>();
+    spec.dataset_size = m.at("dataset_size").get<int>();
+    spec.script_path = m.value("script_path", "");
+    spec.data_path = m.value("data_path", "");
+    spec.eval_samples = m.value("eval_samples", 0);
+    spec.units = m.value("units", 0);
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgumentError(fmt::format("bad model description: {}", e.what()));
+  }
+  return spec;
+}
+
 nlohmann::json JobToJson(const JobConfig& job) {
-  const ModelSpec& m = job.model;
-  nlohmann::json model = {{"kind", m.kind},
-                          {"layers", m.layers},
-                          {"width", m.width},
-                          {"heads", m.heads},
-                          {"vocab", m.vocab},
-                          {"seq_len", m.seq_len},
-                          {"image", m.image},
-                          {"classes", m.classes},
-                          {"dropout", m.dropout},
-                          {"text_path", m.text_path},
-                          {"dataset_size", m.dataset_size}};
+  nlohmann::json model = ModelSpecToJson(job.model);
   nlohmann::json endpoints = nlohmann::json::array();
   for (const Endpoint& e : job.endpoints) endpoints.push_back(fmt::format("{}:{}", e.host, e.port));
   return {{"model", model},
@@ -139,6 +201,13 @@ nlohmann::json JobToJson(const JobConfig& job) {
           {"first_step", job.first_step},
           {"lr", job.lr},
           {"momentum", job.momentum},
+          {"optimizer", job.optimizer},
+          {"weight_decay", job.weight_decay},
+          {"clip_norm", job.clip_norm},
+          {"lr_schedule", job.lr_schedule},
+          {"schedule_steps", job.schedule_steps},
+          {"eval_every", job.eval_every},
+          {"run_dir", job.run_dir},
           {"seed", job.seed},
           {"boundaries", job.boundaries},
           {"endpoints", endpoints},
@@ -151,18 +220,7 @@ nlohmann::json JobToJson(const JobConfig& job) {
 Result<JobConfig> JobFromJson(const nlohmann::json& j) {
   JobConfig job;
   try {
-    const auto& m = j.at("model");
-    job.model.kind = m.at("kind").get<std::string>();
-    job.model.layers = m.at("layers").get<int>();
-    job.model.width = m.at("width").get<int>();
-    job.model.heads = m.at("heads").get<int>();
-    job.model.vocab = m.at("vocab").get<int>();
-    job.model.seq_len = m.at("seq_len").get<int>();
-    job.model.image = m.at("image").get<int>();
-    job.model.classes = m.at("classes").get<int>();
-    job.model.dropout = m.at("dropout").get<double>();
-    job.model.text_path = m.at("text_path").get<std::string>();
-    job.model.dataset_size = m.at("dataset_size").get<int>();
+    TESSERA_ASSIGN_OR_RETURN(job.model, ModelSpecFromJson(j.at("model")));
     TESSERA_ASSIGN_OR_RETURN(job.schedule, ParseScheduleKind(j.at("schedule").get<std::string>()));
     job.opportunistic = j.at("opportunistic").get<bool>();
     job.stages = j.at("stages").get<int>();
@@ -173,6 +231,13 @@ Result<JobConfig> JobFromJson(const nlohmann::json& j) {
     job.first_step = j.at("first_step").get<int>();
     job.lr = j.at("lr").get<double>();
     job.momentum = j.at("momentum").get<double>();
+    job.optimizer = j.value("optimizer", "sgd");
+    job.weight_decay = j.value("weight_decay", 0.0);
+    job.clip_norm = j.value("clip_norm", 0.0);
+    job.lr_schedule = j.value("lr_schedule", "constant");  // older descriptions: constant
+    job.schedule_steps = j.value("schedule_steps", 0);
+    job.eval_every = j.value("eval_every", 0);
+    job.run_dir = j.value("run_dir", "");
     job.seed = j.at("seed").get<uint64_t>();
     job.boundaries = j.at("boundaries").get<std::vector<int>>();
     for (const auto& e : j.at("endpoints")) {

@@ -18,10 +18,13 @@
 
 namespace tessera::pipeline {
 
-// A model with cut points, built identically (same seed) by every worker.
+// A model with cut points. Every worker builds only the units it owns; unit u's initial weights
+// are drawn from (seed, u), so they agree across workers and stage layouts.
 struct ModelSpec {
   std::string kind = "gpt";  // "gpt": token+position embedding | blocks | LN + LM head
                              // "cnn": conv blocks (conv 3x3, ReLU, 2x2 pool) | linear head
+                             // "torchscript": the top-level children of script_path
+                             // anything else: a model registered in pipeline/model_registry.h
   int layers = 2;            // transformer blocks, or conv blocks
   int width = 32;            // gpt: model width; cnn: channels
   int heads = 2;             // gpt
@@ -32,9 +35,17 @@ struct ModelSpec {
   double dropout = 0.0;      // gpt: after attention and MLP; cnn: before the head
   std::string text_path;     // gpt: train on this text (characters); empty = synthetic tokens
   int dataset_size = 512;    // synthetic samples (cycled through)
+  std::string script_path;   // torchscript: a torch.jit.save'd module whose children are units
+  // Training data from a file instead of synthetic data: "*.bin" is a token stream of
+  // little-endian uint16 (nanoGPT's format), cut into seq_len + 1 windows; anything else is a
+  // torch.save'd tuple (inputs, targets) with samples along dimension 0.
+  std::string data_path;
+  int eval_samples = 0;  // the last samples of the data, held out for evaluation (not trained)
+  // Units of a torchscript or registered model (the launcher fills it in from the model).
+  int units = 0;
 };
 
-// Number of units (pieces between cut points): gpt layers + 2, cnn layers + 1.
+// Number of units (pieces between cut points): gpt layers + 2, cnn layers + 1, else `units`.
 int NumUnits(const ModelSpec& spec);
 // Estimated forward FLOPs per sample of every unit (for the partitioner).
 std::vector<double> EstimateUnitFlops(const ModelSpec& spec);
@@ -48,11 +59,19 @@ struct JobConfig {
   int replicas = 1;
   int micro_batch = 1;
   int global_batch = 1;
-  int steps = 1;       // steps to train in this run
-  int first_step = 0;  // global index of the first step (set when resuming)
-  double lr = 0.05;
-  double momentum = 0.9;
-  uint64_t seed = 1;                // initialization, data order and dropout
+  int steps = 1;                  // steps to train in this run
+  int first_step = 0;             // global index of the first step (set when resuming)
+  double lr = 0.05;               // peak learning rate of lr_schedule
+  double momentum = 0.9;          // sgd
+  std::string optimizer = "sgd";  // sgd (with momentum), adam or adamw (torch::optim)
+  double weight_decay = 0;        // adam: L2 added to the gradient; adamw: decoupled
+  double clip_norm = 0;           // clip the global gradient norm (all stages) to this; 0 = off
+  // An lr/schedule_spec.h spec ("knee", "cosine:warmup=0.05", "constant", ...) over
+  // schedule_steps updates (0: first_step + steps of this run).
+  std::string lr_schedule = "knee";
+  int schedule_steps = 0;
+  int eval_every = 0;  // evaluate on the held-out samples every N steps and at the end; 0 = off
+  uint64_t seed = 1;   // initialization, data order and dropout
   std::vector<int> boundaries;      // stage s owns units [boundaries[s], boundaries[s+1])
   std::vector<Endpoint> endpoints;  // one per rank
   std::string save_dir;  // write a cut-keyed checkpoint here after the last step (if set)
@@ -62,6 +81,9 @@ struct JobConfig {
   int checkpoint_every = 0;
   std::string resume_dir;   // start from the newest complete checkpoint here (if set)
   int timeout_ms = 120000;  // a step or a wait on a peer longer than this fails the worker
+  // A worker's run directory (set by the launcher): it refreshes heartbeat-<rank> there twice a
+  // second, and stops at the step boundary named by a "stop-at" file (a preemption notice).
+  std::string run_dir;
 };
 
 int WorldSize(const JobConfig& job);
@@ -81,6 +103,8 @@ std::vector<int> ReplicaGroup(const JobConfig& job, int stage);
 // rank. Messages name the offending flag.
 Status ValidateJob(const JobConfig& job);
 
+nlohmann::json ModelSpecToJson(const ModelSpec& spec);
+Result<ModelSpec> ModelSpecFromJson(const nlohmann::json& json);  // not validated
 nlohmann::json JobToJson(const JobConfig& job);
 Result<JobConfig> JobFromJson(const nlohmann::json& json);
 

@@ -1,7 +1,11 @@
 // pipeline-launch: trains a model with pipeline + data parallelism. Starts stages x replicas
 // pipeline-worker processes (here, or on the hosts of --hosts), shows their progress, and
 // reports samples/s, the measured bubble and the simulator's prediction for the same run.
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -61,6 +65,20 @@ void PrintProfile(const pl::ProfiledMicroBatch& p) {
   fmt::print("\n");
 }
 
+// This process's resident set now (/proc/self/statm): a worker's base before its model, since
+// both load the same libraries.
+double ResidentBytes() {
+  auto text = tessera::ReadFile("/proc/self/statm");
+  if (!text.ok()) return 0;
+  std::istringstream in(*text);
+  double size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * static_cast<double>(sysconf(_SC_PAGESIZE));
+}
+
+std::atomic<int> g_signal_notices{0};
+void OnPreemptionSignal(int) { g_signal_notices.fetch_add(1); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -79,8 +97,43 @@ int main(int argc, char** argv) {
   bool no_opportunistic = false, auto_config = false, elastic = false;
   int workers = 0, cores = -1, checkpoint_every = 1;
   double memory_limit_mb = 0;
-  std::string micro_batch_list, workers_file, profile_out;
-  app.add_option("--model", job.model.kind, "gpt or cnn")->capture_default_str();
+  std::string micro_batch_list, workers_file, profile_out, notice_file;
+  int heartbeat_s = 0;
+  double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
+  double worker_base_mb = -1;
+  app.add_option("--model", job.model.kind,
+                 "gpt, cnn, torchscript (with --script) or a model registered in this binary "
+                 "(pipeline/model_registry.h)")
+      ->capture_default_str();
+  app.add_option("--script", job.model.script_path,
+                 "torchscript: a torch.jit.save'd module whose top-level children are the units");
+  app.add_option("--data", job.model.data_path,
+                 "Training data: *.bin = uint16 tokens (nanoGPT), else a torch.save'd tuple "
+                 "(inputs, targets)");
+  app.add_option("--eval-samples", job.model.eval_samples,
+                 "Hold out the data's last N samples for evaluation")
+      ->capture_default_str();
+  app.add_option("--eval-every", job.eval_every,
+                 "Evaluate on the held-out samples every N steps and at the end (0: never)")
+      ->capture_default_str();
+  app.add_option("--optimizer", job.optimizer, "sgd, adam or adamw")->capture_default_str();
+  app.add_option("--weight-decay", job.weight_decay, "adam: L2; adamw: decoupled")
+      ->capture_default_str();
+  app.add_option("--clip-norm", job.clip_norm, "Clip the global gradient norm (0: off)")
+      ->capture_default_str();
+  app.add_option("--lr-schedule", job.lr_schedule,
+                 "lr/ schedule spec: knee, cosine:warmup=0.05, constant, ... (docs/lr.md)")
+      ->capture_default_str();
+  app.add_option("--lr-budget", job.schedule_steps,
+                 "Steps the schedule spans (0: the steps of this run, from its first step)")
+      ->capture_default_str();
+  app.add_option("--heartbeat-timeout", heartbeat_s,
+                 "A worker silent this many seconds is lost (0: off; the run dir must be shared)")
+      ->capture_default_str();
+  app.add_option("--notice-file", notice_file,
+                 "Elastic: a preemption notice, like a cloud spot notice: when this file appears "
+                 "it is removed, every worker checkpoints at the next step boundary and the job "
+                 "continues with one worker fewer (SIGUSR1 does the same)");
   app.add_option("--layers", job.model.layers, "Transformer or conv blocks")->capture_default_str();
   app.add_option("--width", job.model.width, "Model width (gpt) or channels (cnn)")
       ->capture_default_str();
@@ -89,6 +142,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--seq-len", job.model.seq_len, "Sequence length (gpt)")->capture_default_str();
   app.add_option("--image", job.model.image, "Image side (cnn)")->capture_default_str();
+  app.add_option("--classes", job.model.classes, "Classes (cnn, and models of your own)")
+      ->capture_default_str();
   app.add_option("--dropout", job.model.dropout, "Dropout rate")->capture_default_str();
   app.add_option("--text", job.model.text_path, "Train the gpt on this text file");
   app.add_option("--dataset-size", job.model.dataset_size, "Synthetic samples")
@@ -102,7 +157,7 @@ int main(int argc, char** argv) {
   app.add_option("--global-batch", job.global_batch, "Samples per step, all replicas")
       ->capture_default_str();
   app.add_option("--steps", job.steps, "Steps to train")->capture_default_str();
-  app.add_option("--lr", job.lr, "SGD learning rate")->capture_default_str();
+  app.add_option("--lr", job.lr, "Peak learning rate (of --lr-schedule)")->capture_default_str();
   app.add_option("--momentum", job.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--seed", job.seed, "Seed of weights, data and dropout")->capture_default_str();
   app.add_option("--partition", partition,
@@ -134,6 +189,10 @@ int main(int argc, char** argv) {
                  "up to 16 dividing the global batch)");
   app.add_option("--memory-limit-mb", memory_limit_mb,
                  "Auto-config: estimated memory a worker may hold (0: no limit)");
+  app.add_option("--worker-base-mb", worker_base_mb,
+                 "Auto-config: a worker's memory before its model (libtorch, data, buffers); "
+                 "default: this process's resident set after loading libtorch")
+      ->capture_default_str();
   app.add_option("--cores", cores,
                  "Auto-config: processors the workers share (0: one each; default: this "
                  "machine's when every worker is local, else 0)");
@@ -152,7 +211,15 @@ int main(int argc, char** argv) {
     if (!kind.ok()) return usage(kind.status());
     job.schedule = *kind;
     job.opportunistic = !no_opportunistic;
+    if (auto s = pl::ResolveModel(job.model); !s.ok()) {
+      if (s.code() != tessera::StatusCode::kNotFound) return usage(s);
+      // Not built in: perhaps registered in the --worker binary (pipeline/worker_cli.h).
+      auto units = pl::CountUnitsWithWorker(worker, job.model);
+      if (!units.ok()) return usage(units.status());
+      job.model.units = *units;
+    }
     if (auto s = pl::ValidateModelSpec(job.model); !s.ok()) return usage(s);
+    if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
     const int units = pl::NumUnits(job.model);
     if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
     if (framing != "tcp" && framing != "payload") {
@@ -180,6 +247,7 @@ int main(int argc, char** argv) {
       if (checkpoint_every < 1) return tessera::cli::UsageError("--checkpoint-every must be >= 1");
     }
     if (auto_config || elastic) {
+      const double base_rss = ResidentBytes();  // before profiling builds the whole model
       if (workers < 1 && workers_file.empty()) {
         return tessera::cli::UsageError("--auto and --elastic need --workers (or --workers-file)");
       }
@@ -189,7 +257,7 @@ int main(int argc, char** argv) {
       // Varuna's profiler measures every cut point on the target machine; ours runs here,
       // before any worker starts, once per candidate micro-batch size.
       TESSERA_ASSIGN_OR_RETURN(request.profiles,
-                               pl::ProfileMicroBatches(job.model, sizes, job.seed));
+                               pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer));
       for (const auto& p : request.profiles) PrintProfile(p);
       if (!profile_out.empty()) {
         TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
@@ -211,6 +279,8 @@ int main(int argc, char** argv) {
             request.allreduce_link->bandwidth_bytes_per_s * 8 / 1e6);
       }
       request.memory_limit_bytes = memory_limit_mb * 1e6;
+      request.memory.base_bytes = worker_base_mb >= 0 ? worker_base_mb * 1e6 : base_rss;
+      request.memory.state_copies = job.optimizer == "sgd" ? 1 : 2;
       request.cores = cores >= 0      ? cores
                       : hosts.empty() ? static_cast<int>(std::thread::hardware_concurrency())
                                       : 0;
@@ -226,7 +296,15 @@ int main(int argc, char** argv) {
       options.launch.hosts = hosts;
       options.launch.base_port = base_port;
       options.launch.timeout = std::chrono::seconds(timeout_s);
+      options.launch.heartbeat_timeout = std::chrono::seconds(heartbeat_s);
       options.autoconfig = request;
+      signal(SIGUSR1, OnPreemptionSignal);
+      options.take_notices = [notice_file]() {
+        int n = g_signal_notices.exchange(0);
+        std::error_code ec;
+        if (!notice_file.empty() && std::filesystem::remove(notice_file, ec)) ++n;
+        return n;
+      };
       options.workers = workers;
       options.workers_file = workers_file;
       options.checkpoint_every = checkpoint_every;
@@ -244,9 +322,12 @@ int main(int argc, char** argv) {
                    seg.config.stages, seg.config.replicas, seg.config.micro_batch, seg.first_step,
                    seg.ended == "finished" ? job.steps : seg.checkpoint, seg.ended);
       }
-      fmt::print("result: {:.1f} samples/s in the last segment, final loss {:.4f}\n",
-                 result->summary.samples_per_s,
-                 result->summary.losses.empty() ? 0.0 : result->summary.losses.back());
+      fmt::print(
+          "result: {:.1f} samples/s in the last segment, final loss {:.4f}, {} morph(s), {} "
+          "step(s) lost\n",
+          result->summary.samples_per_s,
+          result->summary.losses.empty() ? 0.0 : result->summary.losses.back(),
+          result->segments.size() - 1, result->lost_steps);
       if (!json_out.empty()) {
         TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
             json_out, pl::ElasticResultToJson(*result).dump(2) + "\n"));
@@ -264,6 +345,8 @@ int main(int argc, char** argv) {
       job.micro_batch = best.micro_batch;
       job.boundaries = best.boundaries;
       partition = "auto";
+      predicted_step_s = best.step_s;
+      predicted_memory_mb = best.memory_bytes / 1e6;
     }
     if (job.stages < 1 || job.stages > units) {
       return tessera::cli::UsageError(
@@ -277,8 +360,9 @@ int main(int argc, char** argv) {
     } else if (partition == "profiled") {
       // Varuna's profiler measures per-cut compute on the target machine; so do we, in this
       // process, before the workers start (a fraction of a second for the models here).
-      TESSERA_ASSIGN_OR_RETURN(pl::UnitProfile profile,
-                               pl::ProfileUnits(job.model, job.micro_batch, 2, 5, job.seed));
+      TESSERA_ASSIGN_OR_RETURN(
+          pl::UnitProfile profile,
+          pl::ProfileUnits(job.model, job.micro_batch, 2, 5, job.seed, job.optimizer));
       PrintProfile({job.micro_batch, profile});
       TESSERA_ASSIGN_OR_RETURN(
           job.boundaries,
@@ -298,6 +382,7 @@ int main(int argc, char** argv) {
     options.worker_binary = worker;
     options.base_port = base_port;
     options.timeout = std::chrono::seconds(timeout_s);
+    options.heartbeat_timeout = std::chrono::seconds(heartbeat_s);
     options.hosts = hosts;
     options.run_dir = run_dir;
     std::string cuts;
@@ -323,6 +408,20 @@ int main(int argc, char** argv) {
         100 * summary.bubble_stage0, 100 * sim.bubble_stage0, 100 * summary.bubble_mean,
         100 * sim.bubble_mean, summary.pulled_ahead,
         summary.losses.empty() ? 0.0 : summary.losses.back());
+    std::vector<double> rss_mb;
+    std::string rss_line;
+    for (const auto& r : run.reports) {
+      rss_mb.push_back(r.peak_rss_bytes / 1e6);
+      rss_line += fmt::format(" {:.0f}", r.peak_rss_bytes / 1e6);
+    }
+    fmt::print("peak RSS per worker (MB, by rank):{}\n", rss_line);
+    if (predicted_step_s > 0) {
+      fmt::print(
+          "predicted before running (auto-config, from the profile): step {:.4f} s ({:+.1f} % "
+          "vs measured), largest worker {:.0f} MB ({:+.1f} % vs measured peak RSS)\n",
+          predicted_step_s, 100 * (predicted_step_s / summary.step_s - 1), predicted_memory_mb,
+          100 * (predicted_memory_mb / (*std::max_element(rss_mb.begin(), rss_mb.end())) - 1));
+    }
     fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
     fmt::print("job description and worker reports: {}\n", run_dir);
     if (!json_out.empty()) {
@@ -342,6 +441,9 @@ int main(int argc, char** argv) {
                           {"losses", summary.losses},
                           {"pulled_ahead", summary.pulled_ahead},
                           {"sim_pipeline_s", sim.pipeline_s},
+                          {"peak_rss_mb", rss_mb},
+                          {"predicted_step_s", predicted_step_s},
+                          {"predicted_memory_mb", predicted_memory_mb},
                           {"wall_s", run.wall_s}};
       TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
     }

@@ -58,6 +58,37 @@ void StopAll(std::vector<pid_t>& pids) {
 
 }  // namespace
 
+Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSpec& spec) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / fmt::format("pipeline-model-{}.json", getpid());
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(path, ModelSpecToJson(spec).dump() + "\n"));
+  // Single quotes around both paths; neither may hold one.
+  if (worker_binary.find('\'') != std::string::npos) {
+    return InvalidArgumentError("the worker binary's path may not contain a quote");
+  }
+  const std::string command =
+      fmt::format("'{}' --count-units '{}' 2>&1", worker_binary, path.string());
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return UnavailableError("could not run " + worker_binary);
+  char buffer[256];
+  while (output.size() < 4096 && fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  const int status = pclose(pipe);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  if (status != 0) {
+    return NotFoundError(fmt::format("{} does not know model '{}': {}", worker_binary, spec.kind,
+                                     output.substr(0, 300)));
+  }
+  try {
+    const int units = std::stoi(output);
+    if (units < 1) throw std::invalid_argument(output);
+    return units;
+  } catch (const std::exception&) {
+    return DataLossError(fmt::format("{} --count-units printed '{}'", worker_binary, output));
+  }
+}
+
 Result<std::vector<Host>> ParseHosts(const std::string& text) {
   std::vector<Host> hosts;
   std::istringstream lines(text);
@@ -82,8 +113,28 @@ Result<std::vector<Host>> ParseHosts(const std::string& text) {
 
 namespace {
 
+// The step in rank's heartbeat file and the file's age; nullopt before the first heartbeat.
+std::optional<std::pair<int64_t, double>> ReadHeartbeat(const std::string& run_dir, int rank) {
+  const std::filesystem::path path = fmt::format("{}/heartbeat-{}", run_dir, rank);
+  std::error_code ec;
+  const auto mtime = std::filesystem::last_write_time(path, ec);
+  if (ec) return std::nullopt;
+  const double age =
+      std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - mtime).count();
+  auto text = ReadFile(path.string());
+  int64_t step = -1;
+  if (text.ok()) {
+    try {
+      step = std::stoll(*text);
+    } catch (const std::exception&) {
+    }
+  }
+  return std::make_pair(step, age);
+}
+
 Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
-                                const std::function<bool()>& interrupt, LaunchOutcome& outcome) {
+                                const std::function<bool()>& interrupt,
+                                const std::function<bool()>& notice, LaunchOutcome& outcome) {
   LaunchResult result;
   result.job = options.job;
   JobConfig& job = result.job;
@@ -109,6 +160,13 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
   std::error_code ec;
   std::filesystem::create_directories(options.run_dir, ec);
   if (ec) return UnavailableError(fmt::format("creating {}: {}", options.run_dir, ec.message()));
+  job.run_dir = options.run_dir;
+  for (const std::string name : {"stop", "stop-at"}) {
+    std::filesystem::remove(options.run_dir + "/" + name, ec);
+  }
+  for (int r = 0; r < world; ++r) {
+    std::filesystem::remove(fmt::format("{}/heartbeat-{}", options.run_dir, r), ec);
+  }
   const std::string job_path = options.run_dir + "/job.json";
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(job_path, JobToJson(job).dump(2) + "\n"));
   if (access(options.worker_binary.c_str(), X_OK) != 0) {
@@ -142,6 +200,7 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
     return s;
   }
   int running = world;
+  bool notice_sent = false;
   Status failure;
   // Reaps every worker that has exited; the first failure is the one reported, but a worker
   // killed by a signal is named in preference (its neighbours fail because it vanished).
@@ -157,6 +216,12 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
         failure =
             AbortedError(fmt::format("worker {} (stage {}, replica {}) was killed by signal {}", r,
                                      StageOf(job, r), ReplicaOf(job, r), WTERMSIG(status)));
+      } else if (WEXITSTATUS(status) == 255) {
+        outcome.lost_ranks.push_back(r);
+        failure = AbortedError(fmt::format(
+            "worker {} (stage {}, replica {}) was lost (exit 255: its host or connection went "
+            "away)",
+            r, StageOf(job, r), ReplicaOf(job, r)));
       } else if (WEXITSTATUS(status) != 0 && outcome.lost_ranks.empty()) {
         failure =
             AbortedError(fmt::format("worker {} (stage {}, replica {}) exited with code {}", r,
@@ -182,6 +247,27 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
       failure = CancelledError("the job was interrupted");
       break;
     }
+    if (notice && !notice_sent && notice()) {
+      // Rank 0 turns this into the step boundary every worker stops at (pipeline/runtime.cc).
+      notice_sent = true;
+      if (Status s = WriteFileAtomically(options.run_dir + "/stop", "notice\n"); !s.ok()) {
+        failure = s;
+        break;
+      }
+    }
+    if (options.heartbeat_timeout.count() > 0) {
+      for (int r = 0; r < world && failure.ok(); ++r) {
+        if (pids[r] <= 0) continue;
+        auto beat = ReadHeartbeat(options.run_dir, r);
+        if (beat && beat->second > static_cast<double>(options.heartbeat_timeout.count())) {
+          outcome.lost_ranks.push_back(r);
+          failure = AbortedError(
+              fmt::format("worker {} (stage {}, replica {}) was lost: no heartbeat for {:.1f} s", r,
+                          StageOf(job, r), ReplicaOf(job, r), beat->second));
+        }
+      }
+      if (!failure.ok()) break;
+    }
     if (Clock::now() - start > options.timeout) {
       failure = DeadlineExceededError(
           fmt::format("job did not finish within {} s", options.timeout.count()));
@@ -189,6 +275,7 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
     }
     if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  if (auto beat = ReadHeartbeat(options.run_dir, 0)) outcome.reached = beat->first;
   if (!failure.ok()) {
     StopAll(pids);
     return failure;
@@ -213,10 +300,12 @@ Result<LaunchResult> Launch(const LaunchOptions& options) {
   return std::move(*outcome.result);
 }
 
-LaunchOutcome LaunchWatched(const LaunchOptions& options, const std::function<bool()>& interrupt) {
+LaunchOutcome LaunchWatched(const LaunchOptions& options, const std::function<bool()>& interrupt,
+                            const std::function<bool()>& notice) {
   LaunchOutcome outcome;
   outcome.status = [&]() -> Status {
-    TESSERA_ASSIGN_OR_RETURN(LaunchResult r, LaunchImpl(options, interrupt, outcome));
+    TESSERA_ASSIGN_OR_RETURN(LaunchResult r, LaunchImpl(options, interrupt, notice, outcome));
+    if (!r.reports.empty()) outcome.stopped_at = r.reports[0].stopped_at;
     outcome.result = std::move(r);
     return Status::Ok();
   }();
@@ -286,7 +375,7 @@ SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerRep
       std::vector<double> ar, opt;
       for (size_t k = r.steps.size() > 1 ? 1 : 0; k < r.steps.size(); ++k) {
         ar.push_back(r.steps[k].allreduce_s);
-        opt.push_back(r.steps[k].wall_s - r.steps[k].pipeline_s - r.steps[k].allreduce_s);
+        opt.push_back(r.steps[k].optimizer_s);
       }
       cost.allreduce_s += Mean(ar) / job.replicas;
       cost.optimizer_s += std::max(0.0, Mean(opt)) / job.replicas;

@@ -34,6 +34,10 @@ struct LaunchOptions {
   std::vector<Host> hosts;            // empty: every worker on 127.0.0.1
   int base_port = 0;                  // rank r listens on base_port + r; 0: pick free local ports
   std::chrono::seconds timeout{600};  // the whole job
+  // A worker whose heartbeat file (<run_dir>/heartbeat-<rank>, refreshed twice a second) is
+  // older than this is lost (SIGSTOP, a frozen host); 0: no heartbeat check. The run directory
+  // must be shared with the hosts (it already holds the job description and the reports).
+  std::chrono::seconds heartbeat_timeout{0};
 };
 
 struct LaunchResult {
@@ -41,6 +45,11 @@ struct LaunchResult {
   std::vector<WorkerReport> reports;  // by rank
   double wall_s = 0;                  // process start to last exit
 };
+
+// The unit count of a model registered in a worker binary of the user's own
+// (pipeline/worker_cli.h): runs `worker_binary --count-units <spec as JSON>`. NOT_FOUND when the
+// binary does not know the model either.
+Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSpec& spec);
 
 // Starts every worker, waits for all of them and reads their reports. If one fails or the
 // timeout passes, the others are stopped (SIGTERM, then SIGKILL) and the error names the rank.
@@ -51,14 +60,23 @@ Result<LaunchResult> Launch(const LaunchOptions& options);
 struct LaunchOutcome {
   Status status;                       // OK, or why the job stopped
   std::optional<LaunchResult> result;  // when OK
-  // Ranks that died from a signal this launcher did not send (kill -9 of a worker, a machine
-  // gone): lost workers rather than failed ones. Empty when OK.
+  // Lost workers rather than failed ones: ranks that died from a signal this launcher did not
+  // send (kill -9, a machine gone), that exited with 255 (what ssh returns when the remote side
+  // dies or the connection drops), or whose heartbeat stopped. Empty when OK.
   std::vector<int> lost_ranks;
   bool interrupted = false;  // `interrupt` returned true; the workers were stopped
+  // The step boundary at which a preemption notice stopped the job (checkpoint written there,
+  // no step lost); -1 when it ran to the end or failed.
+  int64_t stopped_at = -1;
+  int64_t reached = -1;  // the step rank 0 was in when the launch ended (its heartbeat)
 };
 
-// Launch, polling `interrupt` (if set) every 20 ms while the workers run.
-LaunchOutcome LaunchWatched(const LaunchOptions& options, const std::function<bool()>& interrupt);
+// Launch, polling `interrupt` and `notice` (if set) every 20 ms while the workers run.
+// `interrupt` returning true stops the workers at once (steps since the last checkpoint are
+// lost); `notice` returning true asks them to checkpoint at the next step boundary and exit
+// (a preemption notice: nothing is lost).
+LaunchOutcome LaunchWatched(const LaunchOptions& options, const std::function<bool()>& interrupt,
+                            const std::function<bool()>& notice = nullptr);
 
 struct RunSummary {
   std::vector<double> losses;  // global mean loss per step (sum over last-stage replicas)

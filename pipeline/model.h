@@ -1,7 +1,8 @@
 // Models with cut points, and their data. A model is a sequence of units (the pieces between
-// cut points, Varuna's CutPoint); a stage runs a contiguous range of units. Every worker builds
-// the whole model from the same seed and keeps only its own units, so initial weights agree
-// without any exchange.
+// cut points, Varuna's CutPoint; pipeline/model_registry.h declares them); a stage runs a
+// contiguous range of units and builds only those: unit u's weights are drawn from a generator
+// seeded with (seed, u), so workers agree on initial weights without any exchange and a worker
+// holds only its own stage's parameters.
 //
 // Dropout is made repeatable by construction: before unit u runs on micro-batch i of step t,
 // the CPU generator is reseeded from (seed, t, i', u), where i' is the micro-batch's index in
@@ -19,14 +20,9 @@
 
 #include "core/status.h"
 #include "pipeline/job.h"
+#include "pipeline/model_registry.h"
 
 namespace tessera::pipeline {
-
-// One piece of a model between two cut points.
-class Unit : public torch::nn::Module {
- public:
-  virtual torch::Tensor Forward(const torch::Tensor& x) = 0;
-};
 
 // Identifies a micro-batch for dropout seeding.
 struct RngKey {
@@ -37,12 +33,19 @@ struct RngKey {
 
 class CutModel {
  public:
-  // Builds every unit with weights drawn from `seed`.
-  static Result<std::unique_ptr<CutModel>> Build(const ModelSpec& spec, uint64_t seed);
+  // Builds units [begin, end) of the model (end = -1: through the last unit); the others are
+  // never constructed.
+  static Result<std::unique_ptr<CutModel>> Build(const ModelSpec& spec, uint64_t seed,
+                                                 int begin = 0, int end = -1);
 
-  int num_units() const { return static_cast<int>(units_.size()); }
+  int num_units() const { return num_units_; }
+  int begin() const { return begin_; }
+  int end() const { return begin_ + static_cast<int>(units_.size()); }
+  // Bytes of every parameter this object holds (its units only).
+  double ParameterBytes() const;
+  // Parameters of an owned unit (begin() <= unit < end()).
   std::vector<torch::Tensor> UnitParameters(int unit) const;
-  // Runs units [begin, end) on x, reseeding dropout before each unit (see above).
+  // Runs owned units [begin, end) on x, reseeding dropout before each unit (see above).
   torch::Tensor ForwardRange(int begin, int end, torch::Tensor x, const RngKey& key);
   // Mean cross-entropy of the last unit's output against the targets.
   torch::Tensor Loss(const torch::Tensor& output, const torch::Tensor& target) const;
@@ -51,7 +54,9 @@ class CutModel {
  private:
   explicit CutModel(ModelSpec spec) : spec_(std::move(spec)) {}
   ModelSpec spec_;
-  std::vector<std::shared_ptr<Unit>> units_;
+  const ModelDefinition* definition_ = nullptr;
+  int num_units_ = 0, begin_ = 0;
+  std::vector<std::shared_ptr<Unit>> units_;  // units begin_ .. end() - 1
 };
 
 struct Batch {
@@ -59,16 +64,24 @@ struct Batch {
   torch::Tensor target;  // gpt: int64 [n, seq]; cnn: int64 [n]
 };
 
-// Deterministic training data: step t's global batch is samples (t * B + k) mod size, k < B.
+// Deterministic training data: with n training samples (all but the last spec.eval_samples),
+// step t's global batch is samples (t * B + k) mod n, k < B.
 class Dataset {
  public:
+  // Synthetic data for gpt and cnn; spec.text_path (characters) or spec.data_path (tokens or
+  // tensors, pipeline/job.h) when set. INVALID_ARGUMENT for a file that holds too few samples.
   static Result<std::unique_ptr<Dataset>> Create(const ModelSpec& spec, uint64_t seed);
   // Rows [first, first + count) of step `step`'s global batch of `global_batch` samples.
   Batch Rows(int64_t step, int global_batch, int first, int count) const;
+  // Held-out rows [first, first + count) (count clipped to what is left).
+  Batch EvalRows(int first, int count) const;
+  int64_t train_size() const { return train_size_; }
+  int64_t eval_size() const { return inputs_.size(0) - train_size_; }
 
  private:
   Dataset() = default;
-  torch::Tensor inputs_, targets_;  // all samples
+  torch::Tensor inputs_, targets_;  // all samples, the held-out ones last
+  int64_t train_size_ = 0;
 };
 
 }  // namespace tessera::pipeline

@@ -81,11 +81,12 @@ Result<int> ReadWorkerCount(const std::string& path) {
 
 Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
                                                             const std::vector<int>& sizes,
-                                                            uint64_t seed) {
+                                                            uint64_t seed,
+                                                            const std::string& optimizer) {
   if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
   std::vector<ProfiledMicroBatch> out;
   for (int m : sizes) {
-    TESSERA_ASSIGN_OR_RETURN(UnitProfile p, ProfileUnits(spec, m, 2, 5, seed));
+    TESSERA_ASSIGN_OR_RETURN(UnitProfile p, ProfileUnits(spec, m, 2, 5, seed, optimizer));
     out.push_back({m, std::move(p)});
   }
   return out;
@@ -161,20 +162,29 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
     job.steps = static_cast<int>(base.steps - done);
     job.resume_dir = done > 0 ? base.save_dir : "";
     job.checkpoint_every = o.checkpoint_every;
+    // The learning-rate schedule spans the whole run, whatever segment trains which steps.
+    if (job.schedule_steps == 0) job.schedule_steps = static_cast<int>(base.steps);
     launch.run_dir = fmt::format("{}/segment-{}", o.launch.run_dir, result.segments.size());
     Say(o, fmt::format("elastic: {} workers available; P={} D={} m={} (simulated {:.1f} "
                        "samples/s); {} at step {} of {}",
                        available, best.stages, best.replicas, best.micro_batch, best.samples_per_s,
                        done > 0 ? "resuming" : "starting", done, base.steps));
 
-    // Poll the workers file at most every 100 ms while the job runs.
+    // Poll the workers file and the notices at most every 100 ms while the job runs; either
+    // stops the job at the next step boundary, with a checkpoint there.
     auto last_poll = Clock::now();
     std::string change;
-    auto interrupt = [&]() -> bool {
-      if (o.workers_file.empty() || Clock::now() - last_poll < std::chrono::milliseconds(100)) {
-        return false;
-      }
+    auto notice = [&]() -> bool {
+      if (Clock::now() - last_poll < std::chrono::milliseconds(100)) return false;
       last_poll = Clock::now();
+      if (o.take_notices) {
+        if (const int n = o.take_notices(); n > 0) {
+          lost += n;
+          change = n == 1 ? "preemption notice" : fmt::format("{} preemption notices", n);
+          return true;
+        }
+      }
+      if (o.workers_file.empty()) return false;
       auto now = Stamp(o.workers_file);
       if (!now.ok() || *now == stamp) return false;  // unreadable mid-write: look again later
       stamp = *now;
@@ -183,12 +193,27 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
       change = fmt::format("workers file says {}", stamp.count);
       return true;
     };
-    LaunchOutcome outcome = LaunchWatched(launch, interrupt);
+    const auto launched = Clock::now();
+    LaunchOutcome outcome = LaunchWatched(launch, nullptr, notice);
+    segment.wall_s = std::chrono::duration<double>(Clock::now() - launched).count();
     segment.checkpoint = CheckpointStep(base.save_dir);
+    // Heartbeats carry global step indices: the step in progress when the launch ended.
+    segment.reached = std::max(segment.checkpoint, outcome.reached);
+    if (outcome.status.ok() && outcome.stopped_at >= 0) {
+      segment.reached = outcome.stopped_at;
+      segment.ended = change.empty() ? "stopped" : change;
+      auto summary = Summarize(outcome.result->job, outcome.result->reports);
+      if (summary.ok()) segment.losses = summary->losses;
+      Say(o, fmt::format("elastic: {}: every worker checkpointed at step {}", segment.ended,
+                         segment.checkpoint));
+      result.segments.push_back(std::move(segment));
+      continue;
+    }
     if (outcome.status.ok()) {
       TESSERA_ASSIGN_OR_RETURN(result.summary,
                                Summarize(outcome.result->job, outcome.result->reports));
       segment.ended = "finished";
+      segment.reached = base.steps;
       segment.losses = result.summary.losses;
       result.segments.push_back(std::move(segment));
       Say(o, fmt::format("elastic: finished {} steps in {} segment(s)", base.steps,
@@ -200,6 +225,7 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
     } else if (!outcome.lost_ranks.empty()) {
       lost += static_cast<int>(outcome.lost_ranks.size());
       segment.ended = fmt::format("worker {} lost", outcome.lost_ranks.front());
+      result.lost_steps += std::max<int64_t>(0, segment.reached - segment.checkpoint);
     } else {
       return outcome.status;
     }
@@ -218,10 +244,15 @@ nlohmann::json ElasticResultToJson(const ElasticResult& result) {
                         {"micro_batch", seg.config.micro_batch},
                         {"first_step", seg.first_step},
                         {"checkpoint", seg.checkpoint},
+                        {"reached", seg.reached},
+                        {"wall_s", seg.wall_s},
                         {"ended", seg.ended},
                         {"losses", seg.losses}});
   }
-  return {{"segments", segments}, {"samples_per_s", result.summary.samples_per_s}};
+  return {{"segments", segments},
+          {"samples_per_s", result.summary.samples_per_s},
+          {"lost_steps", result.lost_steps},
+          {"morphs", std::max<int>(0, static_cast<int>(result.segments.size()) - 1)}};
 }
 
 }  // namespace tessera::pipeline

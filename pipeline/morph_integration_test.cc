@@ -1,7 +1,9 @@
 // End-to-end job morphing: a real `pipeline-launch --elastic` with real pipeline-worker
-// processes on loopback. One worker is killed with SIGKILL (or the workers file grows) in the
-// middle of the run; the job must restart from its newest checkpoint with a configuration for
-// the new worker count, finish every step, and train exactly as an uninterrupted run would.
+// processes on loopback. One worker is killed with SIGKILL (directly, or behind an ssh-like
+// wrapper that turns the death into exit 255), a spot-style notice file appears, or the workers
+// file grows in the middle of the run; the job must restart with a configuration for the new
+// worker count, finish every step, and train exactly as an uninterrupted run would. With the
+// notice, no step may be trained twice.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -18,6 +20,7 @@
 #include <thread>
 
 #include "core/file.h"
+#include "fmt/format.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/runtime.h"
 
@@ -28,8 +31,9 @@ constexpr double kTolerance = 1e-5;
 constexpr int kSteps = 100;
 constexpr int kKillAfter = 6;  // act once a checkpoint at this step or later is complete
 // The whole model's parameter state (weights, gradients, momentum) is estimated at about
-// 0.35 MB, half of it about 0.18 MB: this limit keeps every configuration a pipeline (P >= 2),
-// so a morph changes the pipeline and the data parallelism, not only D.
+// 0.35 MB, half of it about 0.18 MB: this limit (with --worker-base-mb 0, counting only the
+// model) keeps every configuration a pipeline (P >= 2), so a morph changes the pipeline and the
+// data parallelism, not only D.
 constexpr char kMemoryLimitMb[] = "0.3";
 
 namespace fs = std::filesystem;
@@ -66,7 +70,21 @@ JobConfig Model() {
   return job;
 }
 
-pid_t StartElastic(const fs::path& dir) {
+// The source tree: TESSERA_SOURCE_DIR, else three levels above this binary
+// (<source>/build/<preset>/tests/<binary>).
+std::string SourceDir() {
+  const char* dir = std::getenv("TESSERA_SOURCE_DIR");
+  if (dir) return dir;
+  return std::filesystem::canonical("/proc/self/exe")
+      .parent_path()
+      .parent_path()
+      .parent_path()
+      .parent_path()
+      .string();
+}
+
+pid_t StartElastic(const fs::path& dir, std::vector<std::string> extra = {},
+                   int checkpoint_every = 2) {
   const JobConfig job = Model();
   std::vector<std::string> args = {Binary("pipeline-launch"),
                                    "--elastic",
@@ -78,8 +96,10 @@ pid_t StartElastic(const fs::path& dir) {
                                    "0",
                                    "--memory-limit-mb",
                                    kMemoryLimitMb,
+                                   "--worker-base-mb",
+                                   "0",
                                    "--checkpoint-every",
-                                   "2",
+                                   std::to_string(checkpoint_every),
                                    "--save-dir",
                                    (dir / "ckpt").string(),
                                    "--run-dir",
@@ -112,6 +132,7 @@ pid_t StartElastic(const fs::path& dir) {
                                    "0.9",
                                    "--seed",
                                    std::to_string(job.seed)};
+  args.insert(args.end(), extra.begin(), extra.end());
   const std::string log = (dir / "launch.log").string();
   pid_t pid = fork();
   if (pid == 0) {
@@ -134,6 +155,18 @@ bool WaitForCheckpoint(const fs::path& dir, int64_t step, pid_t launcher) {
   while (std::chrono::steady_clock::now() < give_up) {
     auto latest = LatestCompleteCheckpoint(dir / "ckpt");
     if (latest.ok() && *latest >= step) return true;
+    if (waitpid(launcher, nullptr, WNOHANG) == launcher) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return false;
+}
+
+// Waits until rank 0 of the first segment is in step `step` or later (its heartbeat file).
+bool WaitForStep(const fs::path& dir, int64_t step, pid_t launcher) {
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  while (std::chrono::steady_clock::now() < give_up) {
+    auto text = ReadFile(dir / "run" / "segment-0" / "heartbeat-0");
+    if (text.ok() && std::atoll(text->c_str()) >= step) return true;
     if (waitpid(launcher, nullptr, WNOHANG) == launcher) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
@@ -248,6 +281,101 @@ TEST(Morph, GrowsWhenWorkersReturn) {
   EXPECT_EQ(last.at("workers").get<int>(), 4);
   EXPECT_GT(last.at("stages").get<int>() * last.at("replicas").get<int>(), 2);
   ExpectUninterruptedTrajectory(dir, last);
+  fs::remove_all(dir);
+}
+
+// Workers behind an ssh-like wrapper (pipeline/testdata/ssh-like: exit 255 when the command
+// dies by a signal, as OpenSSH reports a remote death or a dropped connection). Killing the
+// worker itself, not the wrapper, must be reported as that worker lost, and the job morphs.
+TEST(Morph, RemoteWorkerKilledBehindSshWrapperIsLost) {
+  const fs::path dir = TempDir("ssh");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const std::string wrapper = SourceDir() + "/pipeline/testdata/ssh-like";
+  ASSERT_TRUE(
+      WriteFileAtomically(dir / "hosts", "127.0.0.1 " + wrapper + "\n127.0.0.1 " + wrapper + "\n")
+          .ok());
+  const pid_t launcher = StartElastic(dir, {"--hosts", (dir / "hosts").string()});
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
+  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
+  ASSERT_TRUE(pids.ok()) << pids.status();
+  std::istringstream lines(*pids);
+  int rank = -1;
+  pid_t wrapper_pid = -1;
+  while (lines >> rank >> wrapper_pid && rank != 2) {
+  }
+  ASSERT_EQ(rank, 2) << *pids;
+  // The worker is the wrapper's child: kill it, not the wrapper.
+  auto children = ReadFile(fmt::format("/proc/{}/task/{}/children", wrapper_pid, wrapper_pid));
+  ASSERT_TRUE(children.ok()) << children.status();
+  const pid_t worker = std::atoi(children->c_str());
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto& segments = json.at("segments");
+  ASSERT_GE(segments.size(), 2u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 2 lost") << Log(dir);
+  EXPECT_EQ(segments.back().at("workers").get<int>(), 3);
+  ExpectUninterruptedTrajectory(dir, segments.back());
+  fs::remove_all(dir);
+}
+
+// A worker that stops without dying (SIGSTOP: a frozen host) is found by its heartbeat: the
+// job reports that worker lost and morphs, instead of waiting for the transport's deadlines.
+TEST(Morph, StoppedWorkerIsLostByHeartbeat) {
+  const fs::path dir = TempDir("frozen");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const pid_t launcher = StartElastic(dir, {"--heartbeat-timeout", "5"});
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
+  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
+  ASSERT_TRUE(pids.ok()) << pids.status();
+  std::istringstream lines(*pids);
+  int rank = -1;
+  pid_t victim = -1;
+  while (lines >> rank >> victim && rank != 3) {
+  }
+  ASSERT_EQ(rank, 3) << *pids;
+  ASSERT_EQ(kill(victim, SIGSTOP), 0);
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto& segments = json.at("segments");
+  ASSERT_GE(segments.size(), 2u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 3 lost") << Log(dir);
+  EXPECT_NE(Log(dir).find("no heartbeat"), std::string::npos) << Log(dir);
+  EXPECT_EQ(segments.back().at("workers").get<int>(), 3);
+  ExpectUninterruptedTrajectory(dir, segments.back());
+  fs::remove_all(dir);
+}
+
+// A spot notice (a file appearing, the way cloud preemption warnings arrive): every worker
+// checkpoints at the next step boundary, the job morphs to one worker fewer and resumes there.
+// Periodic checkpoints are off (every 1000 steps), so any step trained twice would show.
+TEST(Morph, SpotNoticeCheckpointsAtTheNextStepAndLosesNothing) {
+  const fs::path dir = TempDir("notice");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const pid_t launcher =
+      StartElastic(dir, {"--notice-file", (dir / "notice").string()}, /*checkpoint_every=*/1000);
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForStep(dir, kKillAfter, launcher)) << Log(dir);
+  ASSERT_TRUE(WriteFileAtomically(dir / "notice", "terminate\n").ok());
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+  EXPECT_FALSE(fs::exists(dir / "notice")) << "the notice is consumed";
+  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto& segments = json.at("segments");
+  ASSERT_EQ(segments.size(), 2u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "preemption notice");
+  const int64_t stopped = segments[0].at("checkpoint").get<int64_t>();
+  EXPECT_GE(stopped, kKillAfter);
+  EXPECT_EQ(segments[0].at("reached").get<int64_t>(), stopped) << "no step trained past it";
+  EXPECT_EQ(segments[1].at("first_step").get<int64_t>(), stopped);
+  EXPECT_EQ(json.at("lost_steps").get<int64_t>(), 0);
+  EXPECT_EQ(json.at("morphs").get<int>(), 1);
+  EXPECT_EQ(segments[1].at("workers").get<int>(), 3);
+  // The first segment's losses and the second's together are one uninterrupted run.
+  EXPECT_EQ(static_cast<int64_t>(segments[0].at("losses").size()), stopped);
+  ExpectUninterruptedTrajectory(dir, segments[1]);
   fs::remove_all(dir);
 }
 

@@ -1,15 +1,25 @@
-// End-to-end: real pipeline-worker processes on loopback, checked against single-process
-// training on the same global batches.
+// End-to-end: real pipeline-worker processes on loopback, checked against an independent
+// reference: the same model written again in PyTorch (pipeline/testdata/reference.py, run by
+// Debian's /usr/bin/python3 with torch 1.13.1), trained with torch.optim on the same global
+// batches from the pipeline's initial weights. Parameters are read from the checkpoint files the
+// pipeline itself wrote (a missing file fails the test).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <iostream>
+#include <random>
 
+#include "core/file.h"
+#include "nlohmann/json.hpp"
 #include "pipeline/checkpoint.h"
 #include "pipeline/launcher.h"
 #include "pipeline/partition.h"
+#include "pipeline/profile.h"
 #include "pipeline/runtime.h"
 
 namespace tessera::pipeline {
@@ -23,11 +33,76 @@ std::string WorkerBinary() {
   return std::string(dir ? dir : "bin") + "/pipeline-worker";
 }
 
+// The source tree: TESSERA_SOURCE_DIR, else three levels above this binary
+// (<source>/build/<preset>/tests/<binary>).
+std::string SourceDir() {
+  const char* dir = std::getenv("TESSERA_SOURCE_DIR");
+  if (dir) return dir;
+  return std::filesystem::canonical("/proc/self/exe")
+      .parent_path()
+      .parent_path()
+      .parent_path()
+      .parent_path()
+      .string();
+}
+
 std::filesystem::path TempDir(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() /
            ("pipeline_it_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(p);
   return p;
+}
+
+// Data files and fixtures shared by the tests of this process, removed when they end.
+std::vector<std::filesystem::path>& SharedFiles() {
+  static std::vector<std::filesystem::path> files;
+  return files;
+}
+class RemoveSharedFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const auto& p : SharedFiles()) std::filesystem::remove_all(p);
+  }
+};
+[[maybe_unused]] const auto* const kRemoveSharedFiles =
+    ::testing::AddGlobalTestEnvironment(new RemoveSharedFiles);
+
+// A learnable token stream (each token an affine function of the previous one, 10 % noise),
+// written as uint16 tokens: the pipeline and the reference both read it.
+std::string TokenFile(int vocab) {
+  static std::string path;
+  if (!path.empty()) return path;
+  path = (TempDir("tokens") += ".bin").string();
+  SharedFiles().push_back(path);
+  std::mt19937 rng(5);
+  std::string bytes;
+  uint16_t t = 1;
+  for (int i = 0; i < 8 * 64 + 1; ++i) {
+    t = (rng() % 10 == 0) ? static_cast<uint16_t>(rng() % vocab)
+                          : static_cast<uint16_t>((5 * t + 3) % vocab);
+    bytes.append(reinterpret_cast<const char*>(&t), 2);
+  }
+  EXPECT_TRUE(WriteFileAtomically(path, bytes).ok());
+  return path;
+}
+
+std::string ReferenceScript() { return SourceDir() + "/pipeline/testdata/reference.py"; }
+
+// Runs reference.py with `args`; fails the test on a non-zero exit.
+void RunPython(const std::string& args) {
+  const std::string cmd = "/usr/bin/python3 " + ReferenceScript() + " " + args;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+}
+
+std::string CnnData() {
+  static std::string dir;
+  if (dir.empty()) {
+    dir = TempDir("cnn_data").string();
+    std::filesystem::create_directories(dir);
+    SharedFiles().push_back(dir);
+    RunPython("export-cnn-data " + dir);
+  }
+  return dir + "/cnn.pt";
 }
 
 JobConfig Gpt(ScheduleKind kind, int stages, int replicas) {
@@ -38,7 +113,8 @@ JobConfig Gpt(ScheduleKind kind, int stages, int replicas) {
   job.model.heads = 2;
   job.model.vocab = 32;
   job.model.seq_len = 8;
-  job.model.dropout = 0.1;  // exercises the recompute's dropout repeat
+  job.model.dropout = 0.0;
+  job.model.data_path = TokenFile(job.model.vocab);
   job.schedule = kind;
   job.stages = stages;
   job.replicas = replicas;
@@ -47,6 +123,7 @@ JobConfig Gpt(ScheduleKind kind, int stages, int replicas) {
   job.steps = kSteps;
   job.lr = 0.05;
   job.momentum = 0.9;
+  job.lr_schedule = "constant";
   job.seed = 7;
   job.timeout_ms = 60000;
   job.boundaries = *UniformPartition(NumUnits(job.model), stages);
@@ -59,8 +136,32 @@ JobConfig Cnn(ScheduleKind kind, int stages, int replicas) {
   job.model.layers = 2;  // 3 units
   job.model.width = 4;
   job.model.image = 8;
-  job.model.dropout = 0.0;
-  job.model.dataset_size = 32;  // revisited every two steps, so 20 steps visibly learn
+  job.model.data_path = CnnData();  // 32 samples: revisited every two steps
+  job.boundaries = *UniformPartition(NumUnits(job.model), stages);
+  return job;
+}
+
+// The TorchScript fixture: an nn.Sequential of four units exported by reference.py.
+JobConfig Script(int stages, int replicas) {
+  static std::string dir;
+  if (dir.empty()) {
+    dir = TempDir("script").string();
+    std::filesystem::create_directories(dir);
+    SharedFiles().push_back(dir);
+    RunPython("export-mlp " + dir);
+  }
+  JobConfig job = Gpt(ScheduleKind::kVaruna, stages, replicas);
+  job.model.kind = "torchscript";
+  job.model.script_path = dir + "/model.pt";
+  job.model.data_path = dir + "/data.pt";
+  job.model.eval_samples = 64;
+  EXPECT_TRUE(ResolveModel(job.model).ok());
+  job.optimizer = "adamw";
+  job.lr = 0.01;
+  job.weight_decay = 0.01;
+  job.clip_norm = 0.5;
+  job.lr_schedule = "knee";
+  job.eval_every = 5;
   job.boundaries = *UniformPartition(NumUnits(job.model), stages);
   return job;
 }
@@ -74,10 +175,11 @@ double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(diff) / std::max(std::sqrt(norm), 1e-12);
 }
 
-Result<LaunchResult> RunPipeline(const JobConfig& job, const std::string& name) {
+Result<LaunchResult> RunPipeline(const JobConfig& job, const std::string& name,
+                                 const std::string& worker = WorkerBinary()) {
   LaunchOptions options;
   options.job = job;
-  options.worker_binary = WorkerBinary();
+  options.worker_binary = worker;
   options.run_dir = TempDir(name).string();
   options.timeout = std::chrono::seconds(120);
   auto result = Launch(options);
@@ -85,8 +187,66 @@ Result<LaunchResult> RunPipeline(const JobConfig& job, const std::string& name) 
   return result;
 }
 
-// Losses step by step, then every parameter and momentum buffer of the saved checkpoint.
-void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const ReferenceRun& ref,
+struct Reference {
+  std::vector<double> losses;
+  std::vector<std::vector<std::vector<float>>> units;  // unit, tensor, values
+};
+
+// Trains `job` from step 0 in PyTorch from the pipeline's initial weights (built per unit from
+// the seed as every worker does; the TorchScript model carries its own).
+Reference PythonReference(const JobConfig& job, int steps, const std::string& name) {
+  Reference ref;
+  const std::filesystem::path dir = TempDir(name + "_ref");
+  std::filesystem::create_directories(dir);
+  nlohmann::json spec = {{"model", job.model.kind == "torchscript" ? "mlp" : job.model.kind},
+                         {"script", job.model.script_path},
+                         {"data", job.model.data_path},
+                         {"eval_samples", job.model.eval_samples},
+                         {"global_batch", job.global_batch},
+                         {"steps", steps},
+                         {"optimizer", job.optimizer},
+                         {"lr", job.lr},
+                         {"momentum", job.momentum},
+                         {"weight_decay", job.weight_decay},
+                         {"clip_norm", job.clip_norm},
+                         {"schedule", job.lr_schedule},
+                         {"width", job.model.width},
+                         {"heads", job.model.heads},
+                         {"layers", job.model.layers},
+                         {"vocab", job.model.vocab},
+                         {"seq_len", job.model.seq_len},
+                         {"image", job.model.image},
+                         {"classes", job.model.classes},
+                         {"out", (dir / "out.json").string()}};
+  if (job.model.kind != "torchscript") {
+    // The initial weights, as every worker builds them (per-unit seeds), written in the
+    // checkpoint format for reference.py to load.
+    JobConfig init = job;
+    init.steps = 0;
+    init.first_step = 0;
+    init.resume_dir.clear();
+    auto initial = TrainReference(init, 0);
+    EXPECT_TRUE(initial.ok()) << initial.status();
+    if (!initial.ok()) return ref;
+    for (int u = 0; u < NumUnits(job.model); ++u) {
+      EXPECT_TRUE(WriteUnitState(dir / "init", 0, u, initial->units[u]).ok());
+    }
+    spec["init"] = CheckpointDir(dir / "init", 0).string();
+  }
+  EXPECT_TRUE(WriteFileAtomically((dir / "spec.json").string(), spec.dump()).ok());
+  RunPython("train " + (dir / "spec.json").string());
+  auto text = ReadFile((dir / "out.json").string());
+  EXPECT_TRUE(text.ok()) << text.status();
+  if (!text.ok()) return ref;
+  auto j = nlohmann::json::parse(*text);
+  ref.losses = j.at("losses").get<std::vector<double>>();
+  ref.units = j.at("units").get<std::vector<std::vector<std::vector<float>>>>();
+  std::filesystem::remove_all(dir);
+  return ref;
+}
+
+// Losses step by step, then every parameter of the checkpoint the pipeline wrote at its end.
+void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Reference& ref,
                         size_t first_loss = 0) {
   auto summary = Summarize(run.job, run.reports);
   ASSERT_TRUE(summary.ok()) << summary.status();
@@ -99,72 +259,160 @@ void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Ref
         << "step " << first_loss + k << ": pipeline " << summary->losses[k] << " vs " << want;
   }
   EXPECT_LT(ref.losses.back(), ref.losses.front()) << "the model should learn";
-  const int64_t done = job.first_step + job.steps;
-  auto step = LatestCompleteCheckpoint(job.save_dir);
-  ASSERT_TRUE(step.ok()) << step.status();
-  ASSERT_EQ(*step, static_cast<int64_t>(ref.losses.size()));
-  (void)done;
+  const int64_t done = static_cast<int64_t>(ref.losses.size());
+  ASSERT_EQ(static_cast<int>(ref.units.size()), NumUnits(job.model));
   for (int u = 0; u < NumUnits(job.model); ++u) {
-    auto state = ReadUnitState(job.save_dir, *step, u);
+    auto state = ReadUnitState(job.save_dir, done, u);  // fails if the pipeline wrote none
     ASSERT_TRUE(state.ok()) << state.status();
-    ASSERT_EQ(state->params.size(), ref.units[u].params.size());
+    ASSERT_EQ(state->params.size(), ref.units[u].size()) << "unit " << u;
     for (size_t k = 0; k < state->params.size(); ++k) {
-      EXPECT_EQ(state->params[k].shape, ref.units[u].params[k].shape);
-      const double e = RelativeError(state->params[k].values, ref.units[u].params[k].values);
+      ASSERT_EQ(state->params[k].values.size(), ref.units[u][k].size());
+      const double e = RelativeError(state->params[k].values, ref.units[u][k]);
       worst_param = std::max(worst_param, e);
       EXPECT_LT(e, kTolerance) << "unit " << u << " parameter " << k;
-      EXPECT_LT(RelativeError(state->momentum[k].values, ref.units[u].momentum[k].values),
-                kTolerance)
-          << "unit " << u << " momentum " << k;
     }
   }
-  std::cout << "largest relative error: loss " << worst_loss << ", parameters " << worst_param
-            << "\n";
+  std::cout << "largest relative error against PyTorch: loss " << worst_loss << ", parameters "
+            << worst_param << "\n";
 }
 
 struct Case {
   std::string name;
-  JobConfig job;
-  int reference_micro_batch;  // 0: one forward over the global batch
+  std::function<JobConfig()> make;  // called in the test: it writes data files
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
-class PipelineMatchesSingleProcess : public ::testing::TestWithParam<Case> {};
+class PipelineMatchesPyTorch : public ::testing::TestWithParam<Case> {};
 
-TEST_P(PipelineMatchesSingleProcess, LossesAndParameters) {
-  Case c = GetParam();
-  c.job.save_dir = TempDir(c.name + "_ckpt").string();
-  auto ref = TrainReference(c.job, c.reference_micro_batch);
-  ASSERT_TRUE(ref.ok()) << ref.status();
-  auto run = RunPipeline(c.job, c.name);
+TEST_P(PipelineMatchesPyTorch, LossesAndParameters) {
+  const Case& c = GetParam();
+  JobConfig job = c.make();
+  job.save_dir = TempDir(c.name + "_ckpt").string();
+  Reference ref = PythonReference(job, job.steps, c.name);
+  auto run = RunPipeline(job, c.name);
   ASSERT_TRUE(run.ok()) << run.status();
-  ExpectSameTraining(c.job, *run, *ref);
-  if (c.job.schedule == ScheduleKind::kVaruna && c.job.stages > 1) {
+  ExpectSameTraining(job, *run, ref);
+  if (job.schedule == ScheduleKind::kVaruna && job.stages > 1) {
     // Non-last stages front-load forwards: the first step starts with F0 F1.
     EXPECT_EQ(run->reports[0].first_step_order.rfind("F0 F1", 0), 0u)
         << run->reports[0].first_step_order;
   }
-  std::filesystem::remove_all(c.job.save_dir);
+  std::filesystem::remove_all(job.save_dir);
+}
+
+// Adam on the CNN, not the GPT: the attention's key bias has an analytically zero gradient, and
+// Adam normalizes the float noise left in it, so that one tensor drifts apart from PyTorch by
+// ~1e-3 relative (the losses still agree to 1e-7).
+JobConfig WithAdam(JobConfig job) {
+  job.optimizer = "adam";
+  job.lr = 0.01;
+  job.clip_norm = 1.0;
+  job.lr_schedule = "knee";
+  return job;
 }
 
 INSTANTIATE_TEST_SUITE_P(
-    Schedules, PipelineMatchesSingleProcess,
-    ::testing::Values(Case{"varuna_gpt_p2d2", Gpt(ScheduleKind::kVaruna, 2, 2), 2},
-                      Case{"gpipe_gpt_p2d2", Gpt(ScheduleKind::kGPipe, 2, 2), 2},
-                      Case{"1f1b_gpt_p2d2", Gpt(ScheduleKind::kOneFOneB, 2, 2), 2},
-                      Case{"varuna_gpt_p4d1", Gpt(ScheduleKind::kVaruna, 4, 1), 2},
-                      Case{"varuna_cnn_p3d1", Cnn(ScheduleKind::kVaruna, 3, 1), 0},
-                      Case{"gpipe_cnn_p3d1", Cnn(ScheduleKind::kGPipe, 3, 1), 0},
-                      Case{"1f1b_cnn_p2d2", Cnn(ScheduleKind::kOneFOneB, 2, 2), 0}),
+    Schedules, PipelineMatchesPyTorch,
+    ::testing::Values(Case{"varuna_gpt_p2d2", [] { return Gpt(ScheduleKind::kVaruna, 2, 2); }},
+                      Case{"gpipe_gpt_p2d2", [] { return Gpt(ScheduleKind::kGPipe, 2, 2); }},
+                      Case{"1f1b_gpt_p2d2", [] { return Gpt(ScheduleKind::kOneFOneB, 2, 2); }},
+                      Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
+                      Case{"varuna_cnn_p3d1", [] { return Cnn(ScheduleKind::kVaruna, 3, 1); }},
+                      Case{"1f1b_cnn_p2d2", [] { return Cnn(ScheduleKind::kOneFOneB, 2, 2); }},
+                      Case{"adam_clip_knee_cnn_p2d2",
+                           [] { return WithAdam(Cnn(ScheduleKind::kVaruna, 2, 2)); }},
+                      Case{"torchscript_p2d1", [] { return Script(2, 1); }},
+                      Case{"torchscript_p2d2", [] { return Script(2, 2); }}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
-// Saved with P=4, D=1 after 10 steps; resumed with P=2, D=2 for 10 more: the same losses and
-// parameters as 20 uninterrupted steps.
-TEST(Checkpoint, ResumesWithDifferentStagesAndReplicas) {
-  JobConfig full = Gpt(ScheduleKind::kVaruna, 4, 1);
-  auto ref = TrainReference(full, full.micro_batch);
+// Dropout masks are keyed by (seed, step, micro-batch, unit), so the pipeline with dropout
+// matches single-process training with the same micro-batches. The reference here is the
+// in-process torch::optim loop (TrainReference), which shares the model classes and keys: it
+// checks the keying, not the model (the cases above do that against PyTorch).
+TEST(Dropout, PipelineRepeatsTheSingleProcessMasks) {
+  JobConfig job = Gpt(ScheduleKind::kVaruna, 2, 2);
+  job.model.dropout = 0.1;
+  job.save_dir = TempDir("dropout_ckpt").string();
+  auto ref = TrainReference(job, job.micro_batch);
   ASSERT_TRUE(ref.ok()) << ref.status();
+  auto run = RunPipeline(job, "dropout");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto summary = Summarize(run->job, run->reports);
+  ASSERT_TRUE(summary.ok());
+  ASSERT_EQ(summary->losses.size(), ref->losses.size());
+  for (size_t k = 0; k < ref->losses.size(); ++k) {
+    EXPECT_LT(std::abs(summary->losses[k] - ref->losses[k]) / ref->losses[k], kTolerance) << k;
+  }
+  auto state = ReadUnitState(job.save_dir, kSteps, 1);
+  ASSERT_TRUE(state.ok()) << state.status();
+  EXPECT_LT(RelativeError(state->params[4].values, ref->units[1].params[4].values), kTolerance);
+  std::filesystem::remove_all(job.save_dir);
+}
+
+// A model of the user's own, registered in a worker binary of its own
+// (pipeline/example_worker_main.cc): the launcher learns its unit count from that binary, and
+// P = 2 trains the same losses as single-process training (P = 1) with Adam, clipping, Knee.
+TEST(RegisteredModel, TrainsThroughItsOwnWorkerBinary) {
+  const std::string worker =
+      std::string(std::getenv("TESSERA_BIN_DIR") ? std::getenv("TESSERA_BIN_DIR") : "bin") +
+      "/pipeline-example-worker";
+  JobConfig job = Script(1, 1);  // its data file: 8 features, 4 classes
+  job.model.kind = "residual-mlp";
+  job.model.script_path.clear();
+  job.model.layers = 2;
+  job.model.width = 16;
+  job.model.classes = 4;
+  job.model.units = 0;
+  EXPECT_EQ(ResolveModel(job.model).code(), StatusCode::kNotFound);  // not in this binary
+  auto units = CountUnitsWithWorker(worker, job.model);
+  ASSERT_TRUE(units.ok()) << units.status();
+  ASSERT_EQ(*units, 4);
+  job.model.units = *units;
+  job.boundaries = {0, 4};
+  auto single = RunPipeline(job, "registered_p1", worker);
+  ASSERT_TRUE(single.ok()) << single.status();
+  JobConfig piped = job;
+  piped.stages = 2;
+  piped.boundaries = {0, 2, 4};
+  auto run = RunPipeline(piped, "registered_p2", worker);
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto a = Summarize(single->job, single->reports), b = Summarize(run->job, run->reports);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_EQ(a->losses.size(), static_cast<size_t>(kSteps));
+  for (size_t k = 0; k < a->losses.size(); ++k) {
+    EXPECT_LT(std::abs(a->losses[k] - b->losses[k]) / a->losses[k], kTolerance) << k;
+  }
+  EXPECT_LT(a->losses.back(), a->losses.front());
+  // Held-out evaluation ran every 5 steps on the last stage.
+  EXPECT_FALSE(std::isnan(run->reports[1].steps[4].eval_loss));
+  EXPECT_TRUE(std::isnan(run->reports[1].steps[3].eval_loss));
+}
+
+// A stage constructs only its own units: the parameters each worker built are its stage's, and
+// they add up to the model's.
+TEST(StageLocal, WorkersHoldOnlyTheirUnits) {
+  JobConfig job = Gpt(ScheduleKind::kVaruna, 2, 1);
+  job.steps = 2;
+  auto run = RunPipeline(job, "stage_local");
+  ASSERT_TRUE(run.ok()) << run.status();
+  auto profile = ProfileUnits(job.model, 2, 0, 1, job.seed);
+  ASSERT_TRUE(profile.ok());
+  const auto& pb = profile->param_bytes;
+  EXPECT_DOUBLE_EQ(run->reports[0].parameter_bytes, pb[0] + pb[1]);
+  EXPECT_DOUBLE_EQ(run->reports[1].parameter_bytes, pb[2] + pb[3]);
+  EXPECT_DOUBLE_EQ(run->reports[0].gradient_bytes, pb[0] + pb[1]);
+  EXPECT_DOUBLE_EQ(run->reports[1].gradient_bytes, pb[2] + pb[3]);
+  EXPECT_GT(run->reports[0].peak_rss_bytes, 0);
+}
+
+// The TorchScript model with AdamW, clipping and Knee: saved with P=4, D=1 after 10 steps;
+// resumed with P=2, D=2 for 10 more: the same losses and parameters as 20 uninterrupted steps
+// of PyTorch.
+TEST(Checkpoint, ResumesWithDifferentStagesAndReplicas) {
+  JobConfig full = Script(4, 1);  // AdamW: both moments must come back from the checkpoint
+  full.schedule_steps = kSteps;
+  Reference ref = PythonReference(full, kSteps, "resume");
 
   const std::string dir = TempDir("resume_ckpt").string();
   JobConfig first = full;
@@ -174,14 +422,15 @@ TEST(Checkpoint, ResumesWithDifferentStagesAndReplicas) {
   ASSERT_TRUE(run1.ok()) << run1.status();
   ASSERT_EQ(*LatestCompleteCheckpoint(dir), kSteps / 2);
 
-  JobConfig second = Gpt(ScheduleKind::kVaruna, 2, 2);
+  JobConfig second = Script(2, 2);
+  second.schedule_steps = kSteps;
   second.steps = kSteps / 2;
   second.resume_dir = dir;
   second.save_dir = dir;
   auto run2 = RunPipeline(second, "resume_second");
   ASSERT_TRUE(run2.ok()) << run2.status();
   EXPECT_EQ(run2->reports[0].steps.front().step, kSteps / 2);
-  ExpectSameTraining(second, *run2, *ref, kSteps / 2);
+  ExpectSameTraining(second, *run2, ref, kSteps / 2);
   std::filesystem::remove_all(dir);
 }
 

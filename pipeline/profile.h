@@ -11,6 +11,7 @@
 // This header is torch-free; the implementation lives with the models (pipeline/model.cc).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/status.h"
@@ -30,12 +31,24 @@ struct UnitProfile {
   std::vector<double> param_bytes;
   // Bytes of the model's input for one micro-batch (what stage 0 holds per micro-batch).
   double input_bytes = 0;
+  // Per unit, seconds of one optimizer update of its parameters (median), charged once per
+  // step after the all-reduce.
+  std::vector<double> optimizer_s;
+  // Per unit, bytes the forward with autograd keeps for the backward, for one micro-batch
+  // (growth of the heap in use while the output is held, glibc's mallinfo2): the attention
+  // scores and MLP hidden layers that output_bytes does not see. Empty in older profiles.
+  std::vector<double> activation_bytes;
 };
 
 // Times every unit of `spec` on micro-batches of `micro_batch` samples: `warmup` untimed
-// micro-batches, then `timed` ones. INVALID_ARGUMENT for a bad spec or counts.
+// micro-batches, then `timed` ones, and `timed` updates of `optimizer` (pipeline/job.h) per
+// unit. INVALID_ARGUMENT for a bad spec or counts.
 Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
-                                 uint64_t seed);
+                                 uint64_t seed, const std::string& optimizer = "sgd");
+
+// Fills spec.units for a torchscript or registered model (pipeline/model_registry.h; gpt and cnn
+// count their own). NOT_FOUND for an unknown model, INVALID_ARGUMENT for one that cannot load.
+Status ResolveModel(ModelSpec& spec);
 
 // A unit's cost for partitioning: forward, the recompute when the schedule recomputes (Varuna,
 // GPipe), and backward.

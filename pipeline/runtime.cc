@@ -1,14 +1,23 @@
 #include "pipeline/runtime.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <thread>
 
+#include "core/file.h"
 #include "fmt/format.h"
+#include "lr/schedule_spec.h"
 #include "pipeline/allreduce.h"
 #include "pipeline/model.h"
+#include "pipeline/optimizer.h"
 #include "pipeline/transport.h"
 #include "spdlog/spdlog.h"
 
@@ -20,7 +29,15 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-enum MessageKind : uint64_t { kActivation = 1, kGradient = 2, kAllreduce = 3 };
+enum MessageKind : uint64_t {
+  kActivation = 1,
+  kGradient = 2,
+  kAllreduce = 3,
+  kLossSum = 4,   // the last stage's replicas sum their losses
+  kNormUp = 5,    // squared gradient norms summed down the pipeline...
+  kNormDown = 6,  // ...and the total sent back
+  kEval = 7,      // held-out activations
+};
 // step in the high bits, then the kind, then the micro-batch (M < 2^20).
 uint64_t Tag(int64_t step, MessageKind kind, int index) {
   return (static_cast<uint64_t>(step) << 24) | (static_cast<uint64_t>(kind) << 20) |
@@ -70,59 +87,7 @@ Result<torch::Tensor> DecodeTensor(const std::string& bytes) {
   return t;
 }
 
-TensorData ToData(const torch::Tensor& t) {
-  torch::Tensor c = t.detach().to(torch::kFloat).contiguous();
-  TensorData d;
-  d.shape.assign(c.sizes().begin(), c.sizes().end());
-  d.values.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-  return d;
-}
-
-Status CopyInto(const TensorData& d, torch::Tensor& t) {
-  if (std::vector<int64_t>(t.sizes().begin(), t.sizes().end()) != d.shape) {
-    return InvalidArgumentError("checkpoint tensor shape differs from the model's");
-  }
-  torch::NoGradGuard no_grad;
-  t.copy_(torch::from_blob(const_cast<float*>(d.values.data()), d.shape, torch::kFloat));
-  return Status::Ok();
-}
-
-// SGD with momentum, the same for workers and the reference: buf = m * buf + g; p -= lr * buf.
-// (A zero-initialized buffer gives torch's first step, buf = g.) Buffers are explicit so that
-// checkpoints can store them per unit.
-class Sgd {
- public:
-  Sgd(std::vector<torch::Tensor> params, double lr, double momentum)
-      : params_(std::move(params)), lr_(lr), momentum_(momentum) {
-    for (auto& p : params_) buffers_.push_back(torch::zeros_like(p));
-  }
-  void ZeroGrad() {
-    for (auto& p : params_) {
-      if (p.grad().defined()) p.mutable_grad().zero_();
-    }
-  }
-  void Step() {
-    torch::NoGradGuard no_grad;
-    for (size_t i = 0; i < params_.size(); ++i) {
-      if (!params_[i].grad().defined()) continue;
-      buffers_[i].mul_(momentum_).add_(params_[i].grad());
-      params_[i].add_(buffers_[i], -lr_);
-    }
-  }
-  // Hyper-parameters come back from a checkpoint after construction.
-  void SetHyper(double lr, double momentum) {
-    lr_ = lr;
-    momentum_ = momentum;
-  }
-  std::vector<torch::Tensor>& params() { return params_; }
-  std::vector<torch::Tensor>& buffers() { return buffers_; }
-
- private:
-  std::vector<torch::Tensor> params_, buffers_;
-  double lr_, momentum_;
-};
-
-// Parameters of units [begin, end) and where each unit's run starts in that list.
+// Parameters of the owned units [begin, end) and where each unit's run starts in that list.
 struct UnitParams {
   std::vector<torch::Tensor> all;
   std::vector<size_t> offsets;  // offsets[u - begin] .. offsets[u - begin + 1]
@@ -137,8 +102,23 @@ UnitParams CollectParams(const CutModel& model, int begin, int end) {
   return out;
 }
 
+// Gives every parameter a gradient that is a view into one flat buffer: autograd accumulates
+// into it in place, the all-reduce and the norm read it without a copy, and zeroing it zeroes
+// every gradient. Returns the buffer.
+torch::Tensor BindFlatGradients(std::vector<torch::Tensor>& params) {
+  int64_t total = 0;
+  for (const auto& p : params) total += p.numel();
+  torch::Tensor flat = torch::zeros({std::max<int64_t>(total, 1)}, torch::kFloat);
+  int64_t offset = 0;
+  for (auto& p : params) {
+    p.mutable_grad() = flat.narrow(0, offset, p.numel()).view(p.sizes());
+    offset += p.numel();
+  }
+  return flat.narrow(0, 0, total);
+}
+
 Result<int64_t> LoadCheckpoint(const JobConfig& job, int begin, int end, const UnitParams& up,
-                               Sgd& sgd, double& lr, double& momentum) {
+                               torch::optim::Optimizer& optimizer) {
   TESSERA_ASSIGN_OR_RETURN(int64_t step, LatestCompleteCheckpoint(job.resume_dir));
   TESSERA_ASSIGN_OR_RETURN(CheckpointMeta meta, ReadMeta(job.resume_dir, step));
   if (meta.num_units != NumUnits(job.model) || meta.model != JobToJson(job).at("model")) {
@@ -153,56 +133,58 @@ Result<int64_t> LoadCheckpoint(const JobConfig& job, int begin, int end, const U
           fmt::format("checkpoint unit {} has {} tensors, want {}", u, state.params.size(), count));
     }
     for (size_t k = 0; k < count; ++k) {
-      TESSERA_RETURN_IF_ERROR(CopyInto(state.params[k], sgd.params()[first + k]));
-      TESSERA_RETURN_IF_ERROR(CopyInto(state.momentum[k], sgd.buffers()[first + k]));
+      torch::Tensor p = up.all[first + k];
+      TESSERA_RETURN_IF_ERROR(CopyInto(state.params[k], p));
+      TESSERA_RETURN_IF_ERROR(
+          ImportState(job, optimizer, p, state.momentum[k], state.second_moment, k, meta.steps_done)
+              .WithContext(fmt::format("checkpoint unit {}", u)));
     }
   }
-  lr = meta.lr;
-  momentum = meta.momentum;
   return meta.steps_done;
 }
 
-Status SaveUnits(const JobConfig& job, int64_t steps_done, int begin, int end, const UnitParams& up,
-                 Sgd& sgd) {
-  for (int u = begin; u < end; ++u) {
-    UnitState state;
-    for (size_t k = up.offsets[u - begin]; k < up.offsets[u - begin + 1]; ++k) {
-      state.params.push_back(ToData(sgd.params()[k]));
-      state.momentum.push_back(ToData(sgd.buffers()[k]));
+UnitState ExportUnit(const JobConfig& job, const UnitParams& up, int index,
+                     torch::optim::Optimizer& optimizer) {
+  UnitState state;
+  for (size_t k = up.offsets[index]; k < up.offsets[index + 1]; ++k) {
+    TensorData first, second;
+    ExportState(job, optimizer, up.all[k], first, second);
+    state.params.push_back(ToData(up.all[k]));
+    state.momentum.push_back(std::move(first));
+    if (!second.shape.empty() || !second.values.empty()) {
+      state.second_moment.push_back(std::move(second));
     }
-    TESSERA_RETURN_IF_ERROR(WriteUnitState(job.save_dir, steps_done, u, state));
+  }
+  return state;
+}
+
+Status SaveUnits(const JobConfig& job, int64_t steps_done, int begin, int end, const UnitParams& up,
+                 torch::optim::Optimizer& optimizer) {
+  for (int u = begin; u < end; ++u) {
+    TESSERA_RETURN_IF_ERROR(
+        WriteUnitState(job.save_dir, steps_done, u, ExportUnit(job, up, u - begin, optimizer)));
   }
   return Status::Ok();
 }
 
-CheckpointMeta MetaFor(const JobConfig& job, int64_t steps_done, double lr, double momentum) {
+CheckpointMeta MetaFor(const JobConfig& job, int64_t steps_done) {
   return {.steps_done = steps_done,
-          .lr = lr,
-          .momentum = momentum,
+          .lr = job.lr,
+          .momentum = job.momentum,
           .seed = job.seed,
           .num_units = NumUnits(job.model),
           .model = JobToJson(job).at("model")};
 }
 
-// Flattens the gradients into one buffer (missing gradients count as zeros).
-std::vector<float> FlattenGrads(const std::vector<torch::Tensor>& params) {
-  std::vector<float> flat;
-  for (const auto& p : params) {
-    torch::Tensor g = p.grad().defined() ? p.grad().contiguous() : torch::zeros_like(p);
-    flat.insert(flat.end(), g.data_ptr<float>(), g.data_ptr<float>() + g.numel());
-  }
-  return flat;
+Result<std::unique_ptr<lr::Schedule>> MakeJobSchedule(const JobConfig& job, int64_t first_step) {
+  const int64_t budget = job.schedule_steps > 0 ? job.schedule_steps : first_step + job.steps;
+  return lr::MakeSchedule(job.lr_schedule, job.lr, std::max<int64_t>(budget, 1));
 }
 
-void UnflattenGrads(const std::vector<float>& flat, std::vector<torch::Tensor>& params) {
-  size_t offset = 0;
-  torch::NoGradGuard no_grad;
-  for (auto& p : params) {
-    auto src = torch::from_blob(const_cast<float*>(flat.data() + offset), p.sizes(), torch::kFloat);
-    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-    p.mutable_grad().copy_(src);
-    offset += p.numel();
-  }
+double PeakRssBytes() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 // Per-step state of one stage.
@@ -352,6 +334,10 @@ nlohmann::json ReportToJson(const WorkerReport& r) {
                      {"pipeline_s", s.pipeline_s},
                      {"busy_s", s.busy_s},
                      {"allreduce_s", s.allreduce_s},
+                     {"optimizer_s", s.optimizer_s},
+                     {"lr", s.lr},
+                     {"eval_loss", std::isnan(s.eval_loss) ? nlohmann::json(nullptr)
+                                                           : nlohmann::json(s.eval_loss)},
                      {"pulled_ahead", s.pulled_ahead}});
   }
   return {{"rank", r.rank},
@@ -365,6 +351,9 @@ nlohmann::json ReportToJson(const WorkerReport& r) {
           {"gradient_bytes", r.gradient_bytes},
           {"bytes_sent", r.bytes_sent},
           {"bytes_received", r.bytes_received},
+          {"peak_rss_bytes", r.peak_rss_bytes},
+          {"parameter_bytes", r.parameter_bytes},
+          {"stopped_at", r.stopped_at},
           {"first_step_order", r.first_step_order}};
 }
 
@@ -375,10 +364,20 @@ Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
     r.stage = j.at("stage").get<int>();
     r.replica = j.at("replica").get<int>();
     for (const auto& s : j.at("steps")) {
-      r.steps.push_back({s.at("step").get<int64_t>(), s.at("loss").get<double>(),
-                         s.at("wall_s").get<double>(), s.at("pipeline_s").get<double>(),
-                         s.at("busy_s").get<double>(), s.at("allreduce_s").get<double>(),
-                         s.at("pulled_ahead").get<int>()});
+      StepStats x;
+      x.step = s.at("step").get<int64_t>();
+      x.loss = s.at("loss").get<double>();
+      x.wall_s = s.at("wall_s").get<double>();
+      x.pipeline_s = s.at("pipeline_s").get<double>();
+      x.busy_s = s.at("busy_s").get<double>();
+      x.allreduce_s = s.at("allreduce_s").get<double>();
+      x.optimizer_s = s.value("optimizer_s", 0.0);
+      x.lr = s.value("lr", 0.0);
+      if (s.contains("eval_loss") && s.at("eval_loss").is_number()) {
+        x.eval_loss = s.at("eval_loss").get<double>();
+      }
+      x.pulled_ahead = s.at("pulled_ahead").get<int>();
+      r.steps.push_back(x);
     }
     r.forward_s = j.at("forward_s").get<double>();
     r.recompute_s = j.at("recompute_s").get<double>();
@@ -388,48 +387,193 @@ Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
     r.bytes_sent = j.at("bytes_sent").get<uint64_t>();
     r.bytes_received = j.at("bytes_received").get<uint64_t>();
     r.first_step_order = j.at("first_step_order").get<std::string>();
+    r.peak_rss_bytes = j.value("peak_rss_bytes", 0.0);
+    r.parameter_bytes = j.value("parameter_bytes", 0.0);
+    r.stopped_at = j.value("stopped_at", int64_t{-1});
     return r;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(fmt::format("bad worker report: {}", e.what()));
   }
 }
 
+namespace {
+
+std::string EncodeDouble(double v) { return std::string(reinterpret_cast<const char*>(&v), 8); }
+Result<double> DecodeDouble(const std::string& bytes) {
+  if (bytes.size() != 8) return DataLossError("expected an 8-byte number");
+  double v;
+  std::memcpy(&v, bytes.data(), 8);
+  return v;
+}
+
+// Sums `value` over the stages of this worker's replica through its pipeline neighbours:
+// partial sums travel from stage 0 to the last stage, and the total back, so every stage ends
+// with the same bits.
+Result<double> SumOverStages(Transport& t, const JobConfig& job, int rank, int64_t step,
+                             double value) {
+  const int stage = StageOf(job, rank);
+  const auto timeout = Transport::Duration(job.timeout_ms);
+  double sum = value;
+  if (stage > 0) {
+    TESSERA_ASSIGN_OR_RETURN(std::string b, t.Recv(rank - 1, Tag(step, kNormUp, 0), timeout));
+    TESSERA_ASSIGN_OR_RETURN(double v, DecodeDouble(b));
+    sum = v + value;
+  }
+  if (stage + 1 < job.stages) {
+    TESSERA_RETURN_IF_ERROR(t.Send(rank + 1, Tag(step, kNormUp, 0), EncodeDouble(sum)));
+    TESSERA_ASSIGN_OR_RETURN(std::string b, t.Recv(rank + 1, Tag(step, kNormDown, 0), timeout));
+    TESSERA_ASSIGN_OR_RETURN(sum, DecodeDouble(b));
+  }
+  if (stage > 0)
+    TESSERA_RETURN_IF_ERROR(t.Send(rank - 1, Tag(step, kNormDown, 0), EncodeDouble(sum)));
+  return sum;
+}
+
+// Mean loss over the held-out samples, through the pipeline of replica 0 without autograd and
+// without dropout. Returns NaN on stages other than the last.
+Result<double> Evaluate(const JobConfig& job, int rank, CutModel& model, const Dataset& data,
+                        Transport& t, int64_t step) {
+  const int stage = StageOf(job, rank);
+  const bool last = stage == job.stages - 1;
+  const int begin = job.boundaries[stage], end = job.boundaries[stage + 1];
+  const int m = job.micro_batch;
+  const int64_t total = data.eval_size();
+  const auto timeout = Transport::Duration(job.timeout_ms);
+  model.SetTraining(false);
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (int i = 0; static_cast<int64_t>(i) * m < total; ++i) {
+    Batch b = data.EvalRows(i * m, m);
+    torch::Tensor x = b.input;
+    if (stage > 0) {
+      TESSERA_ASSIGN_OR_RETURN(std::string bytes, t.Recv(rank - 1, Tag(step, kEval, i), timeout));
+      TESSERA_ASSIGN_OR_RETURN(x, DecodeTensor(bytes));
+    }
+    torch::Tensor out = model.ForwardRange(begin, end, x, {job.seed, step, i});
+    if (last) {
+      sum += model.Loss(out, b.target).item<double>() * b.input.size(0);
+    } else {
+      TESSERA_RETURN_IF_ERROR(t.Send(rank + 1, Tag(step, kEval, i), EncodeTensor(out)));
+    }
+  }
+  model.SetTraining(true);
+  return last ? sum / static_cast<double>(total) : std::nan("");
+}
+
+// Refreshes <run_dir>/heartbeat-<rank> (holding the step in progress) every 500 ms and whenever
+// the step changes, so the launcher can tell a stopped or cut-off worker from a slow one.
+class Heartbeat {
+ public:
+  Heartbeat(const std::string& run_dir, int rank) {
+    if (run_dir.empty()) return;
+    path_ = fmt::format("{}/heartbeat-{}", run_dir, rank);
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~Heartbeat() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  void SetStep(int64_t step) { step_ = step; }
+
+ private:
+  void Loop() {
+    int64_t written = -2;
+    auto last = Clock::now() - std::chrono::seconds(1);
+    while (!stop_) {
+      const int64_t now_step = step_;
+      if (now_step != written || Clock::now() - last > std::chrono::milliseconds(500)) {
+        (void)WriteFileAtomically(path_, fmt::format("{}\n", now_step));
+        written = now_step;
+        last = Clock::now();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  }
+  std::string path_;
+  std::atomic<int64_t> step_{-1};
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// The step boundary at which a preemption notice stops the job, or -1. The launcher writes
+// <run_dir>/stop when a notice arrives; rank 0 turns it into <run_dir>/stop-at = s + 1 before it
+// starts step s. No worker can have started step s + 1 by then (each needs rank 0's work of step
+// s: the activations of stage 0 or its all-reduce), so every worker stops at the same boundary.
+int64_t StopStep(const JobConfig& job, int rank, int64_t step) {
+  if (job.run_dir.empty()) return -1;
+  const std::string stop_at = job.run_dir + "/stop-at";
+  if (rank == 0 && std::filesystem::exists(job.run_dir + "/stop") &&
+      !std::filesystem::exists(stop_at)) {
+    if (!WriteFileAtomically(stop_at, fmt::format("{}\n", step + 1)).ok()) return -1;
+  }
+  auto text = ReadFile(stop_at);
+  if (!text.ok()) return -1;
+  try {
+    return std::stoll(*text);
+  } catch (const std::exception&) {
+    return -1;
+  }
+}
+
+}  // namespace
+
 Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   TESSERA_RETURN_IF_ERROR(ValidateJob(job));
   if (rank < 0 || rank >= WorldSize(job)) {
     return InvalidArgumentError(fmt::format("rank {} outside [0, {})", rank, WorldSize(job)));
   }
+  Heartbeat heartbeat(job.run_dir, rank);
   torch::set_num_threads(1);
   const int stage = StageOf(job, rank), replica = ReplicaOf(job, rank);
   const int begin = job.boundaries[stage], end = job.boundaries[stage + 1];
   const int M = MicroBatches(job);
   const bool last = stage == job.stages - 1;
-  TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(job.model, job.seed));
+  // Only this stage's units: parameters, gradients and optimizer state of the others never
+  // exist in this process.
+  TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(job.model, job.seed, begin, end));
   TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(job.model, job.seed));
   UnitParams up = CollectParams(*model, begin, end);
-  double lr = job.lr, momentum = job.momentum;
-  Sgd sgd(up.all, lr, momentum);
+  torch::Tensor flat_grads = BindFlatGradients(up.all);
+  TESSERA_ASSIGN_OR_RETURN(auto optimizer, MakeOptimizer(job, up.all));
   int64_t first_step = job.first_step;
   if (!job.resume_dir.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(first_step, LoadCheckpoint(job, begin, end, up, sgd, lr, momentum));
-    sgd.SetHyper(lr, momentum);
+    TESSERA_ASSIGN_OR_RETURN(first_step, LoadCheckpoint(job, begin, end, up, *optimizer));
   }
+  TESSERA_ASSIGN_OR_RETURN(auto schedule, MakeJobSchedule(job, first_step));
   TESSERA_ASSIGN_OR_RETURN(std::vector<Task> tasks, StageTasks(job.schedule, job.stages, M, stage));
   TESSERA_ASSIGN_OR_RETURN(auto transport,
                            Transport::Connect(rank, job.endpoints, PeersOf(job, rank),
                                               Transport::Duration(job.timeout_ms)));
   const std::vector<int> group = ReplicaGroup(job, stage);
   const bool opportunistic = job.opportunistic && job.schedule == ScheduleKind::kVaruna;
+  const auto timeout = Transport::Duration(job.timeout_ms);
+  // The all-reduce runs bucket by bucket over the flat gradient buffer (no copy of it is made);
+  // buckets bound the size of one message.
+  constexpr int64_t kBucketFloats = 4 << 20;  // 16 MB
 
   WorkerReport report;
   report.rank = rank;
   report.stage = stage;
   report.replica = replica;
+  report.gradient_bytes = static_cast<double>(flat_grads.numel() * sizeof(float));
+  report.parameter_bytes = model->ParameterBytes();
   std::vector<double> task_s[3];  // durations per task kind, warm-up step excluded
   double activation_bytes = 0;
+  int64_t done = first_step;
+  auto checkpoint = [&](int64_t steps_done) -> Status {
+    if (job.save_dir.empty() || replica != 0) return Status::Ok();
+    TESSERA_RETURN_IF_ERROR(SaveUnits(job, steps_done, begin, end, up, *optimizer));
+    if (rank == 0) TESSERA_RETURN_IF_ERROR(WriteMeta(job.save_dir, MetaFor(job, steps_done)));
+    return Status::Ok();
+  };
   for (int64_t step = first_step; step < first_step + job.steps; ++step) {
+    heartbeat.SetStep(step);
+    if (const int64_t stop = StopStep(job, rank, step); stop >= 0 && step >= stop) {
+      report.stopped_at = step;  // a preemption notice: checkpoint here, lose nothing
+      break;
+    }
     const auto start = Clock::now();
-    sgd.ZeroGrad();
+    flat_grads.zero_();
     StageStep work(job, rank, *model, *data, *transport, step);
     TaskCursor cursor(tasks, opportunistic);
     StepStats stats{.step = step};
@@ -468,35 +612,64 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
     stats.pulled_ahead = cursor.pulled_ahead();
     activation_bytes = std::max(activation_bytes, work.activation_bytes());
 
-    // Gradient all-reduce; the last stage appends its loss so every replica learns the global
-    // loss (Varuna all-reduces the loss over a small group in the same way).
+    // Gradient all-reduce over the replicas (none at D = 1), in buckets of the flat buffer.
     const auto ar_start = Clock::now();
-    std::vector<float> flat = FlattenGrads(sgd.params());
-    report.gradient_bytes = static_cast<double>(flat.size() * sizeof(float));
-    if (last) flat.push_back(static_cast<float>(work.loss()));
-    TESSERA_RETURN_IF_ERROR(RingAllreduce(*transport, group, Tag(step, kAllreduce, 0), flat,
-                                          Transport::Duration(job.timeout_ms)));
+    double global_loss = work.loss();
+    if (job.replicas > 1) {
+      std::span<float> all(flat_grads.data_ptr<float>(), flat_grads.numel());
+      const int per_bucket_tags = 2 * job.replicas;
+      for (int64_t b = 0, i = 0; b < static_cast<int64_t>(all.size()); b += kBucketFloats, ++i) {
+        const size_t n = std::min<size_t>(kBucketFloats, all.size() - b);
+        TESSERA_RETURN_IF_ERROR(RingAllreduce(*transport, group,
+                                              Tag(step, kAllreduce, i * per_bucket_tags),
+                                              all.subspan(b, n), timeout));
+      }
+      if (last) {  // every last-stage replica learns the global loss
+        float loss = static_cast<float>(work.loss());
+        TESSERA_RETURN_IF_ERROR(RingAllreduce(*transport, group, Tag(step, kLossSum, 0),
+                                              std::span<float>(&loss, 1), timeout));
+        global_loss = loss;
+      }
+    }
     stats.allreduce_s = Seconds(ar_start, Clock::now());
-    const double global_loss = last ? flat.back() : 0.0;
-    if (last) flat.pop_back();
-    UnflattenGrads(flat, sgd.params());
-    sgd.Step();
+
+    // Clipping by the norm of the whole model's gradient, summed over the stages; then the
+    // optimizer step at this step's scheduled learning rate.
+    const auto opt_start = Clock::now();
+    const double lr = schedule->LearningRate(step);
+    if (job.clip_norm > 0) {
+      const double local =
+          flat_grads.numel() > 0 ? flat_grads.pow(2).sum(torch::kDouble).item<double>() : 0.0;
+      TESSERA_ASSIGN_OR_RETURN(double total, SumOverStages(*transport, job, rank, step, local));
+      const double coef = job.clip_norm / (std::sqrt(total) + 1e-6);  // torch's clip_grad_norm_
+      if (coef < 1) flat_grads.mul_(coef);
+    }
+    SetLearningRate(*optimizer, lr);
+    optimizer->step();
+    stats.optimizer_s = Seconds(opt_start, Clock::now());
     stats.loss = work.loss();
+    stats.lr = lr;
     stats.wall_s = Seconds(start, Clock::now());
+    done = step + 1;
+    if (job.eval_every > 0 && replica == 0 &&
+        (done % job.eval_every == 0 || done == first_step + job.steps)) {
+      TESSERA_ASSIGN_OR_RETURN(stats.eval_loss,
+                               Evaluate(job, rank, *model, *data, *transport, step));
+    }
     report.steps.push_back(stats);
     if (last && replica == 0) {
-      fmt::print("step {}/{} loss {:.4f} ({:.3f} s)\n", step + 1, first_step + job.steps,
-                 global_loss, stats.wall_s);
+      fmt::print("step {}/{} loss {:.4f} lr {:.4g} ({:.3f} s){}\n", step + 1,
+                 first_step + job.steps, global_loss, lr, stats.wall_s,
+                 std::isnan(stats.eval_loss)
+                     ? ""
+                     : fmt::format(", held-out loss {:.4f}", stats.eval_loss));
       std::fflush(stdout);
     }
     // Periodic checkpoints (the final one follows the loop). A job stopped between them
     // resumes from the newest complete one and repeats the steps since.
-    const int64_t done = step + 1;
-    if (!job.save_dir.empty() && replica == 0 && job.checkpoint_every > 0 &&
-        done % job.checkpoint_every == 0 && done < first_step + job.steps) {
-      TESSERA_RETURN_IF_ERROR(SaveUnits(job, done, begin, end, up, sgd));
-      if (rank == 0)
-        TESSERA_RETURN_IF_ERROR(WriteMeta(job.save_dir, MetaFor(job, done, lr, momentum)));
+    if (job.checkpoint_every > 0 && done % job.checkpoint_every == 0 &&
+        done < first_step + job.steps) {
+      TESSERA_RETURN_IF_ERROR(checkpoint(done));
     }
   }
   // Means, not medians: a step is a sum of tasks, so the mean task time (stalls behind other
@@ -511,15 +684,12 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   report.recompute_s = mean(1);
   report.backward_s = mean(2);
   report.activation_bytes = activation_bytes;
-  if (!job.save_dir.empty() && replica == 0) {
-    const int64_t done = first_step + job.steps;
-    TESSERA_RETURN_IF_ERROR(SaveUnits(job, done, begin, end, up, sgd));
-    if (rank == 0)
-      TESSERA_RETURN_IF_ERROR(WriteMeta(job.save_dir, MetaFor(job, done, lr, momentum)));
-  }
-  TESSERA_RETURN_IF_ERROR(transport->Flush(Transport::Duration(job.timeout_ms)));
+  // Also with steps = 0: a checkpoint of the initial weights.
+  TESSERA_RETURN_IF_ERROR(checkpoint(done));
+  TESSERA_RETURN_IF_ERROR(transport->Flush(timeout));
   report.bytes_sent = transport->bytes_sent();
   report.bytes_received = transport->bytes_received();
+  report.peak_rss_bytes = PeakRssBytes();
   return report;
 }
 
@@ -530,21 +700,19 @@ Result<ReferenceRun> TrainReference(const JobConfig& job, int accumulate_micro_b
   if (m < 1 || B % m != 0) {
     return InvalidArgumentError("the accumulation micro-batch must divide the global batch");
   }
-  torch::set_num_threads(1);
   TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(job.model, job.seed));
   TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(job.model, job.seed));
   const int units = model->num_units();
   UnitParams up = CollectParams(*model, 0, units);
-  double lr = job.lr, momentum = job.momentum;
-  Sgd sgd(up.all, lr, momentum);
+  TESSERA_ASSIGN_OR_RETURN(auto optimizer, MakeOptimizer(job, up.all));
   int64_t first_step = job.first_step;
   if (!job.resume_dir.empty()) {
-    TESSERA_ASSIGN_OR_RETURN(first_step, LoadCheckpoint(job, 0, units, up, sgd, lr, momentum));
-    sgd.SetHyper(lr, momentum);
+    TESSERA_ASSIGN_OR_RETURN(first_step, LoadCheckpoint(job, 0, units, up, *optimizer));
   }
+  TESSERA_ASSIGN_OR_RETURN(auto schedule, MakeJobSchedule(job, first_step));
   ReferenceRun run;
   for (int64_t step = first_step; step < first_step + job.steps; ++step) {
-    sgd.ZeroGrad();
+    optimizer->zero_grad();
     double loss_sum = 0;
     for (int g = 0; g < B / m; ++g) {
       Batch b = data->Rows(step, B, g * m, m);
@@ -553,24 +721,12 @@ Result<ReferenceRun> TrainReference(const JobConfig& job, int accumulate_micro_b
       loss_sum += loss.item<double>();
       loss.backward();
     }
-    sgd.Step();
+    if (job.clip_norm > 0) torch::nn::utils::clip_grad_norm_(up.all, job.clip_norm);
+    SetLearningRate(*optimizer, schedule->LearningRate(step));
+    optimizer->step();
     run.losses.push_back(loss_sum);
   }
-  for (int u = 0; u < units; ++u) {
-    UnitState state;
-    for (size_t k = up.offsets[u]; k < up.offsets[u + 1]; ++k) {
-      state.params.push_back(ToData(sgd.params()[k]));
-      state.momentum.push_back(ToData(sgd.buffers()[k]));
-    }
-    run.units.push_back(std::move(state));
-  }
-  if (!job.save_dir.empty()) {
-    const int64_t done = first_step + job.steps;
-    for (int u = 0; u < units; ++u) {
-      TESSERA_RETURN_IF_ERROR(WriteUnitState(job.save_dir, done, u, run.units[u]));
-    }
-    TESSERA_RETURN_IF_ERROR(WriteMeta(job.save_dir, MetaFor(job, done, lr, momentum)));
-  }
+  for (int u = 0; u < units; ++u) run.units.push_back(ExportUnit(job, up, u, *optimizer));
   return run;
 }
 

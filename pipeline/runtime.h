@@ -7,15 +7,21 @@
 // next stage's gradient (the last stage has the loss), backpropagate and send the input's
 // gradient back. Messages go over pipeline/transport.h; while the next task waits, the worker
 // sleeps on "a message arrived". After the last backward, the replicas of the stage sum their
-// gradients with a ring all-reduce and every replica applies the same SGD step.
+// gradients with a ring all-reduce (skipped at D = 1), the stages sum their squared gradient
+// norms for clipping (if asked), and every replica applies the same torch::optim step (SGD,
+// Adam or AdamW) at the learning rate of the job's lr/ schedule.
+//
+// A worker builds only its stage's units (pipeline/model.h). Every parameter's gradient is a
+// view into one flat buffer of the stage, so the all-reduce reads and writes the gradients in
+// place: no per-step copy.
 //
 // Losses are scaled by micro_batch / global_batch, so the summed gradients equal those of one
 // forward over the global batch, and the sum of the replicas' losses is the global mean loss.
 //
-// This header is torch-free: workers are driven by pipeline/worker_main.cc and compared against
-// TrainReference, the single-process trainer on the same batches.
+// This header is torch-free: workers are driven by pipeline/worker_main.cc.
 #pragma once
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -33,7 +39,10 @@ struct StepStats {
   double pipeline_s = 0;   // step start to this stage's last backward
   double busy_s = 0;       // time in forward, recompute and backward tasks
   double allreduce_s = 0;  // gradient all-reduce with the other replicas
-  int pulled_ahead = 0;    // opportunistic forwards
+  double optimizer_s = 0;  // clipping (with its norm exchange) and the optimizer step
+  double lr = 0;           // the learning rate of this step's update
+  double eval_loss = std::nan("");  // last stage of replica 0, after an evaluation step
+  int pulled_ahead = 0;             // opportunistic forwards
 };
 
 struct WorkerReport {
@@ -44,6 +53,9 @@ struct WorkerReport {
   double activation_bytes = 0;  // one micro-batch's output sent to the next stage
   double gradient_bytes = 0;    // this stage's parameter gradients
   uint64_t bytes_sent = 0, bytes_received = 0;
+  double peak_rss_bytes = 0;     // the process's peak resident set (getrusage)
+  double parameter_bytes = 0;    // parameters of every unit this worker constructed
+  int64_t stopped_at = -1;       // the step boundary a preemption notice stopped it at; -1: none
   std::string first_step_order;  // tasks as executed in the first step ("F0 F1 R0 B0 ...")
 };
 
@@ -56,13 +68,16 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank);
 
 struct ReferenceRun {
   std::vector<double> losses;    // global mean loss per step
-  std::vector<UnitState> units;  // final parameters and momentum, per unit
+  std::vector<UnitState> units;  // final parameters and optimizer state, per unit
 };
 
-// Trains job.model for job.steps steps in this process on the same global batches as the
-// pipeline (same initialization, data, SGD). accumulate_micro_batch = 0 runs one forward over
-// each global batch; otherwise micro-batches of that size, indexed as in the pipeline, which
-// reproduces the pipeline's dropout masks. Honors job.resume_dir and job.save_dir.
+// Trains job.model for job.steps steps in this process, a plain loop with torch::optim on the
+// same global batches (same initialization, data, optimizer, schedule, clipping with
+// torch::nn::utils::clip_grad_norm_). accumulate_micro_batch = 0 runs one forward over each
+// global batch; otherwise micro-batches of that size, indexed as in the pipeline, which
+// reproduces the pipeline's dropout masks. Honors job.resume_dir; writes nothing. Used for the
+// bench baseline and for dropout runs; the equivalence tests' independent references are
+// pipeline/reference_test_util (no pipeline classes) and PyTorch (pipeline/testdata).
 Result<ReferenceRun> TrainReference(const JobConfig& job, int accumulate_micro_batch);
 
 }  // namespace tessera::pipeline

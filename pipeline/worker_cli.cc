@@ -1,0 +1,56 @@
+#include "pipeline/worker_cli.h"
+
+#include <string>
+
+#include "core/cli.h"
+#include "core/file.h"
+#include "fmt/format.h"
+#include "pipeline/job.h"
+#include "pipeline/profile.h"
+#include "pipeline/runtime.h"
+
+namespace tessera::pipeline {
+
+int WorkerMain(int argc, char** argv) {
+  tessera::cli::Program program("pipeline-worker",
+                                "Runs one stage of one replica of a pipeline training job.");
+  std::string job_path, report_path, count_units;
+  int rank = -1;
+  // Checked in the body rather than with ->required(), so that an unknown flag is reported as
+  // such instead of as a missing --job.
+  program.app().add_option("--job", job_path, "Job description (JSON, from pipeline-launch)");
+  program.app().add_option("--rank", rank, "This worker's rank");
+  program.app().add_option("--report", report_path, "Write the worker report (JSON) here");
+  program.app().add_option("--count-units", count_units,
+                           "Print the number of units of the model described in this JSON "
+                           "file (how pipeline-launch learns about models registered here)");
+  return program.Run(argc, argv, [&]() -> tessera::Status {
+    if (!count_units.empty()) {
+      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(count_units));
+      nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (json.is_discarded()) return InvalidArgumentError(count_units + " is not valid JSON");
+      TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ModelSpecFromJson(json));
+      TESSERA_RETURN_IF_ERROR(ResolveModel(spec));
+      fmt::print("{}\n", NumUnits(spec));
+      return tessera::Status::Ok();
+    }
+    if (job_path.empty()) return tessera::cli::UsageError("--job is required");
+    TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(job_path));
+    nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded()) {
+      return tessera::InvalidArgumentError(job_path + " is not valid JSON");
+    }
+    TESSERA_ASSIGN_OR_RETURN(JobConfig job, JobFromJson(json));
+    if (rank < 0 || rank >= WorldSize(job)) {
+      return tessera::cli::UsageError("--rank must be in [0, stages * replicas)");
+    }
+    TESSERA_ASSIGN_OR_RETURN(WorkerReport report, RunWorker(job, rank));
+    if (!report_path.empty()) {
+      TESSERA_RETURN_IF_ERROR(
+          tessera::WriteFileAtomically(report_path, ReportToJson(report).dump(1) + "\n"));
+    }
+    return tessera::Status::Ok();
+  });
+}
+
+}  // namespace tessera::pipeline
