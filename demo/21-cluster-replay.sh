@@ -8,12 +8,12 @@ set -euo pipefail
 bin=${TESSERA_BIN:?set TESSERA_BIN to the bin directory of a build}
 out=${TESSERA_DEMO_OUT:?set TESSERA_DEMO_OUT to an output directory}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-traces=${TESSERA_TRACES:-$repo/../shared/data/traces}
+traces=${TESSERA_TRACES:-$repo/data/traces}
 mkdir -p "$out"
 if [ ! -f "$traces/philly.csv" ]; then
-  # The traces are project data kept beside the repository (shared/data/traces), not in it.
-  echo "skipped: no philly.csv in $traces (set TESSERA_TRACES to the folder holding the traces)"
-  exit 77
+  # The traces ship with the repository (data/traces); a missing one is a broken checkout.
+  echo "error: no philly.csv in $traces (set TESSERA_TRACES to the folder holding the traces)" >&2
+  exit 1
 fi
 echo "Tiers by a hash of the job id: 20% premium (>= 95% of ideal speed), 30% standard (>= 70%),"
 echo "50% basic (best effort). Checkpoint 10 s, restore 30 s for every preemption/resize/migration."

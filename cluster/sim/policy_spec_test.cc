@@ -8,8 +8,9 @@ namespace tessera::cluster::sim {
 namespace {
 
 TEST(PolicySpecTest, NamesAndVariants) {
-  for (const char* spec : {"fifo", "tiresias", "singularity", "singularity:no-elastic",
-                           "singularity:no-defragment", "singularity:no-headroom"}) {
+  for (const char* spec :
+       {"fifo", "tiresias", "singularity", "singularity:no-elastic", "singularity:no-defragment",
+        "singularity:no-headroom", "singularity:best-fit", "strict"}) {
     Result<std::unique_ptr<Policy>> p = MakePolicy(spec, {});
     ASSERT_TRUE(p.ok()) << spec << ": " << p.status();
     EXPECT_EQ((*p)->name(), spec);
