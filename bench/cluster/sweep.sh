@@ -10,6 +10,7 @@
 #   TESSERA_BENCH_OUT  where results go
 #   TESSERA_TRACES     trace folder (default: data/traces in the repository)
 #   SWEEP_LIMIT        replay only the first N jobs (default: all 82,247)
+#   SWEEP_REUSE        set: keep the points whose CSV is already in TESSERA_BENCH_OUT
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
@@ -27,6 +28,10 @@ echo "load before: $(uptime)"
 point() {  # point NAME ARGS... : one replay, its table and CSV
   local name=$1
   shift
+  if [ -n "${SWEEP_REUSE:-}" ] && [ -s "$out/$name.csv" ]; then
+    echo "== $name: reusing $out/$name.csv (SWEEP_REUSE)"
+    return
+  fi
   echo "== $name: $*"
   "$replay" --trace "$trace" --limit "$limit" --policies "$policies" --csv "$out/$name.csv" "$@" \
     > "$out/$name.txt" 2> "$out/$name.log"
@@ -67,7 +72,7 @@ done
 combine "$out/sweep-fleet.csv" "${fleet_args[@]}"
 
 # Admission control at 80/10/10: quotas by share of GPU time, 30 % premium + 30 % standard.
-awk -F, -v cap=512 'NR > 1 { gpu[$5] += $4; total += $4 }
+awk -F, -v cap=512 'NR > 1 && NF == 5 { gpu[$5] += $4; total += $4 }
   END { for (t in gpu) printf "%s %d %d\n", t, int(0.30 * cap * gpu[t] / total),
                                            int(0.30 * cap * gpu[t] / total) }' "$trace" \
   | sort > "$out/quota-philly.txt"
