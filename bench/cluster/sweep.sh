@@ -95,8 +95,9 @@ plot() {  # plot CSV PNG XLABEL TITLE
       [ "${5:-}" = log ] && echo "set logscale y" || echo "unset logscale y"
       local sep="plot "
       for p in fifo tiresias strict singularity; do
-        printf "%s'%s' using (strcol(3) eq '%s' && strcol(2) eq '%s' ? \$1 : 1/0):(\$%s * %s) with linespoints lw 2 title '%s'" \
-          "$sep" "$csv" "$2" "$p" "$3" "$4" "$p"
+        # One series per policy (rows of other policies would break the line).
+        printf "%s'< grep -E \"^[^,]*,%s,%s,\" %s' using 1:(\$%s * %s) with linespoints lw 2 pt 7 title '%s'" \
+          "$sep" "$p" "$2" "$csv" "$3" "$4" "$p"
         sep=", "
       done
       echo
