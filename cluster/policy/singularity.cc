@@ -158,13 +158,14 @@ class Decision {
       }
     }
     if (options_.defragment && single_node && keep_off != nullptr) {
-      std::vector<int> elsewhere = free;
-      for (size_t m = 0; m < elsewhere.size(); ++m) {
-        if ((*keep_off)[m] || static_cast<int>(m) == n) elsewhere[m] = 0;
+      // The job fits one node: FindCompactPlacement's best fit (the fullest other node with room,
+      // lower index on ties), without its copies: this runs for every candidate node.
+      int best = -1;
+      for (size_t m = 0; m < free.size(); ++m) {
+        if ((*keep_off)[m] || static_cast<int>(m) == n || free[m] < k) continue;
+        if (best < 0 || free[m] < free[best]) best = static_cast<int>(m);
       }
-      if (std::optional<Placement> p = FindCompactPlacement(elsewhere, k, max_node_)) {
-        return {Action::Kind::kMigrate, std::move(*p), k, stall};
-      }
+      if (best >= 0) return {Action::Kind::kMigrate, {{best, k}}, k, stall};
     }
     int here = 0;
     for (const Slice& s : job.placement) here += s.node == n ? s.slots : 0;
