@@ -172,15 +172,25 @@ class Decision {
     return {Action::Kind::kPreempt, {}, here, stall + options_.min_run_s};
   }
 
+  // The cost of displacing `v` as `d`: its delay, weighted by how little SLA slack a guaranteed
+  // victim has left (a standard job with an hour of slack, the least premium may evict, counts
+  // double; one with ten hours 1.1 times). Basic jobs have no SLA: their delay alone.
+  double VictimCost(int v, const Displacement& d) const {
+    const JobView& job = view_.jobs[v];
+    if (job.spec.tier == Tier::kBasic) return d.delay_s;
+    const double slack = std::max(1.0, SlaSlack(job, view_.now));
+    return d.delay_s * (1.0 + kEvictStandardSlackS / slack);
+  }
+
   // Evictable jobs on node `n`, in the order they are evicted: basic before standard before
-  // borrowed premium; then the one whose displacement delays it least; then the least often
-  // preempted (spread the pain); then the most recently changed.
+  // borrowed premium; then the cheapest displacement (VictimCost: delay and SLA slack); then the
+  // least often preempted (spread the pain); then the most recently changed.
   std::vector<int> VictimOrder(int n, int need, std::optional<Tier> for_tier,
                                const std::vector<bool>* keep_off) const {
-    std::vector<std::pair<int, double>> victims;  // job, delay of its displacement
+    std::vector<std::pair<int, double>> victims;  // job, cost of its displacement
     for (int v : on_node_[n]) {
       if (!Evictable(v, for_tier)) continue;
-      victims.emplace_back(v, PlanDisplace(v, n, need, keep_off, free_).delay_s);
+      victims.emplace_back(v, VictimCost(v, PlanDisplace(v, n, need, keep_off, free_)));
     }
     std::sort(victims.begin(), victims.end(), [&](const auto& a, const auto& b) {
       const JobView& x = view_.jobs[a.first];
@@ -211,7 +221,7 @@ class Decision {
       Displacement d = PlanDisplace(v, n, need, keep_off, free);
       if (d.kind == Action::Kind::kMigrate) Take(free, d.placement);
       need -= d.released_here;
-      delay += d.delay_s;
+      delay += VictimCost(v, d);
       worst = std::min(worst, static_cast<int>(view_.jobs[v].spec.tier));
     }
     if (need > 0) return std::nullopt;

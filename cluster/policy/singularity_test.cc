@@ -150,6 +150,24 @@ TEST(SingularityPolicyTest, EvictionByCostPrefersBasicVictims) {
   EXPECT_TRUE(a.count("b2"));
 }
 
+// Between two standard victims a premium job may evict, the one with more SLA slack goes, even
+// when it sits on the node best fit would not pick.
+TEST(SingularityPolicyTest, EvictionByCostPrefersTheVictimWithMoreSlack) {
+  ClusterView view = MakeCluster(2, 8, 100000);
+  const int tight = AddJob(view, "std-tight", Tier::kStandard, 8, 8, 0);
+  StartRunning(view, tight, {{0, 8}}, 0);
+  view.jobs[tight].progress = 0.7 * (100000 + 2 * 3600);  // 2 h of slack
+  const int loose = AddJob(view, "std-loose", Tier::kStandard, 8, 8, 0);
+  StartRunning(view, loose, {{1, 8}}, 0);  // ran at full speed: ~43,000 s of slack
+  ASSERT_LT(SlaSlack(view.jobs[tight], view.now), SlaSlack(view.jobs[loose], view.now));
+  ASSERT_GE(SlaSlack(view.jobs[tight], view.now), 3600);  // both may be evicted
+  AddJob(view, "prem", Tier::kPremium, 8, 8, 100000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  EXPECT_FALSE(a.count("std-tight"));
+  ASSERT_TRUE(a.count("std-loose"));
+  EXPECT_EQ(a["std-loose"].kind, Action::Kind::kPreempt);
+}
+
 // Quotas (quota.h): a job on borrowed quota is evicted when an in-quota job of its tier needs
 // the slots, even though the policy never evicts premium or standard work otherwise.
 TEST(SingularityPolicyTest, OwnersTakeBorrowedQuotaBack) {
