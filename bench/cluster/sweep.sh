@@ -4,7 +4,8 @@
 #   1. the tier mix goes from 20/30/50 to 80/10/10 (premium/standard/basic) on 64 x 8 slots,
 #   2. the fleet shrinks and grows (48, 56, 64, 80 nodes x 8 slots) at 20/30/50,
 #   3. at 80/10/10, with admission control: per-tenant quotas (30 % of the slots premium, 30 %
-#      standard, split by each tenant's share of the trace's GPU time) with borrowing.
+#      standard, split by each tenant's share of the trace's GPU time) with borrowing,
+#   4. and the Singularity-style policy with eviction by cost against eviction by best fit.
 # Writes per point the replay's table and CSV, a combined CSV per sweep and gnuplot figures.
 #   TESSERA_BUILD      build directory holding bin/cluster-replay
 #   TESSERA_BENCH_OUT  where results go
@@ -78,6 +79,14 @@ awk -F, -v cap=512 'NR > 1 && NF == 5 { gpu[$5] += $4; total += $4 }
   | sort > "$out/quota-philly.txt"
 point "mix-80-10-10-quota" --nodes 64 --slots 8 --premium-pct 80 --standard-pct 10 \
   --quota "$out/quota-philly.txt"
+
+# Eviction by cost against the best-fit node (issue 15), 20/30/50 on 64 x 8.
+if [ -z "${SWEEP_REUSE:-}" ] || [ ! -s "$out/evict.csv" ]; then
+  echo "== eviction by cost against best fit"
+  "$replay" --trace "$trace" --limit "$limit" --nodes 64 --slots 8 \
+    --policies singularity,singularity:best-fit --csv "$out/evict.csv" > "$out/evict.txt" \
+    2> "$out/evict.log"
+fi
 
 # Figures: per sweep, premium and standard SLA, share at >= 95 % of ideal speed (all jobs and
 # basic), mean slowdown of basic jobs, median JCT of all jobs.
