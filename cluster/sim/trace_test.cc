@@ -182,8 +182,13 @@ TEST(MinWorkersTest, SmallestDivisorAtLeastAQuarter) {
   EXPECT_EQ(MinWorkers(24), 6);
   EXPECT_EQ(MinWorkers(128), 32);
   EXPECT_EQ(MinWorkers(7), 7);  // a prime gang cannot be spliced evenly
-  const JobSpec spec = ToJobSpec(
-      {.id = "philly-9", .tenant = "vc", .submit = 5, .duration = 10, .workers = 16}, TierRule{});
+  TraceJob job;
+  job.id = "philly-9";
+  job.tenant = "vc";
+  job.submit = 5;
+  job.duration = 10;
+  job.workers = 16;
+  const JobSpec spec = ToJobSpec(job, TierRule{});
   EXPECT_EQ(spec.min_workers, 4);
   EXPECT_EQ(spec.requested_workers, 16);
   EXPECT_EQ(spec.submit_time, 5);
