@@ -6,12 +6,12 @@
 # a data-parallel PyTorch job against the same script without it (interpose_overhead.py).
 #   TESSERA_BUILD      build directory holding bin/cluster-replay (and bench/cluster_decide_bench)
 #   TESSERA_BENCH_OUT  where results go
-#   TESSERA_TRACES     trace folder (default: ../shared/data/traces beside the repository)
+#   TESSERA_TRACES     trace folder (default: data/traces in the repository)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
-traces=${TESSERA_TRACES:-$repo/../shared/data/traces}
+traces=${TESSERA_TRACES:-$repo/data/traces}
 replay=$build/bin/cluster-replay
 [ -x "$replay" ] || { echo "bench/cluster: $replay is not built" >&2; exit 1; }
 [ -f "$traces/philly.csv" ] || { echo "bench/cluster: no $traces/philly.csv" >&2; exit 1; }

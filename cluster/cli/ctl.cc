@@ -13,14 +13,19 @@ struct ClusterClient::Impl {
   std::string address;
   std::chrono::milliseconds timeout;
   std::unique_ptr<rpc::Scheduler::Stub> stub;
+  std::string token;
 
   std::unique_ptr<grpc::ClientContext> Context() const {
     auto context = std::make_unique<grpc::ClientContext>();
     context->set_deadline(std::chrono::system_clock::now() + timeout);
+    if (!token.empty()) context->AddMetadata("authorization", "Bearer " + token);
     return context;
   }
   Status Check(const grpc::Status& s) const {
     if (s.ok()) return Status::Ok();
+    if (s.error_code() == grpc::StatusCode::UNAUTHENTICATED) {  // no such code in core/status.h
+      return PermissionDeniedError("unauthenticated: " + s.error_message());
+    }
     Status status(static_cast<StatusCode>(s.error_code()), s.error_message());
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE ||
         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
@@ -53,6 +58,30 @@ Result<std::string> ClusterClient::Submit(const rpc::SubmitRequest& request) {
   TESSERA_RETURN_IF_ERROR(
       impl_->Check(impl_->stub->Submit(impl_->Context().get(), request, &reply)));
   return reply.job_id();
+}
+
+void ClusterClient::SetToken(std::string token) { impl_->token = std::move(token); }
+
+Status ClusterClient::Preempt(const std::string& job_id) {
+  rpc::JobCommandRequest request;
+  request.set_job_id(job_id);
+  rpc::JobCommandReply reply;
+  return impl_->Check(impl_->stub->Preempt(impl_->Context().get(), request, &reply));
+}
+
+Status ClusterClient::Requeue(const std::string& job_id) {
+  rpc::JobCommandRequest request;
+  request.set_job_id(job_id);
+  rpc::JobCommandReply reply;
+  return impl_->Check(impl_->stub->Requeue(impl_->Context().get(), request, &reply));
+}
+
+Status ClusterClient::Resize(const std::string& job_id, int workers) {
+  rpc::ResizeRequest request;
+  request.set_job_id(job_id);
+  request.set_workers(workers);
+  rpc::JobCommandReply reply;
+  return impl_->Check(impl_->stub->Resize(impl_->Context().get(), request, &reply));
 }
 
 Status ClusterClient::Cancel(const std::string& job_id) {

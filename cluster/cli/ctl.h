@@ -25,8 +25,17 @@ class ClusterClient {
   ClusterClient(ClusterClient&&) noexcept;
   ClusterClient& operator=(ClusterClient&&) noexcept;
 
+  // Sends `token` with every call ("authorization: Bearer <token>", see
+  // cluster/service/auth.h); empty: none. A refused token comes back as PERMISSION_DENIED whose
+  // message starts with "unauthenticated: " (gRPC UNAUTHENTICATED).
+  void SetToken(std::string token);
+
   Result<std::string> Submit(const rpc::SubmitRequest& request);
   Status Cancel(const std::string& job_id);
+  // Operator commands (issue 15); see the Scheduler service in cluster.proto.
+  Status Preempt(const std::string& job_id);
+  Status Requeue(const std::string& job_id);
+  Status Resize(const std::string& job_id, int workers);
   Result<std::vector<rpc::JobInfo>> ListJobs();
   Result<std::vector<rpc::NodeInfo>> ListNodes();
   Result<std::vector<rpc::Event>> ListEvents(int limit);

@@ -1,5 +1,7 @@
-// cluster-ctl: submit, list, cancel, nodes, events, metrics, wait (see ctl.h).
+// cluster-ctl: submit, list, cancel, preempt, requeue, resize, nodes, events, metrics, wait
+// (see ctl.h).
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "cluster/cli/ctl.h"
@@ -13,9 +15,14 @@ int main(int argc, char** argv) {
   auto& app = program.app();
   std::string address;
   app.add_option("--scheduler", address, "Scheduler address, host:port (required)");
+  std::string token;
+  if (const char* env = std::getenv("TESSERA_CLUSTER_TOKEN")) token = env;
+  app.add_option("--token", token,
+                 "The tenant's token, when the scheduler has tokens (default: "
+                 "$TESSERA_CLUSTER_TOKEN)");
 
   rpc::SubmitRequest submit;
-  std::string tier = "basic", tenant = "default";
+  std::string tier = "basic", tenant;
   int workers = 1, min_workers = 0;
   std::vector<std::string> job_args;
   std::string job_type = kDefaultJobType;
@@ -30,8 +37,8 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--tier", tier, "premium, standard or basic")
       ->capture_default_str()
       ->check(CLI::IsMember({"premium", "standard", "basic"}));
-  submit_cmd->add_option("--tenant", tenant, "Tenant (team) the job belongs to")
-      ->capture_default_str();
+  submit_cmd->add_option("--tenant", tenant,
+                         "Tenant (team) the job belongs to (with a token: the token's tenant)");
   submit_cmd->add_option("--workers", workers, "Requested workers = world size")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
@@ -48,6 +55,20 @@ int main(int argc, char** argv) {
   std::string cancel_id;
   auto* cancel_cmd = app.add_subcommand("cancel", "Cancel a job");
   cancel_cmd->add_option("job", cancel_id, "Job id")->required();
+  std::string preempt_id, requeue_id, resize_id;
+  int resize_workers = 0;
+  auto* preempt_cmd =
+      app.add_subcommand("preempt", "Checkpoint a job and hold it (not restarted until requeue)");
+  preempt_cmd->add_option("job", preempt_id, "Job id")->required();
+  auto* requeue_cmd = app.add_subcommand(
+      "requeue", "Release a held job, or checkpoint a running one back into the queue");
+  requeue_cmd->add_option("job", requeue_id, "Job id")->required();
+  auto* resize_cmd =
+      app.add_subcommand("resize", "Checkpoint a running job and restart it on WORKERS slots now");
+  resize_cmd->add_option("job", resize_id, "Job id")->required();
+  resize_cmd->add_option("workers", resize_workers, "Worker count (divides the world size)")
+      ->required()
+      ->check(CLI::Range(1, 1024));
   auto* nodes_cmd = app.add_subcommand("nodes", "Nodes as a table");
   int limit = 0;
   auto* events_cmd = app.add_subcommand("events", "The scheduler's event log");
@@ -65,13 +86,14 @@ int main(int argc, char** argv) {
     if (address.empty()) return cli::UsageError("--scheduler is required");
     if (app.get_subcommands().empty()) {
       return cli::UsageError(
-          "a command is required: submit, list, cancel, nodes, events, "
-          "metrics or wait");
+          "a command is required: submit, list, cancel, preempt, requeue, resize, nodes, "
+          "events, metrics or wait");
     }
     TESSERA_ASSIGN_OR_RETURN(ClusterClient client, ClusterClient::Connect(address));
+    client.SetToken(token);
     if (submit_cmd->parsed()) {
       submit.set_tier(tier);
-      submit.set_tenant(tenant);
+      submit.set_tenant(tenant.empty() && token.empty() ? "default" : tenant);
       submit.set_requested_workers(workers);
       submit.set_min_workers(min_workers);
       // `submit -- COMMAND ARGS`: a first arg that is not a flag names a program to run.
@@ -91,6 +113,15 @@ int main(int argc, char** argv) {
     } else if (cancel_cmd->parsed()) {
       TESSERA_RETURN_IF_ERROR(client.Cancel(cancel_id));
       std::printf("cancel of %s requested\n", cancel_id.c_str());
+    } else if (preempt_cmd->parsed()) {
+      TESSERA_RETURN_IF_ERROR(client.Preempt(preempt_id));
+      std::printf("%s preempted: held until requeue\n", preempt_id.c_str());
+    } else if (requeue_cmd->parsed()) {
+      TESSERA_RETURN_IF_ERROR(client.Requeue(requeue_id));
+      std::printf("%s requeued\n", requeue_id.c_str());
+    } else if (resize_cmd->parsed()) {
+      TESSERA_RETURN_IF_ERROR(client.Resize(resize_id, resize_workers));
+      std::printf("%s resize to %d worker(s) ordered\n", resize_id.c_str(), resize_workers);
     } else if (nodes_cmd->parsed()) {
       TESSERA_ASSIGN_OR_RETURN(auto nodes, client.ListNodes());
       std::printf("%s", FormatNodeTable(nodes).c_str());

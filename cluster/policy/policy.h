@@ -75,6 +75,9 @@ struct JobSpec {
   int requested_workers = 1;  // world size n; the job runs at full speed on n slots
   int min_workers = 1;        // fewest slots it may be spliced onto (1 <= min <= n)
   double submit_time = 0;     // seconds, on the caller's clock (the view's `now` clock)
+  // Admitted on other tenants' idle quota (quota.h): any in-quota job of its tier or a higher
+  // one may evict it, whatever the policy's other rules.
+  bool borrowed = false;
 };
 
 // True when the job may run on k slots: min_workers <= k <= requested_workers and k divides
@@ -211,6 +214,13 @@ struct TiresiasOptions {
 };
 std::unique_ptr<Policy> NewTiresiasPolicy(TiresiasOptions options = {});
 
+// Tier-aware strict priority, the baseline a Singularity-style policy has to beat: premium before
+// standard before basic, FIFO within a tier, running jobs never preempted by waiting jobs of
+// their own tier; the prefix of that ranking that fits the cluster by slot count runs (smaller
+// jobs backfill), lower-tier jobs outside it are preempted. Full gangs only: no replica splicing,
+// no migration, no headroom, no SLA slack.
+std::unique_ptr<Policy> NewStrictPriorityPolicy();
+
 // Singularity-style SLA-aware policy (the design is ours; Singularity publishes no policy, see
 // docs/cluster-replay.md): tiers in strict priority, each job kept at or above its tier's
 // target, the rest of the fleet filled by best-effort work.
@@ -226,6 +236,15 @@ struct SingularityOptions {
   bool elastic = true;
   // Migrate small jobs to free a whole node when a waiting gang needs one.
   bool defragment = true;
+  // Make room for a guaranteed gang of one node on the node where that delays its victims least
+  // (basic victims before standard ones; a shrink costs its checkpoint/restore plus the progress
+  // lost at the lower speed for min_run_s, a preemption its checkpoint/restore plus min_run_s of
+  // waiting) instead of the best-fit node.
+  bool evict_by_cost = true;
+  // The policy's estimates of a checkpoint and a restore, for the cost of an eviction (the
+  // simulator's defaults; the service may pass measured ones).
+  double checkpoint_s = 10;
+  double restore_s = 30;
   // Within this many seconds of a job's last change (start, resize, migration), it is neither
   // evicted to make headroom nor grown back, so that a checkpoint/restore is not paid for a few
   // seconds of work. Guaranteed jobs that need slots evict regardless.
@@ -233,7 +252,7 @@ struct SingularityOptions {
 };
 std::unique_ptr<Policy> NewSingularityPolicy(SingularityOptions options = {});
 
-// "fifo", "tiresias", "singularity" with default options; INVALID_ARGUMENT otherwise.
+// "fifo", "tiresias", "strict", "singularity" with default options; INVALID_ARGUMENT otherwise.
 Result<std::unique_ptr<Policy>> NewPolicyByName(std::string_view name);
 // The names NewPolicyByName accepts.
 std::vector<std::string> PolicyNames();

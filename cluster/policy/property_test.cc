@@ -111,6 +111,18 @@ TEST_P(PolicyPropertyTest, RandomClustersNeverGetIllegalActions) {
         if (GetParam() == "tiresias") {
           EXPECT_TRUE(a.kind == Action::Kind::kStart || a.kind == Action::Kind::kPreempt);
         }
+        if (GetParam() == "strict") {
+          // Only ever preempts for a waiting job of a higher tier.
+          EXPECT_TRUE(a.kind == Action::Kind::kStart || a.kind == Action::Kind::kPreempt);
+          if (a.kind == Action::Kind::kPreempt) {
+            bool higher_waits = false;
+            for (const JobView& w : view.jobs) {
+              higher_waits |= (w.state == JobState::kPending || w.state == JobState::kSuspended) &&
+                              w.spec.tier < job.spec.tier;
+            }
+            EXPECT_TRUE(higher_waits) << "strict preempted " << job.spec.id;
+          }
+        }
         if (GetParam() == "singularity" && job.spec.tier == Tier::kPremium) {
           // Premium jobs are only ever started, on their full gang.
           EXPECT_EQ(a.kind, Action::Kind::kStart);
@@ -166,7 +178,7 @@ TEST_P(PolicyPropertyTest, ShuffledViewsDecideTheSame) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPolicies, PolicyPropertyTest,
-                         ::testing::Values("fifo", "tiresias", "singularity"));
+                         ::testing::Values("fifo", "tiresias", "strict", "singularity"));
 
 }  // namespace
 }  // namespace tessera::cluster

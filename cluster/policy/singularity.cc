@@ -5,10 +5,13 @@
 //
 //  1. Guaranteed jobs (premium, then standard; least SLA slack first) that wait get their full
 //     gang: on free slots if possible; else on slots that checkpoints in flight will release
-//     (reserved, no new eviction); else by evicting lower-priority work from the cheapest nodes:
-//     an elastic victim is shrunk in place when that frees enough, a small one is migrated to
-//     free slots elsewhere when there are some, and only otherwise preempted. Premium may evict
-//     standard jobs that have plenty of slack; nobody evicts premium.
+//     (reserved, no new eviction); else by evicting lower-priority work from the node where that
+//     costs least (EvictionCost: the delay it inflicts on its victims, basic victims before
+//     standard ones): an elastic victim is shrunk in place when that frees enough, a small one
+//     is migrated to free slots elsewhere when there are some, and only otherwise preempted.
+//     Premium may evict standard jobs that have plenty of slack; nobody evicts in-quota premium.
+//     A job admitted on borrowed quota (JobSpec::borrowed) is evictable by any in-quota job of
+//     its tier or a higher one: the owner of the quota takes it back.
 //  2. Premium headroom: keep `premium_headroom_slots` free (evicting basic work in the
 //     background) so that the next premium job starts without waiting for a checkpoint.
 //  3. Basic jobs start in FIFO order with backfilling, shrunk (replica splicing) when their full
@@ -22,6 +25,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "cluster/policy/placement.h"
@@ -76,6 +80,7 @@ class Decision {
       const JobView& x = view_.jobs[a];
       const JobView& y = view_.jobs[b];
       if (x.spec.tier != y.spec.tier) return x.spec.tier < y.spec.tier;
+      if (x.spec.borrowed != y.spec.borrowed) return y.spec.borrowed;  // owners first
       const double sx = SlaSlack(x, view_.now), sy = SlaSlack(y, view_.now);
       if (sx != sy) return sx < sy;
       return a < b;
@@ -117,82 +122,135 @@ class Decision {
       return v.spec.tier == Tier::kBasic && view_.now - v.last_change >= options_.min_run_s;
     }
     if (v.spec.tier == Tier::kBasic) return true;
+    // Quota owners take borrowed slots back (evictions "as standard" are for any guaranteed job,
+    // "as premium" only for premium ones: see PlaceGuaranteed).
+    if (v.spec.borrowed && !evictor_borrowed_ && v.spec.tier >= *for_tier) return true;
     return *for_tier == Tier::kPremium && v.spec.tier == Tier::kStandard &&
            SlaSlack(v, view_.now) >= kEvictStandardSlackS;
   }
 
-  // Frees at least `need` slots on node `n` by evicting evictable jobs there, cheapest first.
-  // Freed slots go to soon_ (they are released when the checkpoints are written).
-  // `keep_off` marks nodes a migrated victim must avoid; nullptr: never migrate (the slots
-  // would only move, as when making headroom).
-  void Evict(int n, int need, std::optional<Tier> for_tier, const std::vector<bool>* keep_off) {
-    std::vector<int> victims;
-    for (int v : on_node_[n]) {
-      if (Evictable(v, for_tier)) victims.push_back(v);
-    }
-    // Basic before standard; then the least often preempted (spread the pain); then a victim
-    // whose slots here cover the need alone (fewest evictions; the smallest such), then the most
-    // recently changed.
-    auto slots_here = [&](int v) {
-      for (const Slice& s : view_.jobs[v].placement) {
-        if (s.node == n) return s.slots;
-      }
-      return 0;
-    };
-    std::sort(victims.begin(), victims.end(), [&](int a, int b) {
-      const JobView& x = view_.jobs[a];
-      const JobView& y = view_.jobs[b];
-      if (x.spec.tier != y.spec.tier) return x.spec.tier > y.spec.tier;
-      if (x.preemptions != y.preemptions) return x.preemptions < y.preemptions;
-      const bool xa = slots_here(a) >= need, ya = slots_here(b) >= need;
-      if (xa != ya) return xa;
-      if (xa && slots_here(a) != slots_here(b)) return slots_here(a) < slots_here(b);
-      if (x.last_change != y.last_change) return x.last_change > y.last_change;
-      return a < b;
-    });
-    for (int v : victims) {
-      if (need <= 0) break;
-      need -= Displace(v, n, need, keep_off);
-    }
-  }
-
-  // Moves job `v` off (part of) node `n`; returns the slots released on `n`.
-  int Displace(int v, int n, int need, const std::vector<bool>* keep_off) {
+  // What displacing job `v` from node `n` to release `need` slots there would do: shrink it in
+  // place (replica splicing; basic jobs only: a guaranteed job's speed is its promise), migrate
+  // it to free slots elsewhere (`keep_off`: nodes to avoid; nullptr: never migrate, as when
+  // making headroom, where the slots would only move), or preempt it.
+  struct Displacement {
+    Action::Kind kind = Action::Kind::kPreempt;
+    Placement placement;  // kResize, kMigrate
+    int released_here = 0;
+    // The delay the victim suffers, in seconds of its completion time: the checkpoint and
+    // restore, plus (estimated with min_run_s, the shortest time before the policy reconsiders a
+    // job) the progress a shrunk job loses by running slower or a preempted one by waiting.
+    double delay_s = 0;
+  };
+  Displacement PlanDisplace(int v, int n, int need, const std::vector<bool>* keep_off,
+                            const std::vector<int>& free) const {
     const JobView& job = view_.jobs[v];
     const int k = job.workers();
+    const double stall = options_.checkpoint_s + options_.restore_s;
     const bool single_node = job.placement.size() == 1;
-    if (options_.elastic && single_node) {
-      // Shrink in place just enough (replica splicing): the job keeps running, slower.
+    if (options_.elastic && single_node && job.spec.tier == Tier::kBasic) {
       const int target = LargestValidWorkerCount(job.spec, k - need);
-      // Only basic jobs are shrunk: a guaranteed job's speed is its promise.
-      const bool shrinkable = job.spec.tier == Tier::kBasic;
-      if (target > 0 && target < k && shrinkable) {
-        Emit(Action::Kind::kResize, v, {{n, target}});
-        soon_[n] += k - target;
-        return k - target;
+      if (target > 0 && target < k) {
+        return {Action::Kind::kResize,
+                {{n, target}},
+                k - target,
+                stall + (1.0 - double(target) / k) * options_.min_run_s};
       }
     }
     if (options_.defragment && single_node && keep_off != nullptr) {
-      // Migrate to free slots on another node, so that the job keeps running.
-      std::vector<int> elsewhere = free_;
-      for (size_t m = 0; m < elsewhere.size(); ++m) {
-        if ((*keep_off)[m] || static_cast<int>(m) == n) elsewhere[m] = 0;
+      // The job fits one node: FindCompactPlacement's best fit (the fullest other node with room,
+      // lower index on ties), without its copies: this runs for every candidate node.
+      int best = -1;
+      for (size_t m = 0; m < free.size(); ++m) {
+        if ((*keep_off)[m] || static_cast<int>(m) == n || free[m] < k) continue;
+        if (best < 0 || free[m] < free[best]) best = static_cast<int>(m);
       }
-      if (std::optional<Placement> p = FindCompactPlacement(elsewhere, k, max_node_)) {
-        Take(free_, *p);
-        Take(soon_, *p);
-        Emit(Action::Kind::kMigrate, v, std::move(*p));
-        soon_[n] += k;
-        return k;
-      }
+      if (best >= 0) return {Action::Kind::kMigrate, {{best, k}}, k, stall};
     }
-    Emit(Action::Kind::kPreempt, v, {});
     int here = 0;
-    for (const Slice& s : job.placement) {
-      soon_[s.node] += s.slots;
-      if (s.node == n) here = s.slots;
+    for (const Slice& s : job.placement) here += s.node == n ? s.slots : 0;
+    return {Action::Kind::kPreempt, {}, here, stall + options_.min_run_s};
+  }
+
+  // The cost of displacing `v` as `d`: its delay, weighted by how little SLA slack a guaranteed
+  // victim has left (a standard job with an hour of slack, the least premium may evict, counts
+  // double; one with ten hours 1.1 times). Basic jobs have no SLA: their delay alone.
+  double VictimCost(int v, const Displacement& d) const {
+    const JobView& job = view_.jobs[v];
+    if (job.spec.tier == Tier::kBasic) return d.delay_s;
+    const double slack = std::max(1.0, SlaSlack(job, view_.now));
+    return d.delay_s * (1.0 + kEvictStandardSlackS / slack);
+  }
+
+  // Evictable jobs on node `n`, in the order they are evicted: basic before standard before
+  // borrowed premium; then the cheapest displacement (VictimCost: delay and SLA slack); then the
+  // least often preempted (spread the pain); then the most recently changed.
+  std::vector<int> VictimOrder(int n, int need, std::optional<Tier> for_tier,
+                               const std::vector<bool>* keep_off) const {
+    std::vector<std::pair<int, double>> victims;  // job, cost of its displacement
+    for (int v : on_node_[n]) {
+      if (!Evictable(v, for_tier)) continue;
+      victims.emplace_back(v, VictimCost(v, PlanDisplace(v, n, need, keep_off, free_)));
     }
-    return here;
+    std::sort(victims.begin(), victims.end(), [&](const auto& a, const auto& b) {
+      const JobView& x = view_.jobs[a.first];
+      const JobView& y = view_.jobs[b.first];
+      if (x.spec.tier != y.spec.tier) return x.spec.tier > y.spec.tier;
+      if (a.second != b.second) return a.second < b.second;
+      if (x.preemptions != y.preemptions) return x.preemptions < y.preemptions;
+      if (x.last_change != y.last_change) return x.last_change > y.last_change;
+      return a.first < b.first;
+    });
+    std::vector<int> order;
+    order.reserve(victims.size());
+    for (const auto& [v, delay] : victims) order.push_back(v);
+    return order;
+  }
+
+  // The cost of freeing `need` slots on node `n` for a job of tier `for_tier`, as the pair (the
+  // highest tier it evicts, reversed so that evicting only basic work is cheapest; the summed
+  // delay of its victims); nullopt when the node cannot free that much.
+  std::optional<std::pair<int, double>> EvictionCost(int n, int need, std::optional<Tier> for_tier,
+                                                     const std::vector<bool>* keep_off) const {
+    if (need <= 0) return std::pair<int, double>{-kNumTiers, 0.0};
+    std::vector<int> free = free_;
+    int worst = kNumTiers;
+    double delay = 0;
+    for (int v : VictimOrder(n, need, for_tier, keep_off)) {
+      if (need <= 0) break;
+      Displacement d = PlanDisplace(v, n, need, keep_off, free);
+      if (d.kind == Action::Kind::kMigrate) Take(free, d.placement);
+      need -= d.released_here;
+      delay += VictimCost(v, d);
+      worst = std::min(worst, static_cast<int>(view_.jobs[v].spec.tier));
+    }
+    if (need > 0) return std::nullopt;
+    return std::pair<int, double>{-worst, delay};
+  }
+
+  // Frees at least `need` slots on node `n` by evicting evictable jobs there (VictimOrder).
+  // Freed slots go to soon_ (they are released when the checkpoints are written).
+  void Evict(int n, int need, std::optional<Tier> for_tier, const std::vector<bool>* keep_off) {
+    for (int v : VictimOrder(n, need, for_tier, keep_off)) {
+      if (need <= 0) break;
+      Displacement d = PlanDisplace(v, n, need, keep_off, free_);
+      const JobView& job = view_.jobs[v];
+      switch (d.kind) {
+        case Action::Kind::kResize:
+          soon_[n] += d.released_here;
+          break;
+        case Action::Kind::kMigrate:
+          Take(free_, d.placement);
+          Take(soon_, d.placement);
+          soon_[n] += d.released_here;
+          break;
+        default:
+          for (const Slice& s : job.placement) soon_[s.node] += s.slots;
+          break;
+      }
+      need -= d.released_here;
+      Emit(d.kind, v, std::move(d.placement));
+    }
   }
 
   // Slots on each node that evictions for a job of tier `for_tier` could release.
@@ -213,6 +271,7 @@ class Decision {
   void PlaceGuaranteed(int i) {
     const JobView& job = view_.jobs[i];
     const int k = job.spec.requested_workers;
+    evictor_borrowed_ = job.spec.borrowed;
     if (std::optional<Placement> p = FindCompactPlacement(free_, k, max_node_)) {
       Start(i, std::move(*p));
       return;
@@ -231,10 +290,27 @@ class Decision {
       // backlogs). Multi-node gangs are always searched.
       int& no_room = no_room_[static_cast<int>(as)];
       if (k >= no_room && k <= max_node_) continue;
-      std::optional<Placement> target = FindCompactPlacement(Reclaimable(as), k, max_node_);
+      const std::vector<int> reclaimable = Reclaimable(as);
+      std::optional<Placement> target = FindCompactPlacement(reclaimable, k, max_node_);
       if (!target) {
         if (k <= max_node_) no_room = k;
         continue;
+      }
+      if (k <= max_node_ && options_.evict_by_cost) {
+        // A gang of one node: the node where making room costs its victims least, not the best
+        // fit (which may preempt a rigid job where an elastic one elsewhere could shrink).
+        std::optional<std::pair<int, double>> best;
+        for (size_t n = 0; n < reclaimable.size(); ++n) {
+          if (reclaimable[n] < k || !view_.nodes[n].alive) continue;
+          std::vector<bool> keep_off(view_.nodes.size(), false);
+          keep_off[n] = true;
+          std::optional<std::pair<int, double>> cost =
+              EvictionCost(static_cast<int>(n), k - soon_[n], as, &keep_off);
+          if (cost && (!best || *cost < *best)) {
+            best = cost;
+            target = Placement{{static_cast<int>(n), k}};
+          }
+        }
       }
       std::vector<bool> keep_off(view_.nodes.size(), false);
       for (const Slice& s : *target) keep_off[s.node] = true;
@@ -395,6 +471,7 @@ class Decision {
   const int max_node_;
   int capacity_ = 0;                       // live slots
   std::vector<bool> touched_;              // jobs that already got an action
+  bool evictor_borrowed_ = false;          // the guaranteed job being placed borrows quota
   std::vector<std::vector<int>> on_node_;  // running jobs per node
   std::vector<Action> actions_;
   // Per eviction tier: the smallest gang for which eviction found no room in this call.

@@ -113,6 +113,81 @@ TEST(SingularityPolicyTest, NeverShrinksBelowMinWorkers) {
   EXPECT_EQ(a["rigid"].kind, Action::Kind::kPreempt);
 }
 
+// Issue 15's live case: a standard job needs 2 slots of a full 2-node cluster. Best fit (the
+// fullest node with enough reclaimable slots, lower index on ties) picks node 0 and preempts its
+// rigid basic job; by cost, the elastic basic job on node 1 is shrunk instead and keeps running.
+TEST(SingularityPolicyTest, EvictionByCostShrinksElasticJobOnAnotherNode) {
+  ClusterView view = MakeCluster(2, 4, 1000);
+  StartRunning(view, AddJob(view, "rigid", Tier::kBasic, 4, 4, 0), {{0, 4}}, 0);
+  StartRunning(view, AddJob(view, "elastic", Tier::kBasic, 4, 1, 0), {{1, 4}}, 0);
+  AddJob(view, "std", Tier::kStandard, 2, 2, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  EXPECT_FALSE(a.count("rigid"));
+  ASSERT_TRUE(a.count("elastic"));
+  EXPECT_EQ(a["elastic"].kind, Action::Kind::kResize);
+  EXPECT_EQ(a["elastic"].placement, (Placement{{1, 2}}));
+
+  // The same view with eviction by best fit preempts the rigid job (the old behaviour).
+  SingularityOptions best_fit = NoHeadroom();
+  best_fit.evict_by_cost = false;
+  a = Decide(view, best_fit);
+  ASSERT_TRUE(a.count("rigid"));
+  EXPECT_EQ(a["rigid"].kind, Action::Kind::kPreempt);
+  EXPECT_FALSE(a.count("elastic"));
+}
+
+// Basic victims before standard ones, even where evicting the standard job alone would do.
+TEST(SingularityPolicyTest, EvictionByCostPrefersBasicVictims) {
+  ClusterView view = MakeCluster(2, 8, 100000);
+  StartRunning(view, AddJob(view, "std-run", Tier::kStandard, 8, 8, 0), {{0, 8}}, 0);
+  StartRunning(view, AddJob(view, "b1", Tier::kBasic, 4, 4, 0), {{1, 4}}, 0);
+  StartRunning(view, AddJob(view, "b2", Tier::kBasic, 4, 4, 0), {{1, 4}}, 0);
+  view.jobs[2].placement = {{1, 4}};
+  AddJob(view, "prem", Tier::kPremium, 8, 8, 100000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  EXPECT_FALSE(a.count("std-run"));
+  EXPECT_TRUE(a.count("b1"));
+  EXPECT_TRUE(a.count("b2"));
+}
+
+// Between two standard victims a premium job may evict, the one with more SLA slack goes, even
+// when it sits on the node best fit would not pick.
+TEST(SingularityPolicyTest, EvictionByCostPrefersTheVictimWithMoreSlack) {
+  ClusterView view = MakeCluster(2, 8, 100000);
+  const int tight = AddJob(view, "std-tight", Tier::kStandard, 8, 8, 0);
+  StartRunning(view, tight, {{0, 8}}, 0);
+  view.jobs[tight].progress = 0.7 * (100000 + 2 * 3600);  // 2 h of slack
+  const int loose = AddJob(view, "std-loose", Tier::kStandard, 8, 8, 0);
+  StartRunning(view, loose, {{1, 8}}, 0);  // ran at full speed: ~43,000 s of slack
+  ASSERT_LT(SlaSlack(view.jobs[tight], view.now), SlaSlack(view.jobs[loose], view.now));
+  ASSERT_GE(SlaSlack(view.jobs[tight], view.now), 3600);  // both may be evicted
+  AddJob(view, "prem", Tier::kPremium, 8, 8, 100000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  EXPECT_FALSE(a.count("std-tight"));
+  ASSERT_TRUE(a.count("std-loose"));
+  EXPECT_EQ(a["std-loose"].kind, Action::Kind::kPreempt);
+}
+
+// Quotas (quota.h): a job on borrowed quota is evicted when an in-quota job of its tier needs
+// the slots, even though the policy never evicts premium or standard work otherwise.
+TEST(SingularityPolicyTest, OwnersTakeBorrowedQuotaBack) {
+  ClusterView view = MakeCluster(1, 8, 1000);
+  const int borrower = AddJob(view, "borrower", Tier::kPremium, 8, 8, 0);
+  view.jobs[borrower].spec.borrowed = true;
+  StartRunning(view, borrower, {{0, 8}}, 0);
+  const int owner = AddJob(view, "owner", Tier::kPremium, 8, 8, 1000);
+  std::map<std::string, Action> a = Decide(view, NoHeadroom());
+  ASSERT_TRUE(a.count("borrower"));
+  EXPECT_EQ(a["borrower"].kind, Action::Kind::kPreempt);
+  // Another borrower does not: borrowing never evicts premium work.
+  view.jobs[owner].spec.borrowed = true;
+  EXPECT_TRUE(Decide(view, NoHeadroom()).empty());
+  // Nor does a standard owner evict a premium borrower.
+  view.jobs[owner].spec.borrowed = false;
+  view.jobs[owner].spec.tier = Tier::kStandard;
+  EXPECT_TRUE(Decide(view, NoHeadroom()).empty());
+}
+
 TEST(SingularityPolicyTest, MigratesSmallJobToFreeAWholeNode) {
   ClusterView view = MakeCluster(2, 8, 1000);
   // Node 0: one 1-slot basic job; node 1: 7 busy slots. 8 slots free in total, no node whole.

@@ -137,6 +137,7 @@ Result<std::string> Scheduler::Submit(const rpc::SubmitRequest& request, double 
     }
     job.args.push_back(arg);
   }
+  TESSERA_RETURN_IF_ERROR(Admit(spec));
   spec.id = fmt::format("j{}", next_job_);
   spec.submit_time = now;
   job.last_accrual = now;
@@ -146,9 +147,10 @@ Result<std::string> Scheduler::Submit(const rpc::SubmitRequest& request, double 
   TESSERA_RETURN_IF_ERROR(store_->PutNextJob(next_job_));
   TESSERA_RETURN_IF_ERROR(SaveJob(stored));
   TESSERA_RETURN_IF_ERROR(Event(
-      now, fmt::format("{} submitted: tenant {}, {}, {} worker(s) (min {})", stored.view.spec.id,
+      now, fmt::format("{} submitted: tenant {}, {}, {} worker(s) (min {}){}", stored.view.spec.id,
                        stored.view.spec.tenant, TierName(stored.view.spec.tier),
-                       stored.view.spec.requested_workers, stored.view.spec.min_workers)));
+                       stored.view.spec.requested_workers, stored.view.spec.min_workers,
+                       stored.view.spec.borrowed ? ", on borrowed quota" : "")));
   std::string id = stored.view.spec.id;
   TESSERA_RETURN_IF_ERROR(Reschedule(now));
   return id;
@@ -562,8 +564,7 @@ Status Scheduler::Tick(double now) {
   return Reschedule(now);
 }
 
-Status Scheduler::Reschedule(double now) {
-  AccrueAll(now);
+ClusterView Scheduler::BuildView(double now, std::vector<JobRecord*>& by_view_index) {
   ClusterView view;
   view.now = now;
   for (const NodeRecord& node : nodes_) {
@@ -580,15 +581,24 @@ Status Scheduler::Reschedule(double now) {
       if (old_slice.slots > kept) view.nodes[old_slice.node].draining += old_slice.slots - kept;
     }
   }
-  std::vector<JobRecord*> by_view_index;
+  by_view_index.clear();
   for (JobRecord& job : jobs_) {
     if (!Active(job)) continue;
+    // A held job (operator preempt) that holds no slots is not the policy's to start.
+    if (job.held && job.run_node < 0) continue;
     JobView jv = job.view;
-    if (job.cancel_requested) jv.state = JobState::kCheckpointing;  // inert, holds its slots
+    if (job.cancel_requested || job.held) jv.state = JobState::kCheckpointing;  // inert
     if (jv.stalled_until == kNotRestoredYet) jv.stalled_until = now + kExpectedRestoreS;
     view.jobs.push_back(std::move(jv));
     by_view_index.push_back(&job);
   }
+  return view;
+}
+
+Status Scheduler::Reschedule(double now) {
+  AccrueAll(now);
+  std::vector<JobRecord*> by_view_index;
+  const ClusterView view = BuildView(now, by_view_index);
   std::vector<Action> actions = policy_->Decide(view);
   ++stats_.decisions;
   if (actions.empty()) {
@@ -603,53 +613,54 @@ Status Scheduler::Reschedule(double now) {
     return Status::Ok();
   }
   for (const Action& action : actions) {
-    JobRecord& job = *by_view_index[action.job];
-    std::string what = DescribeAction(view, action);
-    switch (action.kind) {
-      case Action::Kind::kStart: {
-        bool resumed = job.view.state == JobState::kSuspended;
-        job.view.state = JobState::kRunning;
-        job.view.placement = action.placement;
-        if (job.view.first_start < 0) job.view.first_start = now;
-        StartRunOnPlacement(job, now);
-        TESSERA_RETURN_IF_ERROR(Event(
-            now,
-            fmt::format(
-                "{} ({}) as run {}{}", what, TierName(job.view.spec.tier), job.run,
-                resumed ? fmt::format(", resuming from its last checkpoint (last reported step {})",
-                                      job.step)
-                        : fmt::format(", {:.2f} s after submission",
-                                      now - job.view.spec.submit_time))));
-        break;
-      }
-      case Action::Kind::kPreempt:
-        job.view.state = JobState::kCheckpointing;
-        job.relocating = false;
-        job.stop_requested = true;
-        job.view.last_change = now;
-        ++job.view.preemptions;
-        TESSERA_RETURN_IF_ERROR(Event(now, fmt::format("{} ({}): checkpoint-and-exit ordered", what,
-                                                       TierName(job.view.spec.tier))));
-        break;
-      case Action::Kind::kResize:
-      case Action::Kind::kMigrate:
-        job.view.placement = action.placement;
-        job.view.last_change = now;
-        job.view.stalled_until = kNotRestoredYet;
-        job.relocating = true;
-        job.stop_requested = true;
-        if (action.kind == Action::Kind::kResize) {
-          ++job.view.resizes;
-        } else {
-          ++job.view.migrations;
-        }
-        TESSERA_RETURN_IF_ERROR(
-            Event(now, fmt::format("{}: checkpoint, then restart there", what)));
-        break;
-    }
+    TESSERA_RETURN_IF_ERROR(CarryOut(*by_view_index[action.job], view, action, now));
     ++stats_.actions;
   }
   for (JobRecord* job : by_view_index) TESSERA_RETURN_IF_ERROR(SaveJob(*job));
+  return Status::Ok();
+}
+
+Status Scheduler::CarryOut(JobRecord& job, const ClusterView& view, const Action& action,
+                           double now) {
+  std::string what = DescribeAction(view, action);
+  switch (action.kind) {
+    case Action::Kind::kStart: {
+      bool resumed = job.view.state == JobState::kSuspended;
+      job.view.state = JobState::kRunning;
+      job.view.placement = action.placement;
+      if (job.view.first_start < 0) job.view.first_start = now;
+      StartRunOnPlacement(job, now);
+      return Event(
+          now,
+          fmt::format(
+              "{} ({}) as run {}{}", what, TierName(job.view.spec.tier), job.run,
+              resumed
+                  ? fmt::format(", resuming from its last checkpoint (last reported step {})",
+                                job.step)
+                  : fmt::format(", {:.2f} s after submission", now - job.view.spec.submit_time)));
+    }
+    case Action::Kind::kPreempt:
+      job.view.state = JobState::kCheckpointing;
+      job.relocating = false;
+      job.stop_requested = true;
+      job.view.last_change = now;
+      ++job.view.preemptions;
+      return Event(now, fmt::format("{} ({}): checkpoint-and-exit ordered", what,
+                                    TierName(job.view.spec.tier)));
+    case Action::Kind::kResize:
+    case Action::Kind::kMigrate:
+      job.view.placement = action.placement;
+      job.view.last_change = now;
+      job.view.stalled_until = kNotRestoredYet;
+      job.relocating = true;
+      job.stop_requested = true;
+      if (action.kind == Action::Kind::kResize) {
+        ++job.view.resizes;
+      } else {
+        ++job.view.migrations;
+      }
+      return Event(now, fmt::format("{}: checkpoint, then restart there", what));
+  }
   return Status::Ok();
 }
 
@@ -689,6 +700,9 @@ std::vector<rpc::JobInfo> Scheduler::ListJobs(double now) const {
     info.set_lost_steps(job.lost_steps);
     info.set_lost_progress_s(job.lost_progress);
     info.set_last_exit(job.last_exit);
+    info.set_borrowed(spec.borrowed);
+    info.set_held(job.held);
+    if (Active(job) && job.held && job.run_node < 0) info.set_state("held");
     out.push_back(std::move(info));
   }
   return out;

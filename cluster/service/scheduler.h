@@ -32,6 +32,7 @@
 
 #include "cluster/agent/cluster.pb.h"
 #include "cluster/policy/policy.h"
+#include "cluster/policy/quota.h"
 #include "cluster/service/store.h"
 #include "core/status.h"
 
@@ -50,6 +51,10 @@ struct SchedulerOptions {
   // modulo master_port_span, so a restarted gang never reuses its previous run's port.
   int master_port_base = 29500;
   int master_port_span = 2000;
+  // Admission control (cluster/policy/quota.h, the code the replay runs): a guaranteed job beyond
+  // its tenant's quota borrows idle quota or is refused (RESOURCE_EXHAUSTED, saying which quota).
+  // Unset: every valid submission is admitted.
+  std::optional<QuotaConfig> quota;
 };
 
 class Scheduler {
@@ -63,6 +68,17 @@ class Scheduler {
   // Users.
   Result<std::string> Submit(const rpc::SubmitRequest& request, double now);
   Status Cancel(const std::string& job_id, double now);
+  // The tenant owning a job (for authorization); NOT_FOUND for an unknown id.
+  Result<std::string> JobTenant(const std::string& job_id);
+
+  // Operators (scheduler_ops.cc). Preempt: checkpoint-and-exit a running job and hold it (kept
+  // out of the policy's view) until Requeue; a waiting job is just held. Requeue: release a held
+  // job, or checkpoint a running one back into the queue. Resize: checkpoint a running job and
+  // restart it on `workers` slots (a valid count, on its free or own slots) now; the policy may
+  // change it later by its own rules. FAILED_PRECONDITION when the job's state does not allow it.
+  Status Preempt(const std::string& job_id, double now);
+  Status Requeue(const std::string& job_id, double now);
+  Status Resize(const std::string& job_id, int workers, double now);
   std::vector<rpc::JobInfo> ListJobs(double now) const;
   std::vector<rpc::NodeInfo> ListNodes(double now) const;
   std::vector<rpc::Event> ListEvents(int limit) const;
@@ -97,7 +113,16 @@ class Scheduler {
   static bool Active(const JobRecord& job) { return job.outcome == JobOutcome::kNone; }
 
   void AccrueAll(double now);
+  // The policy's view of the active jobs that are not held; by_view_index[i] is the record of
+  // view.jobs[i].
+  ClusterView BuildView(double now, std::vector<JobRecord*>& by_view_index);
   Status Reschedule(double now);
+  // Carries out one (validated) action on `job`, as ordered by the policy or an operator.
+  Status CarryOut(JobRecord& job, const ClusterView& view, const Action& action, double now);
+  // Admission control of a new job (options_.quota): may mark it borrowed; RESOURCE_EXHAUSTED.
+  Status Admit(JobSpec& spec);
+  // The active job `job_id`, or NOT_FOUND / FAILED_PRECONDITION.
+  Result<JobRecord*> ActiveJob(const std::string& job_id);
   Status ApplyAction(const Action& action, double now);
   Status HandleReport(const rpc::RunReport& report, const std::string& node, double now);
   // The current run of `job` is gone (its node died, or it crashed): back to the queue.

@@ -24,9 +24,9 @@ int main(int argc, char** argv) {
   app.add_option("--state-dir", state_dir, "RocksDB directory, survives restarts (required)");
   app.add_option("--job-root", job_root,
                  "Job directories (checkpoints), shared with agents (required)");
-  app.add_option("--policy", options.policy, "singularity, fifo or tiresias")
+  app.add_option("--policy", options.policy, "singularity, strict, fifo or tiresias")
       ->capture_default_str()
-      ->check(CLI::IsMember({"singularity", "fifo", "tiresias"}));
+      ->check(CLI::IsMember({"singularity", "strict", "fifo", "tiresias"}));
   app.add_option("--premium-headroom", options.singularity.premium_headroom_slots,
                  "Slots the Singularity policy keeps free for arriving premium jobs")
       ->capture_default_str()
@@ -52,9 +52,17 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1024, 63000));
   app.add_option("--port-file", port_file, "Write the port served on to this file");
+  std::string tokens_file, quota_file;
+  app.add_option("--tokens", tokens_file,
+                 "Token file, lines 'TENANT TOKEN [premium] [admin]': user RPCs need a token "
+                 "(default: no authentication)");
+  app.add_option("--quota", quota_file,
+                 "Quota file, lines 'TENANT PREMIUM_SLOTS STANDARD_SLOTS' (and 'borrowing off'): "
+                 "admission control of guaranteed tiers (default: none)");
   app.add_option(
       "--metrics-listen", options.metrics_listen,
-      "Serve Prometheus metrics over HTTP (GET /metrics) on host:port (port 0 picks one)");
+      "Serve Prometheus metrics (GET /metrics) and the dashboard (GET /) over HTTP on host:port "
+      "(port 0 picks one)");
   return program.Run(argc, argv, [&]() -> Status {
     // Checked here rather than with CLI11's required(), which would report a missing flag
     // before an unknown one.
@@ -63,13 +71,15 @@ int main(int argc, char** argv) {
     options.state_dir = state_dir;
     options.job_root = job_root;
     options.tick = std::chrono::milliseconds(tick_ms);
+    options.tokens_file = tokens_file;
+    options.quota_file = quota_file;
     const std::atomic<bool>& stop = StopOnSignals();
     TESSERA_ASSIGN_OR_RETURN(auto server, SchedulerServer::Start(options));
     std::printf("listening on port %d\n", server->port());
     if (server->metrics_port() > 0) {
-      std::printf("metrics on http://%s:%d/metrics\n",
-                  options.metrics_listen.substr(0, options.metrics_listen.rfind(':')).c_str(),
-                  server->metrics_port());
+      const std::string host = options.metrics_listen.substr(0, options.metrics_listen.rfind(':'));
+      std::printf("metrics on http://%s:%d/metrics\n", host.c_str(), server->metrics_port());
+      std::printf("dashboard on http://%s:%d/\n", host.c_str(), server->metrics_port());
     }
     std::fflush(stdout);
     if (!port_file.empty()) {

@@ -10,7 +10,10 @@
 #include <thread>
 
 #include "cluster/agent/cluster.grpc.pb.h"
+#include "cluster/service/auth.h"
+#include "cluster/service/dashboard.h"
 #include "cluster/service/scheduler.h"
+#include "core/file.h"
 #include "core/metrics.h"
 
 namespace tessera::cluster {
@@ -75,9 +78,30 @@ std::string RenderMetrics(const Scheduler& scheduler, double now) {
   return metrics.RenderPrometheus();
 }
 
+// The caller of a user RPC: nullopt when the scheduler has no tokens (open), else the token's
+// principal; an UNAUTHENTICATED status for a missing or unknown token.
+struct Caller {
+  std::optional<Principal> principal;
+  grpc::Status status;
+};
+Caller Authenticate(const std::optional<TokenTable>& tokens, const grpc::ServerContext* context) {
+  if (!tokens) return {};
+  std::string_view header;
+  const auto& metadata = context->client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    header = std::string_view(it->second.data(), it->second.size());
+  }
+  Result<Principal> who = tokens->Authenticate(header);
+  if (!who.ok()) {
+    return {std::nullopt, grpc::Status(grpc::StatusCode::UNAUTHENTICATED, who.status().message())};
+  }
+  return {std::move(*who), grpc::Status::OK};
+}
+
 class Service final : public rpc::Scheduler::Service {
  public:
-  Service(std::mutex& mu, Scheduler& scheduler) : mu_(mu), scheduler_(scheduler) {}
+  Service(std::mutex& mu, Scheduler& scheduler, const std::optional<TokenTable>& tokens)
+      : mu_(mu), scheduler_(scheduler), tokens_(tokens) {}
 
   grpc::Status RegisterNode(grpc::ServerContext*, const rpc::RegisterNodeRequest* request,
                             rpc::RegisterNodeReply* reply) override {
@@ -94,53 +118,97 @@ class Service final : public rpc::Scheduler::Service {
     *reply = std::move(*r);
     return grpc::Status::OK;
   }
-  grpc::Status Submit(grpc::ServerContext*, const rpc::SubmitRequest* request,
+  grpc::Status Submit(grpc::ServerContext* context, const rpc::SubmitRequest* request,
                       rpc::SubmitReply* reply) override {
+    Caller caller = Authenticate(tokens_, context);
+    if (!caller.status.ok()) return caller.status;
+    rpc::SubmitRequest checked = *request;
+    if (caller.principal) {
+      if (Status s = AuthorizeSubmit(*caller.principal, checked); !s.ok()) return ToGrpc(s);
+    }
     std::lock_guard lock(mu_);
-    Result<std::string> id = scheduler_.Submit(*request, WallSeconds());
+    Result<std::string> id = scheduler_.Submit(checked, WallSeconds());
     if (!id.ok()) return ToGrpc(id.status());
     reply->set_job_id(*id);
     return grpc::Status::OK;
   }
-  grpc::Status Cancel(grpc::ServerContext*, const rpc::CancelRequest* request,
+  grpc::Status Cancel(grpc::ServerContext* context, const rpc::CancelRequest* request,
                       rpc::CancelReply*) override {
-    std::lock_guard lock(mu_);
-    return ToGrpc(scheduler_.Cancel(request->job_id(), WallSeconds()));
+    return OnJob(context, request->job_id(),
+                 [&](double now) { return scheduler_.Cancel(request->job_id(), now); });
   }
-  grpc::Status ListJobs(grpc::ServerContext*, const rpc::ListJobsRequest*,
+  grpc::Status Preempt(grpc::ServerContext* context, const rpc::JobCommandRequest* request,
+                       rpc::JobCommandReply*) override {
+    return OnJob(context, request->job_id(),
+                 [&](double now) { return scheduler_.Preempt(request->job_id(), now); });
+  }
+  grpc::Status Requeue(grpc::ServerContext* context, const rpc::JobCommandRequest* request,
+                       rpc::JobCommandReply*) override {
+    return OnJob(context, request->job_id(),
+                 [&](double now) { return scheduler_.Requeue(request->job_id(), now); });
+  }
+  grpc::Status Resize(grpc::ServerContext* context, const rpc::ResizeRequest* request,
+                      rpc::JobCommandReply*) override {
+    return OnJob(context, request->job_id(), [&](double now) {
+      return scheduler_.Resize(request->job_id(), request->workers(), now);
+    });
+  }
+  grpc::Status ListJobs(grpc::ServerContext* context, const rpc::ListJobsRequest*,
                         rpc::ListJobsReply* reply) override {
+    if (Caller c = Authenticate(tokens_, context); !c.status.ok()) return c.status;
     std::lock_guard lock(mu_);
     for (auto& job : scheduler_.ListJobs(WallSeconds())) *reply->add_jobs() = std::move(job);
     return grpc::Status::OK;
   }
-  grpc::Status ListNodes(grpc::ServerContext*, const rpc::ListNodesRequest*,
+  grpc::Status ListNodes(grpc::ServerContext* context, const rpc::ListNodesRequest*,
                          rpc::ListNodesReply* reply) override {
+    if (Caller c = Authenticate(tokens_, context); !c.status.ok()) return c.status;
     std::lock_guard lock(mu_);
     for (auto& node : scheduler_.ListNodes(WallSeconds())) *reply->add_nodes() = std::move(node);
     return grpc::Status::OK;
   }
-  grpc::Status ListEvents(grpc::ServerContext*, const rpc::ListEventsRequest* request,
+  grpc::Status ListEvents(grpc::ServerContext* context, const rpc::ListEventsRequest* request,
                           rpc::ListEventsReply* reply) override {
+    if (Caller c = Authenticate(tokens_, context); !c.status.ok()) return c.status;
     std::lock_guard lock(mu_);
     for (auto& e : scheduler_.ListEvents(request->limit())) *reply->add_events() = std::move(e);
     return grpc::Status::OK;
   }
-  grpc::Status GetMetrics(grpc::ServerContext*, const rpc::GetMetricsRequest*,
+  grpc::Status GetMetrics(grpc::ServerContext* context, const rpc::GetMetricsRequest*,
                           rpc::GetMetricsReply* reply) override {
+    if (Caller c = Authenticate(tokens_, context); !c.status.ok()) return c.status;
     std::lock_guard lock(mu_);
     reply->set_prometheus_text(RenderMetrics(scheduler_, WallSeconds()));
     return grpc::Status::OK;
   }
 
  private:
+  // Authenticates the caller, checks that it may act on `job_id`, then runs `command(now)`.
+  template <typename Command>
+  grpc::Status OnJob(grpc::ServerContext* context, const std::string& job_id, Command command) {
+    Caller caller = Authenticate(tokens_, context);
+    if (!caller.status.ok()) return caller.status;
+    std::lock_guard lock(mu_);
+    if (caller.principal) {
+      Result<std::string> tenant = scheduler_.JobTenant(job_id);
+      if (!tenant.ok()) return ToGrpc(tenant.status());
+      if (Status s = AuthorizeJobCommand(*caller.principal, job_id, *tenant); !s.ok()) {
+        return ToGrpc(s);
+      }
+    }
+    return ToGrpc(command(WallSeconds()));
+  }
+
   std::mutex& mu_;
   Scheduler& scheduler_;
+  const std::optional<TokenTable>& tokens_;
 };
 
 }  // namespace
 
 struct SchedulerServer::Impl {
   std::mutex mu;
+  std::optional<TokenTable> tokens;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Service> service;
   std::unique_ptr<grpc::Server> server;
@@ -163,17 +231,31 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
   } else {
     TESSERA_ASSIGN_OR_RETURN(policy, NewPolicyByName(options.policy));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store, StateStore::Open(options.state_dir));
   auto impl = std::make_unique<Impl>();
+  std::optional<QuotaConfig> quota;
+  if (!options.quota_file.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(options.quota_file));
+    Result<QuotaConfig> parsed = ParseQuotaConfig(text);
+    if (!parsed.ok()) return parsed.status().WithContext(options.quota_file.string());
+    quota = std::move(*parsed);
+  }
+  if (!options.tokens_file.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(options.tokens_file));
+    Result<TokenTable> tokens = TokenTable::Parse(text);
+    if (!tokens.ok()) return tokens.status().WithContext(options.tokens_file.string());
+    impl->tokens = std::move(*tokens);
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<StateStore> store, StateStore::Open(options.state_dir));
   impl->tick = options.tick;
   TESSERA_ASSIGN_OR_RETURN(impl->scheduler,
                            Scheduler::Create({.heartbeat_timeout_s = options.heartbeat_timeout_s,
                                               .restart_grace_s = options.restart_grace_s,
                                               .max_crashes = options.max_crashes,
                                               .job_root = options.job_root,
-                                              .master_port_base = options.master_port_base},
+                                              .master_port_base = options.master_port_base,
+                                              .quota = std::move(quota)},
                                              std::move(policy), std::move(store), WallSeconds()));
-  impl->service = std::make_unique<Service>(impl->mu, *impl->scheduler);
+  impl->service = std::make_unique<Service>(impl->mu, *impl->scheduler, impl->tokens);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &impl->port);
   builder.RegisterService(impl->service.get());
@@ -203,6 +285,7 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
       response.set_content(RenderMetrics(*raw->scheduler, WallSeconds()),
                            "text/plain; version=0.0.4");
     });
+    ServeDashboard(*impl->http, raw->mu, *raw->scheduler, raw->tokens);
     impl->metrics_port = port == 0 ? impl->http->bind_to_any_port(host)
                                    : (impl->http->bind_to_port(host, port) ? port : -1);
     if (impl->metrics_port <= 0) {

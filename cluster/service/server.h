@@ -33,8 +33,13 @@ struct ServerOptions {
   int max_crashes = 3;
   int master_port_base = 29500;  // MASTER_PORT range of gang runs (SchedulerOptions)
   std::chrono::milliseconds tick{250};
-  // host:port for Prometheus scrapes over HTTP (GET /metrics); empty = none, port 0 = any.
+  // host:port for Prometheus scrapes over HTTP (GET /metrics) and the dashboard (GET /, data at
+  // GET /api/state; dashboard.h); empty = none, port 0 = any.
   std::string metrics_listen;
+  // Per-tenant tokens (auth.h); empty = no authentication.
+  std::filesystem::path tokens_file;
+  // Per-tenant quotas (cluster/policy/quota.h); empty = no admission control.
+  std::filesystem::path quota_file;
 };
 
 class SchedulerServer {

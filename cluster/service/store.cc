@@ -52,6 +52,8 @@ state::Job ToProto(const JobRecord& r) {
   p.set_stop_requested(r.stop_requested);
   p.set_relocating(r.relocating);
   p.set_cancel_requested(r.cancel_requested);
+  p.set_borrowed(r.view.spec.borrowed);
+  p.set_held(r.held);
   p.set_step(r.step);
   p.set_total_steps(r.total_steps);
   p.set_loss(r.loss);
@@ -121,6 +123,8 @@ Result<JobRecord> FromProto(const state::Job& p) {
   r.stop_requested = p.stop_requested();
   r.relocating = p.relocating();
   r.cancel_requested = p.cancel_requested();
+  r.view.spec.borrowed = p.borrowed();
+  r.held = p.held();
   r.step = p.step();
   r.total_steps = p.total_steps();
   r.loss = p.loss();

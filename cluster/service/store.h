@@ -47,6 +47,7 @@ struct JobRecord {
   bool stop_requested = false;  // checkpoint-and-exit ordered for this run
   bool relocating = false;      // after this run's checkpoint, start a new run on the placement
   bool cancel_requested = false;
+  bool held = false;  // preempted by an operator: kept out of the policy's view until requeued
 
   // As last reported by the job.
   int64_t step = 0;

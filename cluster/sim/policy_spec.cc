@@ -31,9 +31,11 @@ Result<std::unique_ptr<Policy>> MakePolicy(std::string_view spec, const Singular
       options.defragment = false;
     } else if (variant == "no-headroom") {
       options.premium_headroom_slots = 0;
+    } else if (variant == "best-fit") {
+      options.evict_by_cost = false;
     } else {
       return InvalidArgumentError("unknown singularity variant '" + std::string(variant) +
-                                  "' (want no-elastic, no-defragment or no-headroom)");
+                                  "' (want no-elastic, no-defragment, no-headroom or best-fit)");
     }
     return std::unique_ptr<Policy>(
         std::make_unique<Renamed>(NewSingularityPolicy(options), std::string(spec)));

@@ -5,6 +5,7 @@
 //   singularity:no-elastic      no replica splicing (no shrinking, no shrunk starts, no growing)
 //   singularity:no-defragment   no migrations
 //   singularity:no-headroom     no premium headroom
+//   singularity:best-fit        eviction on the best-fit node instead of the cheapest (issue 15)
 //
 // A variant reports its full spec as its name, so that the tables tell the runs apart.
 #pragma once

@@ -8,8 +8,9 @@ namespace tessera::cluster::sim {
 namespace {
 
 TEST(PolicySpecTest, NamesAndVariants) {
-  for (const char* spec : {"fifo", "tiresias", "singularity", "singularity:no-elastic",
-                           "singularity:no-defragment", "singularity:no-headroom"}) {
+  for (const char* spec :
+       {"fifo", "tiresias", "singularity", "singularity:no-elastic", "singularity:no-defragment",
+        "singularity:no-headroom", "singularity:best-fit", "strict"}) {
     Result<std::unique_ptr<Policy>> p = MakePolicy(spec, {});
     ASSERT_TRUE(p.ok()) << spec << ": " << p.status();
     EXPECT_EQ((*p)->name(), spec);
@@ -23,9 +24,9 @@ TEST(PolicySpecTest, NoElasticVariantNeverResizes) {
   // An elastic basic job on a full node and a premium job arriving: the default policy shrinks
   // the basic job, the rigid variant preempts it.
   std::vector<SimJob> jobs(2);
-  jobs[0].spec = {"basic", "t", Tier::kBasic, 8, 2, 0};
+  jobs[0].spec = {"basic", "t", Tier::kBasic, 8, 2, 0, false};
   jobs[0].duration = 1000;
-  jobs[1].spec = {"prem", "t", Tier::kPremium, 4, 4, 100};
+  jobs[1].spec = {"prem", "t", Tier::kPremium, 4, 4, 100, false};
   jobs[1].duration = 100;
   SimOptions options;
   options.nodes = 1;

@@ -55,18 +55,18 @@ class ReplayCliTest : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(ReplayCliTest, ReplaysThreePoliciesAndWritesCsv) {
+TEST_F(ReplayCliTest, ReplaysFourPoliciesAndWritesCsv) {
   const std::string csv = (dir_ / "summary.csv").string();
   Outcome r = RunReplay("--trace " + (dir_ / "trace.csv").string() +
                         " --nodes 4 --slots 8 --validate --csv " + csv);
   ASSERT_EQ(r.code, 0) << r.output;
-  for (const char* policy : {"fifo", "tiresias", "singularity"}) {
+  for (const char* policy : {"fifo", "tiresias", "strict", "singularity"}) {
     EXPECT_NE(r.output.find(std::string(policy) + " "), std::string::npos) << r.output;
   }
   EXPECT_NE(r.output.find("premium"), std::string::npos);
   tessera::Result<std::string> text = tessera::ReadFile(csv);
   ASSERT_TRUE(text.ok());
-  EXPECT_EQ(std::count(text->begin(), text->end(), '\n'), 13);  // header + 3 policies x 4 rows
+  EXPECT_EQ(std::count(text->begin(), text->end(), '\n'), 17);  // header + 4 policies x 4 rows
 }
 
 TEST_F(ReplayCliTest, ClearErrorsForBadInput) {
@@ -87,6 +87,41 @@ TEST_F(ReplayCliTest, ClearErrorsForBadInput) {
   Outcome bad = RunReplay("--trace " + (dir_ / "bad.csv").string());
   EXPECT_EQ(bad.code, 1) << bad.output;
   EXPECT_NE(bad.output.find("line 2"), std::string::npos) << bad.output;
+}
+
+// The class CSV fixture of data/traces, its classes mapped to tiers by a flag, with quotas.
+TEST_F(ReplayCliTest, ClassTraceWithClassMapAndQuota) {
+  const std::string fixture = std::string(TESSERA_SOURCE_ROOT) + "/data/traces/class-fixture.csv";
+  const std::string csv = (dir_ / "class.csv").string();
+  ASSERT_TRUE(tessera::WriteFileAtomically(dir_ / "quota.txt",
+                                           "# tenant premium standard\n"
+                                           "vision 8 4\nspeech 4 4\nsearch 0 4\n")
+                  .ok());
+  Outcome r = RunReplay("--trace " + fixture + " --nodes 4 --slots 8 --validate --csv " + csv +
+                        " --class-map prod=premium,batch=standard,best-effort=basic --quota " +
+                        (dir_ / "quota.txt").string());
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("60 jobs"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("admission:"), std::string::npos) << r.output;
+  tessera::Result<std::string> text = tessera::ReadFile(csv);
+  ASSERT_TRUE(text.ok());
+  // 9 prod jobs in the fixture: the premium row counts those admitted as premium (some may be
+  // refused by quota and run as basic), never more.
+  EXPECT_NE(text->find("singularity,premium,"), std::string::npos) << *text;
+
+  Outcome no_map = RunReplay("--trace " + fixture);
+  EXPECT_EQ(no_map.code, 2) << no_map.output;
+  EXPECT_NE(no_map.output.find("--class-map"), std::string::npos) << no_map.output;
+  Outcome bad_map = RunReplay("--trace " + fixture + " --class-map prod=gold");
+  EXPECT_EQ(bad_map.code, 2) << bad_map.output;
+  Outcome unmapped = RunReplay("--trace " + fixture + " --class-map prod=premium");
+  EXPECT_EQ(unmapped.code, 1) << unmapped.output;
+  EXPECT_NE(unmapped.output.find("class 'batch'"), std::string::npos) << unmapped.output;
+  ASSERT_TRUE(tessera::WriteFileAtomically(dir_ / "oversold.txt", "vision 40 0\n").ok());
+  Outcome oversold = RunReplay("--trace " + fixture + " --nodes 4 --slots 8 --class-map '*=basic'" +
+                               " --quota " + (dir_ / "oversold.txt").string());
+  EXPECT_EQ(oversold.code, 1) << oversold.output;
+  EXPECT_NE(oversold.output.find("oversold"), std::string::npos) << oversold.output;
 }
 
 }  // namespace

@@ -20,7 +20,9 @@ using namespace tessera::cluster;
 
 struct Flags {
   std::string trace;
-  std::string policies = "fifo,tiresias,singularity";
+  std::string policies = "fifo,tiresias,strict,singularity";
+  std::string class_map;
+  std::string quota;
   int64_t limit = 0;
   sim::TierRule tiers;
   sim::SimOptions sim;
@@ -39,13 +41,32 @@ Status Replay(const Flags& flags) {
   }
   std::vector<std::unique_ptr<Policy>> policies;
   std::stringstream names(flags.policies);
+  // The policy's cost estimates are the simulated costs.
+  SingularityOptions singularity = flags.singularity;
+  singularity.checkpoint_s = flags.sim.checkpoint_s;
+  singularity.restore_s = flags.sim.restore_s;
   for (std::string name; std::getline(names, name, ',');) {
-    Result<std::unique_ptr<Policy>> p = sim::MakePolicy(name, flags.singularity);
+    Result<std::unique_ptr<Policy>> p = sim::MakePolicy(name, singularity);
     if (!p.ok()) return cli::UsageError("usage: " + p.status().message());
     policies.push_back(std::move(*p));
   }
   if (policies.empty()) return cli::UsageError("usage: --policies lists no policy");
   TESSERA_ASSIGN_OR_RETURN(std::vector<sim::TraceJob> trace, sim::LoadTrace(flags.trace));
+  if (!flags.class_map.empty()) {
+    Result<sim::ClassMap> map = sim::ParseClassMap(flags.class_map);
+    if (!map.ok()) return cli::UsageError("usage: --class-map: " + map.status().message());
+    TESSERA_RETURN_IF_ERROR(sim::ApplyClassMap(*map, trace));
+  } else if (!trace.empty() && !trace.front().job_class.empty()) {
+    return cli::UsageError(
+        "usage: this trace has a class column: map its classes to tiers with --class-map");
+  }
+  sim::SimOptions sim_options = flags.sim;
+  if (!flags.quota.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(flags.quota));
+    Result<QuotaConfig> quota = ParseQuotaConfig(text);
+    if (!quota.ok()) return quota.status().WithContext(flags.quota);
+    sim_options.quota = std::move(*quota);
+  }
   const std::vector<sim::SimJob> jobs = sim::ToSimJobs(trace, flags.tiers, flags.limit);
   fmt::print("trace {}: {} jobs, cluster {} nodes x {} slots, checkpoint {} s, restore {} s\n",
              flags.trace, jobs.size(), flags.sim.nodes, flags.sim.slots_per_node,
@@ -53,7 +74,7 @@ Status Replay(const Flags& flags) {
   std::vector<sim::SimResult> results;
   std::vector<sim::ReplaySummary> summaries;
   for (auto& policy : policies) {
-    sim::SimOptions options = flags.sim;
+    sim::SimOptions options = sim_options;
     const std::string name(policy->name());
     options.progress = [&name](double now, int64_t decisions) {
       fmt::print(stderr, "  {}: {} decisions, simulated day {:.1f}\n", name, decisions,
@@ -63,6 +84,11 @@ Status Replay(const Flags& flags) {
     fmt::print("  {}: replayed in {:.2f} s wall ({} decisions, {} actions, {:.0f} jobs per view)\n",
                name, r.wall_s, r.decisions, r.actions,
                r.decisions > 0 ? double(r.viewed_jobs) / r.decisions : 0.0);
+    if (options.quota) {
+      fmt::print(
+          "  {}: admission: {} guaranteed jobs on borrowed quota, {} refused (run as basic)\n",
+          name, r.quota_borrowing, r.quota_refused);
+    }
     summaries.push_back(sim::Summarize(r));
     results.push_back(std::move(r));
   }
@@ -90,7 +116,8 @@ Status Replay(const Flags& flags) {
 int main(int argc, char** argv) {
   tessera::cli::Program program(
       "cluster-replay",
-      "Replays a cluster trace (philly.csv or a Pollux workload) under scheduling policies side "
+      "Replays a cluster trace (philly.csv, a Pollux workload or a class CSV) under scheduling "
+      "policies side "
       "by side and reports per-tier SLA attainment, JCT, queueing, preemptions, migrations and "
       "utilization.");
   Flags f;
@@ -99,8 +126,9 @@ int main(int argc, char** argv) {
   // such instead of the missing --trace.
   app.add_option("--trace", f.trace, "Trace CSV (Philly or Pollux format); required");
   app.add_option("--policies", f.policies,
-                 "Comma-separated: fifo, tiresias, singularity, and the variants "
-                 "singularity:no-elastic, singularity:no-defragment, singularity:no-headroom")
+                 "Comma-separated: fifo, tiresias, strict, singularity, and the variants "
+                 "singularity:no-elastic, singularity:no-defragment, singularity:no-headroom, "
+                 "singularity:best-fit (eviction by best fit instead of cost)")
       ->capture_default_str();
   app.add_option("--limit", f.limit, "Replay only the first N jobs by submission (0: all)")
       ->check(CLI::NonNegativeNumber);
@@ -128,6 +156,12 @@ int main(int argc, char** argv) {
                  "Singularity policy: seconds before a basic job is disturbed again")
       ->capture_default_str()
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--class-map", f.class_map,
+                 "For a trace with a class column: CLASS=TIER,...,*=TIER (tiers from the trace's "
+                 "own classes instead of the hash rule)");
+  app.add_option("--quota", f.quota,
+                 "Quota file (lines: TENANT PREMIUM_SLOTS STANDARD_SLOTS): admission control as in "
+                 "the live scheduler; refused guaranteed jobs run as basic");
   app.add_flag("--validate", f.sim.validate, "Check every decision with ValidateActions");
   app.add_option("--csv", f.csv, "Write the summary as CSV to this file");
   app.add_option("--jobs-csv", f.jobs_csv, "Write every job's outcome as CSV to this file");

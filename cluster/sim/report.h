@@ -21,6 +21,12 @@ struct TierSummary {
   double migrations_per_job = 0;
   double resizes_per_job = 0;
   double fraction_p1 = 0;  // the 1st percentile of the achieved fraction of ideal speed
+  // Tier-independent figures, comparable across tiers and policies:
+  double share_95 = 0;  // share of jobs that ran at >= 95 % of their ideal speed
+  double slowdown_mean = 0, slowdown_median = 0, slowdown_p99 = 0;  // T_real / T_ideal
+  // The tier's allocated slot-seconds over capacity x makespan (the "all" row sums the tiers).
+  double utilization = 0;
+  double lost_slot_h = 0;  // slot-hours lost to checkpoint/restore (JobOutcome::lost_slot_s)
 };
 
 struct ReplaySummary {

@@ -35,6 +35,9 @@ TEST(ReportTest, SummarizesPerTier) {
   r.jobs.push_back(Outcome(Tier::kStandard, 0, 40, 140, 100));  // 0.714: met
   r.jobs.push_back(Outcome(Tier::kBasic, 0, 900, 1000, 100));   // best effort: met
   r.jobs[1].preemptions = 2;
+  r.jobs[1].allocated_slot_s = 1000;
+  r.jobs[1].lost_slot_s = 3600;
+  r.jobs[3].allocated_slot_s = 1000;
   r.start = 0;
   r.last_submit = 100;
   r.end = 1000;
@@ -51,9 +54,18 @@ TEST(ReportTest, SummarizesPerTier) {
   EXPECT_DOUBLE_EQ(s.tiers[1].sla_attainment, 1.0);
   EXPECT_DOUBLE_EQ(s.tiers[2].jct_mean, 1000);
   EXPECT_EQ(s.tiers[3].jobs, 4);
-  EXPECT_DOUBLE_EQ(s.tiers[3].sla_attainment, 0.75);
+  EXPECT_DOUBLE_EQ(s.tiers[3].sla_attainment, 2.0 / 3);  // guaranteed jobs only
+  // >= 95 % of ideal speed, whatever the tier: only the first job (the basic one ran at 0.1).
+  EXPECT_DOUBLE_EQ(s.tiers[3].share_95, 0.25);
+  EXPECT_DOUBLE_EQ(s.tiers[2].share_95, 0);
+  EXPECT_DOUBLE_EQ(s.tiers[2].slowdown_mean, 10);    // 1000 s for 100 s of work
+  EXPECT_DOUBLE_EQ(s.tiers[0].slowdown_mean, 1.05);  // 1.0 and 1.1
+  EXPECT_DOUBLE_EQ(s.tiers[3].slowdown_p99, 10);
   EXPECT_DOUBLE_EQ(s.utilization, 0.5);  // 200 / (4 slots * 100 s)
   EXPECT_DOUBLE_EQ(s.useful_share, 0.75);
+  EXPECT_DOUBLE_EQ(s.tiers[0].utilization, 0.25);  // 1000 slot-s / (4 slots * 1000 s)
+  EXPECT_DOUBLE_EQ(s.tiers[3].utilization, 0.5);
+  EXPECT_DOUBLE_EQ(s.tiers[0].lost_slot_h, 1);
   const std::string table = FormatTable({s});
   EXPECT_NE(table.find("premium"), std::string::npos);
   EXPECT_NE(table.find("50.00"), std::string::npos);

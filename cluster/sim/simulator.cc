@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <unordered_set>
 
@@ -14,6 +15,11 @@ namespace tessera::cluster::sim {
 double JobOutcome::fraction() const {
   const double real = jct();
   return real <= 0 ? 1.0 : std::min(1.0, duration / real);
+}
+
+double JobOutcome::slowdown() const {
+  const double real = jct();
+  return duration <= 0 ? 1.0 : std::max(1.0, real / duration);
 }
 
 bool JobOutcome::sla_met() const { return MeetsSla(spec.tier, fraction()); }
@@ -151,8 +157,13 @@ class Simulation {
     generation_.assign(jobs_.size(), 0);
     view_index_.assign(jobs_.size(), -1);
     running_pos_.assign(jobs_.size(), -1);
+    if (options_.quota) {
+      TESSERA_RETURN_IF_ERROR(ValidateQuota(*options_.quota, capacity));
+      ledger_.emplace(*options_.quota);
+    }
     for (size_t i = 0; i < jobs_.size(); ++i) {
       result_.jobs[i].spec = jobs_[i].spec;
+      result_.jobs[i].requested_tier = jobs_[i].spec.tier;
       result_.jobs[i].duration = jobs_[i].duration;
       if (jobs_[i].spec.requested_workers > capacity) {
         rejected_[i] = true;
@@ -194,6 +205,10 @@ class Simulation {
       JobView& job = ViewOf(i);
       const double from = std::max(last_, job.stalled_until);
       if (t > from) useful += (t - from) * job.workers();
+      JobOutcome& out = result_.jobs[i];
+      out.allocated_slot_s += dt * job.workers();
+      out.lost_slot_s +=
+          (std::min(t, job.stalled_until) - std::min(last_, job.stalled_until)) * job.workers();
       AccrueProgress(job, last_, t);
     }
     result_.useful_slot_s += useful;
@@ -223,6 +238,18 @@ class Simulation {
   void Arrive(int i) {
     JobView job;
     job.spec = jobs_[i].spec;
+    if (ledger_) {
+      Admission a = ledger_->Check(job.spec, options_.nodes * options_.slots_per_node);
+      if (a.kind == Admission::Kind::kRefused) {
+        job.spec.tier = Tier::kBasic;
+        ++result_.quota_refused;
+      } else if (a.kind == Admission::Kind::kBorrowing) {
+        job.spec.borrowed = true;
+        ++result_.quota_borrowing;
+      }
+      ledger_->Add(job.spec);
+      result_.jobs[i].spec = job.spec;
+    }
     view_index_[i] = static_cast<int>(view_.jobs.size());
     view_.jobs.push_back(std::move(job));
     sim_index_.push_back(i);
@@ -275,6 +302,7 @@ class Simulation {
         job.placement.clear();
         job.progress = jobs_[e.job].duration;
         job.state = JobState::kFinished;
+        if (ledger_) ledger_->Remove(job.spec);
         ++finished_in_view_;
         free_slots_changed_ = true;
         return Status::Ok();
@@ -366,6 +394,9 @@ class Simulation {
         job.state = JobState::kCheckpointing;
         RemoveRunning(i);
         ++job.preemptions;
+        // It holds its slots without progress until the checkpoint is written.
+        result_.jobs[i].allocated_slot_s += options_.checkpoint_s * job.workers();
+        result_.jobs[i].lost_slot_s += options_.checkpoint_s * job.workers();
         ++generation_[i];  // its completion is off
         Push(Event::Type::kCheckpointDone, now + options_.checkpoint_s, i);
         return Status::Ok();
@@ -387,6 +418,7 @@ class Simulation {
           for (const Slice& s : a.placement) kept += s.node == o.node ? s.slots : 0;
           const int released = o.slots - std::min(o.slots, kept);
           if (released > 0) {
+            result_.jobs[i].lost_slot_s += options_.checkpoint_s * released;
             view_.nodes[o.node].draining += released;
             draining_ += released;
             Push(Event::Type::kDrainDone, now + options_.checkpoint_s, i, o.node, released);
@@ -431,6 +463,7 @@ class Simulation {
 
   const std::vector<SimJob>& jobs_;
   Policy& policy_;
+  std::optional<QuotaLedger> ledger_;  // when options_.quota is set
   const SimOptions& options_;
   SimResult result_;
   ClusterView view_;

@@ -19,10 +19,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cluster/policy/policy.h"
+#include "cluster/policy/quota.h"
 #include "core/status.h"
 
 namespace tessera::cluster::sim {
@@ -46,6 +48,10 @@ struct SimOptions {
   // the live service does on a timer: policies act on time passing too (a shrunk job may grow
   // back once it ran long enough, a job's attained service crosses a queue threshold).
   double decision_interval_s = 300;
+  // Admission control (quota.h, the code the live scheduler runs): every arriving guaranteed job
+  // is checked against its tenant's quota; a borrowing one is marked JobSpec::borrowed, a refused
+  // one runs as basic (its submitter's fallback). Unset: every job is admitted as it comes.
+  std::optional<QuotaConfig> quota;
   // Check every decision with ValidateActions (slow; for tests). An illegal action is an
   // INTERNAL error either way when it would over-allocate a node.
   bool validate = false;
@@ -58,18 +64,26 @@ struct SimOptions {
 
 // What happened to one job.
 struct JobOutcome {
-  JobSpec spec;
-  double duration = 0;     // ideal run time
-  double first_start = 0;  // when it first got slots
+  JobSpec spec;                        // as admitted (tier and borrowed after admission control)
+  Tier requested_tier = Tier::kBasic;  // the tier the trace asked for
+  double duration = 0;                 // ideal run time
+  double first_start = 0;              // when it first got slots
   double finish = 0;
   int preemptions = 0;
   int migrations = 0;
   int resizes = 0;
+  // Slot-seconds the job held (running, restoring, checkpointing).
+  double allocated_slot_s = 0;
+  // Slot-seconds lost to its disturbances: held without progress while its checkpoint was
+  // written or restored, plus the slots a resize or migration left draining.
+  double lost_slot_s = 0;
 
   double jct() const { return finish - spec.submit_time; }
   double queueing_delay() const { return first_start - spec.submit_time; }
   // T_ideal / T_real: the achieved fraction of ideal speed over the job's life.
   double fraction() const;
+  // T_real / T_ideal (>= 1): how many times slower than alone on its full gang.
+  double slowdown() const;
   bool sla_met() const;
 };
 
@@ -78,6 +92,8 @@ struct SimResult {
   SimOptions options;
   std::vector<JobOutcome> jobs;         // in input order
   int rejected = 0;                     // jobs larger than the whole cluster, never submitted
+  int quota_borrowing = 0;              // guaranteed jobs admitted on borrowed quota
+  int quota_refused = 0;                // guaranteed jobs refused by admission, run as basic
   double start = 0;                     // first submission
   double last_submit = 0;               // last submission
   double end = 0;                       // last completion

@@ -81,6 +81,11 @@ TEST(SimulatorTest, PreemptionCostsCheckpointAndRestore) {
   EXPECT_EQ(basic.preemptions, 1);
   // 100 s done before the preemption; resumed at 210, restored by 240, 900 s left.
   EXPECT_DOUBLE_EQ(basic.finish, 1140);
+  // Lost work: 8 slots held for the 10-s checkpoint and the 30-s restore.
+  EXPECT_DOUBLE_EQ(basic.lost_slot_s, 8 * (10 + 30));
+  EXPECT_DOUBLE_EQ(basic.allocated_slot_s, 8 * (110 + 930));
+  EXPECT_DOUBLE_EQ(prem.lost_slot_s, 0);
+  EXPECT_DOUBLE_EQ(basic.slowdown(), 1.14);
 }
 
 TEST(SimulatorTest, SplicedJobRunsAtKnownFractionAndGrowsBack) {
@@ -102,6 +107,9 @@ TEST(SimulatorTest, SplicedJobRunsAtKnownFractionAndGrowsBack) {
   // first decision after its minimum run of 300 s (the 100-s timer fires at 310, 410): +135 s;
   // stalled to 450; 765 s left at full speed.
   EXPECT_DOUBLE_EQ(elastic.finish, 1215);
+  // Lost: 4 released slots draining 10 s, 4 slots stalled 40 s after the shrink, 8 slots
+  // stalled 40 s after growing back.
+  EXPECT_DOUBLE_EQ(elastic.lost_slot_s, 4 * 10 + 4 * 40 + 8 * 40);
 }
 
 TEST(SimulatorTest, RejectsBadInputAndCountsOversizedJobs) {
@@ -157,6 +165,39 @@ TEST(SimulatorTest, CatchesPoliciesThatOverAllocate) {
 
 // Every policy finishes every job of a random workload, with legal actions only, and never
 // holds more slots than the cluster has.
+// Admission control in the replay, with the live scheduler's code (quota.h): vision owns the
+// premium quota, speech borrows it while idle and is preempted when vision comes back; a job
+// beyond every quota runs as basic.
+TEST(SimulatorTest, QuotaBorrowingIsReclaimedByTheOwner) {
+  SingularityOptions o;
+  o.premium_headroom_slots = 0;
+  std::unique_ptr<Policy> policy = NewSingularityPolicy(o);
+  SimOptions options = OneNode();
+  options.quota = *ParseQuotaConfig("vision 8 0\nspeech 0 0\n");
+  SimJob borrower = Job("borrower", Tier::kPremium, 8, 8, 0, 1000);
+  borrower.spec.tenant = "speech";
+  SimJob owner = Job("owner", Tier::kPremium, 8, 8, 100, 100);
+  owner.spec.tenant = "vision";
+  SimJob refused = Job("refused", Tier::kStandard, 1, 1, 150, 10);
+  refused.spec.tenant = "speech";
+  Result<SimResult> r = Simulate({borrower, owner, refused}, *policy, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->quota_borrowing, 1);
+  EXPECT_EQ(r->quota_refused, 1);
+  const JobOutcome& b = Find(*r, "borrower");
+  EXPECT_TRUE(b.spec.borrowed);
+  EXPECT_EQ(b.preemptions, 1);
+  // The owner waits only for the borrower's checkpoint (10 s), not for it to finish.
+  EXPECT_DOUBLE_EQ(Find(*r, "owner").first_start, 110);
+  EXPECT_FALSE(Find(*r, "owner").spec.borrowed);
+  EXPECT_EQ(Find(*r, "refused").spec.tier, Tier::kBasic);
+  EXPECT_EQ(Find(*r, "refused").requested_tier, Tier::kStandard);
+
+  // Quotas that sell more than the cluster are refused up front.
+  options.quota = *ParseQuotaConfig("vision 8 1\n");
+  EXPECT_EQ(Simulate({owner}, *policy, options).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(SimulatorTest, RandomWorkloadsCompleteUnderEveryPolicy) {
   std::mt19937 rng(7);
   std::vector<SimJob> jobs;
@@ -185,6 +226,13 @@ TEST(SimulatorTest, RandomWorkloadsCompleteUnderEveryPolicy) {
     }
     EXPECT_LE(r->allocated_slot_s, r->capacity() * (r->end - r->start) + 1e-6);
     EXPECT_LE(r->useful_slot_s, r->allocated_slot_s + 1e-6);
+    // Per-job accounting adds up to the cluster's.
+    double allocated = 0;
+    for (const JobOutcome& j : r->jobs) {
+      allocated += j.allocated_slot_s;
+      EXPECT_LE(j.lost_slot_s, j.allocated_slot_s + r->draining_slot_s + 1e-6);
+    }
+    EXPECT_NEAR(allocated, r->allocated_slot_s, 1e-6 * r->allocated_slot_s) << name;
     // Deterministic: a second replay gives the same outcome.
     Result<SimResult> again = Simulate(jobs, **NewPolicyByName(name), options);
     ASSERT_TRUE(again.ok());

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <string>
 
 #include "core/file.h"
@@ -89,6 +90,7 @@ Status BadLine(int line_no, const std::string& why) {
 
 constexpr std::string_view kPhillyHeader = "timestamp,duration,num_gpus,gpu_time,cluster";
 constexpr std::string_view kPolluxHeader = "name,time,application,num_replicas,batch_size";
+constexpr std::string_view kClassHeader = "id,submit_s,duration_s,workers,tenant,class";
 
 }  // namespace
 
@@ -157,11 +159,90 @@ Result<std::vector<TraceJob>> ParsePolluxCsv(std::string_view text) {
   return jobs;
 }
 
+Result<std::vector<TraceJob>> ParseClassCsv(std::string_view text) {
+  std::vector<TraceJob> jobs;
+  std::set<std::string, std::less<>> ids;
+  Status status = ForEachRow(text, kClassHeader, [&](const auto& f, int line_no) -> Status {
+    if (f.size() != 6) return BadLine(line_no, "want 6 fields, got " + std::to_string(f.size()));
+    TraceJob job;
+    job.id = std::string(f[0]);
+    if (job.id.empty()) return BadLine(line_no, "empty id");
+    if (!ids.insert(job.id).second) return BadLine(line_no, "duplicate id '" + job.id + "'");
+    if (!ParseNumber(f[1], job.submit) || !std::isfinite(job.submit) || job.submit < 0) {
+      return BadLine(line_no, "submit_s must be a non-negative number");
+    }
+    if (!ParseNumber(f[2], job.duration) || !std::isfinite(job.duration) || job.duration <= 0) {
+      return BadLine(line_no, "duration_s must be a positive number");
+    }
+    if (!ParseNumber(f[3], job.workers) || job.workers <= 0) {
+      return BadLine(line_no, "workers must be a positive integer");
+    }
+    if (f[4].empty()) return BadLine(line_no, "empty tenant");
+    if (f[5].empty()) return BadLine(line_no, "empty class");
+    job.tenant = std::string(f[4]);
+    job.job_class = std::string(f[5]);
+    jobs.push_back(std::move(job));
+    return Status::Ok();
+  });
+  if (!status.ok()) return status.WithContext("class trace");
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
+  if (!jobs.empty()) {
+    const double t0 = jobs.front().submit;
+    for (TraceJob& job : jobs) job.submit -= t0;
+  }
+  return jobs;
+}
+
+Result<ClassMap> ParseClassMap(std::string_view spec) {
+  ClassMap map;
+  if (spec.empty()) return InvalidArgumentError("empty class map (want CLASS=TIER,...)");
+  for (std::string_view entry : SplitCsvLine(spec)) {
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos || eq == 0) {
+      return InvalidArgumentError("class map entry '" + std::string(entry) + "' is not CLASS=TIER");
+    }
+    Result<Tier> tier = ParseTier(entry.substr(eq + 1));
+    if (!tier.ok()) {
+      return InvalidArgumentError("class map entry '" + std::string(entry) +
+                                  "': unknown tier (want premium, standard or basic)");
+    }
+    const std::string_view name = entry.substr(0, eq);
+    if (name == "*") {
+      if (map.otherwise) return InvalidArgumentError("class map names '*' twice");
+      map.otherwise = *tier;
+    } else if (!map.classes.emplace(std::string(name), *tier).second) {
+      return InvalidArgumentError("class map names class '" + std::string(name) + "' twice");
+    }
+  }
+  return map;
+}
+
+Status ApplyClassMap(const ClassMap& map, std::vector<TraceJob>& trace) {
+  for (TraceJob& job : trace) {
+    if (job.job_class.empty()) {
+      return InvalidArgumentError("job '" + job.id +
+                                  "' has no class: only class CSV traces carry one");
+    }
+    auto it = map.classes.find(job.job_class);
+    if (it != map.classes.end()) {
+      job.tier = it->second;
+    } else if (map.otherwise) {
+      job.tier = *map.otherwise;
+    } else {
+      return InvalidArgumentError("job '" + job.id + "': class '" + job.job_class +
+                                  "' is not in the class map (add it, or '*=TIER')");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<std::vector<TraceJob>> LoadTrace(const std::string& path) {
   TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   const std::string_view first = std::string_view(text).substr(0, text.find('\n'));
-  Result<std::vector<TraceJob>> jobs =
-      first.starts_with("name,") ? ParsePolluxCsv(text) : ParsePhillyCsv(text);
+  Result<std::vector<TraceJob>> jobs = first.starts_with("name,") ? ParsePolluxCsv(text)
+                                       : first.starts_with("id,") ? ParseClassCsv(text)
+                                                                  : ParsePhillyCsv(text);
   if (!jobs.ok()) return jobs.status().WithContext(path);
   return jobs;
 }
@@ -193,7 +274,7 @@ JobSpec ToJobSpec(const TraceJob& job, const TierRule& rule) {
   JobSpec spec;
   spec.id = job.id;
   spec.tenant = job.tenant;
-  spec.tier = AssignTier(job.id, rule);
+  spec.tier = job.tier ? *job.tier : AssignTier(job.id, rule);
   spec.requested_workers = job.workers;
   spec.min_workers = MinWorkers(job.workers);
   spec.submit_time = job.submit;

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <string>
 
 #include "core/file.h"
 
@@ -76,6 +78,83 @@ TEST(LoadTraceTest, DetectsFormatByHeader) {
   EXPECT_EQ(LoadTrace(path).status().code(), StatusCode::kNotFound);
 }
 
+TEST(ClassTraceTest, ParsesAndMapsClassesToTiers) {
+  Result<std::vector<TraceJob>> jobs = ParseClassCsv(
+      "id,submit_s,duration_s,workers,tenant,class\n"
+      "b,150,600,8,speech,batch\n"
+      "a,100,60.5,1,vision,prod\n"
+      "c,200,10,2,vision,scavenger\n");
+  ASSERT_TRUE(jobs.ok()) << jobs.status();
+  ASSERT_EQ(jobs->size(), 3u);
+  EXPECT_EQ((*jobs)[0].id, "a");
+  EXPECT_EQ((*jobs)[0].submit, 0);  // shifted to the first submission
+  EXPECT_EQ((*jobs)[1].submit, 50);
+  EXPECT_DOUBLE_EQ((*jobs)[0].duration, 60.5);
+  EXPECT_EQ((*jobs)[1].job_class, "batch");
+  EXPECT_EQ((*jobs)[1].workers, 8);
+
+  Result<ClassMap> map = ParseClassMap("prod=premium,batch=standard,*=basic");
+  ASSERT_TRUE(map.ok()) << map.status();
+  ASSERT_TRUE(ApplyClassMap(*map, *jobs).ok());
+  EXPECT_EQ(ToJobSpec((*jobs)[0], TierRule{}).tier, Tier::kPremium);
+  EXPECT_EQ(ToJobSpec((*jobs)[1], TierRule{}).tier, Tier::kStandard);
+  EXPECT_EQ(ToJobSpec((*jobs)[2], TierRule{}).tier, Tier::kBasic);  // by '*'
+  // The class decides, not the hash rule: everything would be premium by the hash here.
+  EXPECT_EQ(ToJobSpec((*jobs)[1], TierRule{100, 0}).tier, Tier::kStandard);
+
+  // Without '*', an unlisted class is an error that names the job and the class.
+  Status unmapped = ApplyClassMap(*ParseClassMap("prod=premium,batch=standard"), *jobs);
+  EXPECT_NE(unmapped.message().find("class 'scavenger'"), std::string::npos) << unmapped;
+  // A trace without classes cannot be mapped.
+  Result<std::vector<TraceJob>> philly = ParsePhillyCsv(kPhilly);
+  EXPECT_NE(ApplyClassMap(*map, *philly).message().find("has no class"), std::string::npos);
+}
+
+TEST(ClassTraceTest, RejectsBadRowsAndMaps) {
+  const std::string header = "id,submit_s,duration_s,workers,tenant,class\n";
+  auto error_of = [&](const std::string& rows) {
+    return ParseClassCsv(header + rows).status().message();
+  };
+  EXPECT_NE(error_of("a,1,2,1,t\n").find("line 2: want 6 fields"), std::string::npos);
+  EXPECT_NE(error_of("a,-1,2,1,t,c\n").find("submit_s"), std::string::npos);
+  EXPECT_NE(error_of("a,1,0,1,t,c\n").find("duration_s"), std::string::npos);
+  EXPECT_NE(error_of("a,1,inf,1,t,c\n").find("duration_s"), std::string::npos);
+  EXPECT_NE(error_of("a,1,2,0,t,c\n").find("workers"), std::string::npos);
+  EXPECT_NE(error_of("a,1,2,1,,c\n").find("empty tenant"), std::string::npos);
+  EXPECT_NE(error_of("a,1,2,1,t,\n").find("empty class"), std::string::npos);
+  EXPECT_NE(error_of("a,1,2,1,t,c\na,2,2,1,t,c\n").find("line 3: duplicate id"), std::string::npos);
+  EXPECT_FALSE(ParseClassMap("").ok());
+  EXPECT_FALSE(ParseClassMap("prod").ok());
+  EXPECT_FALSE(ParseClassMap("prod=gold").ok());
+  EXPECT_FALSE(ParseClassMap("=premium").ok());
+  EXPECT_FALSE(ParseClassMap("a=basic,a=premium").ok());
+  EXPECT_FALSE(ParseClassMap("*=basic,*=premium").ok());
+}
+
+// The traces ship with the repository (data/traces): a clone replays them with nothing beside it.
+TEST(RepositoryTracesTest, LoadAsDocumented) {
+  const char* env = std::getenv("TESSERA_SOURCE_DIR");
+  const std::string dir = std::string(env != nullptr ? env : TESSERA_SOURCE_ROOT) + "/data/traces/";
+  Result<std::vector<TraceJob>> philly = LoadTrace(dir + "philly.csv");
+  ASSERT_TRUE(philly.ok()) << philly.status();
+  EXPECT_EQ(philly->size(), 82247u);  // as data/traces/README.md says
+  int one_gpu = 0;
+  for (const TraceJob& j : *philly) one_gpu += j.workers == 1 ? 1 : 0;
+  EXPECT_EQ(one_gpu, 76627);
+  for (int w = 1; w <= 8; ++w) {
+    Result<std::vector<TraceJob>> pollux =
+        LoadTrace(dir + "pollux-workload-" + std::to_string(w) + ".csv");
+    ASSERT_TRUE(pollux.ok()) << pollux.status();
+    EXPECT_EQ(pollux->size(), 160u);
+  }
+  Result<std::vector<TraceJob>> fixture = LoadTrace(dir + "class-fixture.csv");
+  ASSERT_TRUE(fixture.ok()) << fixture.status();
+  EXPECT_EQ(fixture->size(), 60u);
+  ASSERT_TRUE(
+      ApplyClassMap(*ParseClassMap("prod=premium,batch=standard,best-effort=basic"), *fixture)
+          .ok());
+}
+
 TEST(TierRuleTest, DeterministicHashSplit) {
   EXPECT_EQ(Fnv1a64(""), 14695981039346656037ull);
   EXPECT_EQ(Fnv1a64("a"), 0xaf63dc4c8601ec8cull);
@@ -103,7 +182,13 @@ TEST(MinWorkersTest, SmallestDivisorAtLeastAQuarter) {
   EXPECT_EQ(MinWorkers(24), 6);
   EXPECT_EQ(MinWorkers(128), 32);
   EXPECT_EQ(MinWorkers(7), 7);  // a prime gang cannot be spliced evenly
-  const JobSpec spec = ToJobSpec({"philly-9", "vc", 5, 10, 16}, TierRule{});
+  TraceJob job;
+  job.id = "philly-9";
+  job.tenant = "vc";
+  job.submit = 5;
+  job.duration = 10;
+  job.workers = 16;
+  const JobSpec spec = ToJobSpec(job, TierRule{});
   EXPECT_EQ(spec.min_workers, 4);
   EXPECT_EQ(spec.requested_workers, 16);
   EXPECT_EQ(spec.submit_time, 5);
