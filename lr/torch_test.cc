@@ -277,6 +277,61 @@ TEST_F(TrainerTest, TunerRunAccountsForItsTrialSteps) {
   EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
 }
 
+// The range-test tuner (tune_method "range"): the sweep sets Knee's peak; a run stopped after
+// the sweep and resumed takes the recorded peak, sweeps no more and continues bit for bit.
+TEST_F(TrainerTest, RangeTunedRunResumesLikeAnUninterruptedOne) {
+  TrainConfig c = Fmnist("knee", "sgd");
+  c.tune = true;
+  c.tune_method = "range";
+  c.lr = 0.05;  // the sweep runs 5e-5 .. 5
+  TrainConfig probe = c;
+  auto whole = Train(probe).value();
+  // At most budget 64 / 10, clamped to 20 steps; the sweep stops early once the loss diverges.
+  EXPECT_LE(whole.tuner_trial_steps, 20);
+  EXPECT_GT(whole.tuner_trial_steps, 5);
+  EXPECT_GT(whole.tuner_lr, 5e-5);
+  EXPECT_LT(whole.tuner_lr, 5);
+  EXPECT_EQ(whole.final_lr, 0.0);  // Knee ends at 0
+  ExpectResumeIsSeamless(c, 29);
+  // Other sweep settings are another configuration: the checkpoint is refused.
+  c.checkpoint_dir = (root_ / "ckpt2").string();
+  c.resume = true;
+  c.stop_after = 5;
+  ASSERT_TRUE(Train(c).ok());
+  TrainConfig other = c;
+  other.range_test.steps = 30;
+  other.stop_after = 0;
+  EXPECT_EQ(Train(other).status().code(), StatusCode::kFailedPrecondition);
+  // The online tuner still cannot be checkpointed; unknown methods are refused.
+  c.tune_method = "online";
+  c.checkpoint_dir = (root_ / "ckpt3").string();
+  EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
+  c.tune_method = "bogus";
+  EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A validation split of the last N training images: never trained on (the epoch shrinks), and
+// evaluated at the end.
+TEST_F(TrainerTest, ValidationSplitIsHeldOutAndEvaluated) {
+  TrainConfig c = Fmnist("cosine", "sgd");
+  c.validation = 96;  // of 512 images: 416 train, 13 batches of 32 per epoch
+  EXPECT_EQ(BudgetSteps(c).value(), 4 * 13);
+  auto r = Train(c).value();
+  EXPECT_EQ(r.total_steps, 4 * 13);
+  EXPECT_TRUE(r.has_validation);
+  EXPECT_GT(r.val_accuracy, 0.5);
+  TrainConfig none = Fmnist("cosine", "sgd");
+  EXPECT_EQ(BudgetSteps(none).value(), 4 * 16);
+  EXPECT_FALSE(Train(none).value().has_validation);
+  c.validation = 512;  // nothing left to train on
+  EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
+  TrainConfig lm = Lm();
+  lm.validation = 2000;
+  auto l = Train(lm).value();
+  EXPECT_TRUE(l.has_validation);
+  EXPECT_GT(l.val_loss, 0);
+}
+
 TEST_F(TrainerTest, SmallResNetTrainsAndResumes) {
   TrainConfig c = Fmnist("onecycle", "sgd");
   c.model = "resnet";
