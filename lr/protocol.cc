@@ -249,6 +249,42 @@ Result<ProtocolReport> RunProtocol(const ProtocolOptions& o, const TrainFn& trai
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec) return InternalError(fmt::format("cannot create {}: {}", o.out_dir, ec.message()));
+  // The keys name task, stage, schedule, budget, peak and seed, not the task's data and budget:
+  // a results file is only reused by the same task configurations.
+  std::string config_text;
+  for (const auto& t : o.tasks) {
+    const TrainConfig& c = t.base;
+    config_text += fmt::format(
+        "{}: task={} model={} opt={} mom={} wd={} batch={} epochs={} steps={} train={} val={} "
+        "test={} lm={}x{}x{}x{}\n",
+        t.name, c.task, c.model, c.optimizer, c.momentum, c.weight_decay, c.batch_size, c.epochs,
+        c.steps, c.train_limit, c.validation, c.test_limit, c.lm_context, c.lm_d_model, c.lm_layers,
+        c.lm_heads);
+  }
+  const std::string config_path = o.out_dir + "/tasks.txt";
+  if (std::filesystem::exists(config_path)) {
+    TESSERA_ASSIGN_OR_RETURN(std::string previous, ReadFile(config_path));
+    // A grid may add tasks later; those it had must be unchanged.
+    std::string missing;
+    size_t start = 0;
+    while (start < previous.size()) {
+      const size_t end = previous.find('\n', start);
+      const std::string line = previous.substr(start, end - start);
+      const std::string name = line.substr(0, line.find(':'));
+      for (const auto& t : o.tasks) {
+        if (t.name == name && config_text.find(line + "\n") == std::string::npos) {
+          return FailedPreconditionError(fmt::format(
+              "{} holds results of task '{}' under another configuration ({}); use another --out",
+              o.out_dir, name, line));
+        }
+      }
+      if (config_text.find(name + ":") == std::string::npos) missing += line + "\n";
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+    config_text = missing + config_text;
+  }
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(config_path, config_text));
   TESSERA_ASSIGN_OR_RETURN(ResultsStore store,
                            ResultsStore::Open(o.out_dir + "/results.csv", kHeader));
   Grid grid(train, progress, store);

@@ -16,7 +16,9 @@
 //
 // Every run is reproducible from its seed (lr/trainer.h) and recorded, keyed by task, stage,
 // schedule, budget, peak and seed, in <out_dir>/results.csv as it ends (lr/results_store.h): a
-// killed grid restarted with the same options redoes only the runs not recorded.
+// killed grid restarted with the same options redoes only the runs not recorded. Schedules,
+// budgets, seeds and peaks may be added on a rerun; <out_dir>/tasks.txt records each task's
+// data and budget, and a rerun with another configuration of a recorded task is refused.
 //
 // Writes <out_dir>/results.csv, report.md (the tables), <task>-budget-<schedule>.csv and, with
 // gnuplot, <task>-budget.png (test metric against budget with the intervals).

@@ -146,6 +146,17 @@ TEST(Protocol, ResumesAnInterruptedGridWithOnlyTheMissingRuns) {
   std::filesystem::remove_all(dir_full);
 }
 
+TEST(Protocol, RefusesResultsOfAnotherTaskConfiguration) {
+  const std::string dir = TempDir("config");
+  FakeTrainer fake;
+  ASSERT_TRUE(RunProtocol(Options(dir), std::ref(fake), {}).ok());
+  ProtocolOptions other = Options(dir);
+  other.tasks[0].base.epochs += 1;  // same keys, different runs: must not be reused
+  EXPECT_EQ(RunProtocol(other, std::ref(fake), {}).status().code(),
+            StatusCode::kFailedPrecondition);
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Protocol, RejectsBadOptions) {
   FakeTrainer fake;
   ProtocolOptions o = Options(TempDir("bad"));
