@@ -97,9 +97,14 @@ Result<TrainResult> Run::RunSchedule() {
     const double loss = TrainStep();
     TESSERA_RETURN_IF_ERROR(Commit(lr, loss, "schedule"));
   }
-  // stop_after checkpoints in Commit; a stop by the hook can come at any boundary.
-  if (hook_stopped_ && !c_.checkpoint_dir.empty()) TESSERA_RETURN_IF_ERROR(SaveCheckpoint());
+  TESSERA_RETURN_IF_ERROR(CheckpointAfterStop());
   return Finish(start);
+}
+
+Status Run::CheckpointAfterStop() {
+  // stop_after checkpoints in Commit; a stop by the hook can come at any boundary.
+  if (hook_stopped_ && !c_.checkpoint_dir.empty()) return SaveCheckpoint();
+  return Status::Ok();
 }
 
 Result<TrainResult> Run::Finish(std::chrono::steady_clock::time_point start) {
@@ -141,8 +146,10 @@ LoopState Run::State() const {
   return {.step = step_,
           .window_sum = window_sum_,
           .window_count = window_count_,
+          .lrs = {},
           .schedule_state = schedule_->SaveState(),
-          .tuned_peak = tuned_peak_};
+          .tuned_peak = tuned_peak_,
+          .tuner_state = tuner_state_};
 }
 
 Status Run::UsePeak(double peak) {
@@ -166,6 +173,7 @@ Status Run::Restore(std::string_view snapshot) {
   TESSERA_RETURN_IF_ERROR(schedule_->RestoreState(s.schedule_state));
   step_ = s.step;
   tuned_peak_ = s.tuned_peak;
+  tuner_state_ = s.tuner_state;
   window_sum_ = s.window_sum;
   window_count_ = s.window_count;
   if (!s.lrs.empty()) last_lr_ = s.lrs[0];

@@ -54,12 +54,19 @@ class Run {
   Status UsePeak(double peak);
   // The peak UsePeak set, or the one a resumed checkpoint recorded (0: none).
   double tuned_peak() const { return tuned_peak_; }
+  // The online tuner's state, kept for checkpoints (set after every committed step).
+  void SetTunerState(std::string state) { tuner_state_ = std::move(state); }
+  const std::string& tuner_state() const { return tuner_state_; }
+  int64_t resumed_from() const { return resumed_from_; }
+  // At a step boundary before the end: whether stop_after or the stop hook ends the run here.
+  bool ShouldStop();
+  // After a stop: a stop by the hook is checkpointed here (stop_after's was in Commit).
+  Status CheckpointAfterStop();
 
   int64_t total_steps() const { return total_; }
   const ProgressFn& progress() const { return progress_; }
 
  private:
-  bool ShouldStop();
   void Evaluate();
   std::string CheckpointPath() const;
   Status SaveCheckpoint();
@@ -85,6 +92,7 @@ class Run {
   double last_lr_ = 0;
   double last_loss_ = 0;
   double tuned_peak_ = 0;
+  std::string tuner_state_;
   EvalResult last_eval_;
 };
 

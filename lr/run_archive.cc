@@ -57,6 +57,7 @@ Result<std::string> SerializeRun(Net& net, torch::optim::Optimizer& optimizer, L
                                 torch::kFloat64));
     archive.write("schedule_state", c10::IValue(state.schedule_state));
     archive.write("tuned_peak", torch::tensor(state.tuned_peak, torch::kFloat64));
+    archive.write("tuner_state", c10::IValue(state.tuner_state));
     archive.write("fingerprint", c10::IValue(fingerprint));
     archive.save_to(out);
   } catch (const std::exception& e) {
@@ -103,6 +104,10 @@ Result<LoopState> DeserializeRun(std::string_view bytes, Net& net,
     s.schedule_state = schedule_state.toStringRef();
     torch::Tensor tuned_peak;
     if (archive.try_read("tuned_peak", tuned_peak)) s.tuned_peak = tuned_peak.item<double>();
+    c10::IValue tuner_state;
+    if (archive.try_read("tuner_state", tuner_state) && tuner_state.isString()) {
+      s.tuner_state = tuner_state.toStringRef();
+    }
   } catch (const std::exception& e) {
     return DataLossError(fmt::format("checkpoint unreadable: {}", e.what()));
   }

@@ -25,6 +25,7 @@ struct LoopState {
   std::vector<double> lrs;     // every group's rate (filled by SerializeRun)
   std::string schedule_state;  // Schedule::SaveState()
   double tuned_peak = 0;       // the peak a range test chose (0: none)
+  std::string tuner_state;     // the online tuner's TunerState::Save() (empty: none)
 };
 
 // The configuration as text: every field that changes the run's arithmetic.

@@ -63,7 +63,8 @@ struct TrainConfig {
   double head_lr_ratio = 1.0;     // output layer's rate relative to the body (a 2nd group)
   std::string schedule = "knee";  // a spec for MakeSchedule; ignored when tune is set
   bool tune = false;              // tune the rate instead of using `lr` as the peak
-  // "online": the online tuner (lr/tuner.h) replaces the schedule; not checkpointable.
+  // "online": the online tuner (lr/tuner.h) replaces the schedule; checkpointable (its search
+  // state is in the checkpoint).
   // "range": a range test (lr/range_test.h) from `lr` / 1000 to `lr` * 100 sets the peak of
   // `schedule` (Knee by default); checkpointable (the chosen peak is in the checkpoint).
   std::string tune_method = "online";
@@ -100,7 +101,7 @@ struct TrainConfig {
   int threads = 1;               // torch::set_num_threads
   // Asked before every update of a schedule run (not after the last one); true stops the run
   // there, checkpointed when checkpoint_dir is set. Not part of the checkpoint's config
-  // fingerprint. Tuner runs refuse it (their search state is not checkpointed).
+  // fingerprint. Tuner runs stop only after committed steps, never inside a trial.
   StopFn should_stop;
 };
 

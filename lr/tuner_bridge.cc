@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "lr/range_test.h"
@@ -32,6 +33,8 @@ class RunTrainable final : public Trainable {
     Status s = run_.Commit(lr, loss, TunerPhaseName(phase));
     if (!s.ok() && status_.ok()) status_ = s;
   }
+  void TunerStateChanged(const std::string& state) override { run_.SetTunerState(state); }
+  bool ShouldStop() override { return run_.ShouldStop(); }
   Status status() const { return status_; }
 
  private:
@@ -43,17 +46,25 @@ class RunTrainable final : public Trainable {
 }  // namespace
 
 Result<TrainResult> RunTuned(Run& run, const TrainConfig& c) {
-  if (!c.checkpoint_dir.empty() || c.stop_after > 0 || c.should_stop) {
-    return InvalidArgumentError(
-        "tuner runs cannot be checkpointed or stopped early (their search state is not saved)");
-  }
   const auto start = std::chrono::steady_clock::now();
   TunerOptions o = c.tuner;
   o.initial_lr = c.lr;
   o.total_steps = run.total_steps();
   RunTrainable trainable(run);
-  TESSERA_ASSIGN_OR_RETURN(TunerReport report, RunTuner(o, trainable));
+  // A run resumed from a checkpoint continues the tuner from the state saved with it.
+  std::optional<TunerState> resume;
+  if (run.resumed_from() > 0) {
+    if (run.tuner_state().empty()) {
+      return DataLossError("checkpoint of a tuner run holds no tuner state");
+    }
+    TESSERA_ASSIGN_OR_RETURN(resume, TunerState::Parse(run.tuner_state()));
+    if (resume->step != run.resumed_from()) {
+      return DataLossError("checkpoint's tuner state is not at the checkpoint's step");
+    }
+  }
+  TESSERA_ASSIGN_OR_RETURN(TunerReport report, RunTuner(o, trainable, resume ? &*resume : nullptr));
   TESSERA_RETURN_IF_ERROR(trainable.status());
+  if (report.stopped) TESSERA_RETURN_IF_ERROR(run.CheckpointAfterStop());
   TESSERA_ASSIGN_OR_RETURN(TrainResult r, run.Finish(start));
   r.tuner_lr = report.chosen_lr;
   r.tuner_explore_steps = report.explore_steps;

@@ -8,8 +8,9 @@
 
 namespace tessera::lr {
 
-// Runs the whole budget of `run` under the tuner. INVALID_ARGUMENT for a configuration that
-// asks for checkpoints or early stops: the tuner's search state is not checkpointed.
+// Runs the budget of `run` under the online tuner. Checkpointable: the tuner's state
+// (TunerState) travels in the run's checkpoints, and a resumed run continues the search exactly
+// where it stopped (stop_after, the stop hook, or a kill after a checkpoint).
 Result<TrainResult> RunTuned(Run& run, const TrainConfig& config);
 
 // A range test (lr/range_test.h) sets the peak of config.schedule, then the schedule runs the
