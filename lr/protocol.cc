@@ -128,6 +128,8 @@ Status Plot(const ProtocolOptions& o, const ProtocolTask& task,
   std::string gp = fmt::format(
       "set terminal pngcairo size 1000,600 noenhanced\nset datafile separator ','\n"
       "set key outside right\nset grid\nset logscale x 2\nset xrange [0.2:1.2]\n"
+      // gnuplot's default palette has 8 colours; the 9th gets its own, dashed.
+      "set linetype 9 lc rgb '#8c564b' lw 2 dt 2\nset linetype cycle 9\n"
       "set xtics ('25%%' 0.25, '50%%' 0.5, '100%%' 1)\nset xlabel 'budget (fraction of the full "
       "one)'\n"
       "set output '{0}/{1}-budget.png'\nset ylabel '{2}'\n"
