@@ -8,8 +8,10 @@
 #include <numbers>
 #include <sstream>
 
+#include "lr/schedule_checks.h"
+
 namespace tessera::lr {
-namespace {
+namespace internal {
 
 Status CheckRate(std::string_view what, double lr, bool allow_zero) {
   if (!std::isfinite(lr) || lr < 0 || (!allow_zero && lr == 0)) {
@@ -26,7 +28,37 @@ Status CheckSteps(std::string_view what, int64_t steps, int64_t min) {
   return Status::Ok();
 }
 
-}  // namespace
+// States are text without newlines (plateau's is numbers and spaces); parts are one per line.
+std::string JoinStates(const std::vector<std::string>& states) {
+  std::string out;
+  for (const std::string& s : states) out += s + "\n";
+  return out;
+}
+
+Result<std::vector<std::string>> SplitStates(std::string_view joined, size_t count) {
+  std::vector<std::string> out;
+  while (!joined.empty()) {
+    const size_t nl = joined.find('\n');
+    if (nl == std::string_view::npos) break;
+    out.emplace_back(joined.substr(0, nl));
+    joined = joined.substr(nl + 1);
+  }
+  if (!joined.empty() || out.size() != count) {
+    return InvalidArgumentError(
+        fmt::format("composite schedule state has {} parts, expected {}", out.size(), count));
+  }
+  return out;
+}
+
+}  // namespace internal
+
+using internal::CheckRate;
+using internal::CheckSteps;
+
+double Schedule::GroupLearningRate(int64_t step, double base_lr) const {
+  const double base = BaseRate();
+  return base > 0 ? LearningRate(step) * (base_lr / base) : LearningRate(step);
+}
 
 Status Schedule::RestoreState(std::string_view state) {
   if (!state.empty()) {
@@ -102,14 +134,17 @@ Result<std::unique_ptr<CosineSchedule>> CosineSchedule::Create(const CosineOptio
   return std::unique_ptr<CosineSchedule>(new CosineSchedule(o));
 }
 double CosineSchedule::LearningRate(int64_t step) const {
+  return GroupLearningRate(step, o_.peak_lr);
+}
+double CosineSchedule::GroupLearningRate(int64_t step, double base_lr) const {
   step = std::max<int64_t>(step, 0);
   if (step < o_.warmup_steps) {
-    return o_.peak_lr * static_cast<double>(step + 1) / static_cast<double>(o_.warmup_steps);
+    return base_lr * static_cast<double>(step + 1) / static_cast<double>(o_.warmup_steps);
   }
   if (step >= o_.total_steps) return o_.min_lr;
   const double t = static_cast<double>(step - o_.warmup_steps) /
                    static_cast<double>(o_.total_steps - o_.warmup_steps);
-  return o_.min_lr + (o_.peak_lr - o_.min_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
+  return o_.min_lr + (base_lr - o_.min_lr) * 0.5 * (1.0 + std::cos(std::numbers::pi * t));
 }
 std::string CosineSchedule::Describe() const {
   return fmt::format("cosine(peak={},warmup={},total={},min={})", o_.peak_lr, o_.warmup_steps,
@@ -129,31 +164,70 @@ Result<std::unique_ptr<OneCycleSchedule>> OneCycleSchedule::Create(const OneCycl
       !std::isfinite(o.final_div_factor)) {
     return InvalidArgumentError("onecycle div_factor and final_div_factor must be >= 1");
   }
-  // PyTorch's phase boundary; both phases must be non-empty.
-  const double up_end = o.pct_start * static_cast<double>(o.total_steps) - 1;
-  if (up_end <= 0 || up_end >= static_cast<double>(o.total_steps - 1)) {
+  if (o.cycle_momentum &&
+      !(o.base_momentum >= 0 && o.base_momentum <= o.max_momentum && o.max_momentum < 1)) {
+    return InvalidArgumentError("onecycle needs 0 <= base_momentum <= max_momentum < 1");
+  }
+  // PyTorch's phase boundaries; every phase must be non-empty.
+  const double t = static_cast<double>(o.total_steps);
+  const double up_end = o.pct_start * t - 1;
+  const double down_end = o.three_phase ? 2 * o.pct_start * t - 2 : t - 1;
+  if (up_end <= 0 || down_end <= up_end || (o.three_phase && down_end >= t - 1) ||
+      up_end >= t - 1) {
     return InvalidArgumentError(
         fmt::format("onecycle pct_start {} leaves an empty phase for total_steps {}", o.pct_start,
                     o.total_steps));
   }
   return std::unique_ptr<OneCycleSchedule>(new OneCycleSchedule(o));
 }
+OneCycleSchedule::Phase OneCycleSchedule::PhaseOf(int64_t step) const {
+  // torch.optim.lr_scheduler.OneCycleLR.get_lr: the first phase whose end_step >= step (the
+  // last phase takes everything after), pct = (step - start_step) / (end_step - start_step).
+  const double t = static_cast<double>(o_.total_steps);
+  std::vector<double> ends = {o_.pct_start * t - 1};
+  if (o_.three_phase) ends.push_back(2 * o_.pct_start * t - 2);
+  ends.push_back(t - 1);
+  const double s = static_cast<double>(std::clamp<int64_t>(step, 0, o_.total_steps - 1));
+  double start = 0;
+  for (size_t i = 0; i < ends.size(); ++i) {
+    if (s <= ends[i] || i + 1 == ends.size()) {
+      return {static_cast<int>(i), (s - start) / (ends[i] - start)};
+    }
+    start = ends[i];
+  }
+  return {0, 0};  // unreachable: the last phase always matches
+}
+namespace {
+double Anneal(bool linear, double start, double end, double pct) {
+  if (linear) return (end - start) * pct + start;
+  return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1);
+}
+}  // namespace
 double OneCycleSchedule::LearningRate(int64_t step) const {
-  // Same arithmetic as torch.optim.lr_scheduler.OneCycleLR (two phases, cosine annealing).
   const double initial = o_.peak_lr / o_.div_factor;
   const double final_lr = initial / o_.final_div_factor;
-  const double up_end = o_.pct_start * static_cast<double>(o_.total_steps) - 1;
-  const double down_end = static_cast<double>(o_.total_steps - 1);
-  const double s = static_cast<double>(std::clamp<int64_t>(step, 0, o_.total_steps - 1));
-  auto anneal = [](double start, double end, double pct) {
-    return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1);
-  };
-  if (s <= up_end) return anneal(initial, o_.peak_lr, s / up_end);
-  return anneal(o_.peak_lr, final_lr, (s - up_end) / (down_end - up_end));
+  const Phase p = PhaseOf(step);
+  if (p.index == 0) return Anneal(o_.linear_anneal, initial, o_.peak_lr, p.pct);
+  if (o_.three_phase && p.index == 1) return Anneal(o_.linear_anneal, o_.peak_lr, initial, p.pct);
+  return Anneal(o_.linear_anneal, o_.three_phase ? initial : o_.peak_lr, final_lr, p.pct);
+}
+std::optional<double> OneCycleSchedule::Momentum(int64_t step) const {
+  if (!o_.cycle_momentum) return std::nullopt;
+  const Phase p = PhaseOf(step);
+  const double lo = o_.base_momentum, hi = o_.max_momentum;
+  if (p.index == 0) return Anneal(o_.linear_anneal, hi, lo, p.pct);
+  if (o_.three_phase && p.index == 2) return Anneal(o_.linear_anneal, hi, hi, p.pct);
+  return Anneal(o_.linear_anneal, lo, hi, p.pct);
 }
 std::string OneCycleSchedule::Describe() const {
-  return fmt::format("onecycle(peak={},total={},pct_start={},div={},final_div={})", o_.peak_lr,
-                     o_.total_steps, o_.pct_start, o_.div_factor, o_.final_div_factor);
+  std::string extra;
+  if (o_.three_phase) extra += ",three_phase";
+  if (o_.linear_anneal) extra += ",linear";
+  if (o_.cycle_momentum) {
+    extra += fmt::format(",momentum={}..{}", o_.base_momentum, o_.max_momentum);
+  }
+  return fmt::format("onecycle(peak={},total={},pct_start={},div={},final_div={}{})", o_.peak_lr,
+                     o_.total_steps, o_.pct_start, o_.div_factor, o_.final_div_factor, extra);
 }
 
 // ---- Knee
@@ -214,16 +288,17 @@ Result<std::unique_ptr<WsdSchedule>> WsdSchedule::Create(const WsdOptions& o) {
   }
   return std::unique_ptr<WsdSchedule>(new WsdSchedule(o));
 }
-double WsdSchedule::LearningRate(int64_t step) const {
+double WsdSchedule::LearningRate(int64_t step) const { return GroupLearningRate(step, o_.peak_lr); }
+double WsdSchedule::GroupLearningRate(int64_t step, double base_lr) const {
   step = std::max<int64_t>(step, 0);
   if (step < o_.warmup_steps) {
-    return o_.peak_lr * static_cast<double>(step + 1) / static_cast<double>(o_.warmup_steps);
+    return base_lr * static_cast<double>(step + 1) / static_cast<double>(o_.warmup_steps);
   }
   const int64_t decay_start = o_.total_steps - o_.decay_steps;
-  if (step < decay_start) return o_.peak_lr;
+  if (step < decay_start) return base_lr;
   if (step >= o_.total_steps - 1) return o_.final_lr;
-  return o_.peak_lr + (o_.final_lr - o_.peak_lr) * static_cast<double>(step - decay_start + 1) /
-                          static_cast<double>(o_.decay_steps);
+  return base_lr + (o_.final_lr - base_lr) * static_cast<double>(step - decay_start + 1) /
+                       static_cast<double>(o_.decay_steps);
 }
 std::string WsdSchedule::Describe() const {
   return fmt::format("wsd(peak={},warmup={},decay={},total={},final={})", o_.peak_lr,

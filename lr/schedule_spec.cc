@@ -7,6 +7,9 @@
 #include <cmath>
 #include <map>
 
+#include "lr/cyclic_schedules.h"
+#include "lr/decay_schedules.h"
+
 namespace tessera::lr {
 namespace {
 
@@ -43,6 +46,14 @@ class Params {
       return InvalidArgumentError(
           fmt::format("schedule parameter {}='{}' is not a number", key, text));
     }
+    return v;
+  }
+
+  std::string TakeString(const std::string& key, std::string fallback) {
+    auto it = values_.find(key);
+    if (it == values_.end()) return fallback;
+    std::string v = it->second;
+    values_.erase(it);
     return v;
   }
 
@@ -90,7 +101,8 @@ Result<int64_t> Steps(std::string_view key, double fraction, int64_t total_steps
 
 const std::vector<std::string>& ScheduleNames() {
   static const std::vector<std::string> names = {
-      "constant", "step", "multistep", "cosine", "onecycle", "linear", "wsd", "plateau", "knee"};
+      "constant", "step", "multistep",   "cosine",     "onecycle", "linear", "wsd",
+      "plateau",  "knee", "exponential", "polynomial", "invsqrt",  "cyclic", "restarts"};
   return names;
 }
 
@@ -130,11 +142,20 @@ Result<std::unique_ptr<Schedule>> MakeSchedule(std::string_view spec, double pea
     TESSERA_ASSIGN_OR_RETURN(double pct, p.TakeDouble("pct_start", 0.3));
     TESSERA_ASSIGN_OR_RETURN(double div, p.TakeDouble("div", 25));
     TESSERA_ASSIGN_OR_RETURN(double final_div, p.TakeDouble("final_div", 1e4));
+    TESSERA_ASSIGN_OR_RETURN(double momentum, p.TakeDouble("momentum", 1));
+    TESSERA_ASSIGN_OR_RETURN(double mom_min, p.TakeDouble("mom_min", 0.85));
+    TESSERA_ASSIGN_OR_RETURN(double mom_max, p.TakeDouble("mom_max", 0.95));
+    if (momentum != 0 && momentum != 1) {
+      return InvalidArgumentError("onecycle momentum is 0 (leave it) or 1 (cycle it)");
+    }
     TESSERA_ASSIGN_OR_RETURN(out, OneCycleSchedule::Create({.peak_lr = peak_lr,
                                                             .total_steps = total_steps,
                                                             .pct_start = pct,
                                                             .div_factor = div,
-                                                            .final_div_factor = final_div}));
+                                                            .final_div_factor = final_div,
+                                                            .cycle_momentum = momentum == 1,
+                                                            .base_momentum = mom_min,
+                                                            .max_momentum = mom_max}));
   } else if (name == "linear") {
     TESSERA_ASSIGN_OR_RETURN(double warmup, p.TakeDouble("warmup", 0));
     TESSERA_ASSIGN_OR_RETURN(int64_t w, Steps("warmup", warmup, total_steps));
@@ -173,6 +194,75 @@ Result<std::unique_ptr<Schedule>> MakeSchedule(std::string_view spec, double pea
                                                         .warmup_steps = w,
                                                         .explore_steps = e,
                                                         .total_steps = total_steps}));
+  } else if (name == "exponential") {
+    // gamma from the rate left at the end of the budget: peak * gamma^T = peak * final.
+    TESSERA_ASSIGN_OR_RETURN(double final_fraction, p.TakeDouble("final", 0.01));
+    if (!(final_fraction > 0 && final_fraction <= 1)) {
+      return InvalidArgumentError("exponential final is a fraction of the peak in (0, 1]");
+    }
+    TESSERA_ASSIGN_OR_RETURN(
+        out, ExponentialSchedule::Create(
+                 peak_lr, std::pow(final_fraction, 1.0 / static_cast<double>(total_steps))));
+  } else if (name == "polynomial") {
+    TESSERA_ASSIGN_OR_RETURN(double power, p.TakeDouble("power", 1));
+    TESSERA_ASSIGN_OR_RETURN(double min_lr, p.TakeDouble("min", 0));
+    TESSERA_ASSIGN_OR_RETURN(
+        out,
+        PolynomialSchedule::Create(
+            {.peak_lr = peak_lr, .total_steps = total_steps, .power = power, .min_lr = min_lr}));
+  } else if (name == "invsqrt") {
+    TESSERA_ASSIGN_OR_RETURN(double warmup, p.TakeDouble("warmup", 0.05));
+    TESSERA_ASSIGN_OR_RETURN(double timescale, p.TakeDouble("timescale", 0));
+    TESSERA_ASSIGN_OR_RETURN(int64_t w, Steps("warmup", warmup, total_steps));
+    TESSERA_ASSIGN_OR_RETURN(int64_t ts, Steps("timescale", timescale, total_steps));
+    TESSERA_ASSIGN_OR_RETURN(
+        out, InverseSqrtSchedule::Create({.peak_lr = peak_lr, .warmup_steps = w, .timescale = ts}));
+  } else if (name == "cyclic") {
+    TESSERA_ASSIGN_OR_RETURN(double up, p.TakeDouble("up", 0.1));
+    TESSERA_ASSIGN_OR_RETURN(double down, p.TakeDouble("down", 0.1));
+    TESSERA_ASSIGN_OR_RETURN(double base, p.TakeDouble("base", 0.1));
+    TESSERA_ASSIGN_OR_RETURN(double gamma, p.TakeDouble("gamma", 1));
+    TESSERA_ASSIGN_OR_RETURN(double momentum, p.TakeDouble("momentum", 1));
+    const std::string mode = p.TakeString("mode", "triangular");
+    CyclicMode m;
+    if (mode == "triangular") {
+      m = CyclicMode::kTriangular;
+    } else if (mode == "triangular2") {
+      m = CyclicMode::kTriangular2;
+    } else if (mode == "exp_range") {
+      m = CyclicMode::kExpRange;
+    } else {
+      return InvalidArgumentError(
+          fmt::format("cyclic mode '{}' (triangular, triangular2, exp_range)", mode));
+    }
+    if (!(base >= 0 && base <= 1)) {
+      return InvalidArgumentError("cyclic base is a fraction of the peak in [0, 1]");
+    }
+    if (momentum != 0 && momentum != 1) {
+      return InvalidArgumentError("cyclic momentum is 0 (leave it) or 1 (cycle it)");
+    }
+    TESSERA_ASSIGN_OR_RETURN(int64_t u, Steps("up", up, total_steps));
+    TESSERA_ASSIGN_OR_RETURN(int64_t d, Steps("down", down, total_steps));
+    TESSERA_ASSIGN_OR_RETURN(out, CyclicSchedule::Create({.base_lr = base * peak_lr,
+                                                          .max_lr = peak_lr,
+                                                          .up_steps = std::max<int64_t>(u, 1),
+                                                          .down_steps = std::max<int64_t>(d, 1),
+                                                          .mode = m,
+                                                          .gamma = gamma,
+                                                          .cycle_momentum = momentum == 1}));
+  } else if (name == "restarts") {
+    TESSERA_ASSIGN_OR_RETURN(double period, p.TakeDouble("period", 0.25));
+    TESSERA_ASSIGN_OR_RETURN(double mult, p.TakeDouble("mult", 1));
+    TESSERA_ASSIGN_OR_RETURN(double min_lr, p.TakeDouble("min", 0));
+    if (mult != std::floor(mult) || mult < 1 || mult > 64) {
+      return InvalidArgumentError("restarts mult is a whole number in [1, 64]");
+    }
+    TESSERA_ASSIGN_OR_RETURN(int64_t t0, Steps("period", period, total_steps));
+    TESSERA_ASSIGN_OR_RETURN(
+        out, CosineRestartsSchedule::Create({.peak_lr = peak_lr,
+                                             .period_steps = std::max<int64_t>(t0, 1),
+                                             .period_mult = static_cast<int64_t>(mult),
+                                             .min_lr = min_lr}));
   } else {
     return InvalidArgumentError(
         fmt::format("unknown schedule '{}' (known: {})", name, fmt::join(ScheduleNames(), ", ")));

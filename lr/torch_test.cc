@@ -273,8 +273,70 @@ TEST_F(TrainerTest, TunerRunAccountsForItsTrialSteps) {
   // The log holds exactly the committed steps, not the trials.
   const std::string log = ReadFile(c.log_csv).value();
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 129);
-  c.checkpoint_dir = (root_ / "ckpt").string();
+}
+
+// The online tuner's search state travels in the checkpoint: stopped in the first search's
+// round, mid-explore and in the exploit phase, a resumed tuner run writes the identical log.
+TEST_F(TrainerTest, TunerRunResumesLikeAnUninterruptedOne) {
+  TrainConfig c = Fmnist("knee", "sgd");
+  c.tune = true;
+  c.lr = 0.005;
+  c.epochs = 8;  // 128 steps
+  c.tuner.round_steps = 16;
+  c.tuner.trial_steps = 4;
+  for (int64_t stop : {9, 40, 100}) ExpectResumeIsSeamless(c, stop);
+}
+
+// The range-test tuner (tune_method "range"): the sweep sets Knee's peak; a run stopped after
+// the sweep and resumed takes the recorded peak, sweeps no more and continues bit for bit.
+TEST_F(TrainerTest, RangeTunedRunResumesLikeAnUninterruptedOne) {
+  TrainConfig c = Fmnist("knee", "sgd");
+  c.tune = true;
+  c.tune_method = "range";
+  c.lr = 0.05;  // the sweep runs 5e-5 .. 5
+  TrainConfig probe = c;
+  auto whole = Train(probe).value();
+  // At most budget 64 / 10, clamped to 20 steps; the sweep stops early once the loss diverges.
+  EXPECT_LE(whole.tuner_trial_steps, 20);
+  EXPECT_GT(whole.tuner_trial_steps, 5);
+  EXPECT_GT(whole.tuner_lr, 5e-5);
+  EXPECT_LT(whole.tuner_lr, 5);
+  EXPECT_EQ(whole.final_lr, 0.0);  // Knee ends at 0
+  ExpectResumeIsSeamless(c, 29);
+  // Other sweep settings are another configuration: the checkpoint is refused.
+  c.checkpoint_dir = (root_ / "ckpt2").string();
+  c.resume = true;
+  c.stop_after = 5;
+  ASSERT_TRUE(Train(c).ok());
+  TrainConfig other = c;
+  other.range_test.steps = 30;
+  other.stop_after = 0;
+  EXPECT_EQ(Train(other).status().code(), StatusCode::kFailedPrecondition);
+  // Unknown methods are refused.
+  c.tune_method = "bogus";
   EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
+}
+
+// A validation split of the last N training images: never trained on (the epoch shrinks), and
+// evaluated at the end.
+TEST_F(TrainerTest, ValidationSplitIsHeldOutAndEvaluated) {
+  TrainConfig c = Fmnist("cosine", "sgd");
+  c.validation = 96;  // of 512 images: 416 train, 13 batches of 32 per epoch
+  EXPECT_EQ(BudgetSteps(c).value(), 4 * 13);
+  auto r = Train(c).value();
+  EXPECT_EQ(r.total_steps, 4 * 13);
+  EXPECT_TRUE(r.has_validation);
+  EXPECT_GT(r.val_accuracy, 0.5);
+  TrainConfig none = Fmnist("cosine", "sgd");
+  EXPECT_EQ(BudgetSteps(none).value(), 4 * 16);
+  EXPECT_FALSE(Train(none).value().has_validation);
+  c.validation = 512;  // nothing left to train on
+  EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
+  TrainConfig lm = Lm();
+  lm.validation = 2000;
+  auto l = Train(lm).value();
+  EXPECT_TRUE(l.has_validation);
+  EXPECT_GT(l.val_loss, 0);
 }
 
 TEST_F(TrainerTest, SmallResNetTrainsAndResumes) {

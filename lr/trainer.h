@@ -4,6 +4,11 @@
 //
 // Torch-free header: binaries and tests that only call Train() compile without libtorch.
 //
+// Structure (one purpose per file): lr/tasks.h (data, batches, evaluation), lr/optimizer_factory.h,
+// lr/run.h (the loop), lr/run_archive.h (checkpoint format), lr/run_log.h (CSV logs),
+// lr/tuner_bridge.h (the tuner on a run), lr/train_flags.cc (the command line), trainer.cc
+// (Train(): checks the config and assembles the pieces).
+//
 // Determinism: with the same config a run is bit-for-bit repeatable on one machine: the seed
 // fixes the initialisation (torch::manual_seed) and the data order is a pure function of
 // (seed, step) -- Fashion-MNIST shuffles per epoch with a seeded generator, the LM samples its
@@ -27,6 +32,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "lr/range_test.h"
 #include "lr/tuner.h"
 
 namespace CLI {
@@ -56,8 +62,15 @@ struct TrainConfig {
   double weight_decay = 0;        // SGD and Adam: L2; AdamW: decoupled
   double head_lr_ratio = 1.0;     // output layer's rate relative to the body (a 2nd group)
   std::string schedule = "knee";  // a spec for MakeSchedule; ignored when tune is set
-  bool tune = false;              // use the online tuner instead of a schedule
-  TunerOptions tuner;             // initial_lr and total_steps are filled in by Train()
+  bool tune = false;              // tune the rate instead of using `lr` as the peak
+  // "online": the online tuner (lr/tuner.h) replaces the schedule; checkpointable (its search
+  // state is in the checkpoint).
+  // "range": a range test (lr/range_test.h) from `lr` / 1000 to `lr` * 100 sets the peak of
+  // `schedule` (Knee by default); checkpointable (the chosen peak is in the checkpoint).
+  std::string tune_method = "online";
+  TunerOptions tuner;  // initial_lr and total_steps are filled in by Train()
+  // min_lr / max_lr 0: lr / 1000 and lr * 100; steps 0: budget / 10, clamped to [20, 100].
+  RangeTestOptions range_test = {.steps = 0};
 
   int64_t epochs = 1;            // budget in epochs (when steps == 0)
   int64_t steps = 0;             // budget in steps; overrides epochs when > 0
@@ -68,6 +81,10 @@ struct TrainConfig {
   std::string data_dir;     // default: the Debian package's directory
   int64_t train_limit = 0;  // use only the first N training examples (fmnist) / bytes (lm)
   int64_t test_limit = 0;   // evaluate on the first N test examples / windows; 0: all
+  // Hold out the last N of the 60,000 training images (fmnist) or N bytes before the test text
+  // (lm) as a validation set, never trained on; evaluated once at the end (TrainResult::val_*).
+  // 0: no validation set.
+  int64_t validation = 0;
   int64_t lm_context = 64;
   int64_t lm_d_model = 64;
   int64_t lm_layers = 2;
@@ -84,7 +101,7 @@ struct TrainConfig {
   int threads = 1;               // torch::set_num_threads
   // Asked before every update of a schedule run (not after the last one); true stops the run
   // there, checkpointed when checkpoint_dir is set. Not part of the checkpoint's config
-  // fingerprint. Tuner runs refuse it (their search state is not checkpointed).
+  // fingerprint. Tuner runs stop only after committed steps, never inside a trial.
   StopFn should_stop;
 };
 
@@ -93,16 +110,20 @@ struct TrainResult {
   int64_t steps_done = 0;    // == total_steps unless stop_after cut the run short
   int64_t resumed_from = 0;  // step the run resumed at (0: fresh)
   bool finished = false;
-  bool stopped = false;      // should_stop or stop_after ended the run before its budget
-  double final_lr = 0;       // first group's rate at the last step done
-  double last_loss = 0;      // training loss of the last step done
-  double test_loss = 0;      // final evaluation (cross-entropy, nats; per byte for lm)
-  double test_accuracy = 0;  // fmnist only, in [0, 1]
-  double seconds = 0;        // wall time of the training loop
+  bool stopped = false;         // should_stop or stop_after ended the run before its budget
+  double final_lr = 0;          // first group's rate at the last step done
+  double last_loss = 0;         // training loss of the last step done
+  double test_loss = 0;         // final evaluation (cross-entropy, nats; per byte for lm)
+  double test_accuracy = 0;     // fmnist only, in [0, 1]
+  bool has_validation = false;  // config.validation > 0 and the run finished
+  double val_loss = 0;          // on the validation set, at the end
+  double val_accuracy = 0;      // fmnist only
+  double seconds = 0;           // wall time of the training loop
   // FNV-1a (64 bit) over the bytes of every parameter and buffer of the model at the end: equal
   // fingerprints of two runs mean bit-identical models.
   uint64_t parameters_fingerprint = 0;
-  // Tuner runs only:
+  // Tuner runs only (range: tuner_lr is the peak the range test chose, tuner_trial_steps its
+  // sweep's updates, 0 for a run resumed after the sweep):
   double tuner_lr = 0;
   int64_t tuner_explore_steps = 0;
   int64_t tuner_trial_steps = 0;
@@ -113,6 +134,10 @@ struct TrainResult {
 using ProgressFn = std::function<void(const std::string&)>;
 
 Result<TrainResult> Train(const TrainConfig& config, const ProgressFn& progress = {});
+
+// The number of updates Train(config) would run (the budget after budget_fraction), without
+// training: loads the data (cached) to count the steps of an epoch.
+Result<int64_t> BudgetSteps(const TrainConfig& config);
 
 // Adds lr-train's flags (--task, --lr, --schedule, ..., --threads) for `config` to `app`, so every
 // program that runs Train() takes the same command line.

@@ -31,6 +31,7 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -55,6 +56,13 @@ class Trainable {
   virtual void Committed(int64_t step, double lr, double loss, TunerPhase phase) {
     (void)step, (void)lr, (void)loss, (void)phase;
   }
+  // Called after every committed step, just before Committed(), with the tuner's complete state
+  // (TunerState::Save()): a checkpoint taken in Committed() stores it, and RunTuner resumed from
+  // it continues exactly like an uninterrupted run.
+  virtual void TunerStateChanged(const std::string& state) { (void)state; }
+  // Asked after every committed step before the last: true ends RunTuner there (a preemption);
+  // the report says stopped.
+  virtual bool ShouldStop() { return false; }
 };
 
 struct TunerOptions {
@@ -86,13 +94,38 @@ struct TunerRound {
   double round_mean_loss = 0;  // mean committed loss over the round
 };
 
+// Everything RunTuner needs to continue a run after a committed step, as text.
+struct TunerState {
+  int64_t step = 0;  // committed steps done
+  double lr = 0;     // the current explore rate
+  int stable = 0;
+  bool searching = true;
+  bool first_round = true;
+  double previous_mean = std::numeric_limits<double>::quiet_NaN();
+  double progress_sum = 0;
+  int64_t pending_steps = 0;
+  int64_t trial_steps = 0;
+  bool exploring = true;
+  bool in_round = false;  // inside a round's committed steps (its search is done)
+  int64_t round_len = 0;
+  int64_t round_done = 0;
+  double round_sum = 0;
+  double chosen_lr = 0;  // the explore rate, once exploring ended
+  int64_t explore_steps = 0;
+  std::string end_reason = "budget";
+
+  std::string Save() const;
+  static Result<TunerState> Parse(std::string_view text);
+};
+
 struct TunerReport {
   double chosen_lr = 0;            // the explore rate when exploration ended
   int64_t explore_steps = 0;       // committed steps spent exploring
   int64_t committed_steps = 0;     // == total_steps
   int64_t trial_steps = 0;         // extra optimizer steps spent on trials
   std::string explore_end_reason;  // "plateau", "max_explore_fraction" or "budget"
-  std::vector<TunerRound> rounds;
+  std::vector<TunerRound> rounds;  // of this call (a resumed run lacks the earlier ones)
+  bool stopped = false;            // Trainable::ShouldStop ended the call before the budget
 
   double ExtraComputeFraction() const {
     return committed_steps == 0 ? 0 : static_cast<double>(trial_steps) / committed_steps;
@@ -102,7 +135,10 @@ struct TunerReport {
 // Checks the options and fills the defaults (round_steps, trial_steps).
 Result<TunerOptions> ResolveTunerOptions(TunerOptions options);
 
-// Runs the whole budget: explore with periodic searches, then a linear decay to 0.
-Result<TunerReport> RunTuner(const TunerOptions& options, Trainable& trainable);
+// Runs the whole budget: explore with periodic searches, then a linear decay to 0. With
+// `resume` (a state the trainable received through TunerStateChanged, with the trainable back at
+// that committed step) it continues from there exactly like an uninterrupted run.
+Result<TunerReport> RunTuner(const TunerOptions& options, Trainable& trainable,
+                             const TunerState* resume = nullptr);
 
 }  // namespace tessera::lr

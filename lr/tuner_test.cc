@@ -140,5 +140,49 @@ TEST(Tuner, PropagatesTrainingErrors) {
   EXPECT_EQ(report.status().code(), StatusCode::kDataLoss);
 }
 
+// The tuner's state is checkpointable: a run stopped after any committed step (in the first
+// round, mid-round, at a round's end, in the exploit phase) and resumed from the saved text state
+// commits exactly the rates and losses of an uninterrupted run.
+class StoppableQuadratic : public NoisyQuadratic {
+ public:
+  using NoisyQuadratic::NoisyQuadratic;
+  void Committed(int64_t step, double lr, double loss, TunerPhase phase) override {
+    NoisyQuadratic::Committed(step, lr, loss, phase);
+    log.emplace_back(lr, loss);
+  }
+  void TunerStateChanged(const std::string& state) override { last_state = state; }
+  bool ShouldStop() override { return stop_at > 0 && committed() == stop_at; }
+  std::vector<std::pair<double, double>> log;
+  std::string last_state;
+  int64_t stop_at = 0;
+};
+
+TEST(Tuner, StoppedAndResumedFromItsStateEqualsUninterrupted) {
+  const TunerOptions o{.initial_lr = 0.0005, .total_steps = 400};
+  StoppableQuadratic whole(std::vector<double>(50, 2.0), 3.0, 0.05, 2);
+  const TunerReport full = RunTuner(o, whole).value();
+  ASSERT_EQ(whole.log.size(), 400u);
+  for (int64_t stop : {1, 13, 25, 50, 137, 250, 399}) {
+    StoppableQuadratic q(std::vector<double>(50, 2.0), 3.0, 0.05, 2);
+    q.stop_at = stop;
+    const TunerReport first = RunTuner(o, q).value();
+    EXPECT_TRUE(first.stopped) << stop;
+    EXPECT_EQ(first.committed_steps, stop);
+    // Only the text crosses to the second call, as through a checkpoint file.
+    const TunerState state = TunerState::Parse(q.last_state).value();
+    EXPECT_EQ(state.Save(), q.last_state);
+    q.stop_at = 0;
+    const TunerReport rest = RunTuner(o, q, &state).value();
+    EXPECT_FALSE(rest.stopped);
+    EXPECT_EQ(q.log, whole.log) << "stopped at " << stop;
+    EXPECT_EQ(rest.chosen_lr, full.chosen_lr) << stop;
+    EXPECT_EQ(rest.trial_steps, full.trial_steps) << stop;
+    EXPECT_EQ(rest.explore_steps, full.explore_steps) << stop;
+    EXPECT_EQ(rest.explore_end_reason, full.explore_end_reason) << stop;
+  }
+  EXPECT_FALSE(TunerState::Parse("tuner-v1 garbage").ok());
+  EXPECT_FALSE(TunerState::Parse("").ok());
+}
+
 }  // namespace
 }  // namespace tessera::lr
