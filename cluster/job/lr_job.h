@@ -38,8 +38,8 @@ struct LrJobOutcome {
 };
 
 // The per-step log goes to config.log_csv, by default <job dir>/train.csv. Tuner runs and
-// stop_after are INVALID_ARGUMENT (a tuner's search is not checkpointed; the agent decides when
-// a job stops); so is a config with checkpoint_dir or resume set (the job directory owns them).
+// stop_after are INVALID_ARGUMENT (lr::Train can checkpoint a tuner's state, but this job's
+// checkpoint does not carry it yet; the agent decides when a job stops); so is a config with checkpoint_dir or resume set (the job directory owns them).
 Result<LrJobOutcome> RunLrJob(lr::TrainConfig config, const LrJobOptions& options,
                               JobControl& control);
 
