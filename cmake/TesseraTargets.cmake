@@ -74,13 +74,15 @@ function(tessera_test name)
   if(TESSERA_FUZZ)
     return()  # defined (so CMake code may refer to it) but neither built nor run
   endif()
-  # Discovery at test time keeps builds from running test binaries.
+  # Discovery at test time keeps builds from running test binaries. The environment goes in
+  # through env(1) as the test executor: gtest_discover_tests splits a list-valued ENVIRONMENT
+  # property into separate properties, so only its first entry ever reached a test.
+  set_target_properties(${name} PROPERTIES CROSSCOMPILING_EMULATOR
+    "/usr/bin/env;TESSERA_BIN_DIR=${PROJECT_BINARY_DIR}/bin;TESSERA_SOURCE_DIR=${PROJECT_SOURCE_DIR};OMP_NUM_THREADS=1;OPENBLAS_NUM_THREADS=1")
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
     DISCOVERY_TIMEOUT 120
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL}
-               # Escaped separators: unescaped, gtest_discover_tests passes only the first entry.
-               ENVIRONMENT "TESSERA_BIN_DIR=${PROJECT_BINARY_DIR}/bin\\;TESSERA_SOURCE_DIR=${PROJECT_SOURCE_DIR}\\;OMP_NUM_THREADS=1\\;OPENBLAS_NUM_THREADS=1")
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ${ARG_SERIAL})
 endfunction()
 
 function(tessera_benchmark name)
