@@ -15,7 +15,7 @@ Steps:
      waits for) appears on it without a reload.
   4. A job name is text, not markup (the tenant "<b>evil</b>" shows as characters).
   5. A screenshot of the page.
-The Chrome DevTools client is reviews/web/cdp.py (standard library only).
+The Chrome DevTools client is scripts/testing/cdp.py (standard library only).
 """
 
 import argparse
@@ -25,7 +25,7 @@ import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(here, "..", "..", "reviews", "web"))
+sys.path.insert(0, os.path.join(here, "..", "..", "scripts", "testing"))
 import cdp  # noqa: E402
 
 

@@ -29,7 +29,7 @@ import tempfile
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "testing"))
 import cdp  # noqa: E402
 
 # The text browser_test.sh signs: a marker, then this injection attempt.
