@@ -74,7 +74,7 @@ Result<size_t> SelectProposer(std::span<const ProposerClaim> claims, uint64_t he
 
 // Checks a committee certificate for `height` whose tickets use `seed` (the seed of block
 // height - L): each signer must hold a valid, selected committee ticket, a valid signature on
-// (height, block_hash) and, if `registered` is given, be a registered citizen. Returns the
+// (height, period, block_hash) and, if `registered` is given, be a registered citizen. Returns the
 // number of valid signers; FAILED_PRECONDITION if fewer than `quorum`.
 Result<size_t> VerifyCommitteeCertificate(
     const CommitteeCertificate& cert, const Hash256& seed, const SortitionParams& params,

@@ -209,7 +209,9 @@ std::string VoteBody(const Vote& v) {
   CanonicalWriter w;
   w.U8(static_cast<uint8_t>(MessageType::kVote))
       .U64(v.height)
+      .U32(v.period)
       .U8(static_cast<uint8_t>(v.step))
+      .U8(v.bottom ? 1 : 0)
       .Array(v.value)
       .Array(v.citizen)
       .Array(v.credential);
@@ -224,14 +226,23 @@ Result<Vote> DecodeVote(ByteSpan bytes) {
   TESSERA_RETURN_IF_ERROR(ReadType(r, MessageType::kVote));
   Vote v;
   TESSERA_RETURN_IF_ERROR(r.U64(&v.height, "height"));
+  TESSERA_RETURN_IF_ERROR(r.U32(&v.period, "period"));
   uint8_t step;
   TESSERA_RETURN_IF_ERROR(r.U8(&step, "step"));
-  if (step != static_cast<uint8_t>(VoteStep::kSoft) &&
-      step != static_cast<uint8_t>(VoteStep::kCert)) {
+  if (step < static_cast<uint8_t>(VoteStep::kSoft) ||
+      step > static_cast<uint8_t>(VoteStep::kDownNext)) {
     return r.Error("unknown vote step " + std::to_string(step));
   }
   v.step = static_cast<VoteStep>(step);
+  uint8_t bottom;
+  TESSERA_RETURN_IF_ERROR(r.U8(&bottom, "bottom"));
+  if (bottom > 1) return r.Error("bottom flag must be 0 or 1, not " + std::to_string(bottom));
+  v.bottom = bottom == 1;
+  if (v.bottom && (v.step == VoteStep::kSoft || v.step == VoteStep::kCert)) {
+    return r.Error("a soft or cert vote for bottom");
+  }
   TESSERA_RETURN_IF_ERROR(r.Array(&v.value, "value"));
+  if (v.bottom && v.value != Hash256{}) return r.Error("a bottom vote with a non-zero value");
   TESSERA_RETURN_IF_ERROR(r.Array(&v.citizen, "citizen"));
   TESSERA_RETURN_IF_ERROR(r.Array(&v.credential, "credential"));
   TESSERA_RETURN_IF_ERROR(r.Array(&v.signature, "signature"));
@@ -297,6 +308,7 @@ std::string EncodeCommitteeCertificate(const CommitteeCertificate& c) {
   CanonicalWriter w;
   w.U8(static_cast<uint8_t>(MessageType::kCommitteeCertificate))
       .U64(c.height)
+      .U32(c.period)
       .Array(c.block_hash)
       .U32(static_cast<uint32_t>(c.signers.size()));
   for (const CertificateSigner& s : c.signers) {
@@ -310,6 +322,7 @@ Result<CommitteeCertificate> DecodeCommitteeCertificate(ByteSpan bytes) {
   TESSERA_RETURN_IF_ERROR(ReadType(r, MessageType::kCommitteeCertificate));
   CommitteeCertificate c;
   TESSERA_RETURN_IF_ERROR(r.U64(&c.height, "height"));
+  TESSERA_RETURN_IF_ERROR(r.U32(&c.period, "period"));
   TESSERA_RETURN_IF_ERROR(r.Array(&c.block_hash, "block_hash"));
   uint32_t n;
   TESSERA_RETURN_IF_ERROR(r.Count(&n, kMaxCertificateSigners, 32 + 80 + 64, "signers"));
@@ -328,20 +341,25 @@ Result<CommitteeCertificate> DecodeCommitteeCertificate(ByteSpan bytes) {
 }
 
 namespace {
-std::string BlockSigningBytes(uint64_t height, const Hash256& block_hash) {
+std::string BlockSigningBytes(uint64_t height, uint32_t period, const Hash256& block_hash) {
   CanonicalWriter w;
-  w.U8(static_cast<uint8_t>(MessageType::kCommitteeCertificate)).U64(height).Array(block_hash);
+  w.U8(static_cast<uint8_t>(MessageType::kCommitteeCertificate))
+      .U64(height)
+      .U32(period)
+      .Array(block_hash);
   return w.Take();
 }
 }  // namespace
 
-Signature SignBlock(uint64_t height, const Hash256& block_hash, const KeyPair& citizen) {
-  return Sign(citizen, "block", AsBytes(BlockSigningBytes(height, block_hash)));
+Signature SignBlock(uint64_t height, uint32_t period, const Hash256& block_hash,
+                    const KeyPair& citizen) {
+  return Sign(citizen, "block", AsBytes(BlockSigningBytes(height, period, block_hash)));
 }
 
-bool VerifyBlockSignature(uint64_t height, const Hash256& block_hash, const PublicKey& citizen,
-                          const Signature& signature) {
-  return Verify(citizen, "block", AsBytes(BlockSigningBytes(height, block_hash)), signature);
+bool VerifyBlockSignature(uint64_t height, uint32_t period, const Hash256& block_hash,
+                          const PublicKey& citizen, const Signature& signature) {
+  return Verify(citizen, "block", AsBytes(BlockSigningBytes(height, period, block_hash)),
+                signature);
 }
 
 }  // namespace tessera::ledger

@@ -93,13 +93,18 @@ struct WitnessList {
   friend bool operator==(const WitnessList&, const WitnessList&) = default;
 };
 
-enum class VoteStep : uint8_t { kSoft = 1, kCert = 2 };
+// The steps of a BA* period (ledger/agreement/vote.h numbers them the same way): soft, cert,
+// next, and the two "period completing 2" steps, late-next and down-next.
+enum class VoteStep : uint8_t { kSoft = 1, kCert = 2, kNext = 3, kLateNext = 4, kDownNext = 5 };
 
-// One agreement vote of a committee citizen for a block value.
+// One agreement vote of a committee citizen, bound to (height, period, step): for a block
+// value, or for bottom ("no block in this period") -- bottom only in the three next steps.
 struct Vote {
   uint64_t height = 0;
+  uint32_t period = 0;
   VoteStep step = VoteStep::kSoft;
-  Hash256 value{};  // the hash of the block header voted for
+  bool bottom = false;
+  Hash256 value{};  // the hash of the block header voted for; all zero for bottom
   PublicKey citizen{};
   VrfProof credential{};
   Signature signature{};
@@ -124,11 +129,14 @@ struct BlockHeader {
 struct CertificateSigner {
   PublicKey citizen{};
   VrfProof credential{};
-  Signature signature{};  // SignBlock() over (height, block_hash)
+  Signature signature{};  // SignBlock() over (height, period, block_hash)
   friend bool operator==(const CertificateSigner&, const CertificateSigner&) = default;
 };
+// A certificate is the cert votes of ONE period (BA*: T cert votes for one value in one
+// period); signatures of different periods never combine.
 struct CommitteeCertificate {
   uint64_t height = 0;
+  uint32_t period = 0;
   Hash256 block_hash{};
   std::vector<CertificateSigner> signers;  // strictly increasing citizen key
   friend bool operator==(const CommitteeCertificate&, const CommitteeCertificate&) = default;
@@ -165,6 +173,9 @@ Result<WitnessList> DecodeWitnessList(ByteSpan bytes);
 void SignWitnessList(WitnessList& w, const KeyPair& citizen);  // sets w.citizen too
 bool VerifyWitnessList(const WitnessList& w);
 
+// Encoding: type (4), u64 height, u32 period, u8 step, u8 bottom, 32-byte value, citizen,
+// credential, signature (223 bytes). Strict: an unknown step, a bottom flag other than 0/1,
+// bottom with a non-zero value, or bottom in the soft or cert step is INVALID_ARGUMENT.
 std::string EncodeVote(const Vote& v);
 Result<Vote> DecodeVote(ByteSpan bytes);
 void SignVote(Vote& v, const KeyPair& citizen);  // sets v.citizen too
@@ -176,9 +187,11 @@ Hash256 BlockHash(const BlockHeader& h);  // SHA-256 of the encoding
 
 std::string EncodeCommitteeCertificate(const CommitteeCertificate& c);
 Result<CommitteeCertificate> DecodeCommitteeCertificate(ByteSpan bytes);
-// A certificate signer's signature over (height, block_hash).
-Signature SignBlock(uint64_t height, const Hash256& block_hash, const KeyPair& citizen);
-bool VerifyBlockSignature(uint64_t height, const Hash256& block_hash, const PublicKey& citizen,
-                          const Signature& signature);
+// A certificate signer's signature over (height, period, block_hash): sent with a cert vote of
+// that period.
+Signature SignBlock(uint64_t height, uint32_t period, const Hash256& block_hash,
+                    const KeyPair& citizen);
+bool VerifyBlockSignature(uint64_t height, uint32_t period, const Hash256& block_hash,
+                          const PublicKey& citizen, const Signature& signature);
 
 }  // namespace tessera::ledger

@@ -32,7 +32,11 @@ WitnessList SampleWitness() {
 }
 
 Vote SampleVote() {
-  Vote v{.height = 9, .step = VoteStep::kCert, .value = Fill<32>(5), .credential = Fill<80>(6)};
+  Vote v{.height = 9,
+         .period = 3,
+         .step = VoteStep::kCert,
+         .value = Fill<32>(5),
+         .credential = Fill<80>(6)};
   SignVote(v, KeyPair::FromSeed(Fill<32>(7)));
   return v;
 }
@@ -48,10 +52,12 @@ BlockHeader SampleHeader() {
 }
 
 CommitteeCertificate SampleCertificate() {
-  CommitteeCertificate c{.height = 10, .block_hash = BlockHash(SampleHeader()), .signers = {}};
+  CommitteeCertificate c{
+      .height = 10, .period = 2, .block_hash = BlockHash(SampleHeader()), .signers = {}};
   for (uint8_t s : {20, 21, 22}) {
     KeyPair k = KeyPair::FromSeed(Fill<32>(s));
-    c.signers.push_back({k.public_key(), Fill<80>(s), SignBlock(c.height, c.block_hash, k)});
+    c.signers.push_back(
+        {k.public_key(), Fill<80>(s), SignBlock(c.height, c.period, c.block_hash, k)});
   }
   std::sort(c.signers.begin(), c.signers.end(),
             [](const auto& a, const auto& b) { return a.citizen < b.citizen; });
@@ -125,13 +131,13 @@ TEST(MessagesTest, TransactionSizeAndSignature) {
 
 TEST(MessagesTest, EncodedSizesAreFixedByTheLayout) {
   EXPECT_EQ(EncodeTxPoolCommitment(SampleCommitment()).size(), 113u);
-  EXPECT_EQ(EncodeVote(SampleVote()).size(), 218u);
+  EXPECT_EQ(EncodeVote(SampleVote()).size(), 223u);
   WitnessList w = SampleWitness();
   EXPECT_EQ(EncodeWitnessList(w).size(), 189u + 36u * w.entries.size());
   BlockHeader h = SampleHeader();
   EXPECT_EQ(EncodeBlockHeader(h).size(), 221u + 32u * h.pool_hashes.size());
   CommitteeCertificate c = SampleCertificate();
-  EXPECT_EQ(EncodeCommitteeCertificate(c).size(), 45u + 176u * c.signers.size());
+  EXPECT_EQ(EncodeCommitteeCertificate(c).size(), 49u + 176u * c.signers.size());
 }
 
 TEST(MessagesTest, SignaturesCoverEveryField) {
@@ -143,6 +149,9 @@ TEST(MessagesTest, SignaturesCoverEveryField) {
   EXPECT_TRUE(VerifyVote(v));
   v.step = VoteStep::kSoft;
   EXPECT_FALSE(VerifyVote(v));
+  v = SampleVote();
+  v.period += 1;  // a vote of one period is not a vote of another
+  EXPECT_FALSE(VerifyVote(v));
   TxPoolCommitment c = SampleCommitment();
   PublicKey politician = KeyPair::FromSeed(Fill<32>(30)).public_key();
   EXPECT_TRUE(VerifyTxPoolCommitment(c, politician));
@@ -150,8 +159,13 @@ TEST(MessagesTest, SignaturesCoverEveryField) {
   EXPECT_FALSE(VerifyTxPoolCommitment(c, politician));
   CommitteeCertificate cert = SampleCertificate();
   for (const auto& s : cert.signers) {
-    EXPECT_TRUE(VerifyBlockSignature(cert.height, cert.block_hash, s.citizen, s.signature));
-    EXPECT_FALSE(VerifyBlockSignature(cert.height + 1, cert.block_hash, s.citizen, s.signature));
+    EXPECT_TRUE(
+        VerifyBlockSignature(cert.height, cert.period, cert.block_hash, s.citizen, s.signature));
+    EXPECT_FALSE(VerifyBlockSignature(cert.height + 1, cert.period, cert.block_hash, s.citizen,
+                                      s.signature));
+    // Cert votes of different periods never combine into one certificate.
+    EXPECT_FALSE(VerifyBlockSignature(cert.height, cert.period + 1, cert.block_hash, s.citizen,
+                                      s.signature));
   }
 }
 
@@ -192,10 +206,24 @@ TEST(MessagesTest, NonCanonicalListsAreRejected) {
 
 TEST(MessagesTest, UnknownVoteStepAndOversizedCountsAreRejected) {
   std::string bytes = EncodeVote(SampleVote());
-  bytes[9] = 7;  // type(1) height(8) step
+  bytes[13] = 7;  // type(1) height(8) period(4) step
   auto r = DecodeVote(AsBytes(bytes));
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("unknown vote step 7"), std::string::npos);
+  bytes = EncodeVote(SampleVote());
+  bytes[14] = 2;  // bottom flag
+  r = DecodeVote(AsBytes(bytes));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("bottom flag"), std::string::npos);
+  // Bottom only in the next steps, and always with a zero value.
+  Vote bottom = SampleVote();
+  bottom.bottom = true;
+  EXPECT_FALSE(DecodeVote(AsBytes(EncodeVote(bottom))).ok());  // cert vote for bottom
+  bottom.step = VoteStep::kNext;
+  EXPECT_FALSE(DecodeVote(AsBytes(EncodeVote(bottom))).ok());  // non-zero value
+  bottom.value = Hash256{};
+  ASSERT_TRUE(DecodeVote(AsBytes(EncodeVote(bottom))).ok());
+  EXPECT_EQ(*DecodeVote(AsBytes(EncodeVote(bottom))), bottom);
 
   // A count above the limit, and a count the remaining bytes cannot hold.
   CanonicalWriter w;

@@ -19,6 +19,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+uint64_t NowMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   Clock::now().time_since_epoch())
+                                   .count());
+}
+
 uint64_t ThreadCpuNs() {
   timespec ts{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -49,7 +55,8 @@ struct Citizen::Round {
   std::map<uint32_t, std::set<Hash256>> commitments;
   std::map<PublicKey, WitnessList> witnesses;
   std::map<Hash256, Proposal> proposals;
-  std::map<Hash256, std::set<PublicKey>> soft, cert;
+  std::vector<Vote> votes;  // checked votes not yet handed to the BA* player
+  std::set<Hash256> fed;    // proposals handed to the BA* player
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
@@ -92,26 +99,6 @@ std::optional<Hash256> Citizen::CertVote(uint64_t height) const {
   auto it = cert_voted_.find(height);
   if (it == cert_voted_.end()) return std::nullopt;
   return it->second;
-}
-
-bool Citizen::RecordCertVote(uint64_t height, const Hash256& value) {
-  if (journal_failed_) return false;
-  if (journal_) {
-    agreement::JournalRecord r;
-    r.vote = {.height = height,
-              .period = 0,
-              .step = agreement::Step::kCert,
-              .value = agreement::Value::Of(value),
-              .voter = options_.keys.public_key()};
-    Status s = journal_->Append(std::span(&r, 1));
-    if (!s.ok()) {
-      journal_failed_ = true;
-      spdlog::error("citizen: cannot persist a cert vote, not voting: {}", s.ToString());
-      return false;
-    }
-  }
-  cert_voted_[height] = value;
-  return true;
 }
 
 void Citizen::SaveHead() {
@@ -300,7 +287,7 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       auto v = DecodeVote(AsBytes(payload));
       if (!v.ok() || v->height != r.h || !VerifyVote(*v)) return;
       if (!member(v->citizen, v->credential)) return;
-      (v->step == VoteStep::kSoft ? r.soft : r.cert)[v->value].insert(v->citizen);
+      r.votes.push_back(*v);
       return;
     }
     default:
@@ -442,6 +429,24 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   return UnavailableError("no politician could execute a body");
 }
 
+Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer) {
+  BlockHeader h;
+  h.height = r.h;
+  h.prev_hash = BlockHash(latest_);
+  h.seed = NextSeed(latest_.seed, proposer.output);
+  h.proposer = options_.keys.public_key();
+  h.proposer_credential = proposer.proof;
+  for (PoliticianClient* p : r.sample) {
+    auto reply = p->Execute(r.h, {}, &traffic_);
+    if (!reply.ok()) continue;
+    auto root = CheckExecution(*reply, {});
+    if (!root.ok()) continue;
+    h.state_root = *root;
+    return h;
+  }
+  return UnavailableError("no politician could execute the empty block");
+}
+
 void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
                         const std::atomic<bool>& stop) {
   Round r;
@@ -483,107 +488,128 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     PostAll(r, item_of(EncodeWitnessList(w)));
   }
 
-  // 2. Propose, if our proposer ticket wins.
-  auto proposer = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, period),
-                       ProposerParams(options_.genesis, period));
-  if (!silent && proposer.ok() && proposer->selected) {
-    poll_until(start + ms(3 * t.witness_ms),
+  // 2-4. BA* (citizen_agreement.h): propose when our ticket for the period wins, soft, cert
+  // and next votes from the player, journaled before they are posted.
+  {
+    if (agreement_height_ != h || !agreement_) {
+      const uint64_t now = NowMs();
+      agreement::Params params{
+          .threshold = options_.genesis.cert_threshold,
+          .filter_ms = static_cast<uint64_t>(t.witness_ms + t.proposal_ms),
+          .next_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 2,
+                                                    2 * (t.witness_ms + t.proposal_ms))),
+          .resend_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 4, 500)),
+      };
+      agreement_ = std::make_unique<CitizenAgreement>(
+          CitizenAgreementConfig{.params = params,
+                                 .height = h,
+                                 .keys = &options_.keys,
+                                 .credential = ticket.proof,
+                                 .identity = r.my_identity,
+                                 .journal = journal_ ? &*journal_ : nullptr,
+                                 .fault = options_.fault},
+          now);
+      agreement_height_ = h;
+      proposed_periods_.clear();
+    }
+  }
+  CitizenAgreement& ba = *agreement_;
+  if (journal_failed_) return;  // cannot persist votes: follow the chain only
+  const CitizenFault fault = options_.fault;
+  std::vector<std::pair<Clock::time_point, RoundItem>> held;  // late proposals
+  auto propose = [&]() {
+    const uint32_t tp = ba.ticket_period();
+    if (silent || !ba.FreshProposalsWanted() || proposed_periods_.count(tp)) return;
+    // A replaying adversary proposes at once with its winning ticket of any period.
+    std::optional<Ticket> win;
+    for (uint32_t q = 0; q < kMaxProposerPeriods; ++q) {
+      if (fault != CitizenFault::kReplayTicket && q != tp) continue;
+      auto d = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, q),
+                    ProposerParams(options_.genesis, q));
+      if (d.ok() && d->selected) {
+        win = *d;
+        break;
+      }
+    }
+    proposed_periods_.insert(tp);
+    if (!win) return;
+    poll_until(Clock::now() + ms(2 * t.witness_ms),
                [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
-    auto header = BuildProposal(r, *proposer);
-    if (header.ok()) {
-      if (liar) header->state_root[0] ^= 1;  // a lying proposer: honest members must refuse it
-      PostAll(r, item_of(EncodeBlockHeader(*header)));
+    std::vector<BlockHeader> headers;
+    if (fault != CitizenFault::kProposeEmpty) {
+      auto header = BuildProposal(r, *win);
+      if (header.ok()) headers.push_back(*header);
+    }
+    if (fault == CitizenFault::kProposeEmpty || fault == CitizenFault::kEquivocateProposal) {
+      auto empty = BuildEmptyProposal(r, *win);
+      if (empty.ok() && (headers.empty() || BlockHash(headers[0]) != BlockHash(*empty))) {
+        headers.push_back(*empty);
+      }
+    }
+    for (size_t i = 0; i < headers.size(); ++i) {
+      BlockHeader& header = headers[i];
+      if (liar) header.state_root[0] ^= 1;  // a lying proposer: honest members must refuse it
+      RoundItem item = item_of(EncodeBlockHeader(header));
+      if (fault == CitizenFault::kLateProposal) {
+        // Held back until just before the next-vote deadline of this period.
+        held.push_back({Clock::now() + ms(std::max(t.round_timeout_ms / 2 - t.proposal_ms, 0)),
+                        item});
+      } else if (fault == CitizenFault::kEquivocateProposal && headers.size() == 2) {
+        // Each block to a different half of the sample: honest members see different first
+        // proposals under one ticket.
+        for (size_t j = 0; j < r.sample.size(); ++j) {
+          if (j % 2 == i) (void)r.sample[j]->Post(h, item, &traffic_);
+        }
+      } else {
+        PostAll(r, item);
+      }
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.proposals;
     }
-  }
-
-  // 3-4. Soft vote for the best valid proposal, cert vote on a soft quorum.
-  auto vote = [&](VoteStep step, const Hash256& value) {
-    Vote v{.height = h, .step = step, .value = value, .credential = ticket.proof};
-    SignVote(v, options_.keys);
-    std::string sig;
-    if (step == VoteStep::kCert) {
-      Signature s = SignBlock(h, value, options_.keys);
-      sig.assign(reinterpret_cast<const char*>(s.data()), s.size());
-    }
-    PostAll(r, item_of(EncodeVote(v), sig));
   };
-  auto valid = [&](const Hash256& value) {
-    auto it = r.proposals.find(value);
-    if (it == r.proposals.end()) return false;
-    if (!it->second.verdict) {
-      Status s = Validate(r, it->second.header);
-      if (s.code() == StatusCode::kUnavailable) return false;  // ask again later
-      it->second.verdict = s;
-      if (!s.ok()) {
-        std::lock_guard<std::mutex> lock(stats_mu_);
-        ++stats_.rejected_proposals;
-      }
-    }
-    return it->second.verdict->ok();
-  };
-  std::optional<Hash256> soft_voted;
-  auto last_soft = Clock::now();
-  std::set<Hash256> liar_soft;
-  auto vote_from = start + ms(t.witness_ms + t.proposal_ms);
   while (!stop.load() && !r.committed_at && Clock::now() < start + ms(t.round_timeout_ms)) {
     Poll(r);
-    if (silent) {
-      std::this_thread::sleep_for(ms(t.poll_ms));
-      continue;
+    const uint64_t now = NowMs();
+    for (const Vote& v : r.votes) ba.OnVote(v, now);
+    r.votes.clear();
+    for (const auto& [value, p] : r.proposals) {
+      if (r.fed.insert(value).second) ba.OnProposal(value, p.period, p.beta, now);
     }
-    if (liar) {
-      // Votes for everything it sees, plus a value nobody proposed, in both steps.
-      std::vector<Hash256> values;
-      for (const auto& [value, p] : r.proposals) values.push_back(value);
-      Hash256 junk{};
-      junk[0] = static_cast<uint8_t>(h);
-      values.push_back(junk);
-      for (const Hash256& value : values) {
-        if (liar_soft.insert(value).second) {
-          vote(VoteStep::kSoft, value);
-          vote(VoteStep::kCert, value);
+    for (const Hash256& value : ba.WantValidation()) {
+      auto it = r.proposals.find(value);
+      if (it == r.proposals.end()) continue;  // the header has not reached us yet
+      if (!it->second.verdict) {
+        Status s = Validate(r, it->second.header);
+        if (s.code() == StatusCode::kUnavailable) continue;  // ask again later
+        it->second.verdict = s;
+        if (!s.ok()) {
+          std::lock_guard<std::mutex> lock(stats_mu_);
+          ++stats_.rejected_proposals;
         }
       }
-    } else if (Clock::now() >= vote_from) {
-      // Soft: the valid proposal with the lowest proposer output. Re-vote only if the round is
-      // stuck and a better valid proposal has turned up meanwhile.
-      // Tickets of this round's period or earlier, earliest period first (ProposalOrder).
-      std::vector<ProposalRank> ranks;
-      std::vector<Hash256> values;
-      for (const auto& [value, p] : r.proposals) {
-        ranks.push_back({p.period, p.beta});
-        values.push_back(value);
+      ba.SetVerdict(value, it->second.verdict->ok(), now);
+    }
+    auto items = ba.Step(now);
+    if (!items.ok()) {
+      journal_failed_ = true;
+      spdlog::error("citizen: cannot persist votes, not voting: {}", items.status().ToString());
+      return;
+    }
+    for (const RoundItem& item : *items) {
+      auto v = DecodeVote(AsBytes(item.payload()));
+      if (v.ok() && v->step == VoteStep::kCert && !cert_voted_.count(h)) {
+        cert_voted_[h] = v->value;
       }
-      std::vector<std::pair<VrfOutput, Hash256>> order;
-      for (size_t i : ProposalOrder(ranks, r.period)) order.push_back({ranks[i].beta, values[i]});
-      bool quorum = false;
-      for (const auto& [value, voters] : r.soft) {
-        quorum |= voters.size() >= options_.genesis.soft_threshold;
+      PostAll(r, item);
+    }
+    if (Clock::now() >= start + ms(t.witness_ms)) propose();
+    for (auto it = held.begin(); it != held.end();) {
+      if (Clock::now() < it->first) {
+        ++it;
+        continue;
       }
-      bool may_vote = !soft_voted || (!quorum && Clock::now() - last_soft > ms(4 * t.proposal_ms));
-      if (may_vote) {
-        for (const auto& [beta, value] : order) {
-          if (!valid(value)) continue;
-          if (soft_voted != value) {
-            vote(VoteStep::kSoft, value);
-            soft_voted = value;
-            last_soft = Clock::now();
-          }
-          break;
-        }
-      }
-      if (!cert_voted_.count(h)) {
-        for (const auto& [value, voters] : r.soft) {
-          if (voters.size() >= options_.genesis.soft_threshold && valid(value)) {
-            // Durable first (fsync'd), then sent: a crash between the two cannot lead to a
-            // second, different cert vote after the restart.
-            if (RecordCertVote(h, value)) vote(VoteStep::kCert, value);
-            break;
-          }
-        }
-      }
+      PostAll(r, it->second);
+      it = held.erase(it);
     }
     std::this_thread::sleep_for(ms(t.poll_ms));
   }

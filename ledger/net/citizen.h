@@ -40,6 +40,7 @@
 #include "core/status.h"
 #include "ledger/agreement/vote_journal.h"
 #include "ledger/net/chain.h"
+#include "ledger/net/citizen_agreement.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
 
@@ -49,7 +50,9 @@ struct CitizenTiming {
   int poll_ms = 40;             // between reads of the sample
   int witness_ms = 300;         // collecting pool commitments before witnessing
   int proposal_ms = 400;        // collecting proposals before the soft vote
-  int round_timeout_ms = 8000;  // a round that has not committed is retried
+  // A round that has not committed is retried with a fresh sample (the BA* player and its
+  // votes carry over); a BA* period's next-vote deadline is half of this.
+  int round_timeout_ms = 8000;
 };
 
 struct CitizenOptions {
@@ -118,6 +121,7 @@ class Citizen {
   void PostAll(Round& r, const RoundItem& item);
   Status Validate(Round& r, const BlockHeader& proposal);
   Result<BlockHeader> BuildProposal(Round& r, const Ticket& proposer_ticket);
+  Result<BlockHeader> BuildEmptyProposal(Round& r, const Ticket& proposer_ticket);  // faults
   Result<std::vector<Hash256>> EligiblePools(const Round& r) const;
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
   std::vector<PoliticianClient*> SafeSample();
@@ -129,13 +133,16 @@ class Citizen {
   double sample_fraction_;  // EffectiveValidationSample(genesis): never below the sound one
   BlockHeader latest_;
   TicketCache tickets_;
-  // Persists a cert vote before it is sent; false if it could not (then it is not sent).
-  bool RecordCertVote(uint64_t height, const Hash256& value);
 
   std::map<uint64_t, Hash256> cert_voted_;  // height -> value: one cert vote per height, ever
   std::optional<agreement::VoteJournal> journal_;
   bool journal_failed_ = false;
   std::map<Hash256, ExecuteReply> bodies_;  // executions of validated proposals (this round)
+  // The BA* player of the height being agreed (citizen_agreement.h); kept across the rounds
+  // (retries with fresh samples) of one height.
+  std::unique_ptr<CitizenAgreement> agreement_;
+  uint64_t agreement_height_ = 0;
+  std::set<uint32_t> proposed_periods_;  // proposer ticket periods this citizen proposed in
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
   Traffic traffic_;

@@ -28,8 +28,14 @@ Result<CitizenFault> ParseCitizenFault(const std::string& name) {
   if (name == "none") return CitizenFault::kNone;
   if (name == "silent") return CitizenFault::kSilent;
   if (name == "inconsistent") return CitizenFault::kInconsistent;
-  return InvalidArgumentError("unknown citizen behaviour '" + name +
-                              "' (none, silent, inconsistent)");
+  if (name == "collude") return CitizenFault::kCollude;
+  if (name == "empty") return CitizenFault::kProposeEmpty;
+  if (name == "equivocate") return CitizenFault::kEquivocateProposal;
+  if (name == "late") return CitizenFault::kLateProposal;
+  if (name == "replay") return CitizenFault::kReplayTicket;
+  return InvalidArgumentError(
+      "unknown citizen behaviour '" + name +
+      "' (none, silent, inconsistent, collude, empty, equivocate, late, replay)");
 }
 
 }  // namespace tessera::ledger::net

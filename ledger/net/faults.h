@@ -33,8 +33,29 @@ struct PoliticianFaults {
   Status Add(const std::string& behaviour);
 };
 
-enum class CitizenFault { kNone, kSilent, kInconsistent };
-Result<CitizenFault> ParseCitizenFault(
-    const std::string& name);  // "none", "silent", "inconsistent"
+// Malicious citizens (a localnet's `bad_citizens` act together, with the same behaviour):
+//   silent        withholds every vote, witness list and proposal;
+//   inconsistent  equivocates in every BA* step (votes every proposal it saw, the adversary's
+//                 value, and bottom) and, as proposer, proposes a block with a wrong root;
+//   collude       every member votes only the adversary's common value in every step;
+//   empty         votes honestly, but as proposer always proposes the empty block;
+//   equivocate    votes honestly; as proposer posts two different valid blocks (full and
+//                 empty) under one ticket, to different politicians;
+//   late          votes honestly; as proposer holds its proposal back until just before the
+//                 period's next-vote deadline (a late, possibly lower-VRF proposal);
+//   replay        votes honestly; proposes with its winning ticket of ANY proposer period at
+//                 once, in every period (a ticket replayed outside its period).
+enum class CitizenFault {
+  kNone,
+  kSilent,
+  kInconsistent,
+  kCollude,
+  kProposeEmpty,
+  kEquivocateProposal,
+  kLateProposal,
+  kReplayTicket
+};
+// "none", "silent", "inconsistent", "collude", "empty", "equivocate", "late", "replay".
+Result<CitizenFault> ParseCitizenFault(const std::string& name);
 
 }  // namespace tessera::ledger::net

@@ -141,7 +141,7 @@ struct Fixture {
     for (size_t i = 0; i < signers; ++i) {
       auto t = *Draw(sorted[i], Role::kCommittee, 1, genesis.seed, g.sortition);
       b.certificate.signers.push_back(
-          {sorted[i].public_key(), t.proof, SignBlock(1, b.certificate.block_hash, sorted[i])});
+          {sorted[i].public_key(), t.proof, SignBlock(1, 0, b.certificate.block_hash, sorted[i])});
     }
     for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
     return b;

@@ -36,7 +36,7 @@ void VerifyItemSignatures(const RoundItem& item) {
         Signature sig{};
         if (v->step == VoteStep::kCert && item.block_signature().size() == sig.size()) {
           std::copy(item.block_signature().begin(), item.block_signature().end(), sig.begin());
-          (void)VerifyBlockSignature(v->height, v->value, v->citizen, sig);
+          (void)VerifyBlockSignature(v->height, v->period, v->value, v->citizen, sig);
         }
       }
       break;
@@ -444,18 +444,23 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       if (v.height != h || !VerifyVote(v)) return InvalidArgumentError("invalid vote");
       TESSERA_ASSIGN_OR_RETURN(Identity id, identity(v.citizen));
       TESSERA_RETURN_IF_ERROR(committee(v.citizen, v.credential));
+      Signature sig{};
       if (v.step == VoteStep::kCert) {
-        Signature sig{};
         if (item.block_signature().size() != sig.size()) {
           return InvalidArgumentError("cert vote without block signature");
         }
         std::copy(item.block_signature().begin(), item.block_signature().end(), sig.begin());
-        if (!VerifyBlockSignature(h, v.value, v.citizen, sig)) {
+        if (!VerifyBlockSignature(h, v.period, v.value, v.citizen, sig)) {
           return InvalidArgumentError("invalid block signature");
         }
-        log.cert_votes[v.value][v.citizen] = {
-            CertificateSigner{.citizen = v.citizen, .credential = v.credential, .signature = sig},
-            id};
+      }
+      Status admitted = log.votes.Admit(v, options_.genesis.cert_threshold);
+      if (admitted.code() == StatusCode::kAlreadyExists) return Status::Ok();
+      TESSERA_RETURN_IF_ERROR(admitted);
+      if (v.step == VoteStep::kCert) {
+        log.votes.AddCertSigner(
+            v, CertificateSigner{.citizen = v.citizen, .credential = v.credential, .signature = sig},
+            id);
       }
       break;
     }
@@ -477,18 +482,19 @@ std::vector<CertifiedBlockData> PoliticianNode::CertifiableBlocks() {
   auto it = rounds_.find(h);
   if (it == rounds_.end()) return out;
   RoundLog& log = it->second;
-  for (auto& [value, votes] : log.cert_votes) {
-    if (votes.size() < options_.genesis.cert_threshold) continue;
-    auto proposal = log.proposals.find(value);
+  for (const VoteRelay::Certifiable& c :
+       log.votes.CertifiableValues(options_.genesis.cert_threshold)) {
+    auto proposal = log.proposals.find(c.value);
     if (proposal == log.proposals.end()) continue;
     CertifiedBlockData block;
     block.header = proposal->second.first;
     block.certificate.height = h;
-    block.certificate.block_hash = value;
+    block.certificate.period = c.period;
+    block.certificate.block_hash = c.value;
     block.identities.push_back(proposal->second.second);
-    for (const auto& [key, signer] : votes) {  // std::map: already in key order
-      block.certificate.signers.push_back(signer.first);
-      if (key != block.header.proposer) block.identities.push_back(signer.second);
+    for (const auto& [signer, id] : c.signers) {  // already in key order
+      block.certificate.signers.push_back(signer);
+      if (signer.citizen != block.header.proposer) block.identities.push_back(id);
     }
     out.push_back(std::move(block));
   }

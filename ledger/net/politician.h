@@ -37,6 +37,7 @@
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
 #include "ledger/net/mempool.h"
+#include "ledger/net/vote_relay.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/state_store.h"
 
@@ -98,7 +99,7 @@ class PoliticianNode {
     std::vector<RoundItem> items;
     std::map<Hash256, size_t> seen;  // RoundItemHash -> index in items
     std::map<Hash256, std::pair<BlockHeader, Identity>> proposals;  // by block hash
-    std::map<Hash256, std::map<PublicKey, std::pair<CertificateSigner, Identity>>> cert_votes;
+    VoteRelay votes;  // BA* votes: bounds, dedupe, per-period cert signers
     std::map<uint32_t, std::set<Hash256>> commitments;  // politician id -> pools it signed
   };
   struct Peer {

@@ -1,0 +1,214 @@
+#include "ledger/net/citizen_agreement.h"
+
+#include <algorithm>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/net/chain.h"
+
+namespace tessera::ledger::net {
+
+agreement::Vote ToAgreementVote(const Vote& v) {
+  return agreement::Vote{
+      .height = v.height,
+      .period = v.period,
+      .step = static_cast<agreement::Step>(static_cast<uint8_t>(v.step)),
+      .value = v.bottom ? agreement::Value::Bottom() : agreement::Value::Of(v.value),
+      .voter = v.citizen};
+}
+
+Vote ToWireVote(const agreement::Vote& v) {
+  return Vote{.height = v.height,
+              .period = v.period,
+              .step = static_cast<VoteStep>(static_cast<uint8_t>(v.step)),
+              .bottom = v.value.bottom,
+              .value = v.value.bottom ? Hash256{} : v.value.hash,
+              .citizen = v.voter};
+}
+
+namespace {
+// Proposals rank by their proposer's VRF output (lowest wins, as in chain.h); its first 32
+// bytes order the same way.
+Hash256 Priority(const VrfOutput& beta) {
+  Hash256 p{};
+  std::copy(beta.begin(), beta.begin() + p.size(), p.begin());
+  return p;
+}
+
+std::vector<agreement::JournalRecord> RecordsOf(const CitizenAgreementConfig& c) {
+  if (c.journal == nullptr) return {};
+  return c.journal->RecordsFor(c.height);
+}
+}  // namespace
+
+CitizenAgreement::CitizenAgreement(CitizenAgreementConfig config, uint64_t now_ms)
+    : config_(std::move(config)),
+      player_(config_.params, config_.height, config_.keys->public_key(), RecordsOf(config_),
+              now_ms),
+      own_(RecordsOf(config_)),
+      last_resend_ms_(now_ms) {}
+
+uint32_t CitizenAgreement::ticket_period() const {
+  return std::min(player_.period(), kMaxProposerPeriods - 1);
+}
+
+void CitizenAgreement::Absorb(agreement::Actions a) {
+  for (auto& v : a.votes) pending_.votes.push_back(std::move(v));
+  // Bundles are not re-posted: the politicians store every vote and gossip it to each other,
+  // and every citizen reads all of a height's votes from its safe sample (Blockene's
+  // availability argument); re-posting others' votes would multiply citizen uploads by T.
+  if (a.commit && !pending_.commit) pending_.commit = std::move(a.commit);
+}
+
+void CitizenAgreement::OnVote(const Vote& vote, uint64_t now_ms) {
+  if (vote.height != config_.height) return;
+  if (vote.step == VoteStep::kSoft && !vote.bottom) {
+    auto& voters = soft_[{vote.period, vote.value}];
+    if (voters.size() < 4 * config_.params.threshold) voters.insert(vote.citizen);
+  }
+  Absorb(player_.OnVote(ToAgreementVote(vote), now_ms));
+}
+
+void CitizenAgreement::OnProposal(const Hash256& value, uint32_t ticket_period,
+                                  const VrfOutput& beta, uint64_t now_ms) {
+  auto [it, fresh] = candidates_.try_emplace(value, Candidate{ticket_period, beta, std::nullopt});
+  if (!fresh) return;
+  FeedProposals(now_ms);
+}
+
+void CitizenAgreement::FeedProposals(uint64_t now_ms) {
+  const uint32_t p = player_.period();
+  for (const auto& [value, c] : candidates_) {
+    // Bound to its period: a ticket of another period is no candidate in this one.
+    if (c.ticket_period != ticket_period() || !c.valid.has_value()) continue;
+    if (!fed_.insert({p, value}).second) continue;
+    agreement::Proposal prop{.period = p,
+                             .value = agreement::Value::Of(value),
+                             .priority = Priority(c.beta),
+                             .valid = *c.valid};
+    Absorb(player_.OnProposal(prop, now_ms));
+  }
+}
+
+std::vector<Hash256> CitizenAgreement::WantValidation() const {
+  std::vector<Hash256> out;
+  if (player_.decided()) return out;
+  // The current period's proposals in priority order, up to the first valid one.
+  std::vector<std::pair<Hash256, Hash256>> order;  // (priority, value)
+  for (const auto& [value, c] : candidates_) {
+    if (c.ticket_period == ticket_period()) order.push_back({Priority(c.beta), value});
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [priority, value] : order) {
+    const Candidate& c = candidates_.at(value);
+    if (!c.valid.has_value()) {
+      out.push_back(value);
+      break;
+    }
+    if (*c.valid) break;
+  }
+  // Values with a soft quorum (this or the previous period): a cert vote needs a verdict.
+  for (const auto& [key, voters] : soft_) {
+    if (key.first + 1 < player_.period() || voters.size() < config_.params.threshold) continue;
+    auto c = candidates_.find(key.second);
+    if (c == candidates_.end() || !c->second.valid.has_value()) {
+      if (std::find(out.begin(), out.end(), key.second) == out.end()) out.push_back(key.second);
+    }
+  }
+  return out;
+}
+
+void CitizenAgreement::SetVerdict(const Hash256& value, bool valid, uint64_t now_ms) {
+  auto it = candidates_.find(value);
+  if (it != candidates_.end()) {
+    if (it->second.valid.has_value()) return;
+    it->second.valid = valid;
+  }
+  if (valid) Absorb(player_.OnValidated(agreement::Value::Of(value), now_ms));
+  FeedProposals(now_ms);
+}
+
+RoundItem CitizenAgreement::Sign(const agreement::Vote& v) const {
+  Vote wire = ToWireVote(v);
+  wire.credential = config_.credential;
+  SignVote(wire, *config_.keys);
+  RoundItem item;
+  item.set_payload(EncodeVote(wire));
+  item.set_identity(config_.identity);
+  if (wire.step == VoteStep::kCert) {
+    Signature s = SignBlock(wire.height, wire.period, wire.value, *config_.keys);
+    item.set_block_signature(std::string(AsChars(s)));
+  }
+  return item;
+}
+
+Result<std::vector<RoundItem>> CitizenAgreement::Step(uint64_t now_ms) {
+  FeedProposals(now_ms);
+  Absorb(player_.Tick(now_ms));
+  FeedProposals(now_ms);  // the tick may have moved to a new period
+  std::vector<agreement::JournalRecord> votes = std::move(pending_.votes);
+  pending_ = {};
+  std::vector<RoundItem> out;
+  if (config_.fault == CitizenFault::kSilent) return out;  // withholds every vote
+  if (config_.fault == CitizenFault::kInconsistent || config_.fault == CitizenFault::kCollude) {
+    return Adversary();
+  }
+
+  // Durable first (fsync'd), then sent: after a crash the player rebuilt from the journal
+  // never casts a different vote for a (period, step) it may already have sent.
+  if (!votes.empty() && config_.journal != nullptr) {
+    TESSERA_RETURN_IF_ERROR(config_.journal->Append(votes));
+  }
+  for (const agreement::JournalRecord& r : votes) {
+    own_.push_back(r);
+    ++votes_cast_;
+    out.push_back(Sign(r.vote));
+  }
+  if (now_ms - last_resend_ms_ >= config_.params.resend_ms) {
+    // Re-send own votes of the current and previous period (a politician may have dropped
+    // them; the others dedupe by hash).
+    last_resend_ms_ = now_ms;
+    for (const agreement::JournalRecord& r : own_) {
+      if (r.vote.period + 1 >= player_.period()) out.push_back(Sign(r.vote));
+    }
+  }
+  return out;
+}
+
+Hash256 AdversaryValue(uint64_t height) {
+  return Sha256("tessera/adversary/" + std::to_string(height));
+}
+
+std::vector<RoundItem> CitizenAgreement::Adversary() {
+  // Malicious members ignore the protocol (their own player's votes are dropped, never
+  // journaled) and vote, in every step of the period the honest members are in:
+  //   collude:      only the adversary's common value (a block nobody can validate), so that
+  //                 with a few honest votes it might reach a quorum;
+  //   inconsistent: every value it has seen proposed plus the adversary's, and bottom in the
+  //                 next steps -- equivocation in every step, to split honest quorums.
+  std::vector<RoundItem> out;
+  const uint32_t p = player_.period();
+  std::vector<agreement::Value> values = {agreement::Value::Of(AdversaryValue(config_.height))};
+  if (config_.fault == CitizenFault::kInconsistent) {
+    for (const auto& [value, c] : candidates_) values.push_back(agreement::Value::Of(value));
+  }
+  for (uint8_t s = 1; s <= 5; ++s) {
+    const auto step = static_cast<agreement::Step>(s);
+    std::vector<agreement::Value> these = values;
+    if (agreement::IsNextStep(step) && config_.fault == CitizenFault::kInconsistent) {
+      these.push_back(agreement::Value::Bottom());
+    }
+    for (const agreement::Value& v : these) {
+      agreement::Vote vote{.height = config_.height,
+                           .period = p,
+                           .step = step,
+                           .value = v,
+                           .voter = config_.keys->public_key()};
+      if (!adversary_sent_.insert(vote).second) continue;
+      ++votes_cast_;
+      out.push_back(Sign(vote));
+    }
+  }
+  return out;
+}
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,116 @@
+// A committee citizen's side of BA* for one block height in the live network: the pure player
+// (ledger/agreement/player.h) wired to signed vote messages, the vote journal and the
+// politicians' relay (vote_relay.h).
+//
+// The citizen (citizen.cc) reads round items from its safe sample of politicians, checks each
+// vote's signature, identity and committee ticket, and hands it here; it validates the
+// proposals this object asks for (WantValidation) and posts the items Step() returns. This
+// object decides what to vote:
+//   * proposals are bound to their period: the player of period p considers only proposals
+//     whose proposer ticket is for period min(p, kMaxProposerPeriods - 1) (chain.h), so a
+//     replayed ticket of another period is never a candidate;
+//   * every vote is appended to the journal and fsync'd BEFORE it is returned for posting
+//     (the player, rebuilt from the journal after a restart, never contradicts it);
+//   * a cert vote carries the voter's block signature over (height, period, value): T of them
+//     of one period are the block's certificate (politician.cc assembles it).
+// The committee is the citizen's committee ticket for the height (one VRF draw per height,
+// Blockene's per-block committee): the same members vote in every period and step.
+//
+//   CitizenAgreement ba(config, now_ms);
+//   ba.OnVote(vote, item);  ba.OnProposal(value, ticket_period, beta);
+//   for (Hash256 v : ba.WantValidation()) ba.SetVerdict(v, Validate(...));
+//   TESSERA_ASSIGN_OR_RETURN(std::vector<RoundItem> out, ba.Step(now_ms));  // post them
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/agreement/player.h"
+#include "ledger/agreement/vote_journal.h"
+#include "ledger/codec/messages.h"
+#include "ledger/net/blockene.pb.h"
+#include "ledger/net/faults.h"
+
+namespace tessera::ledger::net {
+
+// Conversions between the signed wire vote and the player's vote.
+agreement::Vote ToAgreementVote(const Vote& v);
+// Unsigned: the caller adds credential and signature (SignVote).
+Vote ToWireVote(const agreement::Vote& v);
+
+struct CitizenAgreementConfig {
+  agreement::Params params;
+  uint64_t height = 0;
+  const KeyPair* keys = nullptr;
+  VrfProof credential{};     // this citizen's committee ticket for `height`
+  std::string identity;      // its encoded registrar-signed identity
+  agreement::VoteJournal* journal = nullptr;  // null: votes are not persisted
+  CitizenFault fault = CitizenFault::kNone;
+};
+
+class CitizenAgreement {
+ public:
+  CitizenAgreement(CitizenAgreementConfig config, uint64_t now_ms);
+
+  // A vote of this height whose signature, identity and committee ticket the caller checked;
+  // `item` is the round item it came in (kept for re-sends of own votes).
+  void OnVote(const Vote& vote, uint64_t now_ms);
+  // A proposal whose proposer ticket the caller checked; `ticket_period` is the period the
+  // ticket is for (VerifyProposal).
+  void OnProposal(const Hash256& value, uint32_t ticket_period, const VrfOutput& beta,
+                  uint64_t now_ms);
+  // Values this player needs a verdict on: the best not-yet-judged proposal of the current
+  // period (lowest VRF output first, until one is valid) and values with a soft quorum.
+  std::vector<Hash256> WantValidation() const;
+  void SetVerdict(const Hash256& value, bool valid, uint64_t now_ms);
+
+  // Advances the player; returns the items to post: new votes (already journaled and fsync'd)
+  // and, every resend_ms, this citizen's own votes of the current and previous period again.
+  // An error means the journal could not be written: nothing is returned, and the caller must
+  // stop voting.
+  Result<std::vector<RoundItem>> Step(uint64_t now_ms);
+
+  uint32_t period() const { return player_.period(); }
+  uint32_t ticket_period() const;
+  // Whether this citizen should build a fresh proposal in the current period (the previous
+  // period ended on bottom, or it is period 0) -- BA*'s re-proposal of the starting value is
+  // implicit: honest members soft-vote it without a proposal.
+  bool FreshProposalsWanted() const { return !player_.ReproposalValue().has_value(); }
+  bool decided() const { return player_.decided(); }
+  const std::optional<agreement::Commit>& decision() const { return player_.decision(); }
+  std::string DebugString() const { return player_.DebugString(); }
+  uint64_t votes_cast() const { return votes_cast_; }
+
+ private:
+  struct Candidate {
+    uint32_t ticket_period = 0;
+    VrfOutput beta{};
+    std::optional<bool> valid;
+  };
+  void Absorb(agreement::Actions a);
+  RoundItem Sign(const agreement::Vote& v) const;
+  void FeedProposals(uint64_t now_ms);  // candidates of the current period to the player
+  std::vector<RoundItem> Adversary();    // the votes of a kInconsistent / kCollude member
+
+  CitizenAgreementConfig config_;
+  agreement::Player player_;
+  std::map<Hash256, Candidate> candidates_;
+  std::set<std::pair<uint32_t, Hash256>> fed_;  // (player period, value) given to the player
+  // Soft voters per (period, value), to know which values need a verdict for a cert vote.
+  std::map<std::pair<uint32_t, Hash256>, std::set<PublicKey>> soft_;
+  agreement::Actions pending_;
+  std::vector<agreement::JournalRecord> own_;  // every vote this citizen cast at this height
+  uint64_t last_resend_ms_ = 0;
+  uint64_t votes_cast_ = 0;
+  std::set<agreement::Vote> adversary_sent_;
+};
+
+// The block value colluding citizens (CitizenFault::kCollude) all vote for at `height`.
+Hash256 AdversaryValue(uint64_t height);
+
+}  // namespace tessera::ledger::net
