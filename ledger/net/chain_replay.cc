@@ -1,5 +1,7 @@
 #include "ledger/net/chain_replay.h"
 
+#include <algorithm>
+
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -20,6 +22,8 @@ Result<std::vector<Transaction>> ChainReplay::Apply(const BlockReply& reply) {
                            DecodeCertifiedBlock(cb.header(), cb.certificate(),
                                                 {cb.identities().begin(), cb.identities().end()}));
   TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(genesis_, latest_, block, &tickets_));
+  if (block.certificate.period > 0) ++recovered_blocks_;
+  max_period_ = std::max(max_period_, block.certificate.period);
   // Independently of the check above: when did late-registered citizens sign?
   for (const CertificateSigner& s : block.certificate.signers) {
     for (const Identity& id : block.identities) {

@@ -30,6 +30,10 @@ class ChainReplay {
   // leaves belong to applications and are not money.)
   const std::set<Hash256>& accounts() const { return accounts_; }
   uint64_t crypto_rejected() const { return crypto_rejected_; }
+  // Blocks whose certificate is of a BA* period above 0 (the height needed recovery), and
+  // the highest such period.
+  uint64_t recovered_blocks() const { return recovered_blocks_; }
+  uint32_t max_period() const { return max_period_; }
 
   // Verifies and applies the next block; returns the transactions it applied.
   Result<std::vector<Transaction>> Apply(const BlockReply& reply);
@@ -46,6 +50,8 @@ class ChainReplay {
   std::set<Hash256> accounts_;
   uint64_t double_applied_ = 0;
   uint64_t late_first_ = 0, late_too_early_ = 0;
+  uint64_t recovered_blocks_ = 0;
+  uint32_t max_period_ = 0;
 };
 
 }  // namespace tessera::ledger::net

@@ -371,6 +371,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.late_first_signed = replay.late_first();
   report.app_txs_applied = replay.app_applied();
   report.late_signed_too_early = replay.late_too_early();
+  report.recovered_blocks = replay.recovered_blocks();
+  report.max_period = replay.max_period();
   if (!latencies.empty() && first_submit && !block_times.empty()) {
     std::sort(latencies.begin(), latencies.end());
     report.latency_p50_s = latencies[latencies.size() / 2];

@@ -130,6 +130,8 @@ struct LocalnetReport {
   uint64_t app_txs_applied = 0;        // application transactions in the audited chain
   uint64_t late_first_signed = 0;      // first block signed by a late-registered citizen
   uint64_t late_signed_too_early = 0;  // signatures of late citizens before eligibility
+  // BA*: blocks certified in a period above 0 (their height needed recovery), highest period.
+  uint64_t recovered_blocks = 0, max_period = 0;
 
   std::string ToJson() const;
 };

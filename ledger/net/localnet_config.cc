@@ -146,7 +146,9 @@ std::string LocalnetReport::ToJson() const {
                       {"signatures_checked", signatures_checked},
                       {"app_txs_applied", app_txs_applied},
                       {"late_first_signed", late_first_signed},
-                      {"late_signed_too_early", late_signed_too_early}};
+                      {"late_signed_too_early", late_signed_too_early},
+                      {"recovered_blocks", recovered_blocks},
+                      {"max_period", max_period}};
   return j.dump(1);
 }
 

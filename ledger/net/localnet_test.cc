@@ -154,5 +154,37 @@ TEST(LocalnetTest, OverloadIsTurnedAwayAtAdmissionAndBlocksKeepCommitting) {
   ExpectSafe(*r);
 }
 
+// Issue #12: 25% malicious citizens acting together under BA*, in two mixes of the citizen
+// adversaries (citizen_agreement.h, faults.h): the adversary's common value, equivocation in
+// every step, an equivocating proposer, late proposals; withheld votes, empty proposals,
+// replayed tickets of other periods. Each must keep committed tx/s at half the honest
+// network's, measured in this test on the same config, and the audit covers every honest
+// politician.
+TEST(LocalnetTest, AQuarterOfCitizensMaliciousTogetherKeepHalfTheHonestThroughput) {
+  LocalnetConfig c = Small(5, 16, 0);  // committee = all 16, T = 11: H = 12, M = 4
+  c.citizens_per_process = 12;
+  c.accounts = 60;
+  c.duration_s = 12;
+  c.key_seed = 7;
+  auto honest = RunNetwork("ba_honest", c);
+  ASSERT_TRUE(honest.ok()) << honest.status();
+  ExpectSafe(*honest);
+  ASSERT_GT(honest->tx_per_s, 0);
+  for (const std::vector<std::string>& mix :
+       {std::vector<std::string>{"collude", "inconsistent", "equivocate", "late"},
+        std::vector<std::string>{"silent", "empty", "replay", "collude"}}) {
+    LocalnetConfig a = c;
+    a.malicious_citizens = 0.25;
+    a.citizen_behaviours = mix;
+    auto r = RunNetwork("ba_" + mix[0], a);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_EQ(r->malicious_citizens, 4u);
+    ExpectSafe(*r);
+    std::cerr << mix[0] << " mix: " << r->tx_per_s << " tx/s vs honest " << honest->tx_per_s
+              << "; blocks " << r->blocks << ", recovered " << r->recovered_blocks << "\n";
+    EXPECT_GE(r->tx_per_s, 0.5 * honest->tx_per_s) << mix[0] << " mix";
+  }
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

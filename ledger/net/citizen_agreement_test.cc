@@ -1,0 +1,153 @@
+// The citizen's BA* driver: proposals bound to their ticket's period, votes journaled before
+// they are handed out (a restarted citizen never contradicts them), cert votes that carry a
+// block signature for their period, and the colluding adversary's votes.
+#include "ledger/net/citizen_agreement.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "ledger/crypto/hash.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+class CitizenAgreementTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("citizen-agreement-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  CitizenAgreementConfig Config(size_t threshold, agreement::VoteJournal* journal,
+                                CitizenFault fault = CitizenFault::kNone) {
+    return {.params = {.threshold = threshold, .filter_ms = 10, .next_ms = 1000},
+            .height = 7,
+            .keys = &keys_,
+            .credential = {},
+            .identity = "id",
+            .journal = journal,
+            .fault = fault};
+  }
+  static VrfOutput Beta(uint8_t first) {
+    VrfOutput b{};
+    b[0] = first;
+    return b;
+  }
+  static std::vector<Vote> Votes(const std::vector<RoundItem>& items) {
+    std::vector<Vote> out;
+    for (const RoundItem& item : items) {
+      auto v = DecodeVote(AsBytes(item.payload()));
+      EXPECT_TRUE(v.ok()) << v.status();
+      if (v.ok()) out.push_back(*v);
+    }
+    return out;
+  }
+
+  std::filesystem::path dir_;
+  KeyPair keys_ = KeyPair::FromSeed(Sha256("citizen"));
+  const Hash256 a_ = Sha256("block a"), b_ = Sha256("block b"), c_ = Sha256("block c");
+};
+
+TEST_F(CitizenAgreementTest, AProposalWithAnotherPeriodsTicketIsNeverACandidate) {
+  CitizenAgreement ba(Config(2, nullptr), 0);
+  ba.OnProposal(b_, /*ticket_period=*/3, Beta(0), 0);  // replayed ticket, the lowest output
+  ba.OnProposal(a_, /*ticket_period=*/0, Beta(200), 0);
+  std::vector<Hash256> want = ba.WantValidation();
+  ASSERT_EQ(want, std::vector<Hash256>{a_});
+  ba.SetVerdict(a_, true, 0);
+  auto items = ba.Step(20);
+  ASSERT_TRUE(items.ok());
+  std::vector<Vote> votes = Votes(*items);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes[0].step, VoteStep::kSoft);
+  EXPECT_EQ(votes[0].period, 0u);
+  EXPECT_EQ(votes[0].value, a_);
+  EXPECT_TRUE(VerifyVote(votes[0]));
+}
+
+TEST_F(CitizenAgreementTest, VotesAreJournaledBeforeTheyAreHandedOutAndARestartKeepsThem) {
+  const auto path = dir_ / "votes.journal";
+  {
+    auto journal = agreement::VoteJournal::Open(path);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    CitizenAgreement ba(Config(2, &*journal), 0);
+    ba.OnProposal(a_, 0, Beta(100), 0);
+    ba.SetVerdict(a_, true, 0);
+    auto items = ba.Step(20);
+    ASSERT_TRUE(items.ok());
+    ASSERT_EQ(items->size(), 1u);
+    // Already durable when handed out: a fresh reader of the file sees it.
+    auto reread = agreement::VoteJournal::Open(path);
+    ASSERT_TRUE(reread.ok());
+    ASSERT_EQ(reread->RecordsFor(7).size(), 1u);
+    EXPECT_EQ(reread->RecordsFor(7)[0].vote.value, agreement::Value::Of(a_));
+  }
+  // "Crash" and restart: a better valid proposal turns up, but period 0's soft vote is cast.
+  auto journal = agreement::VoteJournal::Open(path);
+  ASSERT_TRUE(journal.ok());
+  CitizenAgreement restarted(Config(2, &*journal), 5000);
+  restarted.OnProposal(c_, 0, Beta(1), 5000);
+  restarted.SetVerdict(c_, true, 5000);
+  for (uint64_t t = 5000; t < 5500; t += 50) {
+    auto items = restarted.Step(t);
+    ASSERT_TRUE(items.ok());
+    for (const Vote& v : Votes(*items)) {
+      if (v.step == VoteStep::kSoft && v.period == 0) {
+        EXPECT_EQ(v.value, a_);
+      }
+    }
+  }
+}
+
+TEST_F(CitizenAgreementTest, ACertVoteCarriesABlockSignatureForItsPeriod) {
+  CitizenAgreement ba(Config(1, nullptr), 0);  // T = 1: its own soft vote is a quorum
+  ba.OnProposal(a_, 0, Beta(9), 0);
+  ba.SetVerdict(a_, true, 0);
+  auto items = ba.Step(20);
+  ASSERT_TRUE(items.ok());
+  bool cert = false;
+  for (const RoundItem& item : *items) {
+    auto v = DecodeVote(AsBytes(item.payload()));
+    ASSERT_TRUE(v.ok());
+    if (v->step != VoteStep::kCert) continue;
+    cert = true;
+    Signature sig{};
+    ASSERT_EQ(item.block_signature().size(), sig.size());
+    std::copy(item.block_signature().begin(), item.block_signature().end(), sig.begin());
+    EXPECT_TRUE(VerifyBlockSignature(7, 0, a_, keys_.public_key(), sig));
+    EXPECT_FALSE(VerifyBlockSignature(7, 1, a_, keys_.public_key(), sig));
+  }
+  EXPECT_TRUE(cert);
+  EXPECT_TRUE(ba.decided());
+}
+
+TEST_F(CitizenAgreementTest, CollidingCitizensVoteOnlyTheAdversarysValueAndJournalNothing) {
+  const auto path = dir_ / "votes.journal";
+  auto journal = agreement::VoteJournal::Open(path);
+  ASSERT_TRUE(journal.ok());
+  CitizenAgreement ba(Config(2, &*journal, CitizenFault::kCollude), 0);
+  ba.OnProposal(a_, 0, Beta(9), 0);
+  ba.SetVerdict(a_, true, 0);
+  auto items = ba.Step(20);
+  ASSERT_TRUE(items.ok());
+  std::vector<Vote> votes = Votes(*items);
+  EXPECT_EQ(votes.size(), 5u);  // one per step of period 0
+  for (const Vote& v : votes) EXPECT_EQ(v.value, AdversaryValue(7));
+  EXPECT_TRUE(journal->RecordsFor(7).empty());
+}
+
+TEST_F(CitizenAgreementTest, WireAndPlayerVotesConvertBothWays) {
+  Vote wire{.height = 3, .period = 4, .step = VoteStep::kDownNext, .bottom = true};
+  wire.citizen = keys_.public_key();
+  agreement::Vote v = ToAgreementVote(wire);
+  EXPECT_TRUE(v.value.bottom);
+  EXPECT_EQ(v.step, agreement::Step::kDownNext);
+  EXPECT_EQ(ToWireVote(v), wire);
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
