@@ -7,6 +7,7 @@
 
 #include "core/file.h"
 #include "ledger/crypto/key_file.h"
+#include "ledger/net/validation_sample.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -97,6 +98,18 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   std::vector<std::thread> threads;
   for (auto& c : citizens) threads.emplace_back([&stop, cp = c.get()] { cp->Run(stop); });
   spdlog::info("{} citizens running", citizens.size());
+  // The genesis file's BA* threshold against the design adversary (validation_sample.h).
+  const agreement::CommitteeChoice risk = ThresholdRisk(options.genesis);
+  const bool within = risk.fork_per_block < kInvalidBlockBudget &&
+                      risk.stall_per_block < kInvalidBlockBudget;
+  const std::string line = fmt::format(
+      "BA* threshold {} for committee {}: per block at f = 0.25, fork {:.3g}, stall {:.3g}",
+      risk.threshold, risk.expected, risk.fork_per_block, risk.stall_per_block);
+  if (within) {
+    spdlog::info("{}", line);
+  } else {
+    spdlog::warn("{} (above the 1e-9 budget)", line);
+  }
   while (!stop.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     if (!options.stats_file.empty()) {

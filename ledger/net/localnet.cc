@@ -18,6 +18,7 @@
 #include "ledger/net/client.h"
 #include "ledger/net/load_generator.h"
 #include "ledger/net/process.h"
+#include "ledger/net/validation_sample.h"
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -78,7 +79,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   g.sortition.committee_size = committee;
   g.sortition.proposers = std::min(cfg.proposers, committee);
   g.sortition.seed_lookback = 1;
-  g.cert_threshold = OrDefault(cfg.cert_threshold, 2 * committee / 3 + 1);
+  // The threshold `ledger-thresholds` chooses for this committee (f = 0.25, 1e-9 per block);
+  // small random committees cannot meet that budget, and fall back to the 2/3 rule.
+  auto designed = DesignThreshold(cfg.citizens, committee);
+  g.cert_threshold = OrDefault(cfg.cert_threshold, designed.ok()
+                                                       ? static_cast<uint32_t>(designed->threshold)
+                                                       : 2 * committee / 3 + 1);
   g.soft_threshold = OrDefault(cfg.soft_threshold, g.cert_threshold);
   g.witness_threshold = OrDefault(cfg.witness_threshold, committee / 4 + 1);
   g.registration_delay = cfg.registration_delay;
@@ -157,6 +163,15 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   progress << "starting " << cfg.politicians << " politicians (" << bad_pols << " malicious) and "
            << cfg.citizens << " citizens, committee " << committee << ", T_cert "
            << g.cert_threshold << ", T_w " << g.witness_threshold << "\n";
+  {
+    const agreement::CommitteeChoice risk = ThresholdRisk(g);
+    progress << "BA* threshold T = " << g.cert_threshold << " ("
+             << (designed.ok() && g.cert_threshold == designed->threshold
+                     ? "ledger-thresholds' choice"
+                     : "2/3 rule or configured; no T meets 1e-9 here")
+             << "): per block at f = 0.25, fork " << risk.fork_per_block << ", stall "
+             << risk.stall_per_block << "\n";
+  }
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
     pols[i].process = std::make_unique<ChildProcess>();
     TESSERA_RETURN_IF_ERROR(

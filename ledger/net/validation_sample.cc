@@ -9,14 +9,38 @@
 
 namespace tessera::ledger::net {
 
-double SoundValidationSample(const Genesis& g) {
-  agreement::CommitteeModel model{.expected = static_cast<double>(g.sortition.committee_size),
+agreement::CommitteeModel DesignCommitteeModel(uint64_t population, uint64_t committee) {
+  agreement::CommitteeModel model{.expected = static_cast<double>(committee),
                                   .malicious_fraction = kDesignMaliciousCitizens,
-                                  .population = g.sortition.population};
-  if (g.sortition.committee_size >= g.sortition.population) {
-    model.expected = static_cast<double>(g.sortition.population);
+                                  .population = population};
+  if (committee >= population) {
+    model.expected = static_cast<double>(population);
     model.fixed = true;
   }
+  return model;
+}
+
+Result<agreement::CommitteeChoice> DesignThreshold(uint64_t population, uint64_t committee) {
+  return agreement::ChooseThreshold(DesignCommitteeModel(population, committee),
+                                    kInvalidBlockBudget);
+}
+
+agreement::CommitteeChoice ThresholdRisk(const Genesis& g) {
+  const agreement::CommitteeModel model =
+      DesignCommitteeModel(g.sortition.population, g.sortition.committee_size);
+  agreement::CommitteeChoice c;
+  c.expected = static_cast<uint64_t>(model.expected);
+  c.threshold = g.cert_threshold;
+  c.fork_per_step = agreement::ForkProbability(model, g.cert_threshold);
+  c.stall_per_step = agreement::StallProbability(model, g.cert_threshold);
+  c.fork_per_block = agreement::kStepsPerPeriod * c.fork_per_step;
+  c.stall_per_block = agreement::kStepsPerPeriod * c.stall_per_step;
+  return c;
+}
+
+double SoundValidationSample(const Genesis& g) {
+  const agreement::CommitteeModel model =
+      DesignCommitteeModel(g.sortition.population, g.sortition.committee_size);
   auto q = agreement::SoundSampleFraction(model, g.cert_threshold, kInvalidBlockBudget);
   return q.ok() ? *q : 1.0;
 }

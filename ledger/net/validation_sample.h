@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "ledger/agreement/thresholds.h"
 #include "ledger/crypto/ed25519.h"
 #include "ledger/net/genesis.h"
 
@@ -27,6 +28,20 @@ namespace tessera::ledger::net {
 // The malicious citizen fraction the chain is sized for (Blockene's 80/25 configuration).
 inline constexpr double kDesignMaliciousCitizens = 0.25;
 inline constexpr double kInvalidBlockBudget = 1e-9;
+
+// The committee model of a chain with `population` citizens and expected committee
+// `committee`, a quarter of the citizens malicious: a fixed committee when it is the whole
+// population (the localnets), sortition's binomial committee otherwise.
+agreement::CommitteeModel DesignCommitteeModel(uint64_t population, uint64_t committee);
+
+// The BA* threshold T `ledger-thresholds` chooses for that model (the same code): the smallest
+// T with fork and stall both below kInvalidBlockBudget per block. NOT_FOUND when no T meets the
+// budget (small random committees).
+Result<agreement::CommitteeChoice> DesignThreshold(uint64_t population, uint64_t committee);
+
+// Fork and stall risk per step and per block of `g`'s own cert_threshold (the T every BA*
+// step uses), for the daemons to report at start.
+agreement::CommitteeChoice ThresholdRisk(const Genesis& g);
 
 // The smallest sound sampling probability for `g`'s committee and cert threshold; 1 when no
 // fraction is sound (malicious members alone could reach the threshold).

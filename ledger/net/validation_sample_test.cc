@@ -37,6 +37,28 @@ TEST(ValidationSampleTest, RaisesAnUnsoundSampleToTheSoundOne) {
   EXPECT_EQ(SoundValidationSample(WithCommittee(64, 64, 16, 0.25)), 1.0);
 }
 
+// The daemons' BA* threshold is the tool's (`ledger-thresholds`), for the committee model of
+// the genesis file's population and committee size.
+TEST(ValidationSampleTest, DesignThresholdsAreTheToolsFigures) {
+  // Committee = all citizens, a quarter malicious: the tool's `--committee 64 --fixed`.
+  EXPECT_EQ(DesignThreshold(64, 64)->threshold, 41u);
+  EXPECT_EQ(DesignThreshold(16, 16)->threshold, 11u);  // H = 12, M = 4: 12 + 8 < 22
+  EXPECT_EQ(DesignThreshold(8, 8)->threshold, 6u);
+  // `ledger-thresholds --population 1000000` chooses C = 5784, T = 3934.
+  auto big = DesignThreshold(1000000, 5784);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->threshold, 3934u);
+  EXPECT_LT(big->fork_per_block, 1e-9);
+  EXPECT_LT(big->stall_per_block, 1e-9);
+  // A small random committee cannot meet 1e-9 with any T.
+  EXPECT_EQ(DesignThreshold(24, 16).status().code(), StatusCode::kNotFound);
+  // The 2/3 rule at Blockene's 2000 (issue #12's finding 5): fork ~2.5e-3 per step.
+  agreement::CommitteeChoice risk = ThresholdRisk(WithCommittee(1000000, 2000, 1334, 1));
+  EXPECT_GT(risk.fork_per_step, 2e-3);
+  EXPECT_LT(risk.fork_per_step, 3e-3);
+  EXPECT_EQ(ThresholdRisk(WithCommittee(16, 16, 11, 1)).fork_per_block, 0);
+}
+
 TEST(ValidationSampleTest, SampleIsPrivateDeterministicAndOfTheRightSize) {
   KeyPair a = KeyPair::FromSeed(Sha256("member a"));
   KeyPair b = KeyPair::FromSeed(Sha256("member b"));
