@@ -79,8 +79,8 @@ Result<size_t> VerifyCommitteeCertificate(const CommitteeCertificate& cert, cons
   size_t valid = 0;
   for (const CertificateSigner& s : cert.signers) {
     if (registered && !registered(s.citizen)) continue;
-    if (!VerifyBlockSignature(cert.height, cert.period, cert.block_hash, s.citizen,
-                              s.signature)) continue;
+    if (!VerifyBlockSignature(cert.height, cert.period, cert.block_hash, s.citizen, s.signature))
+      continue;
     auto t = VerifyTicket(s.citizen, Role::kCommittee, cert.height, seed, s.credential, params);
     if (t.ok() && t->selected) ++valid;
   }

@@ -103,7 +103,8 @@ TEST(SortitionTest, CommitteeCertificateCountsOnlyValidSelectedSigners) {
     KeyPair k = Citizen(200 + i);
     Ticket t = *Draw(k, Role::kCommittee, cert.height, seed, params);
     // Unselected citizens sign too; they must not count.
-    cert.signers.push_back({k.public_key(), t.proof, SignBlock(cert.height, cert.period, cert.block_hash, k)});
+    cert.signers.push_back(
+        {k.public_key(), t.proof, SignBlock(cert.height, cert.period, cert.block_hash, k)});
     members += t.selected;
   }
   ASSERT_GT(members, 5u);

@@ -132,8 +132,9 @@ Status VerifyCertifiedBlock(const Genesis& genesis, const BlockHeader& prev,
     }
     last = &s.citizen;
     if (!registered(s.citizen)) continue;
-    if (!VerifyBlockSignature(h, block.certificate.period, block.certificate.block_hash,
-                              s.citizen, s.signature)) continue;
+    if (!VerifyBlockSignature(h, block.certificate.period, block.certificate.block_hash, s.citizen,
+                              s.signature))
+      continue;
     if (cache->Selected(genesis, s.citizen, h, prev.seed, s.credential)) ++valid;
   }
   if (valid < genesis.cert_threshold) {

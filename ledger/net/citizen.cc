@@ -20,9 +20,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 uint64_t NowMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   Clock::now().time_since_epoch())
-                                   .count());
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now().time_since_epoch())
+          .count());
 }
 
 uint64_t ThreadCpuNs() {
@@ -55,8 +55,8 @@ struct Citizen::Round {
   std::map<uint32_t, std::set<Hash256>> commitments;
   std::map<PublicKey, WitnessList> witnesses;
   std::map<Hash256, Proposal> proposals;
-  std::vector<Vote> votes;  // checked votes not yet handed to the BA* player
-  std::set<Hash256> fed;    // proposals handed to the BA* player
+  std::vector<Vote> votes;                   // checked votes not yet handed to the BA* player
+  std::set<Hash256> fed;                     // proposals handed to the BA* player
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
@@ -496,8 +496,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       agreement::Params params{
           .threshold = options_.genesis.cert_threshold,
           .filter_ms = static_cast<uint64_t>(t.witness_ms + t.proposal_ms),
-          .next_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 2,
-                                                    2 * (t.witness_ms + t.proposal_ms))),
+          .next_ms = static_cast<uint64_t>(
+              std::max(t.round_timeout_ms / 2, 2 * (t.witness_ms + t.proposal_ms))),
           .resend_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 4, 500)),
       };
       agreement_ = std::make_unique<CitizenAgreement>(
@@ -552,8 +552,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       RoundItem item = item_of(EncodeBlockHeader(header));
       if (fault == CitizenFault::kLateProposal) {
         // Held back until just before the next-vote deadline of this period.
-        held.push_back({Clock::now() + ms(std::max(t.round_timeout_ms / 2 - t.proposal_ms, 0)),
-                        item});
+        held.push_back(
+            {Clock::now() + ms(std::max(t.round_timeout_ms / 2 - t.proposal_ms, 0)), item});
       } else if (fault == CitizenFault::kEquivocateProposal && headers.size() == 2) {
         // Each block to a different half of the sample: honest members see different first
         // proposals under one ticket.

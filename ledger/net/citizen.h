@@ -14,17 +14,18 @@
 //      (the genesis validation_sample, raised to the sound fraction for the committee if it is
 //      below it: validation_sample.h) and taking the politician's claim for the rest, recomputes
 //      the new root from the proof (StateProof::RootAfter) and proposes the header;
-//   3. soft vote for the valid proposal with the lowest proposer VRF output; "valid" means the
-//      same checks as in 2, done by this citizen with the execution of its own sample;
-//   4. cert vote (with a signature on the block) once T_soft soft votes agree on a value it
-//      validated -- at most one cert vote per height, ever (journaled and fsync'd before it
-//      is sent, so also across restarts), which is what makes two
-//      certificates for one height impossible while fewer than 2*T_cert - C members lie;
-//   5. wait for the certified block: a politician assembles T_cert cert votes into the
-//      committee certificate; the citizen checks it (chain.h) and moves on.
+//   3-4. BA* (citizen_agreement.h, ledger/agreement/player.h): soft vote for the valid
+//      proposal of the current period with the lowest proposer VRF output ("valid" means the
+//      same checks as in 2, done by this citizen with the execution of its own sample), cert
+//      vote (with a block signature for the period) on a soft quorum for a value it validated,
+//      next votes at the period's deadline and on late quorums; a next quorum ends a period,
+//      so a split or proposer-less period moves on. Every vote is journaled and fsync'd before
+//      it is posted, so a restarted citizen never votes twice in a (height, period, step);
+//   5. wait for the certified block: a politician assembles T cert votes of one period into
+//      the committee certificate; the citizen checks it (chain.h) and moves on.
 // A citizen not on the committee just follows certified blocks. If a round stalls it is
-// retried (fresh sample, same single cert vote), so withheld or dropped messages delay
-// progress but cannot change what gets certified.
+// retried with a fresh sample; the BA* player of the height (its period and votes) carries
+// over, so withheld or dropped messages delay progress but cannot change what gets certified.
 #pragma once
 
 #include <atomic>
@@ -68,10 +69,10 @@ struct CitizenOptions {
   // verified block) and resumed from on start: with the key and identity files, this is all
   // a citizen stores.
   std::filesystem::path head_file;
-  // If set, every cert vote is appended here and fsync'd BEFORE it is posted, and the file is
-  // read back on start (ledger/agreement/vote_journal.h): a restarted citizen never cert-votes
-  // two values for one height. A journal that cannot be read or written stops this citizen
-  // from cert-voting (it still follows the chain).
+  // If set, every BA* vote is appended here and fsync'd BEFORE it is posted, and the file is
+  // read back on start (ledger/agreement/vote_journal.h): a restarted citizen never votes two
+  // values in one (height, period, step). A journal that cannot be read or written stops this
+  // citizen from voting (it still follows the chain).
   std::filesystem::path vote_journal;
 };
 
@@ -105,7 +106,8 @@ class Citizen {
 
   CitizenStats stats() const;
   const BlockHeader& latest() const { return latest_; }
-  // The value this citizen cert-voted for at `height`, if any (restored from the journal).
+  // The value of this citizen's first cert vote at `height`, if any (restored from the
+  // journal; under BA* it may cert-vote other values in later periods).
   std::optional<Hash256> CertVote(uint64_t height) const;
   // False when a vote journal was asked for and cannot be used: the citizen does not cert-vote.
   bool may_cert_vote() const { return !journal_failed_; }
@@ -142,7 +144,7 @@ class Citizen {
   // (retries with fresh samples) of one height.
   std::unique_ptr<CitizenAgreement> agreement_;
   uint64_t agreement_height_ = 0;
-  std::set<uint32_t> proposed_periods_;  // proposer ticket periods this citizen proposed in
+  std::set<uint32_t> proposed_periods_;     // proposer ticket periods this citizen proposed in
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
   Traffic traffic_;

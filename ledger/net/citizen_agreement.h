@@ -47,8 +47,8 @@ struct CitizenAgreementConfig {
   agreement::Params params;
   uint64_t height = 0;
   const KeyPair* keys = nullptr;
-  VrfProof credential{};     // this citizen's committee ticket for `height`
-  std::string identity;      // its encoded registrar-signed identity
+  VrfProof credential{};                      // this citizen's committee ticket for `height`
+  std::string identity;                       // its encoded registrar-signed identity
   agreement::VoteJournal* journal = nullptr;  // null: votes are not persisted
   CitizenFault fault = CitizenFault::kNone;
 };
@@ -95,7 +95,7 @@ class CitizenAgreement {
   void Absorb(agreement::Actions a);
   RoundItem Sign(const agreement::Vote& v) const;
   void FeedProposals(uint64_t now_ms);  // candidates of the current period to the player
-  std::vector<RoundItem> Adversary();    // the votes of a kInconsistent / kCollude member
+  std::vector<RoundItem> Adversary();   // the votes of a kInconsistent / kCollude member
 
   CitizenAgreementConfig config_;
   agreement::Player player_;

@@ -100,8 +100,8 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   spdlog::info("{} citizens running", citizens.size());
   // The genesis file's BA* threshold against the design adversary (validation_sample.h).
   const agreement::CommitteeChoice risk = ThresholdRisk(options.genesis);
-  const bool within = risk.fork_per_block < kInvalidBlockBudget &&
-                      risk.stall_per_block < kInvalidBlockBudget;
+  const bool within =
+      risk.fork_per_block < kInvalidBlockBudget && risk.stall_per_block < kInvalidBlockBudget;
   const std::string line = fmt::format(
       "BA* threshold {} for committee {}: per block at f = 0.25, fork {:.3g}, stall {:.3g}",
       risk.threshold, risk.expected, risk.fork_per_block, risk.stall_per_block);

@@ -82,9 +82,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   // The threshold `ledger-thresholds` chooses for this committee (f = 0.25, 1e-9 per block);
   // small random committees cannot meet that budget, and fall back to the 2/3 rule.
   auto designed = DesignThreshold(cfg.citizens, committee);
-  g.cert_threshold = OrDefault(cfg.cert_threshold, designed.ok()
-                                                       ? static_cast<uint32_t>(designed->threshold)
-                                                       : 2 * committee / 3 + 1);
+  g.cert_threshold =
+      OrDefault(cfg.cert_threshold,
+                designed.ok() ? static_cast<uint32_t>(designed->threshold) : 2 * committee / 3 + 1);
   g.soft_threshold = OrDefault(cfg.soft_threshold, g.cert_threshold);
   g.witness_threshold = OrDefault(cfg.witness_threshold, committee / 4 + 1);
   g.registration_delay = cfg.registration_delay;
@@ -169,8 +169,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
              << (designed.ok() && g.cert_threshold == designed->threshold
                      ? "ledger-thresholds' choice"
                      : "2/3 rule or configured; no T meets 1e-9 here")
-             << "): per block at f = 0.25, fork " << risk.fork_per_block << ", stall "
-             << risk.stall_per_block << "\n";
+             << "): per block at f = 0.25, fork " << std::defaultfloat << risk.fork_per_block
+             << ", stall " << risk.stall_per_block << "\n";
   }
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
     pols[i].process = std::make_unique<ChildProcess>();

@@ -187,9 +187,8 @@ TEST(LocalnetTest, AQuarterOfCitizensMaliciousTogetherKeepHalfTheHonestThroughpu
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_EQ(r->malicious_citizens, 4u);
     ExpectSafe(*r);
-    std::cerr << mix[0] << " mix: " << throughput(*r) << " tx/s vs honest "
-              << throughput(*honest) << "; blocks " << r->blocks << ", recovered "
-              << r->recovered_blocks << "\n";
+    std::cerr << mix[0] << " mix: " << throughput(*r) << " tx/s vs honest " << throughput(*honest)
+              << "; blocks " << r->blocks << ", recovered " << r->recovered_blocks << "\n";
     EXPECT_GE(throughput(*r), 0.5 * throughput(*honest)) << mix[0] << " mix";
     recovered += r->recovered_blocks;
   }

@@ -459,7 +459,8 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       TESSERA_RETURN_IF_ERROR(admitted);
       if (v.step == VoteStep::kCert) {
         log.votes.AddCertSigner(
-            v, CertificateSigner{.citizen = v.citizen, .credential = v.credential, .signature = sig},
+            v,
+            CertificateSigner{.citizen = v.citizen, .credential = v.credential, .signature = sig},
             id);
       }
       break;

@@ -66,7 +66,8 @@ class VoteRelay {
     std::map<std::pair<bool, Hash256>, size_t> count;
   };
   std::map<StepKey, StepVotes> steps_;
-  std::map<std::pair<uint32_t, Hash256>, std::map<PublicKey, std::pair<CertificateSigner, Identity>>>
+  std::map<std::pair<uint32_t, Hash256>,
+           std::map<PublicKey, std::pair<CertificateSigner, Identity>>>
       cert_signers_;
   uint32_t floor_period_ = 0;
   size_t stored_ = 0;

@@ -32,8 +32,7 @@ TEST(VoteRelayTest, FarFuturePeriodsAreRefusedUntilANextQuorumMovesTheWindow) {
   VoteRelay relay;
   const Hash256 a = Sha256("a");
   const uint32_t far = VoteRelay::kMaxPeriodsAhead + 1;
-  EXPECT_EQ(relay.Admit(V(1, far, VoteStep::kSoft, a), 3).code(),
-            StatusCode::kResourceExhausted);
+  EXPECT_EQ(relay.Admit(V(1, far, VoteStep::kSoft, a), 3).code(), StatusCode::kResourceExhausted);
   EXPECT_TRUE(relay.Admit(V(1, VoteRelay::kMaxPeriodsAhead, VoteStep::kSoft, a), 3).ok());
   // A bottom next quorum (3 voters) in period 1: the network is in period 2 at least.
   for (uint8_t voter : {1, 2}) {
