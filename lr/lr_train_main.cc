@@ -23,7 +23,11 @@ int main(int argc, char** argv) {
     if (c.task == "fmnist") std::cout << fmt::format(" test_acc={:.4f}", r.test_accuracy);
     std::cout << fmt::format(" params={:016x} seconds={:.2f}\n", r.parameters_fingerprint,
                              r.seconds);
-    if (c.tune) {
+    if (c.tune && c.tune_method == "trials") {
+      std::cout << fmt::format(
+          "tuner_lr={:.6g} trial_steps={} optimizer_steps={} (trials inside the budget)\n",
+          r.tuner_lr, r.tuner_trial_steps, r.optimizer_steps);
+    } else if (c.tune) {
       std::cout << fmt::format(
           "tuner_lr={:.6g} explore_steps={} trial_steps={} extra={:.1f}% end={}\n", r.tuner_lr,
           r.tuner_explore_steps, r.tuner_trial_steps, 100.0 * r.tuner_trial_steps / r.total_steps,

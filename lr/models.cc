@@ -91,6 +91,30 @@ class SmallResNet final : public Net {
   torch::nn::Linear out_;
 };
 
+// The protocol's small CNN, sized for one shared CPU core: the 28x28 image is average-pooled
+// to 14x14, then conv 3x3 (16 channels) - ReLU - max-pool 2 - conv 3x3 (32) - ReLU - max-pool 2
+// - linear 32*3*3 -> 10. About 0.26 M multiply-adds per image, like the MLP's 0.24 M.
+class SmallCnn final : public Net {
+ public:
+  SmallCnn()
+      : conv1_(register_module("conv1",
+                               torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 16, 3).padding(1)))),
+        conv2_(register_module("conv2",
+                               torch::nn::Conv2d(torch::nn::Conv2dOptions(16, 32, 3).padding(1)))),
+        out_(register_module("out", torch::nn::Linear(32 * 3 * 3, 10))) {}
+  torch::Tensor forward(torch::Tensor x) override {
+    x = torch::avg_pool2d(x, 2);                       // 14x14
+    x = torch::max_pool2d(torch::relu(conv1_(x)), 2);  // 7x7
+    x = torch::max_pool2d(torch::relu(conv2_(x)), 2);  // 3x3
+    return out_(x.flatten(1));
+  }
+  std::vector<torch::Tensor> HeadParameters() override { return out_->parameters(); }
+
+ private:
+  torch::nn::Conv2d conv1_, conv2_;
+  torch::nn::Linear out_;
+};
+
 class DecoderBlock final : public torch::nn::Module {
  public:
   DecoderBlock(int64_t d, int64_t heads)
@@ -151,6 +175,7 @@ class TinyTransformer final : public Net {
 Result<std::shared_ptr<Net>> MakeNet(const std::string& name, const LmShape& lm) {
   if (name == "mlp") return std::shared_ptr<Net>(std::make_shared<Mlp>());
   if (name == "resnet") return std::shared_ptr<Net>(std::make_shared<SmallResNet>());
+  if (name == "cnn") return std::shared_ptr<Net>(std::make_shared<SmallCnn>());
   if (name == "transformer") {
     if (lm.context < 2 || lm.d_model < 1 || lm.layers < 1 || lm.heads < 1 ||
         lm.d_model % lm.heads != 0) {
@@ -159,7 +184,8 @@ Result<std::shared_ptr<Net>> MakeNet(const std::string& name, const LmShape& lm)
     }
     return std::shared_ptr<Net>(std::make_shared<TinyTransformer>(lm));
   }
-  return InvalidArgumentError(fmt::format("unknown model '{}' (mlp, resnet, transformer)", name));
+  return InvalidArgumentError(
+      fmt::format("unknown model '{}' (mlp, resnet, cnn, transformer)", name));
 }
 
 }  // namespace tessera::lr

@@ -35,10 +35,17 @@ enum Column {
 
 bool HigherIsBetter(const ProtocolTask& t) { return t.base.task == "fmnist"; }
 
-// The schedules that pick their own rate (no tuning stage): the online tuner, and Knee with its
-// peak set by a range test.
+// The schedules that pick their own rate (no tuning stage): the online tuner, Knee with its peak
+// set by a range test, and Knee with its peak set by annealed trials inside its budget.
 bool TunesItself(const std::string& schedule) {
-  return schedule == "tuner" || schedule == "rangetest";
+  return schedule == "tuner" || schedule == "rangetest" || schedule == "trials";
+}
+
+// The trainer's tune_method of a self-tuning protocol schedule.
+std::string TuneMethod(const std::string& schedule) {
+  if (schedule == "rangetest") return "range";
+  if (schedule == "trials") return "trials";
+  return "online";
 }
 
 // The metric of a recorded run: accuracy in % for Fashion-MNIST, loss (nats/byte) for the LM.
@@ -75,8 +82,8 @@ class Grid {
     c.seed = static_cast<uint64_t>(seed);
     c.budget_fraction = budget;
     c.tune = TunesItself(schedule);
-    c.tune_method = schedule == "rangetest" ? "range" : "online";
-    c.schedule = ProtocolSpec(schedule == "rangetest" ? "knee" : schedule, task);
+    c.tune_method = TuneMethod(schedule);
+    c.schedule = ProtocolSpec(c.tune && c.tune_method != "online" ? "knee" : schedule, task);
     auto r = train_(c);
     if (!r.ok()) return r.status().WithContext(key);
     std::vector<std::string> row = {key,
@@ -120,6 +127,7 @@ struct ScheduleResult {
   int64_t steps = 0;         // committed steps per run
   double trial_steps = 0;    // mean extra steps per run (tuner)
   double tuner_lr = 0;       // mean explore rate chosen (tuner)
+  std::string not_run;       // why a self-tuning schedule cannot run at this budget
 };
 
 Status Plot(const ProtocolOptions& o, const ProtocolTask& task,
@@ -180,16 +188,27 @@ Result<ProtocolTask> StandardTask(std::string_view name, bool quick) {
   c.threads = 1;
   if (name == "mlp" || name == "cnn") {
     c.task = "fmnist";
-    c.model = name == "mlp" ? "mlp" : "resnet";
+    c.model = name;
     c.optimizer = "sgd";
     c.momentum = 0.9;
     c.batch_size = 128;
     c.train_limit = quick ? 4000 : 20000;
     c.validation = quick ? 2000 : 5000;
     c.test_limit = quick ? 2000 : 0;
-    c.epochs = quick ? 2 : (name == "mlp" ? 8 : 4);
+    c.epochs = quick ? 2 : 8;
     t.peaks = {0.025, 0.05, 0.1, 0.2, 0.4};
-    if (quick) t.peaks = {0.025, 0.05, 0.1, 0.2};
+    if (quick || name == "cnn") t.peaks = {0.025, 0.05, 0.1, 0.2};
+    if (name == "cnn" && !quick) {
+      // Sized for a fraction of one shared core (docs/lr.md): 6,400 training images (50 steps
+      // an epoch), 3 epochs, 2,000 validation and the first 5,000 test images.
+      c.train_limit = 6400;
+      c.validation = 2000;
+      c.test_limit = 5000;
+      c.epochs = 3;
+    }
+    // The trials tuner searches the same grid: candidates x2 apart around its centre.
+    c.trials.candidates = static_cast<int>(t.peaks.size());
+    c.trials.spacing = 2;
   } else if (name == "lm") {
     c.task = "lm";
     c.model = "transformer";
@@ -203,6 +222,9 @@ Result<ProtocolTask> StandardTask(std::string_view name, bool quick) {
     c.test_limit = 128;  // held-out windows of 64 bytes
     c.epochs = 1;
     t.peaks = {1e-3, 3e-3, 1e-2, 3e-2};
+    // The trials tuner searches about the same grid: 4 candidates x3 apart around its centre.
+    c.trials.candidates = 4;
+    c.trials.spacing = 3;
   } else {
     return InvalidArgumentError(fmt::format("unknown protocol task '{}' (mlp, cnn, lm)", name));
   }
@@ -328,7 +350,14 @@ Result<ProtocolReport> RunProtocol(const ProtocolOptions& o, const TrainFn& trai
           }
         }
         for (int seed = 1; seed <= o.seeds; ++seed) {
-          TESSERA_ASSIGN_OR_RETURN(auto row, grid.Run(task, "eval", s, budget, r.peak, seed));
+          auto run = grid.Run(task, "eval", s, budget, r.peak, seed);
+          // Trials need a minimum budget (TrialTuneOptions::min_trial_steps); below it the row
+          // says so instead of failing the grid.
+          if (s == "trials" && !run.ok() && run.status().code() == StatusCode::kInvalidArgument) {
+            r.not_run = run.status().message();
+            break;
+          }
+          TESSERA_ASSIGN_OR_RETURN(auto row, std::move(run));
           r.test.push_back(Metric(task, row, false));
           r.steps = std::strtoll(row[kSteps].c_str(), nullptr, 10);
           r.trial_steps += std::strtod(row[kTrialSteps].c_str(), nullptr) / o.seeds;
@@ -345,6 +374,10 @@ Result<ProtocolReport> RunProtocol(const ProtocolOptions& o, const TrainFn& trai
           metric, o.reference);
       for (const std::string& s : o.schedules) {
         const ScheduleResult& r = at[s];
+        if (!r.not_run.empty()) {
+          md += fmt::format("| {} | — | not run: {} | — | — | — |\n", s, r.not_run);
+          continue;
+        }
         auto mean = MeanInterval(r.test);
         std::string mean_text = "diverged", diff_text = "—",
                     verdict = s == o.reference ? "reference" : "—";
@@ -371,12 +404,16 @@ Result<ProtocolReport> RunProtocol(const ProtocolOptions& o, const TrainFn& trai
                 ? fmt::format("starts {:.3g}, explores at {:.3g} (mean)", r.peak, r.tuner_lr)
             : s == "rangetest"
                 ? fmt::format("sweeps around {:.3g}, peak {:.3g} (mean)", r.peak, r.tuner_lr)
+            : s == "trials"
+                ? fmt::format("trials around {:.3g}, peak {:.3g} (mean)", r.peak, r.tuner_lr)
                 : fmt::format("{:g}{}", r.peak, r.peak_at_edge ? " (grid edge)" : "");
         const std::string cost =
-            TunesItself(s) ? fmt::format("{} + {:.0f} trial ({:.0f} %)", r.steps, r.trial_steps,
-                                         100 * r.trial_steps / static_cast<double>(r.steps))
-                           : fmt::format("{} (+ {} × {} tuning)", r.steps,
-                                         task.peaks.size() * o.tune_seeds, r.steps);
+            s == "trials"    ? fmt::format("{} + {:.0f} trial = {:.0f} (equal compute)", r.steps,
+                                           r.trial_steps, static_cast<double>(r.steps) + r.trial_steps)
+            : TunesItself(s) ? fmt::format("{} + {:.0f} trial ({:.0f} %)", r.steps, r.trial_steps,
+                                           100 * r.trial_steps / static_cast<double>(r.steps))
+                             : fmt::format("{} (+ {} × {} tuning)", r.steps,
+                                           task.peaks.size() * o.tune_seeds, r.steps);
         md += fmt::format("| {} | {} | {} | {} | {} | {} |\n", s, peak_text, mean_text, diff_text,
                           verdict, cost);
       }

@@ -9,7 +9,9 @@
 //   2. Evaluation. Every schedule runs at its tuned peak on seeds 1..N. The two schedules that
 //      pick their own rate have no tuning stage (that is their point) and start from the grid's
 //      geometric centre: "tuner" (the online tuner, lr/tuner.h) and "rangetest" (Knee whose peak
-//      a range test sets, lr/range_test.h); their trial / sweep steps count as extra compute.
+//      a range test sets, lr/range_test.h) spend their trial / sweep steps as extra compute;
+//      "trials" (Knee whose peak annealed trials set, TrialTuneOptions in lr/trainer.h) spends
+//      them inside the budget: equal compute with a schedule run.
 //   3. Analysis. Per schedule, the mean test metric with a 95 % t-interval, and the paired
 //      difference schedule - reference (Knee) on the same seeds with its 95 % t-interval; a
 //      difference whose interval holds 0 is reported as "no difference".
@@ -41,17 +43,17 @@ struct ProtocolTask {
   std::vector<double> peaks;  // the log grid of peak learning rates (>= 2 points)
 };
 
-// The standard tasks: "mlp" (Fashion-MNIST MLP, SGD momentum 0.9), "cnn" (the small ResNet on
-// Fashion-MNIST, SGD momentum 0.9), "lm" (the fortunes byte-level transformer, AdamW, one
-// epoch of its training text). `quick` shrinks data and budgets so that a whole grid takes a few
-// minutes on one core (the demo). INVALID_ARGUMENT for another name.
+// The standard tasks: "mlp" (Fashion-MNIST MLP, SGD momentum 0.9), "cnn" (the small CNN of
+// lr/models.h on 6,400 Fashion-MNIST images, SGD momentum 0.9), "lm" (the fortunes byte-level
+// transformer, AdamW, one epoch of its training text). `quick` shrinks data and budgets so that a
+// whole grid takes a few minutes on one core (the demo). INVALID_ARGUMENT for another name.
 Result<ProtocolTask> StandardTask(std::string_view name, bool quick);
 
 struct ProtocolOptions {
   std::string out_dir = "out/lr-protocol";
   std::vector<ProtocolTask> tasks;
-  std::vector<std::string> schedules = {"knee", "cosine",   "linear", "step",     "onecycle",
-                                        "wsd",  "constant", "tuner",  "rangetest"};
+  std::vector<std::string> schedules = {"knee", "cosine",   "linear", "step",      "onecycle",
+                                        "wsd",  "constant", "tuner",  "rangetest", "trials"};
   std::vector<double> budgets = {1.0, 0.5, 0.25};
   int seeds = 10;      // evaluation seeds 1..seeds
   int tune_seeds = 1;  // tuning seeds 1001..1000+tune_seeds

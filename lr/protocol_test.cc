@@ -89,6 +89,11 @@ struct FakeTrainer {
       r.tuner_trial_steps = 25;
       r.tuner_lr = 0.07;
     }
+    if (c.tune && c.tune_method == "trials") {
+      // Like lr::Train: the trials come out of the budget, which at 50 % is too short for them.
+      if (c.budget_fraction < 1) return InvalidArgumentError("too short for trials");
+      r.total_steps -= r.tuner_trial_steps;
+    }
     return r;
   }
 };
@@ -120,6 +125,35 @@ TEST(Protocol, TunesOnValidationPairsSeedsAndReportsDifferences) {
   // knee − cosine is exactly 0.5 points on every seed: cosine − knee = −0.50 [−0.50, −0.50].
   EXPECT_NE(md.find("-0.50 [-0.50, -0.50] | **knee better**"), std::string::npos) << md;
   EXPECT_NE(md.find("25 trial (25 %)"), std::string::npos) << md;
+  std::filesystem::remove_all(dir);
+}
+
+// The trials tuner runs as Knee with tune_method "trials"; its rows show equal compute, and a
+// budget too short for its trials gives a "not run" row instead of failing the grid.
+TEST(Protocol, TrialsRowsShowEqualComputeOrWhyTheyDidNotRun) {
+  const std::string dir = TempDir("trials");
+  ProtocolOptions o = Options(dir);
+  o.schedules = {"knee", "trials"};
+  std::vector<TrainConfig> seen;
+  FakeTrainer fake;
+  auto report = RunProtocol(o,
+                            [&](const TrainConfig& c) {
+                              seen.push_back(c);
+                              return fake(c);
+                            },
+                            {})
+                    .value();
+  const std::string& md = report.markdown;
+  EXPECT_NE(md.find("75 + 25 trial = 100 (equal compute)"), std::string::npos) << md;
+  EXPECT_NE(
+      md.find("| trials | — | not run: mlp/eval/trials/b0.5/p0.141421/s1: too short for trials |"),
+      std::string::npos)
+      << md;
+  for (const auto& c : seen) {
+    if (!c.tune) continue;
+    EXPECT_EQ(c.tune_method, "trials");
+    EXPECT_EQ(c.schedule, "knee");
+  }
   std::filesystem::remove_all(dir);
 }
 
@@ -173,11 +207,11 @@ TEST(Protocol, CountsTheGrid) {
   ProtocolOptions o;
   ProtocolTask t = StandardTask("mlp", false).value();
   o.tasks = {t};
-  // 9 schedules, 7 tuned on 5 peaks (tuner and rangetest tune themselves), 10 seeds, budgets
-  // 1 / 0.5 / 0.25 of 1000 steps.
+  // 10 schedules, 7 tuned on 5 peaks (tuner, rangetest and trials tune themselves), 10 seeds,
+  // budgets 1 / 0.5 / 0.25 of 1000 steps.
   const GridSize g = CountGrid(o, t, 1000);
-  EXPECT_EQ(g.runs, 3 * (7 * 5 + 9 * 10));
-  EXPECT_EQ(g.steps, (7 * 5 + 9 * 10) * (1000 + 500 + 250));
+  EXPECT_EQ(g.runs, 3 * (7 * 5 + 10 * 10));
+  EXPECT_EQ(g.steps, (7 * 5 + 10 * 10) * (1000 + 500 + 250));
 }
 
 }  // namespace

@@ -24,8 +24,8 @@ Status Run::Init() {
       c_.evals > 0 ? c_.evals : std::max<int64_t>(total_ / task_->StepsPerEpoch(), 1);
   eval_every_ = std::max<int64_t>((total_ + evals - 1) / evals, 1);
   metric_every_ = c_.metric_every > 0 ? c_.metric_every : std::max<int64_t>(total_ / 20, 1);
-  // The online tuner sets rates itself (through the adapter's ratios); a range-tested run gets
-  // its real peak from UsePeak.
+  // The online tuner sets rates itself (through the adapter's ratios); a range- or trial-tuned
+  // run gets its real peak from UsePeak.
   const bool online = c_.tune && c_.tune_method == "online";
   TESSERA_ASSIGN_OR_RETURN(schedule_,
                            MakeSchedule(online ? "constant" : c_.schedule, c_.lr, total_));
@@ -53,6 +53,7 @@ double Run::TrainStep() {
   if (c_.task == "lm") torch::nn::utils::clip_grad_norm_(net_->parameters(), 1.0);
   opt_->step();
   ++step_;
+  ++updates_;
   return loss.item<double>();
 }
 
@@ -126,6 +127,7 @@ Result<TrainResult> Run::Finish(std::chrono::steady_clock::time_point start) {
     r.val_accuracy = v.accuracy;
   }
   r.parameters_fingerprint = ParametersFingerprint(*net_);
+  r.optimizer_steps = updates_;
   log_.Flush();
   return r;
 }

@@ -43,6 +43,9 @@ class Run {
   void SetRate(double lr) { adapter_->SetRate(lr); }
   // After a step that counts: log, feed the schedule, evaluate, checkpoint.
   Status Commit(double lr, double loss, const char* phase);
+  // The validation loss and accuracy now (FAILED_PRECONDITION without a validation set).
+  Result<EvalResult> EvaluateValidation() { return task_->EvaluateValidation(*net_); }
+  bool has_validation() const { return task_->has_validation(); }
   // The complete state as bytes, and back (in memory).
   Result<std::string> Snapshot();
   Status Restore(std::string_view snapshot);
@@ -83,6 +86,7 @@ class Run {
   std::optional<ScheduleAdapter> adapter_;
   RunLog log_;
   int64_t step_ = 0;
+  int64_t updates_ = 0;  // optimizer updates run by this process (trials included)
   int64_t resumed_from_ = 0;
   bool hook_stopped_ = false;
   int64_t eval_every_ = 1;

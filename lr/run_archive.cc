@@ -22,6 +22,10 @@ std::string ConfigFingerprint(const TrainConfig& c) {
     text += fmt::format(" tune_method={} sched={} range={}/{}/{}", c.tune_method, c.schedule,
                         c.range_test.min_lr, c.range_test.max_lr, c.range_test.steps);
   }
+  if (c.tune && c.tune_method == "trials") {
+    text += fmt::format(" trials={}/{}/{}/{}", c.trials.candidates, c.trials.spacing,
+                        c.trials.budget_share, c.trials.min_trial_steps);
+  }
   return text;
 }
 

@@ -317,6 +317,42 @@ TEST_F(TrainerTest, RangeTunedRunResumesLikeAnUninterruptedOne) {
   EXPECT_EQ(Train(c).status().code(), StatusCode::kInvalidArgument);
 }
 
+// The trials tuner spends its trials inside the budget: trials plus schedule are exactly the
+// updates of a schedule run (equal compute); a diverging candidate is not chosen; resumed after
+// its trials it continues like an uninterrupted run; a budget too short for its trials is
+// refused.
+TEST_F(TrainerTest, TrialTunedRunSpendsExactlyItsBudgetAndResumes) {
+  TrainConfig c = Fmnist("knee", "sgd");
+  c.validation = 96;  // 416 training images: 13 steps an epoch, a budget of 52
+  c.tune = true;
+  c.tune_method = "trials";
+  c.lr = 1;  // candidates 0.125, 1 and 8: SGD with momentum diverges at 8 and at 1
+  c.trials = {.candidates = 3, .spacing = 8, .budget_share = 0.5, .min_trial_steps = 4};
+  const int64_t budget = BudgetSteps(c).value();
+  ASSERT_EQ(budget, 52);
+  auto r = Train(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->tuner_trial_steps, 3 * 8);  // floor(0.5 * 52 / 3) = 8 each
+  EXPECT_EQ(r->total_steps, budget - 3 * 8);
+  EXPECT_EQ(r->optimizer_steps, budget);  // every update the run made, trials included
+  EXPECT_DOUBLE_EQ(r->tuner_lr, 0.125);
+  EXPECT_EQ(r->final_lr, 0.0);  // Knee ends at 0
+  EXPECT_GT(r->val_accuracy, 0.5);
+  ExpectResumeIsSeamless(c, 9);
+  // Without a validation set the trials are scored by their last quarter's training loss.
+  TrainConfig no_validation = c;
+  no_validation.validation = 0;
+  auto n = Train(no_validation);
+  ASSERT_TRUE(n.ok()) << n.status();
+  EXPECT_EQ(n->optimizer_steps, BudgetSteps(no_validation).value());
+  // Trials of fewer than min_trial_steps do not fit: refused, not silently shortened.
+  TrainConfig too_short = c;
+  too_short.trials.min_trial_steps = 9;
+  EXPECT_EQ(Train(too_short).status().code(), StatusCode::kInvalidArgument);
+  too_short.trials = {.candidates = 1};
+  EXPECT_EQ(Train(too_short).status().code(), StatusCode::kInvalidArgument);
+}
+
 // A validation split of the last N training images: never trained on (the epoch shrinks), and
 // evaluated at the end.
 TEST_F(TrainerTest, ValidationSplitIsHeldOutAndEvaluated) {
@@ -353,10 +389,12 @@ TEST(Models, ShapesAndHeadSplit) {
   EXPECT_EQ(mlp->forward(torch::zeros({3, 1, 28, 28})).sizes(), (std::vector<int64_t>{3, 10}));
   auto resnet = MakeNet("resnet").value();
   EXPECT_EQ(resnet->forward(torch::zeros({2, 1, 28, 28})).sizes(), (std::vector<int64_t>{2, 10}));
+  auto cnn = MakeNet("cnn").value();
+  EXPECT_EQ(cnn->forward(torch::zeros({2, 1, 28, 28})).sizes(), (std::vector<int64_t>{2, 10}));
   auto lm = MakeNet("transformer", {.context = 8, .d_model = 8, .layers = 1, .heads = 2}).value();
   EXPECT_EQ(lm->forward(torch::zeros({2, 8}, torch::kLong)).sizes(),
             (std::vector<int64_t>{2, 8, 256}));
-  for (auto* net : {mlp.get(), resnet.get(), lm.get()}) {
+  for (auto* net : {mlp.get(), resnet.get(), cnn.get(), lm.get()}) {
     EXPECT_EQ(net->HeadParameters().size() + net->BodyParameters().size(),
               net->parameters().size());
     EXPECT_EQ(net->HeadParameters().size(), 2u);  // the output layer's weight and bias

@@ -7,7 +7,7 @@ namespace tessera::lr {
 
 void AddTrainFlags(CLI::App& app, TrainConfig& c) {
   app.add_option("--task", c.task, "fmnist or lm")->capture_default_str();
-  app.add_option("--model", c.model, "mlp (default) or resnet for fmnist, transformer for lm");
+  app.add_option("--model", c.model, "mlp (default), resnet or cnn for fmnist, transformer for lm");
   app.add_option("--optimizer", c.optimizer, "sgd (momentum), adam or adamw")
       ->capture_default_str();
   app.add_option("--lr", c.lr, "peak learning rate (the tuner's initial guess)")
@@ -20,8 +20,8 @@ void AddTrainFlags(CLI::App& app, TrainConfig& c) {
       ->capture_default_str();
   app.add_flag("--tune", c.tune, "tune the rate (see --tune-method)");
   app.add_option("--tune-method", c.tune_method,
-                 "online (the online tuner replaces the schedule) or range (a range test sets "
-                 "the schedule's peak)")
+                 "online (the online tuner replaces the schedule), range (a range test sets "
+                 "the schedule's peak) or trials (annealed trials inside the budget set it)")
       ->capture_default_str();
   app.add_option("--epochs", c.epochs, "budget in epochs")->capture_default_str();
   app.add_option("--steps", c.steps, "budget in steps (overrides --epochs)")->capture_default_str();

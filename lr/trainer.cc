@@ -19,8 +19,8 @@ Status Validate(const TrainConfig& c) {
   if (c.task != "fmnist" && c.task != "lm") {
     return InvalidArgumentError(fmt::format("unknown task '{}' (fmnist, lm)", c.task));
   }
-  if (c.task == "fmnist" && c.model != "mlp" && c.model != "resnet") {
-    return InvalidArgumentError("fmnist models: mlp, resnet");
+  if (c.task == "fmnist" && c.model != "mlp" && c.model != "resnet" && c.model != "cnn") {
+    return InvalidArgumentError("fmnist models: mlp, resnet, cnn");
   }
   if (c.task == "lm" && c.model != "transformer")
     return InvalidArgumentError("lm model: transformer");
@@ -35,9 +35,15 @@ Status Validate(const TrainConfig& c) {
     return InvalidArgumentError("need batch_size >= 1 and a budget (epochs or steps)");
   }
   if (c.validation < 0) return InvalidArgumentError("validation must be >= 0");
-  if (c.tune_method != "online" && c.tune_method != "range") {
+  if (c.tune_method != "online" && c.tune_method != "range" && c.tune_method != "trials") {
     return InvalidArgumentError(
-        fmt::format("unknown tune_method '{}' (online, range)", c.tune_method));
+        fmt::format("unknown tune_method '{}' (online, range, trials)", c.tune_method));
+  }
+  const TrialTuneOptions& t = c.trials;
+  if (t.candidates < 2 || !(t.spacing > 1) || !std::isfinite(t.spacing) ||
+      !(t.budget_share > 0 && t.budget_share < 1) || t.min_trial_steps < 1) {
+    return InvalidArgumentError(
+        "trials need candidates >= 2, spacing > 1, budget_share in (0, 1), min_trial_steps >= 1");
   }
   if (c.train_limit < 0 || c.test_limit < 0 || c.evals < 0 || c.metric_every < 0 ||
       c.checkpoint_every < 0 || c.stop_after < 0 || c.threads < 1) {
@@ -77,7 +83,19 @@ Result<TrainResult> Train(const TrainConfig& config, const ProgressFn& progress)
   torch::set_num_threads(c.threads);
   torch::manual_seed(c.seed);
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<Task> task, MakeTask(c));
-  const int64_t total = TotalSteps(c, *task);
+  const int64_t budget = TotalSteps(c, *task);
+  // A "trials" run spends part of its budget on trials: the schedule gets the rest.
+  int64_t trial_steps_each = 0;
+  if (c.tune && c.tune_method == "trials") {
+    trial_steps_each = static_cast<int64_t>(c.trials.budget_share * static_cast<double>(budget)) /
+                       c.trials.candidates;
+    if (trial_steps_each < c.trials.min_trial_steps) {
+      return InvalidArgumentError(fmt::format(
+          "a budget of {} steps is too short for {} trials of >= {} steps in {:g} of it", budget,
+          c.trials.candidates, c.trials.min_trial_steps, c.trials.budget_share));
+    }
+  }
+  const int64_t total = budget - c.trials.candidates * trial_steps_each;
   const LmShape shape{c.lm_context, c.lm_d_model, c.lm_layers, c.lm_heads};
   TESSERA_ASSIGN_OR_RETURN(std::shared_ptr<Net> net, MakeNet(c.model, shape));
   TESSERA_ASSIGN_OR_RETURN(auto opt, MakeOptimizer(c, *net));
@@ -85,6 +103,15 @@ Result<TrainResult> Train(const TrainConfig& config, const ProgressFn& progress)
   TESSERA_RETURN_IF_ERROR(run.Init());
   try {
     if (!c.tune) return run.RunSchedule();
+    if (c.tune_method == "trials") {
+      TESSERA_ASSIGN_OR_RETURN(TrainResult r, RunTrialTuned(run, c, trial_steps_each));
+      // Equal compute: trials and schedule together ran exactly the budget.
+      if (r.resumed_from == 0 && r.finished && r.optimizer_steps != budget) {
+        return InternalError(
+            fmt::format("trials run did {} updates, its budget is {}", r.optimizer_steps, budget));
+      }
+      return r;
+    }
     return c.tune_method == "range" ? RunRangeTuned(run, c) : RunTuned(run, c);
   } catch (const std::exception& e) {
     return InternalError(fmt::format("training failed: {}", e.what()));

@@ -53,6 +53,23 @@ struct StepInfo {
 // Returns true to stop the run at this boundary.
 using StopFn = std::function<bool(const StepInfo&)>;
 
+// The "trials" tuner (TrainConfig::tune_method): short annealed runs of the schedule at
+// candidate peaks, INSIDE the run's budget, choose its peak. With a budget of T updates, each of
+// the `candidates` trials runs L = floor(budget_share * T / candidates) updates from the initial
+// state -- the schedule compressed to L steps, so it ends annealed (Knee: explore, then decay to
+// 0) -- and is scored by its validation loss (the mean training loss of its last quarter
+// without a validation set). The run then restarts from the initial state and runs the schedule
+// at the best candidate (ties: the larger) for T - candidates * L updates: trials plus training
+// are exactly T optimizer updates, the budget of a schedule run (equal compute; Train checks it).
+// Scoring an annealed trial removes what biased short constant-rate trials towards small rates:
+// a loss measured at the trial's rate carries a noise floor that grows with the rate.
+struct TrialTuneOptions {
+  int candidates = 5;           // peaks lr * spacing^(i - (candidates - 1) / 2), i = 0..n-1
+  double spacing = 2;           // factor between neighbouring candidates (> 1)
+  double budget_share = 0.25;   // fraction of the budget spent on trials, in (0, 1)
+  int64_t min_trial_steps = 4;  // a shorter trial is refused (the budget is too short)
+};
+
 struct TrainConfig {
   std::string task = "fmnist";    // "fmnist" or "lm"
   std::string model;              // fmnist: "mlp" (default) or "resnet"; lm: "transformer"
@@ -67,7 +84,10 @@ struct TrainConfig {
   // state is in the checkpoint).
   // "range": a range test (lr/range_test.h) from `lr` / 1000 to `lr` * 100 sets the peak of
   // `schedule` (Knee by default); checkpointable (the chosen peak is in the checkpoint).
+  // "trials": annealed trials inside the budget set the peak of `schedule` (TrialTuneOptions);
+  // equal compute with a schedule run; checkpointable (the chosen peak is in the checkpoint).
   std::string tune_method = "online";
+  TrialTuneOptions trials;
   TunerOptions tuner;  // initial_lr and total_steps are filled in by Train()
   // min_lr / max_lr 0: lr / 1000 and lr * 100; steps 0: budget / 10, clamped to [20, 100].
   RangeTestOptions range_test = {.steps = 0};
@@ -106,7 +126,7 @@ struct TrainConfig {
 };
 
 struct TrainResult {
-  int64_t total_steps = 0;   // the budget
+  int64_t total_steps = 0;   // the budget (a "trials" run: the budget less its trial steps)
   int64_t steps_done = 0;    // == total_steps unless stop_after cut the run short
   int64_t resumed_from = 0;  // step the run resumed at (0: fresh)
   bool finished = false;
@@ -128,6 +148,9 @@ struct TrainResult {
   int64_t tuner_explore_steps = 0;
   int64_t tuner_trial_steps = 0;
   std::string tuner_end_reason;
+  // Optimizer updates this process ran, trials and sweeps included (a resumed run counts from
+  // its checkpoint). A fresh "trials" run's is exactly its budget.
+  int64_t optimizer_steps = 0;
 };
 
 // Progress lines (one per epoch or evaluation) for long runs; may be empty.

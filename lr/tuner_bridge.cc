@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <optional>
 #include <string>
 
 #include "lr/range_test.h"
+#include "lr/schedule_spec.h"
 #include "lr/tuner.h"
 
 namespace tessera::lr {
@@ -112,6 +115,73 @@ Result<TrainResult> RunRangeTuned(Run& run, const TrainConfig& c) {
   TESSERA_ASSIGN_OR_RETURN(TrainResult r, run.RunSchedule());
   r.tuner_lr = run.tuned_peak();
   r.tuner_trial_steps = sweep_steps;
+  return r;
+}
+
+}  // namespace tessera::lr
+
+namespace tessera::lr {
+
+Result<TrainResult> RunTrialTuned(Run& run, const TrainConfig& c, int64_t trial_steps) {
+  const TrialTuneOptions& o = c.trials;
+  int64_t spent = 0;
+  if (run.tuned_peak() > 0) {
+    // Resumed after the trials: their choice is in the checkpoint.
+    TESSERA_RETURN_IF_ERROR(run.UsePeak(run.tuned_peak()));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(std::string initial, run.Snapshot());
+    double best_peak = 0, best_score = std::numeric_limits<double>::infinity();
+    std::string summary;
+    for (int i = 0; i < o.candidates; ++i) {
+      const double peak = c.lr * std::pow(o.spacing, i - static_cast<double>(o.candidates - 1) / 2);
+      TESSERA_RETURN_IF_ERROR(run.Restore(initial));
+      TESSERA_ASSIGN_OR_RETURN(auto schedule, MakeSchedule(c.schedule, peak, trial_steps));
+      double tail_sum = 0;
+      int64_t tail_count = 0;
+      bool finite = true;
+      for (int64_t k = 0; k < trial_steps; ++k) {
+        run.SetRate(schedule->LearningRate(k));
+        const double loss = run.TrainStep();
+        ++spent;
+        if (!std::isfinite(loss)) {
+          // Diverged: the remaining steps of this trial are still spent (equal compute).
+          finite = false;
+        }
+        if (4 * k >= 3 * trial_steps) {
+          tail_sum += loss;
+          ++tail_count;
+        }
+      }
+      double score = std::numeric_limits<double>::infinity();
+      if (finite && run.has_validation()) {
+        TESSERA_ASSIGN_OR_RETURN(EvalResult v, run.EvaluateValidation());
+        score = v.loss;
+      } else if (finite) {
+        score = tail_sum / static_cast<double>(tail_count);
+      }
+      if (!std::isfinite(score)) score = std::numeric_limits<double>::infinity();
+      // Ties go to the larger peak (candidates ascend): the wide-minima preference.
+      if (score <= best_score) {
+        best_score = score;
+        best_peak = peak;
+      }
+      summary += fmt::format(" {:.3g}->{:.4f}", peak, score);
+    }
+    if (!std::isfinite(best_score)) {
+      return FailedPreconditionError(
+          fmt::format("every trial diverged (peaks around {:.3g}):{}", c.lr, summary));
+    }
+    TESSERA_RETURN_IF_ERROR(run.Restore(initial));
+    if (run.progress()) {
+      run.progress()(
+          fmt::format("trials: {} x {} steps ({} score):{}; peak {:.4g}", o.candidates, trial_steps,
+                      run.has_validation() ? "validation loss" : "tail loss", summary, best_peak));
+    }
+    TESSERA_RETURN_IF_ERROR(run.UsePeak(best_peak));
+  }
+  TESSERA_ASSIGN_OR_RETURN(TrainResult r, run.RunSchedule());
+  r.tuner_lr = run.tuned_peak();
+  r.tuner_trial_steps = spent;
   return r;
 }
 

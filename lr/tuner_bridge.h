@@ -18,4 +18,11 @@ Result<TrainResult> RunTuned(Run& run, const TrainConfig& config);
 // more, so it continues exactly like an uninterrupted one.
 Result<TrainResult> RunRangeTuned(Run& run, const TrainConfig& config);
 
+// Annealed trials inside the budget set the peak of config.schedule (TrialTuneOptions): each
+// candidate runs the schedule compressed to `trial_steps` updates from the initial state and is
+// scored by its validation loss; then the run restarts from the initial state and runs the
+// schedule at the best candidate for run.total_steps() (the budget less the trials).
+// Checkpointable like RunRangeTuned: a resumed run takes the recorded peak and runs no trials.
+Result<TrainResult> RunTrialTuned(Run& run, const TrainConfig& config, int64_t trial_steps);
+
 }  // namespace tessera::lr
