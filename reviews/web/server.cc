@@ -28,6 +28,7 @@ namespace {
 constexpr const char* kHtml = "text/html; charset=utf-8";
 constexpr const char* kJson = "application/json";
 constexpr size_t kSpareThreads = 32;
+constexpr int kListenBacklog = 1024;
 
 // Invalid UTF-8 from the ledger (review texts are raw bytes there) is replaced, not thrown on.
 std::string Dump(const nlohmann::json& j) {
@@ -263,6 +264,10 @@ class GuardedHttpServer : public httplib::Server {
   // Connections still waiting for their request are dropped, so stopping does not wait for
   // their deadline.
   void BeginStop() { stopping_.store(true); }
+  // httplib listens with a backlog of 5: under a connection flood the kernel then drops
+  // handshakes and real clients wait for SYN retransmissions (1 s, 3 s, ...). Listening again
+  // on the bound socket only sets a longer queue (the kernel caps it at somaxconn).
+  bool WidenBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
 };
 
 struct Server::Impl {
@@ -441,6 +446,10 @@ Result<int> Server::Bind(const std::string& host, int port) {
   if (bound_port <= 0) {
     return UnavailableError("cannot listen on " + host + ":" + std::to_string(port) +
                             " (address in use or not local?)");
+  }
+  if (!impl_->http.WidenBacklog(kListenBacklog)) {
+    return UnavailableError("cannot set the listen backlog on " + host + ":" +
+                            std::to_string(bound_port));
   }
   impl_->bound = true;
   return bound_port;
