@@ -18,7 +18,11 @@ ids=${REVIEWS_NET_IDS:-8}
 items=${REVIEWS_NET_ITEMS:-120}
 sample=${REVIEWS_NET_SAMPLE:-0.25}
 ring=${REVIEWS_NET_RING:-50}
-epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-20}
+epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-30}
+# Committee: expected size C drawn from the citizens each block (0 = every citizen). Every
+# committee member verifies $sample of a block's signatures, so a review costs about
+# 3 politicians + C * sample ring verifications across the network.
+committee=${REVIEWS_NET_COMMITTEE:-0}
 rate=${REVIEWS_NET_RATE:-400}
 seconds=${REVIEWS_NET_SECONDS:-25}
 for b in ledger-localnet ledger-politician ledger-citizen reviews-tool reviews-issuer reviews-load; do
@@ -34,6 +38,7 @@ network="[network]
 politicians = 3
 citizens = $ids
 citizens_per_process = $ids
+committee_size = $committee
 accounts = 2000
 max_pool_txs = 4000
 validation_sample = $sample"
@@ -47,7 +52,7 @@ duration_s = $seconds
 double_spend_fraction = 0
 fanout = 1
 TOML
-echo "reviews net bench: baseline, transfers offered at $rate tx/s for ${seconds}s ($ids citizens)"
+echo "reviews net bench: baseline, transfers offered at $rate tx/s for ${seconds}s ($ids citizens, committee $committee, sample $sample)"
 "$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
 cp "$work/transfers/report.json" "$out/net_transfers_report.json"
 
@@ -82,7 +87,12 @@ kill -TERM "$localnet"
 wait "$localnet" || status=$?
 cp "$work/reviews.log" "$work/issuer.log" "$out/" 2>/dev/null || true
 [ "$status" = 0 ] || { echo "the local network's audit failed"; tail -40 "$work/reviews.log"; exit 1; }
-cp "$work/reviews/report.json" "$out/net_reviews_localnet.json"
+# ledger-localnet prints its report as the JSON object that ends its output.
+if [ -f "$work/reviews/report.json" ]; then
+  cp "$work/reviews/report.json" "$out/net_reviews_localnet.json"
+else
+  sed -n '/^{$/,/^}$/p' "$out/reviews.log" > "$out/net_reviews_localnet.json"
+fi
 
 python3 - "$out" <<'PY'
 import json, os, sys
@@ -97,6 +107,8 @@ lines = [
   f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}",
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
+  f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "
+  + "; ".join(f"{n} x {why[:160]}" for why, n in r['submit_errors']),
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
 ]
