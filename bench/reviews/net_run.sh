@@ -78,7 +78,7 @@ for _ in $(seq 1 240); do [ -f "$work/reviews/ready" ] && break; sleep 0.5; done
 "$bin/reviews-issuer" --log-level warn --genesis "$work/reviews/genesis.toml" \
   --issuer-key "$work/issuer.pem" --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
 pids+=("$!")
-"$bin/reviews-load" --timeout-s 240 --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
+"$bin/reviews-load" --timeout-s ${REVIEWS_NET_TIMEOUT_S:-600} --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
   --work "$work/load" --identities "$ids" --items "$items" --report "$out/net_reviews_report.json" \
   > /dev/null 2> "$out/net_reviews_load.log" ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
