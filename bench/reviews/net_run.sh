@@ -43,7 +43,8 @@ accounts = 2000
 max_pool_txs = 4000
 validation_sample = $sample"
 
-# ---- 1. Baseline: transfers ----
+# ---- 1. Baseline: transfers (run again after the reviews, so a change of machine load
+# during the run shows as two different baselines) ----
 cat > "$work/transfers.toml" <<TOML
 $network
 [load]
@@ -52,9 +53,13 @@ duration_s = $seconds
 double_spend_fraction = 0
 fanout = 1
 TOML
-echo "reviews net bench: baseline, transfers offered at $rate tx/s for ${seconds}s ($ids citizens, committee $committee, sample $sample)"
-"$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
-cp "$work/transfers/report.json" "$out/net_transfers_report.json"
+run_baseline() {  # $1: the report's name
+  echo "reviews net bench: baseline $1, transfers offered at $rate tx/s for ${seconds}s ($ids citizens, committee $committee, sample $sample), $(uptime | sed 's/.*load/load/')"
+  rm -rf "$work/transfers"
+  "$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
+  cp "$work/transfers/report.json" "$out/$1.json"
+}
+run_baseline net_transfers_report
 
 # ---- 2. Reviews ----
 "$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" --public-out "$work/issuer.pub.pem" > /dev/null
@@ -69,7 +74,7 @@ issuer_public = "$issuer_hex"
 ring_size = $ring
 epoch_blocks = $epoch_blocks
 TOML
-echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks"
+echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks, $(uptime | sed "s/.*load/load/")"
 "$bin/ledger-localnet" --check --config "$work/reviews.toml" --out "$work/reviews" > "$work/reviews.log" 2>&1 &
 localnet=$!
 pids+=("$localnet")
@@ -94,17 +99,22 @@ else
   sed -n '/^{$/,/^}$/p' "$out/reviews.log" > "$out/net_reviews_localnet.json"
 fi
 
+run_baseline net_transfers_after_report
+
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 t = json.load(open(os.path.join(out, "net_transfers_report.json")))
+t2 = json.load(open(os.path.join(out, "net_transfers_after_report.json")))
 r = json.load(open(os.path.join(out, "net_reviews_report.json")))
 n = json.load(open(os.path.join(out, "net_reviews_localnet.json")))
 lines = [
   f"reviews committed/s        {r['reviews_per_s']:8.1f}   ({r['reviews_committed']}/{r['reviews_submitted']} reviews in {r['seconds']:.2f} s, "
   f"blocks {r['first_height']}..{r['last_height']}, mean ring {r['ring_size_mean']})",
-  f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s)",
-  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}",
+  f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s, {t['blocks']} blocks)",
+  f"baseline after the reviews {t2['tx_per_s']:8.1f}   (block interval {t2['block_interval_s']:.2f} s, {t2['blocks']} blocks)",
+  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}   (against the first baseline; "
+  f"{r['reviews_per_s'] / max(t2['tx_per_s'], 1e-9):.3f} against the second)",
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
   f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "

@@ -342,8 +342,7 @@ Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
   if (!wait) return Status::Ok();
   const ledger::Hash256 want = ledger::Sha256(b.blinded_msg);
   return WaitFor("the key request to be committed", [&]() -> Result<bool> {
-    TESSERA_ASSIGN_OR_RETURN(auto l,
-                             ProvedLeaves({leaf::KeyRequest(epoch, citizen.public_key())}));
+    TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves({leaf::KeyRequest(epoch, citizen.public_key())}));
     if (l[0] && *l[0] != want) {
       return FailedPreconditionError("this identity already requested another key for " + E(epoch));
     }

@@ -284,21 +284,21 @@ TEST_F(ReviewsAppTest, StateRuleViolationsCostNoRingVerification) {
   EXPECT_EQ(One(ReviewTx(tea, 2, ring, {good})), "");
   const ReviewsAppStats before = StatsOf(*app_);
   const ItemId nothing = ItemIdOf("no such item");
-  EXPECT_THAT(*Verdict(ReviewTx(nothing, 2, ring, {Sign(keys[1], ring, nothing, 2, 1, "x")}),
-                       true).rejected,
-              HasSubstr("no item"));
-  EXPECT_THAT(*Verdict(ReviewTx(tea, 3, ring, {Sign(keys[1], ring, tea, 3, 1, "x")}), true)
+  EXPECT_THAT(*Verdict(ReviewTx(nothing, 2, ring, {Sign(keys[1], ring, nothing, 2, 1, "x")}), true)
                    .rejected,
-              HasSubstr("accepted only during it"));
+              HasSubstr("no item"));
+  EXPECT_THAT(
+      *Verdict(ReviewTx(tea, 3, ring, {Sign(keys[1], ring, tea, 3, 1, "x")}), true).rejected,
+      HasSubstr("accepted only during it"));
   std::vector<urs::KeyPair> with_outsider = keys;
   with_outsider.push_back(urs::GenerateKeyPair());
   urs::Ring bigger = RingOf(with_outsider);
-  EXPECT_THAT(*Verdict(ReviewTx(tea, 2, bigger, {Sign(keys[1], bigger, tea, 2, 1, "x")}), true)
-                   .rejected,
-              HasSubstr("is not a key registered"));
-  EXPECT_THAT(*Verdict(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "again")}), true)
-                   .rejected,
-              HasSubstr("tag used"));
+  EXPECT_THAT(
+      *Verdict(ReviewTx(tea, 2, bigger, {Sign(keys[1], bigger, tea, 2, 1, "x")}), true).rejected,
+      HasSubstr("is not a key registered"));
+  EXPECT_THAT(
+      *Verdict(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "again")}), true).rejected,
+      HasSubstr("tag used"));
   EXPECT_EQ(StatsOf(*app_).ring_verifications, before.ring_verifications);
 }
 

@@ -2,9 +2,9 @@
 
 #include <atomic>
 #include <charconv>
+#include <ctime>
 #include <map>
 #include <mutex>
-#include <ctime>
 #include <nlohmann/json.hpp>
 #include <thread>
 

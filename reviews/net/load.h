@@ -43,9 +43,9 @@ struct LoadReport {
   uint64_t submit_rejected = 0;
   std::vector<std::pair<std::string, uint64_t>> submit_errors;  // each distinct error, counted
   uint64_t submit_busy_retries = 0;  // submissions retried after a "busy" answer
-  double sign_seconds = 0;    // CPU time signing every review (before the clock)
-  double submit_seconds = 0;  // wall time to hand every review to the politicians
-  double seconds = 0;         // first submission to the last commit seen
+  double sign_seconds = 0;           // CPU time signing every review (before the clock)
+  double submit_seconds = 0;         // wall time to hand every review to the politicians
+  double seconds = 0;                // first submission to the last commit seen
   double reviews_per_s = 0;
   uint64_t first_height = 0, last_height = 0;  // blocks spanned by the run
 

@@ -1,11 +1,11 @@
 #include "reviews/web/server.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <httplib.h>
-#include <spdlog/spdlog.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
 

@@ -12,12 +12,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <chrono>
-#include <iostream>
 #include <thread>
 
 #include "reviews/web/form.h"
@@ -641,8 +641,8 @@ TEST(ReviewsWebServerSetupTest, TrickledRequestsHitTheRequestDeadline) {
 
   const int fd = ConnectFrom("127.0.0.1", *port);
   ASSERT_GE(fd, 0);
-  const std::string request = "GET /api/items HTTP/1.1\r\nHost: x\r\nX-Padding: " +
-                              std::string(600, 'a') + "\r\n\r\n";
+  const std::string request =
+      "GET /api/items HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(600, 'a') + "\r\n\r\n";
   bool closed = false;
   for (size_t i = 0; i < request.size() && !closed; ++i) {  // up to 60 s at 100 ms a byte
     closed = !SendAll(fd, request.substr(i, 1));
