@@ -18,7 +18,11 @@ ids=${REVIEWS_NET_IDS:-8}
 items=${REVIEWS_NET_ITEMS:-120}
 sample=${REVIEWS_NET_SAMPLE:-0.25}
 ring=${REVIEWS_NET_RING:-50}
-epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-20}
+epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-30}
+# Committee: expected size C drawn from the citizens each block (0 = every citizen). Every
+# committee member verifies $sample of a block's signatures, so a review costs about
+# 3 politicians + C * sample ring verifications across the network.
+committee=${REVIEWS_NET_COMMITTEE:-0}
 rate=${REVIEWS_NET_RATE:-400}
 seconds=${REVIEWS_NET_SECONDS:-25}
 for b in ledger-localnet ledger-politician ledger-citizen reviews-tool reviews-issuer reviews-load; do
@@ -34,11 +38,13 @@ network="[network]
 politicians = 3
 citizens = $ids
 citizens_per_process = $ids
+committee_size = $committee
 accounts = 2000
 max_pool_txs = 4000
 validation_sample = $sample"
 
-# ---- 1. Baseline: transfers ----
+# ---- 1. Baseline: transfers (run again after the reviews, so a change of machine load
+# during the run shows as two different baselines) ----
 cat > "$work/transfers.toml" <<TOML
 $network
 [load]
@@ -47,9 +53,13 @@ duration_s = $seconds
 double_spend_fraction = 0
 fanout = 1
 TOML
-echo "reviews net bench: baseline, transfers offered at $rate tx/s for ${seconds}s ($ids citizens)"
-"$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
-cp "$work/transfers/report.json" "$out/net_transfers_report.json"
+run_baseline() {  # $1: the report's name
+  echo "reviews net bench: baseline $1, transfers offered at $rate tx/s for ${seconds}s ($ids citizens, committee $committee, sample $sample), $(uptime | sed 's/.*load/load/')"
+  rm -rf "$work/transfers"
+  "$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
+  cp "$work/transfers/report.json" "$out/$1.json"
+}
+run_baseline net_transfers_report
 
 # ---- 2. Reviews ----
 "$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" --public-out "$work/issuer.pub.pem" > /dev/null
@@ -64,7 +74,7 @@ issuer_public = "$issuer_hex"
 ring_size = $ring
 epoch_blocks = $epoch_blocks
 TOML
-echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks"
+echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks, $(uptime | sed "s/.*load/load/")"
 "$bin/ledger-localnet" --check --config "$work/reviews.toml" --out "$work/reviews" > "$work/reviews.log" 2>&1 &
 localnet=$!
 pids+=("$localnet")
@@ -73,7 +83,7 @@ for _ in $(seq 1 240); do [ -f "$work/reviews/ready" ] && break; sleep 0.5; done
 "$bin/reviews-issuer" --log-level warn --genesis "$work/reviews/genesis.toml" \
   --issuer-key "$work/issuer.pem" --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
 pids+=("$!")
-"$bin/reviews-load" --timeout-s 240 --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
+"$bin/reviews-load" --timeout-s ${REVIEWS_NET_TIMEOUT_S:-600} --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
   --work "$work/load" --identities "$ids" --items "$items" --report "$out/net_reviews_report.json" \
   > /dev/null 2> "$out/net_reviews_load.log" ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
@@ -82,21 +92,33 @@ kill -TERM "$localnet"
 wait "$localnet" || status=$?
 cp "$work/reviews.log" "$work/issuer.log" "$out/" 2>/dev/null || true
 [ "$status" = 0 ] || { echo "the local network's audit failed"; tail -40 "$work/reviews.log"; exit 1; }
-cp "$work/reviews/report.json" "$out/net_reviews_localnet.json"
+# ledger-localnet prints its report as the JSON object that ends its output.
+if [ -f "$work/reviews/report.json" ]; then
+  cp "$work/reviews/report.json" "$out/net_reviews_localnet.json"
+else
+  sed -n '/^{$/,/^}$/p' "$out/reviews.log" > "$out/net_reviews_localnet.json"
+fi
+
+run_baseline net_transfers_after_report
 
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
 t = json.load(open(os.path.join(out, "net_transfers_report.json")))
+t2 = json.load(open(os.path.join(out, "net_transfers_after_report.json")))
 r = json.load(open(os.path.join(out, "net_reviews_report.json")))
 n = json.load(open(os.path.join(out, "net_reviews_localnet.json")))
 lines = [
   f"reviews committed/s        {r['reviews_per_s']:8.1f}   ({r['reviews_committed']}/{r['reviews_submitted']} reviews in {r['seconds']:.2f} s, "
   f"blocks {r['first_height']}..{r['last_height']}, mean ring {r['ring_size_mean']})",
-  f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s)",
-  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}",
+  f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s, {t['blocks']} blocks)",
+  f"baseline after the reviews {t2['tx_per_s']:8.1f}   (block interval {t2['block_interval_s']:.2f} s, {t2['blocks']} blocks)",
+  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}   (against the first baseline; "
+  f"{r['reviews_per_s'] / max(t2['tx_per_s'], 1e-9):.3f} against the second)",
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
+  f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "
+  + "; ".join(f"{n} x {why[:160]}" for why, n in r['submit_errors']),
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
 ]

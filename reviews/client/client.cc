@@ -83,7 +83,21 @@ Result<std::vector<std::optional<ledger::LeafValue>>> ReviewsClient::ReadLeaves(
     const std::vector<ledger::Hash256>& keys) {
   Lock lock(mu_);
   if (keys.empty()) return std::vector<std::optional<ledger::LeafValue>>{};
-  return light_->ReadLeaves(keys);
+  return ProvedLeaves(keys);
+}
+
+Result<std::vector<std::optional<ledger::LeafValue>>> ReviewsClient::ProvedLeaves(
+    const std::vector<ledger::Hash256>& keys) {
+  auto leaves = light_->ReadLeaves(keys);
+  // A politician reads a state request for height 0 as "the latest height"
+  // (PoliticianNode::ReadState), so a client still at the genesis header gets a proof against
+  // a later root once block 1 exists and refuses it ("state proof hashes to root ..., not the
+  // expected ..."). Catching up and asking again reads at a real height.
+  if (!leaves.ok() && light_->head().height == 0) {
+    TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
+    if (light_->head().height > 0) leaves = light_->ReadLeaves(keys);
+  }
+  return leaves;
 }
 
 Status ReviewsClient::Submit(const onchain::Payload& payload) {
@@ -138,7 +152,7 @@ Result<std::vector<ItemSummary>> ReviewsClient::ListItems() {
     epochs.insert(WindowEpoch(c.height));
   }
   for (uint64_t e : epochs) keys.push_back(leaf::KeyCount(e));
-  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, ProvedLeaves(keys));
   TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(leaves[0]));
   std::map<uint64_t, uint64_t> key_counts;
   size_t at = 1 + 2 * creations.size();
@@ -194,7 +208,7 @@ Result<ItemView> ReviewsClient::GetItemLocked(const ItemId& item) {
                                        leaf::KeyCount(epoch)};
   std::vector<ledger::Hash256> tags = TagKeys(candidates);
   keys.insert(keys.end(), tags.begin(), tags.end());
-  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, ProvedLeaves(keys));
   if (!leaves[0]) return DataLossError("item " + c->name + " is in the blocks but not in state");
   TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, DecodeItemRecord(*leaves[0]));
   ItemView v;
@@ -221,7 +235,7 @@ Status ReviewsClient::VerifyReviews(const ItemId& item, const std::vector<Posted
     if (r.item != item) return InvalidArgumentError("a review of another item is in the list");
     if (r.ring == nullptr) return InvalidArgumentError("a review without its ring is in the list");
   }
-  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves({leaf::Tally(item), leaf::Chain(item)}));
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, ProvedLeaves({leaf::Tally(item), leaf::Chain(item)}));
   TESSERA_ASSIGN_OR_RETURN(Tally tally, DecodeTally(leaves[0]));
   return CheckAgainstState(Replay(reviews), tally, leaves[1].value_or(ledger::LeafValue{}));
 }
@@ -235,7 +249,7 @@ Result<std::vector<urs::Point>> ReviewsClient::RegisteredKeysLocked(uint64_t epo
   std::vector<urs::Point> candidates = index_.KeyCandidates(epoch);
   std::vector<ledger::Hash256> keys = {leaf::KeyCount(epoch)};
   for (const urs::Point& k : candidates) keys.push_back(leaf::ReviewKey(epoch, k));
-  TESSERA_ASSIGN_OR_RETURN(auto leaves, light_->ReadLeaves(keys));
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, ProvedLeaves(keys));
   TESSERA_ASSIGN_OR_RETURN(uint64_t count, DecodeCounter(leaves[0]));
   std::vector<urs::Point> registered;
   for (size_t i = 0; i < candidates.size(); ++i) {
@@ -254,7 +268,7 @@ Result<urs::Ring> ReviewsClient::EligibleRing(const ItemId& item, uint64_t epoch
 }
 
 Result<urs::Ring> ReviewsClient::EligibleRingLocked(const ItemId& item, uint64_t epoch) {
-  TESSERA_ASSIGN_OR_RETURN(auto seed, light_->ReadLeaves({leaf::EpochSeed(epoch)}));
+  TESSERA_ASSIGN_OR_RETURN(auto seed, ProvedLeaves({leaf::EpochSeed(epoch)}));
   if (!seed[0]) {
     return FailedPreconditionError("the seed of " + E(epoch) + " is drawn at height " +
                                    std::to_string(epoch * params_.epoch_blocks) + " (now " +
@@ -282,7 +296,7 @@ Result<ItemId> ReviewsClient::CreateItem(const ledger::net::Identity& identity,
   TESSERA_RETURN_IF_ERROR(Submit(tx));
   if (wait) {
     TESSERA_RETURN_IF_ERROR(WaitFor("the item to be committed", [&]() -> Result<bool> {
-      TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::Item(id)}));
+      TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves({leaf::Item(id)}));
       return l[0].has_value();
     }));
   }
@@ -328,8 +342,7 @@ Status ReviewsClient::RequestKey(const ledger::net::Identity& identity,
   if (!wait) return Status::Ok();
   const ledger::Hash256 want = ledger::Sha256(b.blinded_msg);
   return WaitFor("the key request to be committed", [&]() -> Result<bool> {
-    TESSERA_ASSIGN_OR_RETURN(auto l,
-                             light_->ReadLeaves({leaf::KeyRequest(epoch, citizen.public_key())}));
+    TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves({leaf::KeyRequest(epoch, citizen.public_key())}));
     if (l[0] && *l[0] != want) {
       return FailedPreconditionError("this identity already requested another key for " + E(epoch));
     }
@@ -358,7 +371,7 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
   TESSERA_RETURN_IF_ERROR(WaitFor("the issuer's blind signatures", [&]() -> Result<bool> {
     std::vector<ledger::Hash256> leaves;
     for (const KeyRequestFile& r : requests) leaves.push_back(leaf::KeyIssue(r.epoch, r.citizen));
-    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves(leaves));
+    TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves(leaves));
     bool all = true;
     for (size_t i = 0; i < keys.size(); ++i) {
       ReviewKeyFile& key = keys[i];
@@ -399,7 +412,7 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
   for (const ReviewKeyFile& k : keys)
     key_leaves.push_back(leaf::ReviewKey(k.epoch, k.review.public_key));
   TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
-  TESSERA_ASSIGN_OR_RETURN(auto before, light_->ReadLeaves(key_leaves));
+  TESSERA_ASSIGN_OR_RETURN(auto before, ProvedLeaves(key_leaves));
   for (size_t i = 0; i < keys.size(); ++i) {
     const ReviewKeyFile& key = keys[i];
     if (before[i]) continue;
@@ -419,7 +432,7 @@ Status ReviewsClient::CompleteKeys(const std::vector<std::filesystem::path>& key
     TESSERA_RETURN_IF_ERROR(Submit(reg));
   }
   TESSERA_RETURN_IF_ERROR(WaitFor("the key registrations", [&]() -> Result<bool> {
-    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves(key_leaves));
+    TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves(key_leaves));
     return std::all_of(l.begin(), l.end(), [](const auto& v) { return v.has_value(); });
   }));
   for (size_t i = 0; i < keys.size(); ++i) {
@@ -481,7 +494,7 @@ Result<ReviewBatch> ReviewsClient::SignReview(const ReviewKeyFile& key, const It
   TESSERA_ASSIGN_OR_RETURN(urs::Point tag,
                            urs::ComputeTag(key.review.secret, ReviewScope(item_bytes, key.epoch)));
   if (!options.skip_local_checks) {
-    TESSERA_ASSIGN_OR_RETURN(auto used, light_->ReadLeaves({leaf::Tag(item, key.epoch, tag)}));
+    TESSERA_ASSIGN_OR_RETURN(auto used, ProvedLeaves({leaf::Tag(item, key.epoch, tag)}));
     if (used[0]) return AlreadyExistsError("this key already reviewed the item (tag used)");
   }
   TESSERA_ASSIGN_OR_RETURN(Review signed_review, reviews::SignReview(key.review, ring, item_bytes,
@@ -510,7 +523,7 @@ Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOp
   }
   const ledger::Hash256 tag_leaf = leaf::Tag(review.item, review.epoch, entry.signature.tag);
   if (!options.skip_local_checks) {
-    TESSERA_ASSIGN_OR_RETURN(auto used, light_->ReadLeaves({tag_leaf}));
+    TESSERA_ASSIGN_OR_RETURN(auto used, ProvedLeaves({tag_leaf}));
     if (used[0]) return AlreadyExistsError("this key already reviewed the item (tag used)");
   }
   // Checked here, before anything reaches a politician: a relay forwards only reviews that
@@ -523,7 +536,7 @@ Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOp
   if (!options.wait) return Status::Ok();
   const ledger::Hash256 record = ReviewRecordHash(review.item, review.epoch, review.ring, entry);
   return WaitFor("the review to be committed", [&]() -> Result<bool> {
-    TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({tag_leaf}));
+    TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves({tag_leaf}));
     if (l[0] && *l[0] != record) {
       return AlreadyExistsError("another review by this key was committed first");
     }
@@ -533,7 +546,7 @@ Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOp
 
 Result<bool> ReviewsClient::EpochIsFull(uint64_t epoch) {
   TESSERA_ASSIGN_OR_RETURN(auto l,
-                           light_->ReadLeaves({leaf::KeyCount(epoch), leaf::RequestCount(epoch)}));
+                           ProvedLeaves({leaf::KeyCount(epoch), leaf::RequestCount(epoch)}));
   TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(l[0]));
   TESSERA_ASSIGN_OR_RETURN(uint64_t requested, DecodeCounter(l[1]));
   return registered >= requested;
@@ -549,12 +562,12 @@ FrontRunProof MakeFrontRunProof(const ReviewKeyFile& key, const KeyRequestFile& 
 
 Result<uint64_t> ReviewsClient::FrontRunProofs(uint64_t epoch) {
   Lock lock(mu_);
-  TESSERA_ASSIGN_OR_RETURN(auto l, light_->ReadLeaves({leaf::FrontRunCount(epoch)}));
+  TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves({leaf::FrontRunCount(epoch)}));
   return DecodeCounter(l[0]);
 }
 
 Result<ItemRecord> ReviewsClient::ItemRecordLocked(const ItemId& item) {
-  TESSERA_ASSIGN_OR_RETURN(auto item_leaf, light_->ReadLeaves({leaf::Item(item)}));
+  TESSERA_ASSIGN_OR_RETURN(auto item_leaf, ProvedLeaves({leaf::Item(item)}));
   if (!item_leaf[0]) return NotFoundError("no item " + ToHex(item));
   return DecodeItemRecord(*item_leaf[0]);
 }

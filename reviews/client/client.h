@@ -171,6 +171,10 @@ class ReviewsClient {
 
  private:
   ReviewsClient(ClientOptions options, ledger::net::Genesis genesis, ReviewsParams params);
+  // light_->ReadLeaves, caught up and retried once when the client is still at the genesis
+  // header (see client.cc). Requires mu_.
+  Result<std::vector<std::optional<ledger::LeafValue>>> ProvedLeaves(
+      const std::vector<ledger::Hash256>& keys);
   Status RefreshLocked(
       const std::function<void(uint64_t, const std::vector<onchain::Payload>&)>& on_block);
   Result<std::vector<urs::Point>> RegisteredKeysLocked(uint64_t epoch);

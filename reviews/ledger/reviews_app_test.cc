@@ -271,6 +271,37 @@ TEST_F(ReviewsAppTest, EachReviewIsVerifiedOnceByANode) {
   EXPECT_EQ(StatsOf(*app_).ring_verifications - after.ring_verifications, 2u);
 }
 
+// Issue 16, part 5 (cheap pre-check): a well-formed review that breaks a state rule (unknown
+// item, another epoch, a ring member that is not registered, a used tag) is refused with its
+// reason before any ring verification, so a flood of them costs a politician leaf reads, not
+// O(k) scalar multiplications. Broken on purpose once (the signatures checked first in Run):
+// 4 verifications were counted instead of 0.
+TEST_F(ReviewsAppTest, StateRuleViolationsCostNoRingVerification) {
+  auto keys = Scene(4);
+  const ItemId tea = Id("tea");
+  urs::Ring ring = RingOf(keys);
+  const ReviewEntry good = Sign(keys[0], ring, tea, 2, 4, "ok");
+  EXPECT_EQ(One(ReviewTx(tea, 2, ring, {good})), "");
+  const ReviewsAppStats before = StatsOf(*app_);
+  const ItemId nothing = ItemIdOf("no such item");
+  EXPECT_THAT(*Verdict(ReviewTx(nothing, 2, ring, {Sign(keys[1], ring, nothing, 2, 1, "x")}), true)
+                   .rejected,
+              HasSubstr("no item"));
+  EXPECT_THAT(
+      *Verdict(ReviewTx(tea, 3, ring, {Sign(keys[1], ring, tea, 3, 1, "x")}), true).rejected,
+      HasSubstr("accepted only during it"));
+  std::vector<urs::KeyPair> with_outsider = keys;
+  with_outsider.push_back(urs::GenerateKeyPair());
+  urs::Ring bigger = RingOf(with_outsider);
+  EXPECT_THAT(
+      *Verdict(ReviewTx(tea, 2, bigger, {Sign(keys[1], bigger, tea, 2, 1, "x")}), true).rejected,
+      HasSubstr("is not a key registered"));
+  EXPECT_THAT(
+      *Verdict(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "again")}), true).rejected,
+      HasSubstr("tag used"));
+  EXPECT_EQ(StatsOf(*app_).ring_verifications, before.ring_verifications);
+}
+
 TEST_F(ReviewsAppTest, SecondReviewOfOneItemByOneKeyIsRejected) {
   auto keys = Scene(3);
   const ItemId tea = Id("tea");

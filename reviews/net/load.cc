@@ -1,7 +1,10 @@
 #include "reviews/net/load.h"
 
 #include <atomic>
+#include <charconv>
 #include <ctime>
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -42,6 +45,30 @@ Status WaitForHeight(client::ReviewsClient& c, uint64_t height, const client::Cl
 
 }  // namespace
 
+std::optional<std::chrono::milliseconds> BusyRetryAfter(std::string_view message) {
+  // LightClient::Submit joins each politician's answer; PoliticianClient words a full pool
+  // "busy: ...; retry after <n> ms" and a rule violation "rejected: ...". A rule violation is
+  // final; a busy pool or a timed-out call is worth another try after the shortest hint.
+  constexpr std::string_view kPrefix = "transaction rejected: ";
+  if (const size_t p = message.find(kPrefix); p != std::string_view::npos) {
+    message.remove_prefix(p + kPrefix.size());
+  }
+  if (message.find("rejected: ") != std::string_view::npos) return std::nullopt;
+  const bool busy = message.find("busy: ") != std::string_view::npos;
+  const bool timed_out = message.find("Deadline Exceeded") != std::string_view::npos;
+  if (!busy && !timed_out) return std::nullopt;
+  constexpr std::string_view kRetry = "retry after ";
+  uint64_t shortest = 0;
+  for (size_t pos = message.find(kRetry); pos != std::string_view::npos;
+       pos = message.find(kRetry, pos + 1)) {
+    uint64_t ms = 0;
+    const char* begin = message.data() + pos + kRetry.size();
+    const auto [end, error] = std::from_chars(begin, message.data() + message.size(), ms);
+    if (error == std::errc() && ms > 0 && (shortest == 0 || ms < shortest)) shortest = ms;
+  }
+  return std::chrono::milliseconds(shortest == 0 ? 500 : shortest);
+}
+
 std::string LoadReport::ToJson() const {
   return nlohmann::json{{"epoch", epoch},
                         {"identities", identities},
@@ -50,6 +77,8 @@ std::string LoadReport::ToJson() const {
                         {"reviews_submitted", reviews_submitted},
                         {"reviews_committed", reviews_committed},
                         {"submit_rejected", submit_rejected},
+                        {"submit_errors", submit_errors},
+                        {"submit_busy_retries", submit_busy_retries},
                         {"sign_seconds", sign_seconds},
                         {"submit_seconds", submit_seconds},
                         {"seconds", seconds},
@@ -166,23 +195,44 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     TESSERA_ASSIGN_OR_RETURN(auto s, client::ReviewsClient::Open(o));
     submitters.push_back(std::move(s));
   }
-  std::atomic<uint64_t> rejected{0};
+  std::atomic<uint64_t> rejected{0}, busy{0};
+  std::mutex errors_mu;
+  std::map<std::string, uint64_t> errors;  // why submissions failed, counted
   const auto start = Clock::now();
+  const auto deadline = start + options.client.timeout;
   {
     std::vector<std::thread> threads;
     for (size_t t = 0; t < submitters.size(); ++t) {
       threads.emplace_back([&, t] {
         for (size_t i = t; i < payloads.size(); i += submitters.size()) {
-          if (!submitters[t]->Submit(payloads[i]).ok()) ++rejected;
+          // A politician whose reviews quota (or whole mempool) is full answers "busy" with a
+          // hint of when to retry; the submission is retried after it, as the ledger's transfer
+          // load generator does, until the client's timeout.
+          Status s = submitters[t]->Submit(payloads[i]);
+          while (!s.ok() && Clock::now() < deadline) {
+            const auto wait = BusyRetryAfter(s.message());
+            if (!wait) break;
+            ++busy;
+            std::this_thread::sleep_for(*wait);
+            s = submitters[t]->Submit(payloads[i]);
+          }
+          if (s.ok()) continue;
+          ++rejected;
+          std::lock_guard<std::mutex> lock(errors_mu);
+          ++errors[s.ToString()];
         }
       });
     }
     for (std::thread& th : threads) th.join();
   }
   report.submit_rejected = rejected.load();
+  report.submit_busy_retries = busy.load();
+  for (const auto& [why, n] : errors) {
+    progress << n << " submissions failed: " << why << "\n";
+    report.submit_errors.emplace_back(why, n);
+  }
   report.submit_seconds = Since(start);
   const auto window_end = (e + 1) * params.epoch_blocks;
-  const auto deadline = start + options.client.timeout;
   uint64_t committed = 0;
   double last_commit_s = 0;
   while (committed < payloads.size() - report.submit_rejected) {

@@ -9,9 +9,14 @@
 // Signing happens before the clock starts and is reported separately.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/status.h"
 #include "reviews/client/client.h"
@@ -36,14 +41,21 @@ struct LoadReport {
   uint64_t reviews_submitted = 0;
   uint64_t reviews_committed = 0;
   uint64_t submit_rejected = 0;
-  double sign_seconds = 0;    // CPU time signing every review (before the clock)
-  double submit_seconds = 0;  // wall time to hand every review to the politicians
-  double seconds = 0;         // first submission to the last commit seen
+  std::vector<std::pair<std::string, uint64_t>> submit_errors;  // each distinct error, counted
+  uint64_t submit_busy_retries = 0;  // submissions retried after a "busy" answer
+  double sign_seconds = 0;           // CPU time signing every review (before the clock)
+  double submit_seconds = 0;         // wall time to hand every review to the politicians
+  double seconds = 0;                // first submission to the last commit seen
   double reviews_per_s = 0;
   uint64_t first_height = 0, last_height = 0;  // blocks spanned by the run
 
   std::string ToJson() const;
 };
+
+// When a submission's error says every politician tried was busy (or timed out) rather than
+// refusing the transaction, how long to wait before retrying it: the shortest "retry after"
+// hint, else 500 ms. nullopt for a refusal that retrying cannot change.
+std::optional<std::chrono::milliseconds> BusyRetryAfter(std::string_view message);
 
 Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progress);
 

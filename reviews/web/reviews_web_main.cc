@@ -63,6 +63,18 @@ int main(int argc, char** argv) {
   app.add_option("--max-body-bytes", server.max_body_bytes, "Largest request body accepted")
       ->check(CLI::Range(4096, 16 * 1024 * 1024))
       ->capture_default_str();
+  app.add_option("--max-connections", server.max_connections,
+                 "Connections read or answered at once; more get 503")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--max-connections-per-address", server.max_connections_per_address,
+                 "Of them, from one client address; more get 503")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--request-timeout-s", server.request_timeout_seconds,
+                 "A request must arrive whole this soon after its connection (else 408)")
+      ->check(CLI::Range(1, 600))
+      ->capture_default_str();
   return program.Run(argc, argv, [&]() -> Status {
     backend.client.genesis = genesis;
     backend.client.checkpoint = checkpoint;

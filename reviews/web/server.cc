@@ -1,9 +1,13 @@
 #include "reviews/web/server.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -12,6 +16,7 @@
 
 #include "core/cli.h"
 #include "reviews/web/api.h"
+#include "reviews/web/connection_guard.h"
 #include "reviews/web/form.h"
 #include "reviews/web/html.h"
 #include "reviews/web/http_status.h"
@@ -22,6 +27,8 @@ namespace {
 
 constexpr const char* kHtml = "text/html; charset=utf-8";
 constexpr const char* kJson = "application/json";
+constexpr size_t kSpareThreads = 32;
+constexpr int kListenBacklog = 1024;
 
 // Invalid UTF-8 from the ledger (review texts are raw bytes there) is replaced, not thrown on.
 std::string Dump(const nlohmann::json& j) {
@@ -136,8 +143,135 @@ Result<ListenAddress> ParseListenAddress(std::string_view text) {
   return address;
 }
 
+// httplib's server with the connection guard (connection_guard.h) in front of its reading:
+// a connection is read by httplib only once the caps admitted it and its whole request arrived.
+class GuardedHttpServer : public httplib::Server {
+ public:
+  explicit GuardedHttpServer(const ServerOptions& options)
+      : options_(options),
+        limiter_({.max_connections = options.max_connections,
+                  .max_per_address = options.max_connections_per_address}) {}
+
+ protected:
+  bool process_and_close_socket(socket_t sock) override {
+    const std::string address = PeerAddress(sock);
+    ConnectionLimiter::Slot slot = limiter_.Acquire(address);
+    if (!slot) {
+      spdlog::warn("connection from {} refused: connection cap reached", address);
+      RefuseConnection(sock, 503, "Service Unavailable",
+                       "Too many open connections (from your address or in all); try again.");
+      return false;
+    }
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::seconds(options_.request_timeout_seconds);
+    // Room for the largest head httplib reads (8 KiB) on top of the largest body.
+    if (!WaitForRequest(sock, deadline, options_.max_body_bytes + 16 * 1024, &stopping_)) {
+      spdlog::info("connection from {} closed: no complete request within {} s", address,
+                   options_.request_timeout_seconds);
+      RefuseConnection(sock, 408, "Request Timeout",
+                       "The request did not arrive in time; the connection is closed.");
+      return false;
+    }
+    // httplib's own socket handling is private; this is what it does for one request with
+    // the connection closed after the answer, over a stream that also keeps the deadline.
+    DeadlineStream stream(sock, options_.io_timeout_seconds, deadline);
+    bool closed = false;
+    const bool ok = process_request(stream, /*close_connection=*/true, closed, nullptr);
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return ok;
+  }
+
+ private:
+  // A socket as httplib reads and writes it: each wait bounded by the I/O timeout, and reading
+  // refused once the request deadline passed (a body trickling in after the head stops there).
+  class DeadlineStream final : public httplib::Stream {
+   public:
+    DeadlineStream(socket_t sock, int io_timeout_seconds,
+                   std::chrono::steady_clock::time_point deadline)
+        : sock_(sock), io_timeout_ms_(io_timeout_seconds * 1000), deadline_(deadline) {}
+
+    bool is_readable() const override {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            deadline_ - std::chrono::steady_clock::now())
+                            .count();
+      return left > 0 && Wait(POLLIN, static_cast<int>(std::min<int64_t>(left, io_timeout_ms_)));
+    }
+    bool is_writable() const override { return Wait(POLLOUT, io_timeout_ms_); }
+    ssize_t read(char* ptr, size_t size) override {
+      if (!is_readable()) return -1;
+      ssize_t n;
+      do {
+        n = ::recv(sock_, ptr, size, 0);
+      } while (n < 0 && errno == EINTR);
+      return n;
+    }
+    ssize_t write(const char* ptr, size_t size) override {
+      if (!is_writable()) return -1;
+      ssize_t n;
+      do {
+        n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+      } while (n < 0 && errno == EINTR);
+      return n;
+    }
+    void get_remote_ip_and_port(std::string& ip, int& port) const override {
+      Name(::getpeername, ip, port);
+    }
+    void get_local_ip_and_port(std::string& ip, int& port) const override {
+      Name(::getsockname, ip, port);
+    }
+    socket_t socket() const override { return sock_; }
+
+   private:
+    bool Wait(short events, int timeout_ms) const {
+      pollfd p{sock_, events, 0};
+      int n;
+      do {
+        n = ::poll(&p, 1, timeout_ms);
+      } while (n < 0 && errno == EINTR);
+      return n > 0 && (p.revents & (events | POLLHUP | POLLERR)) != 0;
+    }
+    template <typename Getter>
+    void Name(Getter get, std::string& ip, int& port) const {
+      sockaddr_storage a{};
+      socklen_t length = sizeof(a);
+      ip.clear();
+      port = 0;
+      if (get(sock_, reinterpret_cast<sockaddr*>(&a), &length) != 0) return;
+      char text[INET6_ADDRSTRLEN] = {};
+      if (a.ss_family == AF_INET) {
+        const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+        ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof(text));
+        port = ntohs(v4->sin_port);
+      } else if (a.ss_family == AF_INET6) {
+        const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+        ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof(text));
+        port = ntohs(v6->sin6_port);
+      }
+      ip = text;
+    }
+
+    socket_t sock_;
+    int io_timeout_ms_;
+    std::chrono::steady_clock::time_point deadline_;
+  };
+
+  const ServerOptions options_;
+  ConnectionLimiter limiter_;
+  std::atomic<bool> stopping_{false};
+
+ public:
+  // Connections still waiting for their request are dropped, so stopping does not wait for
+  // their deadline.
+  void BeginStop() { stopping_.store(true); }
+  // httplib listens with a backlog of 5: under a connection flood the kernel then drops
+  // handshakes and real clients wait for SYN retransmissions (1 s, 3 s, ...). Listening again
+  // on the bound socket only sets a longer queue (the kernel caps it at somaxconn).
+  bool WidenBacklog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
+
 struct Server::Impl {
-  Impl(Backend& b, ServerOptions o) : backend(b), options(o) {}
+  Impl(Backend& b, ServerOptions o) : backend(b), options(o), http(o) {}
 
   void Install();
   void Items(const httplib::Request& req, httplib::Response& res);
@@ -148,7 +282,7 @@ struct Server::Impl {
 
   Backend& backend;
   const ServerOptions options;
-  httplib::Server http;
+  GuardedHttpServer http;
   bool bound = false;
 };
 
@@ -169,7 +303,10 @@ void Server::Impl::Install() {
   // connection, reads the rest of that body as the next request: a request hidden inside a form
   // would run. Closing after every answer leaves nothing to smuggle into.
   http.set_keep_alive_max_count(1);
-  http.new_task_queue = [threads = options.worker_threads] {
+  // A thread per admitted connection (the guard caps them at max_connections), so an admitted
+  // one never waits in the queue behind stalled ones, and spare threads that answer the
+  // connections beyond the cap with 503 at once.
+  http.new_task_queue = [threads = options.max_connections + kSpareThreads] {
     return new httplib::ThreadPool(threads);
   };
   // Defence in depth behind the escaping: no script runs and nothing loads from elsewhere even
@@ -310,6 +447,10 @@ Result<int> Server::Bind(const std::string& host, int port) {
     return UnavailableError("cannot listen on " + host + ":" + std::to_string(port) +
                             " (address in use or not local?)");
   }
+  if (!impl_->http.WidenBacklog(kListenBacklog)) {
+    return UnavailableError("cannot set the listen backlog on " + host + ":" +
+                            std::to_string(bound_port));
+  }
   impl_->bound = true;
   return bound_port;
 }
@@ -330,6 +471,7 @@ Status Server::Serve(const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   const bool failed = listener_done.load() && !stop.load();
+  impl_->http.BeginStop();
   impl_->http.stop();
   listener.join();
   if (failed) return UnavailableError("the HTTP listener stopped on its own");

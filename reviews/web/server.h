@@ -15,6 +15,9 @@
 // ServerOptions::max_body_bytes are refused with 413 before the backend sees them. Every answer
 // carries a Content-Security-Policy that allows no script and nothing from another origin, and
 // every connection is closed after one answer (no request can hide behind a malformed one).
+// Connections are capped in all and per client address, and a request must arrive whole within
+// request_timeout_seconds (connection_guard.h): slow or half-open clients cannot hold the
+// server's threads.
 //
 //   Server server(backend, {});
 //   TESSERA_ASSIGN_OR_RETURN(int port, server.Bind("127.0.0.1", 8080));
@@ -43,10 +46,16 @@ struct ServerOptions {
   int io_timeout_seconds = 10;
   // Items per page of the item list, and reviews per page of an item (?page=N).
   size_t page_size = 50;
-  // Threads serving connections. A connection that stalls holds one for up to
-  // io_timeout_seconds; with httplib's default (8 on a small machine) a few dozen slow clients
-  // delayed every real request by seconds. Threads blocked on a socket cost little.
-  size_t worker_threads = 64;
+  // Connections admitted at once, in all and from one client address (connection_guard.h);
+  // one beyond either cap gets 503 and is closed at once. Each admitted connection has its own
+  // thread (threads blocked on a socket cost little), so stalled clients never queue real
+  // requests until the cap is reached by many addresses together.
+  size_t max_connections = 256;
+  size_t max_connections_per_address = 32;
+  // The whole request (head, and a body announced by Content-Length) must arrive within this
+  // many seconds of the connection being admitted, however slowly it trickles (else 408 and
+  // close): a client sending a byte every few seconds cannot hold a thread for long.
+  int request_timeout_seconds = 10;
 };
 
 struct ListenAddress {

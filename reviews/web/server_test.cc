@@ -8,9 +8,12 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <iostream>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -405,6 +408,7 @@ TEST(ReviewsWebServerSetupTest, StalledClientsAreDisconnected) {
   FakeBackend backend;
   ServerOptions options;
   options.io_timeout_seconds = 1;
+  options.request_timeout_seconds = 1;
   Server server(backend, options);
   auto port = server.Bind("127.0.0.1", 0);
   ASSERT_TRUE(port.ok());
@@ -518,6 +522,171 @@ TEST(ReviewsWebServerSetupTest, StalledClientsDoNotStarveOthers) {
   ASSERT_TRUE(res) << "a real request waited behind the stalled connections";
   EXPECT_EQ(res->status, 200);
   for (int fd : stalled) ::close(fd);
+  stop.store(true);
+  serving.join();
+}
+
+// A connection from `source` (a 127.x.y.z address: Linux routes all of 127/8 to loopback, so
+// one test can play several client addresses) to the server on `port`; -1 on failure.
+int ConnectFrom(const char* source, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &local.sin_addr);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Everything the server sends on `fd` until it closes (or `seconds` pass).
+std::string ReadUntilClosed(int fd, int seconds) {
+  timeval wait{.tv_sec = seconds, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  return answer;
+}
+
+bool SendAll(int fd, std::string_view data) {
+  return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+}
+
+// Issue 16: 300 half-open connections (half a request, then nothing) from one address do not
+// delay real requests from another: past the per-address cap the flood is answered 503 and
+// closed at once, and the connections it keeps hold threads of their own, not the real ones'.
+// The stalled connections would be held 30 s, the real requests wait at most 20 s, so only a
+// server that queues real requests behind the flood fails. Broken on purpose once (the caps
+// disabled): no 503 came back, and the 5 real requests took 6.2 s instead of 0.004 s.
+TEST(ReviewsWebServerSetupTest, HalfOpenFloodDoesNotDelayRealRequests) {
+  FakeBackend backend;
+  ServerOptions options;
+  options.io_timeout_seconds = 30;
+  options.request_timeout_seconds = 30;
+  Server server(backend, options);
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+
+  std::vector<int> flood;
+  for (int i = 0; i < 300; ++i) {
+    const int fd = ConnectFrom("127.0.0.3", *port);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    ASSERT_TRUE(SendAll(fd, "GET /api/items HTTP/1.1\r\nHost: x\r\nX-Slow: "));
+    flood.push_back(fd);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < 5; ++r) {
+    const int fd = ConnectFrom("127.0.0.2", *port);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, "GET /api/items HTTP/1.1\r\nHost: x\r\n\r\n"));
+    const std::string answer = ReadUntilClosed(fd, 20);
+    ::close(fd);
+    EXPECT_THAT(answer, HasSubstr("HTTP/1.1 200")) << "real request " << r << " waited";
+  }
+  std::cout << "5 real requests behind 300 half-open connections: "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+            << " s\n";
+  // The flood beyond the per-address cap was refused with a clear answer and closed at once
+  // (which 32 connections were admitted depends on the order the server took them; the
+  // kernel may still hold some in httplib's accept backlog of 5, so wait up to 25 s, within the
+  // 30 s the admitted ones are held).
+  const size_t expected = flood.size() - options.max_connections_per_address;
+  size_t refused = 0;
+  std::set<int> waiting(flood.begin(), flood.end());
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(25);
+  while (refused < expected && std::chrono::steady_clock::now() < give_up) {
+    std::vector<pollfd> polls;
+    for (int fd : waiting) polls.push_back({fd, POLLIN, 0});
+    if (::poll(polls.data(), polls.size(), 200) <= 0) continue;
+    for (const pollfd& p : polls) {
+      if ((p.revents & POLLIN) == 0) continue;
+      char buffer[256] = {};
+      const ssize_t n = ::recv(p.fd, buffer, sizeof(buffer) - 1, MSG_DONTWAIT);
+      refused += n > 0 && std::string_view(buffer, n).starts_with("HTTP/1.1 503");
+      waiting.erase(p.fd);
+    }
+  }
+  EXPECT_EQ(refused, expected);
+  for (int fd : flood) ::close(fd);
+  EXPECT_EQ(backend.list_calls(), 5);
+  stop.store(true);
+  serving.join();
+}
+
+// A slowloris client sends its request a byte at a time, each byte well within the I/O timeout:
+// the request deadline counts from the connection, not from the last byte, so it is cut off
+// with 408 (broken on purpose once: without the request deadline, only the per-read I/O
+// timeout, the 60 s of trickling below ran to the end without an answer).
+TEST(ReviewsWebServerSetupTest, TrickledRequestsHitTheRequestDeadline) {
+  FakeBackend backend;
+  ServerOptions options;
+  options.io_timeout_seconds = 30;
+  options.request_timeout_seconds = 2;
+  Server server(backend, options);
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+
+  const int fd = ConnectFrom("127.0.0.1", *port);
+  ASSERT_GE(fd, 0);
+  const std::string request =
+      "GET /api/items HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(600, 'a') + "\r\n\r\n";
+  bool closed = false;
+  for (size_t i = 0; i < request.size() && !closed; ++i) {  // up to 60 s at 100 ms a byte
+    closed = !SendAll(fd, request.substr(i, 1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    char c;
+    const ssize_t n = ::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    closed = closed || n >= 0;  // an answer or the close arrived
+  }
+  EXPECT_TRUE(closed) << "the trickled request was never cut off";
+  EXPECT_THAT(ReadUntilClosed(fd, 5), HasSubstr("HTTP/1.1 408"));
+  ::close(fd);
+  EXPECT_EQ(backend.list_calls(), 0);
+  stop.store(true);
+  serving.join();
+}
+
+// The overall cap: with every place taken (by stalled clients from several addresses), the
+// next connection is refused with 503 at once rather than queued.
+TEST(ReviewsWebServerSetupTest, ConnectionsBeyondTheCapAreRefused) {
+  FakeBackend backend;
+  ServerOptions options;
+  options.max_connections = 6;
+  options.max_connections_per_address = 3;
+  options.request_timeout_seconds = 30;
+  Server server(backend, options);
+  auto port = server.Bind("127.0.0.1", 0);
+  ASSERT_TRUE(port.ok());
+  std::atomic<bool> stop{false};
+  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  std::vector<int> held;
+  for (const char* source : {"127.0.0.4", "127.0.0.5"}) {
+    for (int i = 0; i < 3; ++i) {
+      const int fd = ConnectFrom(source, *port);
+      ASSERT_GE(fd, 0);
+      ASSERT_TRUE(SendAll(fd, "GET / HTTP/1.1\r\n"));
+      held.push_back(fd);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server admit them
+  const int fd = ConnectFrom("127.0.0.6", *port);
+  ASSERT_GE(fd, 0);
+  EXPECT_THAT(ReadUntilClosed(fd, 20), HasSubstr("HTTP/1.1 503"));
+  ::close(fd);
+  for (int h : held) ::close(h);
   stop.store(true);
   serving.join();
 }
