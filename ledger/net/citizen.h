@@ -40,6 +40,7 @@
 #include "core/status.h"
 #include "ledger/agreement/vote_journal.h"
 #include "ledger/net/chain.h"
+#include "ledger/net/chain_follower.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
 
@@ -50,6 +51,7 @@ struct CitizenTiming {
   int witness_ms = 300;         // collecting pool commitments before witnessing
   int proposal_ms = 400;        // collecting proposals before the soft vote
   int round_timeout_ms = 8000;  // a round that has not committed is retried
+  FollowOptions follow;         // compact following while not on the committee
 };
 
 struct CitizenOptions {
@@ -111,7 +113,12 @@ class Citizen {
   struct Round;
   Status SyncTo(uint64_t target, PoliticianClient& source);
   void SaveHead();
-  bool TryAdvance(const std::vector<PoliticianClient*>& sample);
+  // Follows the chain (chain_follower.h): latest_ becomes the follower's tip, whose
+  // certificate may not be checked yet. `wait`: long-poll one politician.
+  bool TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait = false);
+  // Before acting on latest_ (a committee round): checks its certificate; false if none of
+  // the sample certifies it (latest_ then goes back to the last checked head).
+  bool CertifyHead();
   void PlayRound(uint64_t h, const Ticket& ticket, uint32_t period, const std::atomic<bool>& stop);
   void Poll(Round& r);
   void Process(Round& r, const RoundItem& item);
@@ -128,6 +135,7 @@ class Citizen {
   std::mt19937_64 rng_;
   double sample_fraction_;  // EffectiveValidationSample(genesis): never below the sound one
   BlockHeader latest_;
+  ChainFollower follower_;
   TicketCache tickets_;
   // Persists a cert vote before it is sent; false if it could not (then it is not sent).
   bool RecordCertVote(uint64_t height, const Hash256& value);

@@ -14,10 +14,11 @@ PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms)
 }
 
 template <typename Req, typename Rep, typename Fn>
-Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn) {
+Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn, int extra_deadline_ms) {
   grpc::ClientContext ctx;
   // Executing a large block (every signature checked) takes far longer than a relay call.
   int deadline = std::is_same_v<Req, ExecuteRequest> ? std::max(deadline_ms_, 20000) : deadline_ms_;
+  deadline += extra_deadline_ms;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline));
   if (t) t->up += req.ByteSizeLong();
   grpc::Status s = fn(&ctx, req, rep);
@@ -61,6 +62,19 @@ Result<BlockReply> PoliticianClient::GetBlock(uint64_t height, Traffic* t, bool 
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetBlock(c, q, r); }));
   if (!rep.found()) return NotFoundError(address_ + " has no block " + std::to_string(height));
+  return rep;
+}
+
+Result<HeadsReply> PoliticianClient::GetHeads(uint64_t after_height, uint32_t max_headers,
+                                              uint32_t wait_ms, Traffic* t) {
+  HeadsRequest req;
+  req.set_after_height(after_height);
+  req.set_max_headers(max_headers);
+  req.set_wait_ms(wait_ms);
+  HeadsReply rep;
+  TESSERA_RETURN_IF_ERROR(Call(
+      req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetHeads(c, q, r); },
+      static_cast<int>(wait_ms)));
   return rep;
 }
 

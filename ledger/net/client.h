@@ -36,6 +36,10 @@ class PoliticianClient {
                            uint32_t* retry_after_ms = nullptr);
   Result<StatusReply> GetStatus(Traffic* t = nullptr);
   Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr, bool header_only = false);
+  // Headers after `after_height`; the politician may hold the call up to `wait_ms` for a new
+  // one (long-poll), so the deadline is extended by that much.
+  Result<HeadsReply> GetHeads(uint64_t after_height, uint32_t max_headers, uint32_t wait_ms,
+                              Traffic* t = nullptr);
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
                                Traffic* t = nullptr);
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
@@ -51,7 +55,7 @@ class PoliticianClient {
 
  private:
   template <typename Req, typename Rep, typename Fn>
-  Status Call(const Req& req, Rep* rep, Traffic* t, Fn fn);
+  Status Call(const Req& req, Rep* rep, Traffic* t, Fn fn, int extra_deadline_ms = 0);
   std::string address_;
   int deadline_ms_;
   std::unique_ptr<Politician::Stub> stub_;

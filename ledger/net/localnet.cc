@@ -208,7 +208,11 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                                      "--proposal-ms",
                                      std::to_string(cfg.timing.proposal_ms),
                                      "--round-timeout-ms",
-                                     std::to_string(cfg.timing.round_timeout_ms)};
+                                     std::to_string(cfg.timing.round_timeout_ms),
+                                     "--follow-wait-ms",
+                                     std::to_string(cfg.timing.follow.wait_ms),
+                                     "--certify-every",
+                                     std::to_string(cfg.timing.follow.certify_every)};
     TESSERA_RETURN_IF_ERROR(
         d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
     daemons.push_back(std::move(d));

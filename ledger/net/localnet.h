@@ -20,7 +20,8 @@
 //               withhold, stale, wrong, equivocate; cycled over the malicious ones), citizens
 //               (fraction malicious), citizen_behaviours (list of silent, inconsistent)
 //   [fault]     kill_politician (index, -1 = none), kill_at_block, restart_after_ms
-//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms
+//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms, follow_wait_ms and
+//               certify_every (compact following, chain_follower.h)
 // Derived thresholds for a committee of expected size C: T_cert = T_soft = floor(2C/3) + 1
 // and T_w = floor(C/4) + 1 (docs/ledger-network.md explains the choice).
 //

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <optional>
+#include <thread>
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/chain.h"
@@ -358,6 +359,15 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   PostReply prep;
   p.Post(post, &prep);
   ASSERT_TRUE(prep.accepted()) << prep.error();
+  // A follower long-polling for the block after the genesis is woken by the commit and gets
+  // the header with its proposer's identity (chain_follower.h).
+  HeadsReply heads;
+  std::thread follower([&] {
+    HeadsRequest hreq;
+    hreq.set_after_height(0);
+    hreq.set_wait_ms(PoliticianNode::kMaxHeadsWaitMs);
+    p.GetHeads(hreq, &heads);
+  });
   for (const CertificateSigner& s : block.certificate.signers) {
     const KeyPair* key = nullptr;
     for (const KeyPair& k : f.citizens) {
@@ -377,6 +387,16 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
     ASSERT_TRUE(prep.accepted()) << prep.error();
   }
   ASSERT_EQ(p.height(), 1u);  // the third cert vote completed the certificate
+  follower.join();
+  ASSERT_EQ(heads.headers_size(), 1);
+  EXPECT_EQ(heads.headers(0), EncodeBlockHeader(block.header));
+  EXPECT_EQ(heads.proposer_identities(0), EncodeIdentity(f.IdOf(f.citizens[0])));
+  HeadsReply none;
+  HeadsRequest after1;
+  after1.set_after_height(1);  // nothing newer, no wait: answers at once, empty
+  p.GetHeads(after1, &none);
+  EXPECT_EQ(none.height(), 1u);
+  EXPECT_EQ(none.headers_size(), 0);
   StatusReply status;
   p.GetStatus(&status);
   EXPECT_EQ(status.mempool(), 0u);

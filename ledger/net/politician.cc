@@ -127,6 +127,10 @@ Status PoliticianNode::Init() {
         CommitBlock(block, {stored.pools().begin(), stored.pools().end()}, /*from_votes=*/false)
             .WithContext("re-applying stored block " + std::to_string(h)));
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RememberHead(latest_reply_.block());
+  }
   spdlog::info("politician {} open at height {} root {}", options_.id, latest_.height,
                ToHex(latest_.state_root).substr(0, 16));
   return Status::Ok();
@@ -264,6 +268,8 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = block.header;
     latest_reply_ = reply;
+    RememberHead(reply.block());
+    head_cv_.notify_all();
     rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
     my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
     execute_cache_.clear();
@@ -640,6 +646,69 @@ void PoliticianNode::GetStatus(StatusReply* rep) {
   *rep->mutable_latest() = latest_reply_.block();
   std::lock_guard<std::mutex> pending(mempool_mu_);
   rep->set_mempool(mempool_.size());
+}
+
+namespace {
+
+// A certified block's canonical header and its proposer's identity (GetHeads' answer for it).
+std::pair<std::string, std::string> HeadOf(const CertifiedBlock& block) {
+  auto header = DecodeBlockHeader(AsBytes(block.header()));
+  if (!header.ok()) return {};
+  for (const std::string& bytes : block.identities()) {
+    auto id = DecodeIdentity(AsBytes(bytes));
+    if (id.ok() && id->citizen == header->proposer) return {block.header(), bytes};
+  }
+  return {block.header(), ""};
+}
+
+}  // namespace
+
+void PoliticianNode::RememberHead(const CertifiedBlock& block) {
+  auto head = HeadOf(block);
+  auto header = DecodeBlockHeader(AsBytes(head.first));
+  if (!header.ok()) return;
+  recent_heads_[header->height] = std::move(head);
+  while (recent_heads_.size() > kRecentHeads) recent_heads_.erase(recent_heads_.begin());
+}
+
+void PoliticianNode::GetHeads(const HeadsRequest& req, HeadsReply* rep,
+                              const std::function<bool()>& cancelled) {
+  Delay();
+  const uint64_t after = req.after_height();
+  const uint64_t max = req.max_headers() == 0
+                           ? kMaxHeadsPerReply
+                           : std::min<uint64_t>(req.max_headers(), kMaxHeadsPerReply);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::min(req.wait_ms(), kMaxHeadsWaitMs));
+  std::vector<std::pair<uint64_t, std::pair<std::string, std::string>>> heads;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (latest_.height <= after && head_waiters_ < kMaxHeadWaiters) {
+      ++head_waiters_;
+      // Short slices: a cancelled call or a server shutting down ends the wait within 100 ms.
+      while (latest_.height <= after && std::chrono::steady_clock::now() < deadline &&
+             !(cancelled && cancelled())) {
+        head_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      }
+      --head_waiters_;
+    }
+    rep->set_height(latest_.height);
+    if (options_.faults.withhold) return;  // claims the height, hands out nothing
+    for (uint64_t h = after + 1; h <= latest_.height && h <= after + max; ++h) {
+      auto it = recent_heads_.find(h);
+      heads.push_back({h, it == recent_heads_.end() ? std::pair<std::string, std::string>{}
+                                                    : it->second});
+    }
+  }
+  for (auto& [h, head] : heads) {
+    if (head.first.empty()) {  // older than the in-memory window: from the block store
+      auto stored = blocks_->Get(h);
+      if (!stored.ok()) return;
+      head = HeadOf(stored->block());
+    }
+    rep->add_headers(std::move(head.first));
+    rep->add_proposer_identities(std::move(head.second));
+  }
 }
 
 void PoliticianNode::GetBlock(const BlockRequest& req, BlockReply* rep) {

@@ -80,6 +80,15 @@ class PoliticianNode {
   void GetStatus(StatusReply* rep);
   void GetBlock(const BlockRequest& req, BlockReply* rep);
   Status ReadState(const StateRequest& req, StateReply* rep);
+  // Compact following (chain_follower.h): headers after req.after_height, long-polled for at
+  // most kMaxHeadsWaitMs; `cancelled` (the caller went away, or the server shuts down) ends
+  // the wait early. Beyond kMaxHeadWaiters concurrent waiters a request answers at once, so
+  // long-polls cannot pin an unbounded number of server threads.
+  void GetHeads(const HeadsRequest& req, HeadsReply* rep,
+                const std::function<bool()>& cancelled = {});
+  static constexpr uint32_t kMaxHeadsWaitMs = 5000;
+  static constexpr uint32_t kMaxHeadsPerReply = 64;
+  static constexpr size_t kMaxHeadWaiters = 512;
   Status Execute(const ExecuteRequest& req, ExecuteReply* rep);
   void GetRound(const RoundRequest& req, RoundReply* rep);
   void GetItems(const ItemsRequest& req, RoundReply* rep);
@@ -156,6 +165,13 @@ class PoliticianNode {
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
   std::map<uint64_t, RoundLog> rounds_;
   TicketCache tickets_;  // committee tickets of relayed witness lists and votes
+  // The newest kRecentHeads headers (canonical) and their proposers' identities, for
+  // GetHeads without a disk read; head_cv_ wakes long-polls when latest_ moves.
+  static constexpr size_t kRecentHeads = 256;
+  void RememberHead(const CertifiedBlock& block);  // mu_ held
+  std::map<uint64_t, std::pair<std::string, std::string>> recent_heads_;
+  std::condition_variable head_cv_;
+  size_t head_waiters_ = 0;
   std::map<std::string, ExecuteReply> execute_cache_;
   std::set<std::string> executing_;  // bodies being executed: later callers wait for them
   std::condition_variable executed_cv_;

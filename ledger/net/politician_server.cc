@@ -35,6 +35,10 @@ class Service final : public Politician::Service {
   grpc::Status ReadState(grpc::ServerContext*, const StateRequest* q, StateReply* r) override {
     return ToGrpc(node_->ReadState(*q, r));
   }
+  grpc::Status GetHeads(grpc::ServerContext* c, const HeadsRequest* q, HeadsReply* r) override {
+    node_->GetHeads(*q, r, [c] { return c->IsCancelled(); });
+    return grpc::Status::OK;
+  }
   grpc::Status Execute(grpc::ServerContext*, const ExecuteRequest* q, ExecuteReply* r) override {
     return ToGrpc(node_->Execute(*q, r));
   }
