@@ -34,7 +34,7 @@ uint64_t ChainFollower::Advance(const std::vector<PoliticianClient*>& sample, bo
   const uint64_t before = tip().height;
   for (size_t i = 0; i < sample.size(); ++i) {
     bool ask_next = false;  // this politician failed, lied, or withheld what it claims
-    for (;;) {  // follow it for as long as it has headers beyond what it handed out
+    for (;;) {              // follow it for as long as it has headers beyond what it handed out
       const uint64_t from = tip().height;
       const uint32_t wait_ms = wait && i == 0 ? static_cast<uint32_t>(options_.wait_ms) : 0;
       auto reply = sample[i]->GetHeads(from, options_.max_headers, wait_ms, traffic);

@@ -2,8 +2,8 @@
 // Politician service that hands out a chain of real certified blocks, or lies about it.
 #include "ledger/net/chain_follower.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 
@@ -55,8 +55,8 @@ struct TestChain {
     b.certificate.block_hash = BlockHash(b.header);
     for (size_t i = 0; i < signers; ++i) {
       auto t = *Draw(citizens[i], Role::kCommittee, h, prev.seed, g.sortition);
-      b.certificate.signers.push_back({citizens[i].public_key(), t.proof,
-                                       SignBlock(h, b.certificate.block_hash, citizens[i])});
+      b.certificate.signers.push_back(
+          {citizens[i].public_key(), t.proof, SignBlock(h, b.certificate.block_hash, citizens[i])});
     }
     for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
     blocks.push_back(std::move(b));
@@ -82,8 +82,9 @@ class FakePolitician final : public Politician::Service {
       BlockHeader header = b.header;
       if (header.height == tamper_seed_at_) header.seed[0] ^= 1;
       r->add_headers(EncodeBlockHeader(header));
-      auto proposer = std::find_if(b.identities.begin(), b.identities.end(),
-                                   [&](const Identity& id) { return id.citizen == header.proposer; });
+      auto proposer =
+          std::find_if(b.identities.begin(), b.identities.end(),
+                       [&](const Identity& id) { return id.citizen == header.proposer; });
       r->add_proposer_identities(EncodeIdentity(*proposer));
     }
     return grpc::Status::OK;

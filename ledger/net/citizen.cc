@@ -53,6 +53,7 @@ struct Citizen::Round {
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
+  VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
 };
 
 Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
@@ -412,7 +413,8 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   // tried before the proposal is judged wrong.
   bool mismatch = false;
   for (PoliticianClient* p : r.sample) {
-    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_);
+    const RequestSigner signer{options_.keys, r.my_identity, r.credential};
+    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_, &signer);
     if (!reply.ok()) continue;
     auto root = CheckExecution(*reply, proposal.pool_hashes);
     if (!root.ok()) {
@@ -442,7 +444,8 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   // The full body if some politician can execute it, else the empty block (always possible).
   for (const std::vector<Hash256>& body : {pools, std::vector<Hash256>{}}) {
     for (PoliticianClient* p : r.sample) {
-      auto reply = p->Execute(r.h, body, &traffic_);
+      const RequestSigner signer{options_.keys, r.my_identity, r.credential};
+      auto reply = p->Execute(r.h, body, &traffic_, &signer);
       if (!reply.ok()) continue;
       auto root = CheckExecution(*reply, body);
       if (!root.ok()) continue;
@@ -462,6 +465,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   bodies_.clear();
   r.sample = SafeSample();
   r.my_identity = EncodeIdentity(options_.identity);
+  r.credential = ticket.proof;
   const CitizenTiming& t = options_.timing;
   const bool silent = options_.fault == CitizenFault::kSilent;
   const bool liar = options_.fault == CitizenFault::kInconsistent;

@@ -79,10 +79,11 @@ Result<HeadsReply> PoliticianClient::GetHeads(uint64_t after_height, uint32_t ma
 }
 
 Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vector<Hash256>& keys,
-                                               Traffic* t) {
+                                               Traffic* t, const RequestSigner* signer) {
   StateRequest req;
   req.set_height(height);
   for (const Hash256& k : keys) req.add_keys(std::string(AsChars(k)));
+  if (signer != nullptr) SignStateRequest(req, *signer);
   StateReply rep;
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->ReadState(c, q, r); }));
@@ -91,10 +92,11 @@ Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vecto
 
 Result<ExecuteReply> PoliticianClient::Execute(uint64_t height,
                                                const std::vector<Hash256>& pool_hashes,
-                                               Traffic* t) {
+                                               Traffic* t, const RequestSigner* signer) {
   ExecuteRequest req;
   req.set_height(height);
   for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));
+  if (signer != nullptr) SignExecuteRequest(req, *signer);
   ExecuteReply rep;
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->Execute(c, q, r); }));

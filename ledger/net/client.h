@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "ledger/codec/messages.h"
 #include "ledger/net/blockene.grpc.pb.h"
+#include "ledger/net/request_auth.h"
 
 namespace tessera::ledger::net {
 
@@ -40,10 +41,12 @@ class PoliticianClient {
   // one (long-poll), so the deadline is extended by that much.
   Result<HeadsReply> GetHeads(uint64_t after_height, uint32_t max_headers, uint32_t wait_ms,
                               Traffic* t = nullptr);
+  // With a signer the request is authenticated (request_auth.h); Execute needs one with the
+  // committee credential, ReadState without one draws on the politician's anonymous budget.
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
-                               Traffic* t = nullptr);
+                               Traffic* t = nullptr, const RequestSigner* signer = nullptr);
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
-                               Traffic* t = nullptr);
+                               Traffic* t = nullptr, const RequestSigner* signer = nullptr);
   Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr,
                               bool hashes_only = false);
   Result<RoundReply> GetItems(uint64_t height, const std::vector<Hash256>& hashes,

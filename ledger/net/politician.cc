@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ledger/crypto/hash.h"
+#include "ledger/net/request_auth.h"
 #include "ledger/net/round_item.h"
 #include "ledger/state/transfer.h"
 
@@ -54,7 +55,10 @@ PoliticianNode::PoliticianNode(PoliticianOptions options)
                .min_pool_txs = options_.min_pool_txs,
                .target_round_s = options_.target_round_s,
                .backlog_pools = options_.backlog_pools}),
-      signatures_(options_.signature_cache_entries) {
+      signatures_(options_.signature_cache_entries),
+      execute_limiter_(options_.execute_per_s, options_.execute_burst),
+      read_limiter_(options_.reads_per_s, options_.reads_burst),
+      anonymous_limiter_(options_.anonymous_reads_per_s, options_.anonymous_reads_burst, 1) {
   mempool_.set_capacity(budget_.mempool_capacity());
 }
 
@@ -719,8 +723,80 @@ void PoliticianNode::GetBlock(const BlockRequest& req, BlockReply* rep) {
   if (req.header_only()) rep->clear_pools();
 }
 
+namespace {
+
+ByteSpan Span(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Status BudgetExhausted(std::string_view what, RateLimiter& limiter, const std::string& key) {
+  return ResourceExhaustedError(std::string(what) + " over its rate budget; retry after " +
+                                std::to_string(limiter.RetryAfterMs(key)) + " ms");
+}
+
+}  // namespace
+
+Status PoliticianNode::AuthorizeRead(const StateRequest& req) {
+  if (req.identity().empty()) {
+    if (anonymous_limiter_.Allow("")) return Status::Ok();
+    return BudgetExhausted(
+        "unauthenticated ReadState (all anonymous callers share one budget; sign the request "
+        "with a registered identity for your own)",
+        anonymous_limiter_, "");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(Span(req.identity())));
+  if (!VerifyIdentity(id, options_.genesis.registrar)) {
+    return PermissionDeniedError("ReadState: identity not signed by the registrar");
+  }
+  Signature sig{};
+  if (req.signature().size() != sig.size() ||
+      !Verify(id.citizen, kStateDomain, Span(StateSigningBytes(req)),
+              *reinterpret_cast<const Signature*>(req.signature().data()))) {
+    return PermissionDeniedError("ReadState: bad request signature");
+  }
+  const std::string key(AsChars(id.citizen));
+  if (!read_limiter_.Allow(key)) return BudgetExhausted("ReadState caller", read_limiter_, key);
+  return Status::Ok();
+}
+
+Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
+  if (req.identity().empty()) {
+    return PermissionDeniedError(
+        "Execute is for committee members: the request needs an identity, committee credential "
+        "and signature (request_auth.h)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(Span(req.identity())));
+  TESSERA_RETURN_IF_ERROR(CheckIdentity(options_.genesis, id, id.citizen, req.height()));
+  VrfProof credential{};
+  Signature sig{};
+  if (req.credential().size() != credential.size() || req.signature().size() != sig.size()) {
+    return PermissionDeniedError("Execute: malformed committee credential or signature");
+  }
+  std::copy(req.credential().begin(), req.credential().end(), credential.begin());
+  std::copy(req.signature().begin(), req.signature().end(), sig.begin());
+  if (!Verify(id.citizen, kExecuteDomain, Span(ExecuteSigningBytes(req)), sig)) {
+    return PermissionDeniedError("Execute: bad request signature");
+  }
+  bool member;
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // tickets_ is not thread-safe
+    member = req.height() == latest_.height + 1 &&
+             tickets_.Selected(options_.genesis, id.citizen, req.height(), latest_.seed, credential);
+  }
+  if (!member) {
+    return PermissionDeniedError("Execute: caller is not on the committee of block " +
+                                 std::to_string(req.height()));
+  }
+  const std::string key(AsChars(id.citizen));
+  if (!execute_limiter_.Allow(key)) {
+    return BudgetExhausted("Execute caller", execute_limiter_, key);
+  }
+  return Status::Ok();
+}
+
 Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
   Delay();
+  TESSERA_RETURN_IF_ERROR(AuthorizeRead(req));
   std::vector<Hash256> keys;
   for (const std::string& k : req.keys()) {
     TESSERA_ASSIGN_OR_RETURN(Hash256 key, HashFromBytes(k, "state key"));
@@ -748,6 +824,7 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
 
 Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   Delay();
+  TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
   SignatureCache::Scope scope(&signatures_);  // the pool's signatures were checked on arrival
   std::vector<Hash256> hashes;
   std::string cache_key = std::to_string(req.height()) + ":";

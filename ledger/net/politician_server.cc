@@ -13,6 +13,8 @@ grpc::Status ToGrpc(const Status& s) {
   auto code = s.code() == StatusCode::kInvalidArgument      ? grpc::INVALID_ARGUMENT
               : s.code() == StatusCode::kNotFound           ? grpc::NOT_FOUND
               : s.code() == StatusCode::kFailedPrecondition ? grpc::FAILED_PRECONDITION
+              : s.code() == StatusCode::kPermissionDenied   ? grpc::PERMISSION_DENIED
+              : s.code() == StatusCode::kResourceExhausted  ? grpc::RESOURCE_EXHAUSTED
                                                             : grpc::INTERNAL;
   return grpc::Status(code, s.ToString());
 }
