@@ -2,6 +2,7 @@
 // library), each run followed by the independent audit of localnet.h. Small networks and few
 // blocks keep each run to seconds; bench/ledger/net_run.sh runs the large ones.
 #include "ledger/net/localnet.h"
+#include "ledger/net/process.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -160,6 +161,18 @@ TEST(LocalnetTest, OverloadIsTurnedAwayAtAdmissionAndBlocksKeepCommitting) {
   EXPECT_EQ(r->offered_txs,
             r->submitted_txs + r->busy_submissions + r->idle_misses + r->rejected_submissions);
   ExpectSafe(*r);
+}
+
+// The CPU-by-role figures of the report: a process's CPU seconds grow while it computes; an
+// unknown process reads as 0.
+TEST(ProcessCpuTest, CountsTheCpuOfARunningProcess) {
+  const double before = ProcessCpuSeconds(::getpid());
+  volatile uint64_t x = 0;
+  for (uint64_t i = 0; ProcessCpuSeconds(::getpid()) < before + 0.05 && i < 4000000000ull; ++i) {
+    x = x + i;
+  }
+  EXPECT_GE(ProcessCpuSeconds(::getpid()), before + 0.05);
+  EXPECT_EQ(ProcessCpuSeconds(0x7ffffff0), 0);
 }
 
 }  // namespace
