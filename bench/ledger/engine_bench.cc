@@ -24,10 +24,10 @@
 #include "ledger/crypto/signature_cache.h"
 #include "ledger/net/client.h"
 #include "ledger/net/identity.h"
-#include "ledger/net/request_auth.h"
-#include "ledger/state/account.h"
 #include "ledger/net/politician_server.h"
 #include "ledger/net/process.h"
+#include "ledger/net/request_auth.h"
+#include "ledger/state/account.h"
 #include "ledger/state/state_store.h"
 #include "ledger/state/synthetic.h"
 

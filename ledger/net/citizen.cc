@@ -61,7 +61,8 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
       politicians_(std::move(politicians)),
       rng_(options_.rng_seed),
       sample_fraction_(EffectiveValidationSample(options_.genesis)),
-      follower_(options_.genesis, options_.timing.follow, options_.genesis.GenesisHeader().value()) {
+      follower_(options_.genesis, options_.timing.follow,
+                options_.genesis.GenesisHeader().value()) {
   latest_ = options_.genesis.GenesisHeader().value();
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
     // Written by this citizen after verifying the block; a damaged file means a fresh start.

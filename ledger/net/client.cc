@@ -91,8 +91,8 @@ Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vecto
 }
 
 Result<ExecuteReply> PoliticianClient::Execute(uint64_t height,
-                                               const std::vector<Hash256>& pool_hashes,
-                                               Traffic* t, const RequestSigner* signer) {
+                                               const std::vector<Hash256>& pool_hashes, Traffic* t,
+                                               const RequestSigner* signer) {
   ExecuteRequest req;
   req.set_height(height);
   for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));

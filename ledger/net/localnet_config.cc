@@ -92,8 +92,9 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   l.timing = {static_cast<int>(poll), static_cast<int>(wit), static_cast<int>(prop),
               static_cast<int>(to)};
   if (wait < 0 || wait > 5000 || every < 1) {
-    return InvalidArgumentError("timing.follow_wait_ms must be in [0, 5000] and "
-                                "timing.certify_every at least 1");
+    return InvalidArgumentError(
+        "timing.follow_wait_ms must be in [0, 5000] and "
+        "timing.certify_every at least 1");
   }
   l.timing.follow.wait_ms = static_cast<int>(wait);
   l.timing.follow.certify_every = static_cast<uint32_t>(every);

@@ -2,13 +2,14 @@
 // library), each run followed by the independent audit of localnet.h. Small networks and few
 // blocks keep each run to seconds; bench/ledger/net_run.sh runs the large ones.
 #include "ledger/net/localnet.h"
-#include "ledger/net/process.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <iostream>
+
+#include "ledger/net/process.h"
 
 namespace tessera::ledger::net {
 namespace {

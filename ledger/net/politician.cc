@@ -700,8 +700,8 @@ void PoliticianNode::GetHeads(const HeadsRequest& req, HeadsReply* rep,
     if (options_.faults.withhold) return;  // claims the height, hands out nothing
     for (uint64_t h = after + 1; h <= latest_.height && h <= after + max; ++h) {
       auto it = recent_heads_.find(h);
-      heads.push_back({h, it == recent_heads_.end() ? std::pair<std::string, std::string>{}
-                                                    : it->second});
+      heads.push_back(
+          {h, it == recent_heads_.end() ? std::pair<std::string, std::string>{} : it->second});
     }
   }
   for (auto& [h, head] : heads) {
@@ -780,8 +780,9 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
   bool member;
   {
     std::lock_guard<std::mutex> lock(mu_);  // tickets_ is not thread-safe
-    member = req.height() == latest_.height + 1 &&
-             tickets_.Selected(options_.genesis, id.citizen, req.height(), latest_.seed, credential);
+    member =
+        req.height() == latest_.height + 1 &&
+        tickets_.Selected(options_.genesis, id.citizen, req.height(), latest_.seed, credential);
   }
   if (!member) {
     return PermissionDeniedError("Execute: caller is not on the committee of block " +

@@ -169,9 +169,9 @@ class PoliticianNode {
   BlockHeader latest_;
   BlockReply latest_reply_;
   std::mutex mempool_mu_;
-  Mempool mempool_;            // mempool_mu_
-  BlockBudget budget_;         // mempool_mu_
-  SignatureCache signatures_;  // thread-safe
+  Mempool mempool_;                                                 // mempool_mu_
+  BlockBudget budget_;                                              // mempool_mu_
+  SignatureCache signatures_;                                       // thread-safe
   RateLimiter execute_limiter_, read_limiter_, anonymous_limiter_;  // thread-safe
   std::map<Hash256, StoredPool> pools_;
   std::map<std::pair<uint64_t, uint32_t>, std::set<Hash256>> pools_by_owner_;  // (height, id)
