@@ -8,7 +8,9 @@
 //   old reads:   a 2-key proof at an old version from the in-memory versions vs the O(N)
 //                rebuild from disk the politician used to do (200,000 accounts)
 //   RPC:         a politician over gRPC on loopback: GetStatus and SubmitTransaction calls/s
-//                from 1 and 4 client threads
+//                from 1 and 4 client threads; a registered caller's signed ReadState calls/s
+//                alone vs during a flood of unsigned ReadState calls from 2 other threads
+//                (request_auth.h: the flood is refused from the anonymous budget)
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <unistd.h>
@@ -21,8 +23,11 @@
 #include "ledger/crypto/hash.h"
 #include "ledger/crypto/signature_cache.h"
 #include "ledger/net/client.h"
+#include "ledger/net/identity.h"
 #include "ledger/net/politician_server.h"
 #include "ledger/net/process.h"
+#include "ledger/net/request_auth.h"
+#include "ledger/state/account.h"
 #include "ledger/state/state_store.h"
 #include "ledger/state/synthetic.h"
 
@@ -195,6 +200,9 @@ struct RpcPolitician {
     o.genesis = g;
     o.keys = me;
     o.dir = dir;
+    // The signed reader measures throughput, not its own budget; unsigned callers keep the
+    // default anonymous budget (50/s, burst 100).
+    o.reads_per_s = o.reads_burst = 1e9;
     for (uint64_t nonce = 0; nonce < 3; ++nonce) {
       for (uint32_t i = 0; i < kRpcAccounts; ++i) {
         KeyPair k = RpcAccount(i);
@@ -246,6 +254,36 @@ void BM_Rpc_SubmitTransaction(benchmark::State& state) {
   state.counters["accepted"] = static_cast<double>(accepted);
 }
 BENCHMARK(BM_Rpc_SubmitTransaction)->Threads(1)->Threads(4)->UseRealTime()->MinTime(1.0);
+
+// Arg 0: the signed reader alone; arg 1: the same during an unsigned flood from 2 threads.
+void BM_Rpc_SignedReadStateUnderFlood(benchmark::State& state) {
+  RpcPolitician& p = Politician();
+  const KeyPair registrar = KeyPair::FromSeed(Seed{9}), citizen = KeyPair::FromSeed(Seed{7});
+  Identity id{.citizen = citizen.public_key(), .registered_at = 0};
+  SignIdentity(id, registrar);
+  const RequestSigner signer{citizen, EncodeIdentity(id)};
+  const std::vector<Hash256> keys{AccountKey(RpcAccount(1).public_key()),
+                                  AccountKey(RpcAccount(2).public_key())};
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> flood_ok{0}, flood_refused{0};
+  std::vector<std::thread> flood;
+  for (int t = 0; state.range(0) == 1 && t < 2; ++t) {
+    flood.emplace_back([&] {
+      PoliticianClient c(p.address, 2000);
+      while (!stop) (c.ReadState(0, keys).ok() ? flood_ok : flood_refused)++;
+    });
+  }
+  PoliticianClient client(p.address, 2000);
+  int64_t failed = 0;
+  for (auto _ : state) failed += !client.ReadState(0, keys, nullptr, &signer).ok();
+  stop = true;
+  for (std::thread& t : flood) t.join();
+  state.SetItemsProcessed(state.iterations());
+  state.counters["signed_failed"] = static_cast<double>(failed);
+  state.counters["flood_served"] = static_cast<double>(flood_ok);
+  state.counters["flood_refused"] = static_cast<double>(flood_refused);
+}
+BENCHMARK(BM_Rpc_SignedReadStateUnderFlood)->Arg(0)->Arg(1)->UseRealTime()->MinTime(2.0);
 
 }  // namespace
 }  // namespace tessera::ledger::net

@@ -7,7 +7,9 @@
 # Optional: LEDGER_SWEEP_SECONDS (per run, default 40), LEDGER_SWEEP_RATES (default
 # "150 300 600 1000 1500 2000 3000"), LEDGER_SWEEP_COMMITTEES (default "16 64"),
 # LEDGER_SWEEP_ACCOUNTS (default 40000), LEDGER_SWEEP_SAMPLE (validation sample, default 0.25),
-# LEDGER_SWEEP_NONMEMBERS (citizens beyond the expected committee, default 8).
+# LEDGER_SWEEP_NONMEMBERS (citizens beyond the expected committee, default 8). The table adds a
+# non-member's bytes per block followed and the CPU per committed transfer by role
+# (politicians / citizen daemons / the launcher: load generator and auditor).
 set -euo pipefail
 build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
@@ -65,7 +67,7 @@ python3 - "$out" "$committees" "$rates" "$(nproc)" "$sample" "$seconds" <<'PY'
 import json, os, sys
 out, committees, rates, cores, sample, seconds = sys.argv[1], sys.argv[2].split(), [int(r) for r in sys.argv[3].split()], sys.argv[4], sys.argv[5], sys.argv[6]
 lines = [f"saturation sweep: 5 politicians, {cores} cores, validation sample {sample}, {seconds} s per run",
-         f"{'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'committed':>9} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'tx/blk':>6} {'member B/blk':>12} {'audit':>5}"]
+         f"{'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'committed':>9} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'tx/blk':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'audit':>5}"]
 all_pass = True
 summary = []
 for c in committees:
@@ -83,7 +85,7 @@ for c in committees:
         all_pass &= ok
         member = r["citizen_bytes_up_per_block"] + r["citizen_bytes_down_per_block"]
         rows.append((rate, r, member, ok))
-        lines.append(f"{c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r['tx_per_s']:>9.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {r['txs_per_block']:>6.0f} {member:>12.0f} {'PASS' if ok else 'FAIL':>5}")
+        lines.append(f"{c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r['tx_per_s']:>9.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {r['txs_per_block']:>6.0f} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {'PASS' if ok else 'FAIL':>5}")
     with open(os.path.join(out, f"sweep-c{c}.dat"), "w") as f:
         f.write("# offered submitted committed p50_s p99_s block_interval_s\n")
         for rate, r, member, ok in rows:

@@ -60,13 +60,16 @@ struct Citizen::Round {
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
+  VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
 };
 
 Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
     : options_(std::move(options)),
       politicians_(std::move(politicians)),
       rng_(options_.rng_seed),
-      sample_fraction_(EffectiveValidationSample(options_.genesis)) {
+      sample_fraction_(EffectiveValidationSample(options_.genesis)),
+      follower_(options_.genesis, options_.timing.follow,
+                options_.genesis.GenesisHeader().value()) {
   latest_ = options_.genesis.GenesisHeader().value();
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
     // Written by this citizen after verifying the block; a damaged file means a fresh start.
@@ -78,6 +81,7 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
     if (header.ok()) latest_ = *header;
   }
   stats_.head = BlockHash(latest_);
+  follower_.Reset(latest_);
   if (!options_.vote_journal.empty()) {
     auto journal = agreement::VoteJournal::Open(options_.vote_journal);
     if (journal.ok()) {
@@ -141,6 +145,7 @@ Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
                              {cb.identities().begin(), cb.identities().end()}));
     TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, latest_, block, &tickets_));
     latest_ = block.header;
+    follower_.Reset(latest_);
     SaveHead();
     std::lock_guard<std::mutex> lock(stats_mu_);
     ++stats_.blocks_followed;
@@ -148,18 +153,27 @@ Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
   return Status::Ok();
 }
 
-bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample) {
-  uint64_t before = latest_.height;
-  for (PoliticianClient* p : sample) {
-    auto status = p->GetStatus(&traffic_);
-    if (!status.ok() || status->height() <= latest_.height) continue;
-    Status s = SyncTo(status->height(), *p);
-    if (!s.ok()) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      ++stats_.bad_politician_answers;
-    }
-  }
+bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait) {
+  const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
+  follower_.Advance(sample, wait, &traffic_, &tickets_);
+  latest_ = follower_.tip();
+  if (follower_.tip_verified() && latest_.height != before) SaveHead();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  if (latest_.height > before) stats_.blocks_followed += latest_.height - before;
+  stats_.bad_politician_answers += follower_.bad_answers() - bad_before;
   return latest_.height > before;
+}
+
+bool Citizen::CertifyHead() {
+  if (follower_.tip_verified()) return true;
+  const uint64_t bad_before = follower_.bad_answers();
+  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_);
+  latest_ = follower_.tip();
+  SaveHead();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.bad_politician_answers += follower_.bad_answers() - bad_before;
+  if (!s.ok()) spdlog::warn("citizen: {}", s.ToString());
+  return s.ok();
 }
 
 void Citizen::Run(const std::atomic<bool>& stop) {
@@ -171,7 +185,7 @@ void Citizen::Run(const std::atomic<bool>& stop) {
     auto ticket =
         Draw(options_.keys, Role::kCommittee, h, latest_.seed, options_.genesis.sortition);
     if (ticket.ok() && ticket->selected &&
-        EligibleAt(options_.identity, h, options_.genesis.registration_delay)) {
+        EligibleAt(options_.identity, h, options_.genesis.registration_delay) && CertifyHead()) {
       if (attempts_height_ != h) {
         attempts_height_ = h;
         attempts_ = 0;
@@ -181,7 +195,7 @@ void Citizen::Run(const std::atomic<bool>& stop) {
       PlayRound(h, *ticket, std::min(attempts_++, kMaxProposerPeriods - 1), stop);
     } else {
       auto until = Clock::now() + std::chrono::milliseconds(options_.timing.round_timeout_ms);
-      while (!stop.load() && Clock::now() < until && !TryAdvance(SafeSample())) {
+      while (!stop.load() && Clock::now() < until && !TryAdvance(SafeSample(), /*wait=*/true)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(options_.timing.poll_ms * 2));
       }
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -387,7 +401,8 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   // tried before the proposal is judged wrong.
   bool mismatch = false;
   for (PoliticianClient* p : r.sample) {
-    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_);
+    const RequestSigner signer{options_.keys, r.my_identity, r.credential};
+    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_, &signer);
     if (!reply.ok()) continue;
     auto root = CheckExecution(*reply, proposal.pool_hashes);
     if (!root.ok()) {
@@ -417,7 +432,8 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   // The full body if some politician can execute it, else the empty block (always possible).
   for (const std::vector<Hash256>& body : {pools, std::vector<Hash256>{}}) {
     for (PoliticianClient* p : r.sample) {
-      auto reply = p->Execute(r.h, body, &traffic_);
+      const RequestSigner signer{options_.keys, r.my_identity, r.credential};
+      auto reply = p->Execute(r.h, body, &traffic_, &signer);
       if (!reply.ok()) continue;
       auto root = CheckExecution(*reply, body);
       if (!root.ok()) continue;
@@ -455,6 +471,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   bodies_.clear();
   r.sample = SafeSample();
   r.my_identity = EncodeIdentity(options_.identity);
+  r.credential = ticket.proof;
   const CitizenTiming& t = options_.timing;
   const bool silent = options_.fault == CitizenFault::kSilent;
   const bool liar = options_.fault == CitizenFault::kInconsistent;

@@ -42,6 +42,7 @@
 #include "ledger/agreement/vote_journal.h"
 #include "ledger/net/chain.h"
 #include "ledger/net/citizen_agreement.h"
+#include "ledger/net/chain_follower.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
 
@@ -54,6 +55,7 @@ struct CitizenTiming {
   // A round that has not committed is retried with a fresh sample (the BA* player and its
   // votes carry over); a BA* period's next-vote deadline is half of this.
   int round_timeout_ms = 8000;
+  FollowOptions follow;         // compact following while not on the committee
 };
 
 struct CitizenOptions {
@@ -116,7 +118,12 @@ class Citizen {
   struct Round;
   Status SyncTo(uint64_t target, PoliticianClient& source);
   void SaveHead();
-  bool TryAdvance(const std::vector<PoliticianClient*>& sample);
+  // Follows the chain (chain_follower.h): latest_ becomes the follower's tip, whose
+  // certificate may not be checked yet. `wait`: long-poll one politician.
+  bool TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait = false);
+  // Before acting on latest_ (a committee round): checks its certificate; false if none of
+  // the sample certifies it (latest_ then goes back to the last checked head).
+  bool CertifyHead();
   void PlayRound(uint64_t h, const Ticket& ticket, uint32_t period, const std::atomic<bool>& stop);
   void Poll(Round& r);
   void Process(Round& r, const RoundItem& item);
@@ -134,6 +141,7 @@ class Citizen {
   std::mt19937_64 rng_;
   double sample_fraction_;  // EffectiveValidationSample(genesis): never below the sound one
   BlockHeader latest_;
+  ChainFollower follower_;
   TicketCache tickets_;
 
   std::map<uint64_t, Hash256> cert_voted_;  // height -> value: one cert vote per height, ever

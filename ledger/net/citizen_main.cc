@@ -20,6 +20,13 @@ int main(int argc, char** argv) {
   program.app().add_option("--witness-ms", timing.witness_ms, "Pool-collection window");
   program.app().add_option("--proposal-ms", timing.proposal_ms, "Proposal-collection window");
   program.app().add_option("--round-timeout-ms", timing.round_timeout_ms, "Round retry timeout");
+  program.app()
+      .add_option("--follow-wait-ms", timing.follow.wait_ms, "Long-poll wait for new heads")
+      ->check(CLI::Range(0, 5000));
+  program.app()
+      .add_option("--certify-every", timing.follow.certify_every,
+                  "Followed headers before the head's certificate is checked")
+      ->check(CLI::Range(1u, 1000000u));
   return program.Run(argc, argv, [&]() -> tessera::Status {
     CitizenDaemonOptions o;
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));

@@ -14,10 +14,11 @@ PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms)
 }
 
 template <typename Req, typename Rep, typename Fn>
-Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn) {
+Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn, int extra_deadline_ms) {
   grpc::ClientContext ctx;
   // Executing a large block (every signature checked) takes far longer than a relay call.
   int deadline = std::is_same_v<Req, ExecuteRequest> ? std::max(deadline_ms_, 20000) : deadline_ms_;
+  deadline += extra_deadline_ms;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(deadline));
   if (t) t->up += req.ByteSizeLong();
   grpc::Status s = fn(&ctx, req, rep);
@@ -64,11 +65,25 @@ Result<BlockReply> PoliticianClient::GetBlock(uint64_t height, Traffic* t, bool 
   return rep;
 }
 
+Result<HeadsReply> PoliticianClient::GetHeads(uint64_t after_height, uint32_t max_headers,
+                                              uint32_t wait_ms, Traffic* t) {
+  HeadsRequest req;
+  req.set_after_height(after_height);
+  req.set_max_headers(max_headers);
+  req.set_wait_ms(wait_ms);
+  HeadsReply rep;
+  TESSERA_RETURN_IF_ERROR(Call(
+      req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetHeads(c, q, r); },
+      static_cast<int>(wait_ms)));
+  return rep;
+}
+
 Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vector<Hash256>& keys,
-                                               Traffic* t) {
+                                               Traffic* t, const RequestSigner* signer) {
   StateRequest req;
   req.set_height(height);
   for (const Hash256& k : keys) req.add_keys(std::string(AsChars(k)));
+  if (signer != nullptr) SignStateRequest(req, *signer);
   StateReply rep;
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->ReadState(c, q, r); }));
@@ -76,11 +91,12 @@ Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vecto
 }
 
 Result<ExecuteReply> PoliticianClient::Execute(uint64_t height,
-                                               const std::vector<Hash256>& pool_hashes,
-                                               Traffic* t) {
+                                               const std::vector<Hash256>& pool_hashes, Traffic* t,
+                                               const RequestSigner* signer) {
   ExecuteRequest req;
   req.set_height(height);
   for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));
+  if (signer != nullptr) SignExecuteRequest(req, *signer);
   ExecuteReply rep;
   TESSERA_RETURN_IF_ERROR(
       Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->Execute(c, q, r); }));

@@ -17,6 +17,7 @@
 #include "core/status.h"
 #include "ledger/codec/messages.h"
 #include "ledger/net/blockene.grpc.pb.h"
+#include "ledger/net/request_auth.h"
 
 namespace tessera::ledger::net {
 
@@ -36,10 +37,16 @@ class PoliticianClient {
                            uint32_t* retry_after_ms = nullptr);
   Result<StatusReply> GetStatus(Traffic* t = nullptr);
   Result<BlockReply> GetBlock(uint64_t height, Traffic* t = nullptr, bool header_only = false);
+  // Headers after `after_height`; the politician may hold the call up to `wait_ms` for a new
+  // one (long-poll), so the deadline is extended by that much.
+  Result<HeadsReply> GetHeads(uint64_t after_height, uint32_t max_headers, uint32_t wait_ms,
+                              Traffic* t = nullptr);
+  // With a signer the request is authenticated (request_auth.h); Execute needs one with the
+  // committee credential, ReadState without one draws on the politician's anonymous budget.
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
-                               Traffic* t = nullptr);
+                               Traffic* t = nullptr, const RequestSigner* signer = nullptr);
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
-                               Traffic* t = nullptr);
+                               Traffic* t = nullptr, const RequestSigner* signer = nullptr);
   Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr,
                               bool hashes_only = false);
   Result<RoundReply> GetItems(uint64_t height, const std::vector<Hash256>& hashes,
@@ -51,7 +58,7 @@ class PoliticianClient {
 
  private:
   template <typename Req, typename Rep, typename Fn>
-  Status Call(const Req& req, Rep* rep, Traffic* t, Fn fn);
+  Status Call(const Req& req, Rep* rep, Traffic* t, Fn fn, int extra_deadline_ms = 0);
   std::string address_;
   int deadline_ms_;
   std::unique_ptr<Politician::Stub> stub_;

@@ -223,7 +223,11 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                                      "--proposal-ms",
                                      std::to_string(cfg.timing.proposal_ms),
                                      "--round-timeout-ms",
-                                     std::to_string(cfg.timing.round_timeout_ms)};
+                                     std::to_string(cfg.timing.round_timeout_ms),
+                                     "--follow-wait-ms",
+                                     std::to_string(cfg.timing.follow.wait_ms),
+                                     "--certify-every",
+                                     std::to_string(cfg.timing.follow.certify_every)};
     TESSERA_RETURN_IF_ERROR(
         d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
     daemons.push_back(std::move(d));
@@ -346,6 +350,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   }
   const double load_seconds = Seconds(Clock::now() - start);
   load.Stop();
+  LocalnetReport by_role;  // CPU by role, read while every process is still running
+  for (const PoliticianProcess& p : pols)
+    by_role.cpu_s_politicians += ProcessCpuSeconds(p.process->pid());
+  for (const CitizenProcess& d : daemons)
+    by_role.cpu_s_citizens += ProcessCpuSeconds(d.process->pid());
+  by_role.cpu_s_launcher = ProcessCpuSeconds(::getpid());
   for (CitizenProcess& d : daemons) d.process->Stop();
   stop_follow = true;
   follower.join();
@@ -396,6 +406,15 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     report.latency_max_s = latencies.back();
     report.seconds = Seconds(block_times.back() - *first_submit);
     report.tx_per_s = report.committed_txs / std::max(report.seconds, 1e-9);
+  }
+  {
+    report.cpu_s_politicians = by_role.cpu_s_politicians;
+    report.cpu_s_citizens = by_role.cpu_s_citizens;
+    report.cpu_s_launcher = by_role.cpu_s_launcher;
+    const double txs = std::max<double>(report.committed_txs, 1);
+    report.cpu_ms_per_tx_politicians = by_role.cpu_s_politicians * 1000 / txs;
+    report.cpu_ms_per_tx_citizens = by_role.cpu_s_citizens * 1000 / txs;
+    report.cpu_ms_per_tx_launcher = by_role.cpu_s_launcher * 1000 / txs;
   }
   if (block_times.size() >= 2) {
     report.block_interval_s =

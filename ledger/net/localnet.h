@@ -20,7 +20,8 @@
 //               withhold, stale, wrong, equivocate; cycled over the malicious ones), citizens
 //               (fraction malicious), citizen_behaviours (list of silent, inconsistent)
 //   [fault]     kill_politician (index, -1 = none), kill_at_block, restart_after_ms
-//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms
+//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms, follow_wait_ms and
+//               certify_every (compact following, chain_follower.h)
 // Derived thresholds for a committee of expected size C: T_cert = T_soft = floor(2C/3) + 1
 // and T_w = floor(C/4) + 1 (docs/ledger-network.md explains the choice).
 //
@@ -110,6 +111,11 @@ struct LocalnetReport {
   // non-member's bytes per block it followed.
   double citizen_member_bytes_per_block = 0, citizen_nonmember_bytes_per_block = 0;
   double citizen_cpu_ms_per_block = 0;
+  // CPU by role over the whole run (user + system, all threads): the politician processes,
+  // the citizen daemons, and this launcher (load generator and the auditor's replay), and
+  // each per committed transfer.
+  double cpu_s_politicians = 0, cpu_s_citizens = 0, cpu_s_launcher = 0;
+  double cpu_ms_per_tx_politicians = 0, cpu_ms_per_tx_citizens = 0, cpu_ms_per_tx_launcher = 0;
   uint64_t citizen_storage_bytes = 0;
   double txs_per_block = 0;
   uint64_t honest_politicians = 0, malicious_politicians = 0;

@@ -85,8 +85,19 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   TESSERA_ASSIGN_OR_RETURN(int64_t prop, c.GetIntOr("timing.proposal_ms", l.timing.proposal_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t to,
                            c.GetIntOr("timing.round_timeout_ms", l.timing.round_timeout_ms));
+  TESSERA_ASSIGN_OR_RETURN(int64_t wait,
+                           c.GetIntOr("timing.follow_wait_ms", l.timing.follow.wait_ms));
+  TESSERA_ASSIGN_OR_RETURN(int64_t every,
+                           c.GetIntOr("timing.certify_every", l.timing.follow.certify_every));
   l.timing = {static_cast<int>(poll), static_cast<int>(wit), static_cast<int>(prop),
               static_cast<int>(to)};
+  if (wait < 0 || wait > 5000 || every < 1) {
+    return InvalidArgumentError(
+        "timing.follow_wait_ms must be in [0, 5000] and "
+        "timing.certify_every at least 1");
+  }
+  l.timing.follow.wait_ms = static_cast<int>(wait);
+  l.timing.follow.certify_every = static_cast<uint32_t>(every);
 
   if (l.politicians < 1 || l.citizens < 1 || l.citizens_per_process < 1 || l.accounts < 2) {
     return InvalidArgumentError("need at least 1 politician, 1 citizen and 2 accounts");
@@ -124,6 +135,12 @@ std::string LocalnetReport::ToJson() const {
                       {"citizen_member_bytes_per_block", citizen_member_bytes_per_block},
                       {"citizen_nonmember_bytes_per_block", citizen_nonmember_bytes_per_block},
                       {"citizen_cpu_ms_per_block", citizen_cpu_ms_per_block},
+                      {"cpu_s_politicians", cpu_s_politicians},
+                      {"cpu_s_citizens", cpu_s_citizens},
+                      {"cpu_s_launcher", cpu_s_launcher},
+                      {"cpu_ms_per_tx_politicians", cpu_ms_per_tx_politicians},
+                      {"cpu_ms_per_tx_citizens", cpu_ms_per_tx_citizens},
+                      {"cpu_ms_per_tx_launcher", cpu_ms_per_tx_launcher},
                       {"citizen_storage_bytes", citizen_storage_bytes},
                       {"honest_politicians", honest_politicians},
                       {"malicious_politicians", malicious_politicians},

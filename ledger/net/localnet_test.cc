@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "ledger/net/process.h"
+
 namespace tessera::ledger::net {
 namespace {
 
@@ -117,18 +119,26 @@ TEST(LocalnetTest, SampledValidationCatchesAPoliticianThatForgesSignatures) {
   EXPECT_GT(r->signatures_checked, 0.97 * r->txs_validated);  // not 25%
 }
 
+// Also the compact follow (chain_follower.h): a citizen off the committee spends at most 5 KB
+// per block it follows -- headers by long-poll, and here a certificate every second block --
+// where following by GetStatus cost 120 KB - 2 MB per block (docs/ledger-engine.md).
 TEST(LocalnetTest, ACommitteeDrawnByVrfFromALargerCitizenSetCommitsBlocks) {
   LocalnetConfig c = Small(3, 24, 3);
   c.committee_size = 16;  // expected committee 16 of 24 citizens; T_cert = 11
   c.citizens_per_process = 12;
   c.key_seed = 7;  // reproducible committees (with random keys ~1% of runs draw one < T_cert)
   c.duration_s = 120;
+  c.timing.follow.certify_every = 2;
   auto r = RunNetwork("committee", c);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_GE(r->blocks, 3u);
   // Fewer committee seats were played than if every citizen served every block.
   EXPECT_LT(r->committee_rounds, 24u * r->blocks);
   EXPECT_GT(r->committee_rounds, 0u);
+  std::cerr << "non-member bytes per block followed: " << r->citizen_nonmember_bytes_per_block
+            << ", member bytes per committee block: " << r->citizen_member_bytes_per_block << "\n";
+  EXPECT_GT(r->citizen_nonmember_bytes_per_block, 0);
+  EXPECT_LE(r->citizen_nonmember_bytes_per_block, 5000);
   ExpectSafe(*r);
 }
 
@@ -193,6 +203,18 @@ TEST(LocalnetTest, AQuarterOfCitizensMaliciousTogetherKeepHalfTheHonestThroughpu
     recovered += r->recovered_blocks;
   }
   EXPECT_GT(recovered, 0u) << "no height needed a later BA* period";
+}
+
+// The CPU-by-role figures of the report: a process's CPU seconds grow while it computes; an
+// unknown process reads as 0.
+TEST(ProcessCpuTest, CountsTheCpuOfARunningProcess) {
+  const double before = ProcessCpuSeconds(::getpid());
+  volatile uint64_t x = 0;
+  for (uint64_t i = 0; ProcessCpuSeconds(::getpid()) < before + 0.05 && i < 4000000000ull; ++i) {
+    x = x + i;
+  }
+  EXPECT_GE(ProcessCpuSeconds(::getpid()), before + 0.05);
+  EXPECT_EQ(ProcessCpuSeconds(0x7ffffff0), 0);
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <optional>
+#include <thread>
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/chain.h"
@@ -11,6 +13,7 @@
 #include "ledger/net/identity.h"
 #include "ledger/net/mempool.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/request_auth.h"
 #include "ledger/state/account.h"
 
 namespace tessera::ledger::net {
@@ -343,9 +346,14 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   ereq.set_height(1);
   ereq.add_pool_hashes(std::string(AsChars(c->pool_hash)));
   ExecuteReply erep;
+  EXPECT_EQ(p.Execute(ereq, &erep).code(), StatusCode::kPermissionDenied);  // no credential
+  auto ticket = *Draw(f.citizens[1], Role::kCommittee, 1, f.genesis.seed, f.g.sortition);
+  SignExecuteRequest(ereq, {f.citizens[1], EncodeIdentity(f.IdOf(f.citizens[1])), ticket.proof});
   ASSERT_TRUE(p.Execute(ereq, &erep).ok());
   EXPECT_EQ(p.signature_stats().misses, misses_before_execute);  // the transfer: a hit
-  EXPECT_EQ(VerificationsComputed(), computed_before_execute);
+  // Two curve verifications: the request's signature and the caller's identity (outside the
+  // cache's scope); the transfer's own signature is a cache hit.
+  EXPECT_EQ(VerificationsComputed() - computed_before_execute, 2u);
   Hash256 root;
   ASSERT_EQ(erep.new_root().size(), root.size());
   std::copy(erep.new_root().begin(), erep.new_root().end(), root.begin());
@@ -358,6 +366,15 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   PostReply prep;
   p.Post(post, &prep);
   ASSERT_TRUE(prep.accepted()) << prep.error();
+  // A follower long-polling for the block after the genesis is woken by the commit and gets
+  // the header with its proposer's identity (chain_follower.h).
+  HeadsReply heads;
+  std::thread follower([&] {
+    HeadsRequest hreq;
+    hreq.set_after_height(0);
+    hreq.set_wait_ms(PoliticianNode::kMaxHeadsWaitMs);
+    p.GetHeads(hreq, &heads);
+  });
   for (const CertificateSigner& s : block.certificate.signers) {
     const KeyPair* key = nullptr;
     for (const KeyPair& k : f.citizens) {
@@ -377,6 +394,16 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
     ASSERT_TRUE(prep.accepted()) << prep.error();
   }
   ASSERT_EQ(p.height(), 1u);  // the third cert vote completed the certificate
+  follower.join();
+  ASSERT_EQ(heads.headers_size(), 1);
+  EXPECT_EQ(heads.headers(0), EncodeBlockHeader(block.header));
+  EXPECT_EQ(heads.proposer_identities(0), EncodeIdentity(f.IdOf(f.citizens[0])));
+  HeadsReply none;
+  HeadsRequest after1;
+  after1.set_after_height(1);  // nothing newer, no wait: answers at once, empty
+  p.GetHeads(after1, &none);
+  EXPECT_EQ(none.height(), 1u);
+  EXPECT_EQ(none.headers_size(), 0);
   StatusReply status;
   p.GetStatus(&status);
   EXPECT_EQ(status.mempool(), 0u);
@@ -396,6 +423,82 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
     ASSERT_TRUE(values.ok()) << values.status();
     EXPECT_EQ(DecodeAccount(*(*values)[0])->balance, 997u);
   }
+  node->reset();
+  std::filesystem::remove_all(dir);
+}
+
+// Execute and ReadState are authenticated and rate-limited (request_auth.h): a flood of
+// unauthenticated reads is refused from one small shared budget with a clear error, while a
+// registered caller's signed reads, interleaved with the flood, are all served; forged
+// credentials are refused before any proof is built.
+TEST(PoliticianNodeTest, AnUnauthenticatedFloodIsRefusedAndSignedReadsAreStillServed) {
+  Fixture f;
+  PoliticianOptions o = TestPolitician(f.g, "politician_auth_test");
+  o.anonymous_reads_per_s = 5;
+  o.anonymous_reads_burst = 5;
+  o.reads_per_s = 1000;
+  o.reads_burst = 1000;
+  const std::filesystem::path dir = o.dir;
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  PoliticianNode& p = **node;
+  const std::vector<Hash256> keys{AccountKey(Key(300).public_key())};
+  auto request = [&](const RequestSigner* signer) {
+    StateRequest req;
+    for (const Hash256& k : keys) req.add_keys(std::string(AsChars(k)));
+    if (signer) SignStateRequest(req, *signer);
+    return req;
+  };
+  const RequestSigner honest{f.citizens[2], EncodeIdentity(f.IdOf(f.citizens[2]))};
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<int> flood_served{0}, flood_refused{0};
+  std::string flood_error;
+  std::thread flood([&] {
+    for (int i = 0; i < 2000; ++i) {
+      StateReply rep;
+      Status s = p.ReadState(request(nullptr), &rep);
+      if (s.ok()) {
+        ++flood_served;
+      } else {
+        ++flood_refused;
+        if (flood_error.empty()) flood_error = s.ToString();
+        EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s;
+      }
+    }
+  });
+  for (int i = 0; i < 200; ++i) {
+    StateReply rep;
+    Status s = p.ReadState(request(&honest), &rep);
+    ASSERT_TRUE(s.ok()) << s;
+    ASSERT_TRUE(StateProof::Decode(AsBytes(rep.proof())).ok());
+  }
+  flood.join();
+  const double elapsed =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LE(flood_served.load(), 5 + static_cast<int>(5 * elapsed) + 1);
+  EXPECT_GE(flood_refused.load(), 2000 - 6 - static_cast<int>(5 * elapsed));
+  EXPECT_NE(flood_error.find("unauthenticated ReadState"), std::string::npos) << flood_error;
+  EXPECT_NE(flood_error.find("retry after"), std::string::npos) << flood_error;
+
+  StateReply rep;
+  StateRequest forged = request(&honest);
+  forged.mutable_keys(0)->at(0) ^= 1;  // the signature no longer covers the request
+  EXPECT_EQ(p.ReadState(forged, &rep).code(), StatusCode::kPermissionDenied);
+  const KeyPair impostor = Key(77);
+  Identity self_made{.citizen = impostor.public_key()};
+  SignIdentity(self_made, impostor);  // not the registrar's signature
+  const RequestSigner unregistered{impostor, EncodeIdentity(self_made)};
+  EXPECT_EQ(p.ReadState(request(&unregistered), &rep).code(), StatusCode::kPermissionDenied);
+
+  // Execute: a member's signed request with another member's credential is refused.
+  ExecuteRequest ereq;
+  ereq.set_height(1);
+  auto other = *Draw(f.citizens[0], Role::kCommittee, 1, f.genesis.seed, f.g.sortition);
+  SignExecuteRequest(ereq, {f.citizens[1], EncodeIdentity(f.IdOf(f.citizens[1])), other.proof});
+  ExecuteReply erep;
+  Status s = p.Execute(ereq, &erep);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
+  EXPECT_NE(s.message().find("not on the committee"), std::string::npos) << s;
   node->reset();
   std::filesystem::remove_all(dir);
 }

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ledger/crypto/hash.h"
+#include "ledger/net/request_auth.h"
 #include "ledger/net/round_item.h"
 #include "ledger/state/transfer.h"
 
@@ -54,7 +55,10 @@ PoliticianNode::PoliticianNode(PoliticianOptions options)
                .min_pool_txs = options_.min_pool_txs,
                .target_round_s = options_.target_round_s,
                .backlog_pools = options_.backlog_pools}),
-      signatures_(options_.signature_cache_entries) {
+      signatures_(options_.signature_cache_entries),
+      execute_limiter_(options_.execute_per_s, options_.execute_burst),
+      read_limiter_(options_.reads_per_s, options_.reads_burst),
+      anonymous_limiter_(options_.anonymous_reads_per_s, options_.anonymous_reads_burst, 1) {
   mempool_.set_capacity(budget_.mempool_capacity());
 }
 
@@ -126,6 +130,10 @@ Status PoliticianNode::Init() {
     TESSERA_RETURN_IF_ERROR(
         CommitBlock(block, {stored.pools().begin(), stored.pools().end()}, /*from_votes=*/false)
             .WithContext("re-applying stored block " + std::to_string(h)));
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    RememberHead(latest_reply_.block());
   }
   spdlog::info("politician {} open at height {} root {}", options_.id, latest_.height,
                ToHex(latest_.state_root).substr(0, 16));
@@ -264,6 +272,8 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     std::lock_guard<std::mutex> lock(mu_);
     latest_ = block.header;
     latest_reply_ = reply;
+    RememberHead(reply.block());
+    head_cv_.notify_all();
     rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
     my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
     execute_cache_.clear();
@@ -649,6 +659,69 @@ void PoliticianNode::GetStatus(StatusReply* rep) {
   rep->set_mempool(mempool_.size());
 }
 
+namespace {
+
+// A certified block's canonical header and its proposer's identity (GetHeads' answer for it).
+std::pair<std::string, std::string> HeadOf(const CertifiedBlock& block) {
+  auto header = DecodeBlockHeader(AsBytes(block.header()));
+  if (!header.ok()) return {};
+  for (const std::string& bytes : block.identities()) {
+    auto id = DecodeIdentity(AsBytes(bytes));
+    if (id.ok() && id->citizen == header->proposer) return {block.header(), bytes};
+  }
+  return {block.header(), ""};
+}
+
+}  // namespace
+
+void PoliticianNode::RememberHead(const CertifiedBlock& block) {
+  auto head = HeadOf(block);
+  auto header = DecodeBlockHeader(AsBytes(head.first));
+  if (!header.ok()) return;
+  recent_heads_[header->height] = std::move(head);
+  while (recent_heads_.size() > kRecentHeads) recent_heads_.erase(recent_heads_.begin());
+}
+
+void PoliticianNode::GetHeads(const HeadsRequest& req, HeadsReply* rep,
+                              const std::function<bool()>& cancelled) {
+  Delay();
+  const uint64_t after = req.after_height();
+  const uint64_t max = req.max_headers() == 0
+                           ? kMaxHeadsPerReply
+                           : std::min<uint64_t>(req.max_headers(), kMaxHeadsPerReply);
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::min(req.wait_ms(), kMaxHeadsWaitMs));
+  std::vector<std::pair<uint64_t, std::pair<std::string, std::string>>> heads;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (latest_.height <= after && head_waiters_ < kMaxHeadWaiters) {
+      ++head_waiters_;
+      // Short slices: a cancelled call or a server shutting down ends the wait within 100 ms.
+      while (latest_.height <= after && std::chrono::steady_clock::now() < deadline &&
+             !(cancelled && cancelled())) {
+        head_cv_.wait_for(lock, std::chrono::milliseconds(100));
+      }
+      --head_waiters_;
+    }
+    rep->set_height(latest_.height);
+    if (options_.faults.withhold) return;  // claims the height, hands out nothing
+    for (uint64_t h = after + 1; h <= latest_.height && h <= after + max; ++h) {
+      auto it = recent_heads_.find(h);
+      heads.push_back(
+          {h, it == recent_heads_.end() ? std::pair<std::string, std::string>{} : it->second});
+    }
+  }
+  for (auto& [h, head] : heads) {
+    if (head.first.empty()) {  // older than the in-memory window: from the block store
+      auto stored = blocks_->Get(h);
+      if (!stored.ok()) return;
+      head = HeadOf(stored->block());
+    }
+    rep->add_headers(std::move(head.first));
+    rep->add_proposer_identities(std::move(head.second));
+  }
+}
+
 void PoliticianNode::GetBlock(const BlockRequest& req, BlockReply* rep) {
   Delay();
   if (options_.faults.withhold) return;
@@ -657,8 +730,81 @@ void PoliticianNode::GetBlock(const BlockRequest& req, BlockReply* rep) {
   if (req.header_only()) rep->clear_pools();
 }
 
+namespace {
+
+ByteSpan Span(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Status BudgetExhausted(std::string_view what, RateLimiter& limiter, const std::string& key) {
+  return ResourceExhaustedError(std::string(what) + " over its rate budget; retry after " +
+                                std::to_string(limiter.RetryAfterMs(key)) + " ms");
+}
+
+}  // namespace
+
+Status PoliticianNode::AuthorizeRead(const StateRequest& req) {
+  if (req.identity().empty()) {
+    if (anonymous_limiter_.Allow("")) return Status::Ok();
+    return BudgetExhausted(
+        "unauthenticated ReadState (all anonymous callers share one budget; sign the request "
+        "with a registered identity for your own)",
+        anonymous_limiter_, "");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(Span(req.identity())));
+  if (!VerifyIdentity(id, options_.genesis.registrar)) {
+    return PermissionDeniedError("ReadState: identity not signed by the registrar");
+  }
+  Signature sig{};
+  if (req.signature().size() != sig.size() ||
+      !Verify(id.citizen, kStateDomain, Span(StateSigningBytes(req)),
+              *reinterpret_cast<const Signature*>(req.signature().data()))) {
+    return PermissionDeniedError("ReadState: bad request signature");
+  }
+  const std::string key(AsChars(id.citizen));
+  if (!read_limiter_.Allow(key)) return BudgetExhausted("ReadState caller", read_limiter_, key);
+  return Status::Ok();
+}
+
+Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
+  if (req.identity().empty()) {
+    return PermissionDeniedError(
+        "Execute is for committee members: the request needs an identity, committee credential "
+        "and signature (request_auth.h)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(Span(req.identity())));
+  TESSERA_RETURN_IF_ERROR(CheckIdentity(options_.genesis, id, id.citizen, req.height()));
+  VrfProof credential{};
+  Signature sig{};
+  if (req.credential().size() != credential.size() || req.signature().size() != sig.size()) {
+    return PermissionDeniedError("Execute: malformed committee credential or signature");
+  }
+  std::copy(req.credential().begin(), req.credential().end(), credential.begin());
+  std::copy(req.signature().begin(), req.signature().end(), sig.begin());
+  if (!Verify(id.citizen, kExecuteDomain, Span(ExecuteSigningBytes(req)), sig)) {
+    return PermissionDeniedError("Execute: bad request signature");
+  }
+  bool member;
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // tickets_ is not thread-safe
+    member =
+        req.height() == latest_.height + 1 &&
+        tickets_.Selected(options_.genesis, id.citizen, req.height(), latest_.seed, credential);
+  }
+  if (!member) {
+    return PermissionDeniedError("Execute: caller is not on the committee of block " +
+                                 std::to_string(req.height()));
+  }
+  const std::string key(AsChars(id.citizen));
+  if (!execute_limiter_.Allow(key)) {
+    return BudgetExhausted("Execute caller", execute_limiter_, key);
+  }
+  return Status::Ok();
+}
+
 Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
   Delay();
+  TESSERA_RETURN_IF_ERROR(AuthorizeRead(req));
   std::vector<Hash256> keys;
   for (const std::string& k : req.keys()) {
     TESSERA_ASSIGN_OR_RETURN(Hash256 key, HashFromBytes(k, "state key"));
@@ -686,6 +832,7 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
 
 Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   Delay();
+  TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
   SignatureCache::Scope scope(&signatures_);  // the pool's signatures were checked on arrival
   std::vector<Hash256> hashes;
   std::string cache_key = std::to_string(req.height()) + ":";

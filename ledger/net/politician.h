@@ -37,6 +37,7 @@
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
 #include "ledger/net/mempool.h"
+#include "ledger/net/rate_limiter.h"
 #include "ledger/net/vote_relay.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/state_store.h"
@@ -63,6 +64,12 @@ struct PoliticianOptions {
   uint64_t served_versions = 16;
   // Verified signatures remembered (signature_cache.h; about 80 bytes each).
   size_t signature_cache_entries = 1 << 18;
+  // Request budgets (request_auth.h, rate_limiter.h), requests per second and burst: per
+  // committee member for Execute, per registered identity for ReadState, and one budget
+  // shared by every unauthenticated ReadState caller.
+  double execute_per_s = 20, execute_burst = 40;
+  double reads_per_s = 50, reads_burst = 100;
+  double anonymous_reads_per_s = 50, anonymous_reads_burst = 100;
 };
 
 class PoliticianNode {
@@ -81,6 +88,15 @@ class PoliticianNode {
   void GetStatus(StatusReply* rep);
   void GetBlock(const BlockRequest& req, BlockReply* rep);
   Status ReadState(const StateRequest& req, StateReply* rep);
+  // Compact following (chain_follower.h): headers after req.after_height, long-polled for at
+  // most kMaxHeadsWaitMs; `cancelled` (the caller went away, or the server shuts down) ends
+  // the wait early. Beyond kMaxHeadWaiters concurrent waiters a request answers at once, so
+  // long-polls cannot pin an unbounded number of server threads.
+  void GetHeads(const HeadsRequest& req, HeadsReply* rep,
+                const std::function<bool()>& cancelled = {});
+  static constexpr uint32_t kMaxHeadsWaitMs = 5000;
+  static constexpr uint32_t kMaxHeadsPerReply = 64;
+  static constexpr size_t kMaxHeadWaiters = 512;
   Status Execute(const ExecuteRequest& req, ExecuteReply* rep);
   void GetRound(const RoundRequest& req, RoundReply* rep);
   void GetItems(const ItemsRequest& req, RoundReply* rep);
@@ -125,6 +141,11 @@ class PoliticianNode {
   // pools per politician and height) unless the pool is one of `certified` (a certified
   // block's pools, which must stay appliable).
   Status AddPool(const Pool& pool, const std::vector<Hash256>* certified = nullptr);
+  // The caller of a ReadState (request_auth.h): OK if it may be served now.
+  Status AuthorizeRead(const StateRequest& req);
+  // The caller of an Execute: a committee member of the next height with budget left (takes
+  // mu_ only for the ticket check).
+  Status AuthorizeExecute(const ExecuteRequest& req);
   void FreezePool(uint64_t height);                           // mu_ held
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
   // The blocks of the next height that hold a cert-vote quorum (mu_ held).
@@ -149,14 +170,22 @@ class PoliticianNode {
   BlockHeader latest_;
   BlockReply latest_reply_;
   std::mutex mempool_mu_;
-  Mempool mempool_;            // mempool_mu_
-  BlockBudget budget_;         // mempool_mu_
-  SignatureCache signatures_;  // thread-safe
+  Mempool mempool_;                                                 // mempool_mu_
+  BlockBudget budget_;                                              // mempool_mu_
+  SignatureCache signatures_;                                       // thread-safe
+  RateLimiter execute_limiter_, read_limiter_, anonymous_limiter_;  // thread-safe
   std::map<Hash256, StoredPool> pools_;
   std::map<std::pair<uint64_t, uint32_t>, std::set<Hash256>> pools_by_owner_;  // (height, id)
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
   std::map<uint64_t, RoundLog> rounds_;
   TicketCache tickets_;  // committee tickets of relayed witness lists and votes
+  // The newest kRecentHeads headers (canonical) and their proposers' identities, for
+  // GetHeads without a disk read; head_cv_ wakes long-polls when latest_ moves.
+  static constexpr size_t kRecentHeads = 256;
+  void RememberHead(const CertifiedBlock& block);  // mu_ held
+  std::map<uint64_t, std::pair<std::string, std::string>> recent_heads_;
+  std::condition_variable head_cv_;
+  size_t head_waiters_ = 0;
   std::map<std::string, ExecuteReply> execute_cache_;
   std::set<std::string> executing_;  // bodies being executed: later callers wait for them
   std::condition_variable executed_cv_;

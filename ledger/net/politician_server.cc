@@ -13,6 +13,8 @@ grpc::Status ToGrpc(const Status& s) {
   auto code = s.code() == StatusCode::kInvalidArgument      ? grpc::INVALID_ARGUMENT
               : s.code() == StatusCode::kNotFound           ? grpc::NOT_FOUND
               : s.code() == StatusCode::kFailedPrecondition ? grpc::FAILED_PRECONDITION
+              : s.code() == StatusCode::kPermissionDenied   ? grpc::PERMISSION_DENIED
+              : s.code() == StatusCode::kResourceExhausted  ? grpc::RESOURCE_EXHAUSTED
                                                             : grpc::INTERNAL;
   return grpc::Status(code, s.ToString());
 }
@@ -34,6 +36,10 @@ class Service final : public Politician::Service {
   }
   grpc::Status ReadState(grpc::ServerContext*, const StateRequest* q, StateReply* r) override {
     return ToGrpc(node_->ReadState(*q, r));
+  }
+  grpc::Status GetHeads(grpc::ServerContext* c, const HeadsRequest* q, HeadsReply* r) override {
+    node_->GetHeads(*q, r, [c] { return c->IsCancelled(); });
+    return grpc::Status::OK;
   }
   grpc::Status Execute(grpc::ServerContext*, const ExecuteRequest* q, ExecuteReply* r) override {
     return ToGrpc(node_->Execute(*q, r));

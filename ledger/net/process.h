@@ -32,6 +32,10 @@ class ChildProcess {
   pid_t pid_ = -1;
 };
 
+// User + system CPU seconds a running process has used (all its threads), from
+// /proc/<pid>/stat; 0 if it cannot be read.
+double ProcessCpuSeconds(pid_t pid);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 Result<int> FreeLoopbackPort();
 

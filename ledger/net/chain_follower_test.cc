@@ -1,0 +1,202 @@
+// The compact follower against a politician served over real gRPC on loopback: a fake
+// Politician service that hands out a chain of real certified blocks, or lies about it.
+#include "ledger/net/chain_follower.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ledger/crypto/hash.h"
+#include "ledger/net/identity.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("follower key " + std::to_string(i))); }
+
+// A chain of certified blocks among `n` citizens who are all on every committee.
+struct TestChain {
+  explicit TestChain(int n) {
+    g.registrar = registrar.public_key();
+    g.sortition.population = n;
+    g.sortition.committee_size = n;
+    g.sortition.proposers = n;
+    g.sortition.seed_lookback = 1;
+    g.cert_threshold = g.soft_threshold = 2 * n / 3 + 1;
+    g.witness_threshold = 1;
+    g.politicians.push_back({0, Key(1000).public_key(), "127.0.0.1:1"});
+    g.accounts.push_back({Key(1001).public_key(), 1000});
+    for (int i = 0; i < n; ++i) citizens.push_back(Key(i));
+    std::sort(citizens.begin(), citizens.end(),
+              [](const KeyPair& a, const KeyPair& b) { return a.public_key() < b.public_key(); });
+    genesis = *g.GenesisHeader();
+  }
+  Identity IdOf(const KeyPair& k) const {
+    Identity id{.citizen = k.public_key(), .registered_at = 0};
+    SignIdentity(id, registrar);
+    return id;
+  }
+  const BlockHeader& Head() const { return blocks.empty() ? genesis : blocks.back().header; }
+  // Appends the next block, certified by `signers` citizens.
+  void Extend(size_t signers) {
+    const BlockHeader prev = Head();
+    const uint64_t h = prev.height + 1;
+    CertifiedBlockData b;
+    const KeyPair& proposer = citizens[h % citizens.size()];
+    auto ticket = *Draw(proposer, Role::kProposer, h, ProposerSeed(prev.seed, 0), g.sortition);
+    b.header.height = h;
+    b.header.prev_hash = BlockHash(prev);
+    b.header.seed = NextSeed(prev.seed, ticket.output);
+    b.header.proposer = proposer.public_key();
+    b.header.proposer_credential = ticket.proof;
+    b.header.state_root = prev.state_root;
+    b.certificate.height = h;
+    b.certificate.block_hash = BlockHash(b.header);
+    for (size_t i = 0; i < signers; ++i) {
+      auto t = *Draw(citizens[i], Role::kCommittee, h, prev.seed, g.sortition);
+      b.certificate.signers.push_back(
+          {citizens[i].public_key(), t.proof, SignBlock(h, b.certificate.block_hash, citizens[i])});
+    }
+    for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
+    blocks.push_back(std::move(b));
+  }
+
+  Genesis g;
+  KeyPair registrar = Key(999);
+  std::vector<KeyPair> citizens;
+  BlockHeader genesis;
+  std::vector<CertifiedBlockData> blocks;  // blocks[h - 1] is block h
+};
+
+// Serves `chain` as a politician would (GetHeads, GetBlock); `tamper_seed_at` makes it hand
+// out a header whose seed was changed (its link to the next header breaks too).
+class FakePolitician final : public Politician::Service {
+ public:
+  FakePolitician(const TestChain& chain, uint64_t tamper_seed_at = 0)
+      : chain_(chain), tamper_seed_at_(tamper_seed_at) {}
+  grpc::Status GetHeads(grpc::ServerContext*, const HeadsRequest* q, HeadsReply* r) override {
+    r->set_height(chain_.blocks.size());
+    for (const CertifiedBlockData& b : chain_.blocks) {
+      if (b.header.height <= q->after_height()) continue;
+      BlockHeader header = b.header;
+      if (header.height == tamper_seed_at_) header.seed[0] ^= 1;
+      r->add_headers(EncodeBlockHeader(header));
+      auto proposer =
+          std::find_if(b.identities.begin(), b.identities.end(),
+                       [&](const Identity& id) { return id.citizen == header.proposer; });
+      r->add_proposer_identities(EncodeIdentity(*proposer));
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status GetBlock(grpc::ServerContext*, const BlockRequest* q, BlockReply* r) override {
+    if (q->height() == 0 || q->height() > chain_.blocks.size()) return grpc::Status::OK;
+    const CertifiedBlockData& b = chain_.blocks[q->height() - 1];
+    r->set_found(true);
+    r->mutable_block()->set_header(EncodeBlockHeader(b.header));
+    r->mutable_block()->set_certificate(EncodeCommitteeCertificate(b.certificate));
+    for (const Identity& id : b.identities) r->mutable_block()->add_identities(EncodeIdentity(id));
+    return grpc::Status::OK;
+  }
+
+ private:
+  const TestChain& chain_;
+  uint64_t tamper_seed_at_;
+};
+
+struct Served {
+  explicit Served(FakePolitician* service) {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service);
+    server = builder.BuildAndStart();
+    client = std::make_unique<PoliticianClient>("127.0.0.1:" + std::to_string(port));
+  }
+  ~Served() { server->Shutdown(); }
+  int port = 0;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<PoliticianClient> client;
+};
+
+// The O(1) property: following a block costs the same few hundred bytes whatever the
+// committee's size, and only the tip's certificate (O(committee)) is ever fetched.
+TEST(ChainFollowerTest, FollowsHeadersInConstantBytesAndCertifiesOnlyTheTip) {
+  TestChain chain(24);
+  for (int i = 0; i < 6; ++i) chain.Extend(chain.g.cert_threshold);
+  FakePolitician service(chain);
+  Served served(&service);
+  ChainFollower follower(chain.g, {.wait_ms = 0, .certify_every = 100}, chain.genesis);
+  Traffic traffic;
+  TicketCache tickets;
+  EXPECT_EQ(follower.Advance({served.client.get()}, /*wait=*/false, &traffic, &tickets), 6u);
+  EXPECT_EQ(follower.tip().height, 6u);
+  EXPECT_FALSE(follower.tip_verified());
+  EXPECT_EQ(follower.bad_answers(), 0u);
+  const uint64_t follow_bytes = traffic.up + traffic.down;
+  EXPECT_LT(follow_bytes / 6, 1000u) << follow_bytes;
+
+  ASSERT_TRUE(follower.CertifyTip({served.client.get()}, &traffic, &tickets).ok());
+  EXPECT_TRUE(follower.tip_verified());
+  EXPECT_EQ(follower.verified().height, 6u);
+  EXPECT_EQ(follower.certificates_checked(), 1u);
+  const uint64_t certificate_bytes = traffic.up + traffic.down - follow_bytes;
+  // 17 signers x (key, VRF proof, signature) + 24 identities: one certificate outweighs the
+  // six headers.
+  EXPECT_GT(certificate_bytes, follow_bytes);
+  EXPECT_GT(certificate_bytes, 17u * (32 + 80 + 64));
+}
+
+TEST(ChainFollowerTest, CertifiesOnItsOwnEveryCertifyEveryHeaders) {
+  TestChain chain(4);
+  for (int i = 0; i < 5; ++i) chain.Extend(chain.g.cert_threshold);
+  FakePolitician service(chain);
+  Served served(&service);
+  ChainFollower follower(chain.g, {.wait_ms = 0, .certify_every = 3, .max_headers = 2},
+                         chain.genesis);
+  Traffic traffic;
+  TicketCache tickets;
+  follower.Advance({served.client.get()}, false, &traffic, &tickets);
+  EXPECT_EQ(follower.tip().height, 5u);  // two headers per reply: it kept asking
+  EXPECT_TRUE(follower.tip_verified());
+  EXPECT_EQ(follower.certificates_checked(), 1u);
+}
+
+// A politician hands out a suffix whose tip has no quorum certificate: the follower believes
+// it only until it checks, then drops it and stands on its last checked head.
+TEST(ChainFollowerTest, AnUncertifiedSuffixIsDroppedWhenTheTipIsChecked) {
+  TestChain chain(4);
+  chain.Extend(chain.g.cert_threshold);
+  chain.Extend(chain.g.cert_threshold);
+  chain.Extend(chain.g.cert_threshold - 1);  // one signer short
+  FakePolitician service(chain);
+  Served served(&service);
+  ChainFollower follower(chain.g, {.wait_ms = 0, .certify_every = 100}, chain.genesis);
+  Traffic traffic;
+  TicketCache tickets;
+  follower.Advance({served.client.get()}, false, &traffic, &tickets);
+  ASSERT_EQ(follower.tip().height, 3u);
+  Status s = follower.CertifyTip({served.client.get()}, &traffic, &tickets);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no politician certifies"), std::string::npos) << s;
+  EXPECT_EQ(follower.tip().height, 0u);
+  EXPECT_TRUE(follower.tip_verified());
+  EXPECT_GT(follower.bad_answers(), 0u);
+}
+
+// A header whose seed is not its proposer's VRF output is refused on arrival (a politician
+// cannot choose the seeds of the unchecked suffix), and so is everything after it.
+TEST(ChainFollowerTest, RefusesAHeaderWhoseSeedIsNotItsProposersVrfOutput) {
+  TestChain chain(4);
+  for (int i = 0; i < 3; ++i) chain.Extend(chain.g.cert_threshold);
+  FakePolitician service(chain, /*tamper_seed_at=*/2);
+  Served served(&service);
+  ChainFollower follower(chain.g, {.wait_ms = 0, .certify_every = 100}, chain.genesis);
+  Traffic traffic;
+  TicketCache tickets;
+  follower.Advance({served.client.get()}, false, &traffic, &tickets);
+  EXPECT_EQ(follower.tip().height, 1u);
+  EXPECT_EQ(follower.bad_answers(), 1u);
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
