@@ -165,7 +165,15 @@ int main(int argc, char** argv) {
                  "unit here) or uniform (Varuna)")
       ->capture_default_str();
   app.add_option("--hosts", hosts_path, "Hosts file: 'address [command prefix]' per line");
-  app.add_option("--base-port", base_port, "Rank r listens on base-port + r (0: free ports)");
+  app.add_option("--base-port", base_port,
+                 "Rank r listens on base-port + r, the gloo store on base-port + workers "
+                 "(0: free ports)");
+  app.add_option("--collective", job.collective,
+                 "Gradient all-reduce: gloo (c10d ProcessGroupGloo, buckets overlap the "
+                 "backward) or tcp (our ring over the transport, after the backward)")
+      ->capture_default_str();
+  app.add_option("--bucket-kb", job.bucket_kb, "Gradient all-reduce bucket size in KiB")
+      ->capture_default_str();
   app.add_option("--run-dir", run_dir, "Job description and worker reports (default: temp)");
   app.add_option("--save-dir", job.save_dir, "Write a cut-keyed checkpoint here at the end");
   app.add_option("--resume-dir", job.resume_dir, "Resume from the newest checkpoint here");

@@ -15,6 +15,7 @@
 #include <random>
 
 #include "core/file.h"
+#include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "pipeline/checkpoint.h"
 #include "pipeline/launcher.h"
@@ -293,6 +294,15 @@ TEST_P(PipelineMatchesPyTorch, LossesAndParameters) {
   auto run = RunPipeline(job, c.name);
   ASSERT_TRUE(run.ok()) << run.status();
   ExpectSameTraining(job, *run, ref);
+  if (job.replicas > 1 && job.collective == "gloo") {
+    // Every step's gradient buckets were started by the backward's hooks (gloo overlap).
+    for (const WorkerReport& r : run->reports) {
+      for (const StepStats& s : r.steps) {
+        EXPECT_GT(s.buckets_overlapped, job.bucket_kb == 1 ? 1 : 0)
+            << "rank " << r.rank << " step " << s.step;
+      }
+    }
+  }
   if (job.schedule == ScheduleKind::kVaruna && job.stages > 1) {
     // Non-last stages front-load forwards: the first step starts with F0 F1.
     EXPECT_EQ(run->reports[0].first_step_order.rfind("F0 F1", 0), 0u)
@@ -312,9 +322,23 @@ JobConfig WithAdam(JobConfig job) {
   return job;
 }
 
+// Our own ring all-reduce over the transport instead of gloo.
+JobConfig WithTcpRing(JobConfig job) {
+  job.collective = "tcp";
+  return job;
+}
+// Gloo with 1 KiB buckets: many per stage, started one by one during the last backward.
+JobConfig WithSmallBuckets(JobConfig job) {
+  job.bucket_kb = 1;
+  return job;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Schedules, PipelineMatchesPyTorch,
-    ::testing::Values(Case{"varuna_gpt_p2d2", [] { return Gpt(ScheduleKind::kVaruna, 2, 2); }},
+    ::testing::Values(Case{"varuna_gpt_p2d2",
+                           [] { return WithSmallBuckets(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+                      Case{"varuna_gpt_p2d2_tcp_ring",
+                           [] { return WithTcpRing(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
                       Case{"gpipe_gpt_p2d2", [] { return Gpt(ScheduleKind::kGPipe, 2, 2); }},
                       Case{"1f1b_gpt_p2d2", [] { return Gpt(ScheduleKind::kOneFOneB, 2, 2); }},
                       Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
@@ -465,6 +489,41 @@ TEST(Launch, KilledWorkerFailsTheJob) {
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("worker"), std::string::npos) << run.status();
   EXPECT_NE(run.status().code(), StatusCode::kDeadlineExceeded) << run.status();
+}
+
+// Rendezvous as under torchrun: the workers are started by torchrun itself (Debian's
+// torch.distributed.run, through pipeline/testdata/torchrun.py), take their rank from RANK and
+// the gloo store from MASTER_ADDR/MASTER_PORT (served by torchrun's agent), and train P=2 x D=2
+// to the same losses and parameters as PyTorch.
+TEST(Torchrun, WorkersRendezvousThroughTorchrunsStore) {
+  JobConfig job = Gpt(ScheduleKind::kVaruna, 2, 2);
+  job.save_dir = TempDir("torchrun_ckpt").string();
+  const std::filesystem::path dir = TempDir("torchrun");
+  std::filesystem::create_directories(dir);
+  auto ports = FreeLocalPorts(WorldSize(job) + 1);
+  ASSERT_TRUE(ports.ok());
+  for (int r = 0; r < WorldSize(job); ++r) job.endpoints.push_back({"127.0.0.1", (*ports)[r]});
+  ASSERT_TRUE(WriteFileAtomically((dir / "job.json").string(), JobToJson(job).dump()).ok());
+  Reference ref = PythonReference(job, job.steps, "torchrun");
+  const std::string cmd = fmt::format(
+      "/usr/bin/python3 {}/pipeline/testdata/torchrun.py --nproc_per_node {} --master_addr "
+      "127.0.0.1 --master_port {} --no_python {} --job {} --report {}/report-{{rank}}.json "
+      "--log-level warn",
+      SourceDir(), WorldSize(job), (*ports)[WorldSize(job)], WorkerBinary(),
+      (dir / "job.json").string(), dir.string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  LaunchResult run;
+  run.job = job;
+  for (int r = 0; r < WorldSize(job); ++r) {
+    auto text = ReadFile(fmt::format("{}/report-{}.json", dir.string(), r));
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto report = ReportFromJson(nlohmann::json::parse(*text));
+    ASSERT_TRUE(report.ok()) << report.status();
+    run.reports.push_back(*report);
+  }
+  ExpectSameTraining(job, run, ref);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(job.save_dir);
 }
 
 TEST(Launch, BadJobsAreRejectedBeforeStarting) {
