@@ -23,7 +23,7 @@ Result<int> ParseInt(const char* name, const char* text) {
   const char* end = text + std::strlen(text);
   auto [ptr, ec] = std::from_chars(text, end, value);
   if (ec != std::errc() || ptr != end) {
-    return InvalidArgumentError(fmt::format("{}={:?} is not a number", name, text));
+    return InvalidArgumentError(fmt::format("{}='{}' is not a number", name, text));
   }
   return value;
 }

@@ -180,7 +180,9 @@ TEST(GradientBuckets, StartEachBucketOnceItsGradientsAreFinal) {
   ASSERT_TRUE(buckets.Finish().ok());
   ASSERT_EQ(static_cast<int>(started.size()), buckets.num_buckets());
   for (size_t k = 0; k < started.size(); ++k) {
-    if (k > 0) EXPECT_LT(started[k].offset, started[k - 1].offset);  // descending
+    if (k > 0) {
+      EXPECT_LT(started[k].offset, started[k - 1].offset);  // descending
+    }
     for (size_t i = 0; i < started[k].values.size(); ++i) {
       ASSERT_EQ(started[k].values[i], flat[started[k].offset + i].item<float>())
           << "bucket " << k << " was started before its gradient was complete";

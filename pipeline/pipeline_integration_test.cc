@@ -246,6 +246,16 @@ Reference PythonReference(const JobConfig& job, int steps, const std::string& na
   return ref;
 }
 
+// The attention's key bias (the middle third of a block's qkv bias, tensor 5 of a GPT block
+// unit) has an analytically zero gradient: softmax ignores a constant added to every score of a
+// query, and q . b_k is such a constant. Its computed gradient is float noise (~1e-10), which
+// SGD leaves negligible but Adam divides by its own root mean square into lr-sized steps, so
+// under Adam that third follows the noise of each implementation and is not compared.
+bool IsAdaptiveKeyBias(const JobConfig& job, int unit, size_t tensor) {
+  return job.model.kind == "gpt" && job.optimizer != "sgd" && unit >= 1 &&
+         unit <= job.model.layers && tensor == 5;
+}
+
 // Losses step by step, then every parameter of the checkpoint the pipeline wrote at its end.
 void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Reference& ref,
                         size_t first_loss = 0) {
@@ -268,7 +278,13 @@ void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Ref
     ASSERT_EQ(state->params.size(), ref.units[u].size()) << "unit " << u;
     for (size_t k = 0; k < state->params.size(); ++k) {
       ASSERT_EQ(state->params[k].values.size(), ref.units[u][k].size());
-      const double e = RelativeError(state->params[k].values, ref.units[u][k]);
+      std::vector<float> got = state->params[k].values, want = ref.units[u][k];
+      if (IsAdaptiveKeyBias(job, u, k)) {  // compare the query and value thirds only
+        const size_t w = job.model.width;
+        got.erase(got.begin() + w, got.begin() + 2 * w);
+        want.erase(want.begin() + w, want.begin() + 2 * w);
+      }
+      const double e = RelativeError(got, want);
       worst_param = std::max(worst_param, e);
       EXPECT_LT(e, kTolerance) << "unit " << u << " parameter " << k;
     }
@@ -311,9 +327,8 @@ TEST_P(PipelineMatchesPyTorch, LossesAndParameters) {
   std::filesystem::remove_all(job.save_dir);
 }
 
-// Adam on the CNN, not the GPT: the attention's key bias has an analytically zero gradient, and
-// Adam normalizes the float noise left in it, so that one tensor drifts apart from PyTorch by
-// ~1e-3 relative (the losses still agree to 1e-7).
+// Adam (with clipping and the Knee schedule). On the GPT every loss and every parameter is
+// compared except the key third of the attention biases (IsAdaptiveKeyBias).
 JobConfig WithAdam(JobConfig job) {
   job.optimizer = "adam";
   job.lr = 0.01;
@@ -344,6 +359,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
                       Case{"varuna_cnn_p3d1", [] { return Cnn(ScheduleKind::kVaruna, 3, 1); }},
                       Case{"1f1b_cnn_p2d2", [] { return Cnn(ScheduleKind::kOneFOneB, 2, 2); }},
+                      Case{"adam_clip_knee_gpt_p2d2",
+                           [] { return WithAdam(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
                       Case{"adam_clip_knee_cnn_p2d2",
                            [] { return WithAdam(Cnn(ScheduleKind::kVaruna, 2, 2)); }},
                       Case{"torchscript_p2d1", [] { return Script(2, 1); }},
