@@ -385,7 +385,7 @@ int Shell(const std::string& cmd) {
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
 }
 
-// Two "hosts": network namespaces on a bridge (veth pairs, addresses 10.79.<n>.1 and .2), named
+// "Hosts": network namespaces on a bridge (veth pairs, addresses 10.79.<n>.1, .2, ...), named
 // after this process so parallel runs do not collide; removed when the object goes. ok() is
 // false where namespaces cannot be made (not root, no ip).
 class NamespaceHosts {
@@ -429,14 +429,14 @@ class NamespaceHosts {
   bool ok_ = false;
 };
 
-// The kill and the notice again, on "real hosts": workers in two network namespaces on a
+// The kill and the notice again, on "real hosts": one worker per network namespace on a
 // bridge, launched through the ssh-like wrapper with `ip netns exec` (pipeline activations, the
-// transport and gloo's all-reduce all cross the veth links). A worker on the first host is
+// transport, gloo's store and all-reduce all cross the veth links). The worker on the third host is
 // killed (the job morphs to 3 workers), then a spot notice arrives during the second segment
 // (checkpoint at the next step boundary, no step trained twice, morph to 2); the losses of the
 // finishing segment and the final parameters equal an uninterrupted single-process run.
 TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
-  NamespaceHosts hosts(2);
+  NamespaceHosts hosts(4);
   if (!hosts.ok()) GTEST_SKIP() << "network namespaces need root and iproute2";
   const fs::path dir = TempDir("netns");
   ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
@@ -456,7 +456,7 @@ TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
   pid_t wrapper_pid = -1;
   while (lines >> rank >> wrapper_pid && rank != 2) {
   }
-  ASSERT_EQ(rank, 2) << *pids;  // rank 2 runs on the first host (ranks go round-robin)
+  ASSERT_EQ(rank, 2) << *pids;  // on the third host (ranks go round-robin over the hosts)
   auto children = ReadFile(fmt::format("/proc/{}/task/{}/children", wrapper_pid, wrapper_pid));
   ASSERT_TRUE(children.ok()) << children.status();
   const pid_t worker = std::atoi(children->c_str());
@@ -479,6 +479,8 @@ TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
   const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
   const auto& segments = json.at("segments");
   ASSERT_EQ(segments.size(), 3u) << json.dump(1);
+  // 4 workers under the memory limit: P=2 D=2, so each stage's gloo group spans two hosts.
+  EXPECT_EQ(segments[0].at("replicas").get<int>(), 2) << json.dump(1);
   EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 2 lost") << Log(dir);
   EXPECT_EQ(segments[1].at("workers").get<int>(), 3);
   EXPECT_EQ(segments[1].at("ended").get<std::string>(), "preemption notice");
