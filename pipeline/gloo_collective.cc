@@ -196,4 +196,57 @@ Status GlooGroup::Wait(Transport::Duration timeout) {
 
 int GlooGroup::pending() const { return static_cast<int>(impl_->pending.size()); }
 
+Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
+  if (members < 2 || runs < 1 || floats < 1) {
+    return InvalidArgumentError("gloo probe: members >= 2, runs >= 1, floats >= 1");
+  }
+  const Transport::Duration timeout(30000);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int> ports, FreeLocalPorts(members + 1));
+  std::vector<Endpoint> endpoints;
+  std::vector<int> all;
+  for (int r = 0; r < members; ++r) {
+    endpoints.push_back({"127.0.0.1", ports[r]});
+    all.push_back(r);
+  }
+  std::vector<Status> status(members, Status::Ok());
+  std::vector<double> times;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < members; ++r) {
+    threads.emplace_back([&, r] {
+      status[r] = [&]() -> Status {
+        std::vector<int> peers;
+        for (int p : all) {
+          if (p != r) peers.push_back(p);
+        }
+        TESSERA_ASSIGN_OR_RETURN(auto transport,
+                                 Transport::Connect(r, endpoints, peers, timeout));
+        TESSERA_ASSIGN_OR_RETURN(auto group,
+                                 GlooGroup::Join({.store = {"127.0.0.1", ports[members]},
+                                                  .serve_store = r == 0,
+                                                  .prefix = "probe",
+                                                  .members = all,
+                                                  .rank = r,
+                                                  .bind_host = "127.0.0.1",
+                                                  .timeout = timeout},
+                                                 *transport));
+        std::vector<float> data(floats, 1.0f);
+        for (int k = 0; k <= runs; ++k) {  // round 0 warms the pairs up
+          const auto t0 = Clock::now();
+          TESSERA_RETURN_IF_ERROR(group->Start(data));
+          TESSERA_RETURN_IF_ERROR(group->Wait(timeout));
+          if (r == 0 && k > 0) {
+            times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+          }
+          std::fill(data.begin(), data.end(), 1.0f);
+        }
+        return transport->Flush(timeout);
+      }();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) TESSERA_RETURN_IF_ERROR(s);
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
 }  // namespace tessera::pipeline

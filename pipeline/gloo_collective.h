@@ -82,4 +82,10 @@ class GlooGroup {
   std::unique_ptr<Impl> impl_;
 };
 
+// Median seconds of `runs` gloo all-reduces of `floats` floats among `members` threads of this
+// process over 127.0.0.1 (one warm-up round first), each thread with its own transport and gloo
+// pairs as separate workers would have: the auto-configuration's measurement of this engine
+// (pipeline/link_probe.h).
+Result<double> TimeGlooAllreduce(size_t floats, int members, int runs);
+
 }  // namespace tessera::pipeline

@@ -64,6 +64,7 @@ fi
   --run-dir "$OUT/run" --json "$OUT/out.json" --checkpoint-every 20 --cores 2 \
   --auto-micro-batches 2,4 --model gpt --layers 4 --width 64 --heads 4 --vocab 64 \
   --seq-len 32 --global-batch 16 --steps "$STEPS" --lr 0.05 --timeout 1800 "${HOSTS_ARGS[@]}" \
+  --max-restarts 200 \
   > "$OUT/launch.log" 2>&1 &
 LAUNCHER=$!
 
