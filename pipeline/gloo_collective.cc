@@ -185,9 +185,9 @@ Status GlooGroup::Wait(Transport::Duration timeout) {
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
       }
-      return impl_->Abandon(UnavailableError(
-          fmt::format("gloo group {} (ranks {}): {}", impl_->options.prefix,
-                      fmt::join(impl_->options.members, ","), why)));
+      return impl_->Abandon(
+          UnavailableError(fmt::format("gloo group {} (ranks {}): {}", impl_->options.prefix,
+                                       fmt::join(impl_->options.members, ","), why)));
     }
   }
   impl_->pending.clear();
@@ -218,8 +218,7 @@ Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
         for (int p : all) {
           if (p != r) peers.push_back(p);
         }
-        TESSERA_ASSIGN_OR_RETURN(auto transport,
-                                 Transport::Connect(r, endpoints, peers, timeout));
+        TESSERA_ASSIGN_OR_RETURN(auto transport, Transport::Connect(r, endpoints, peers, timeout));
         TESSERA_ASSIGN_OR_RETURN(auto group,
                                  GlooGroup::Join({.store = {"127.0.0.1", ports[members]},
                                                   .serve_store = r == 0,

@@ -36,9 +36,9 @@ namespace tessera::pipeline {
 struct TorchrunEnvironment {
   std::string master_addr;
   int master_port = 0;
-  int rank = -1;        // RANK
-  int world_size = -1;  // WORLD_SIZE
-  int local_rank = -1;  // LOCAL_RANK
+  int rank = -1;             // RANK
+  int world_size = -1;       // WORLD_SIZE
+  int local_rank = -1;       // LOCAL_RANK
   bool agent_store = false;  // TORCHELASTIC_USE_AGENT_STORE=True: the agent serves the store
   bool has_store() const { return !master_addr.empty(); }
 };

@@ -23,8 +23,7 @@ GradientBuckets::GradientBuckets(const std::vector<torch::Tensor>& params, torch
   remaining_ = params_in_bucket_;
   for (size_t k = 0; k < params.size(); ++k) {
     if (!params[k].requires_grad()) continue;  // never accumulated: Finish() starts its bucket
-    std::shared_ptr<torch::autograd::Node> acc =
-        torch::autograd::impl::grad_accumulator(params[k]);
+    std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(params[k]);
     if (!acc) continue;
     const int b = bucket_of[k];
     acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(

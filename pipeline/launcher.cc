@@ -207,11 +207,11 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
     }
     // torchrun's variables, so a worker finds the gloo rendezvous as under torchrun.
     const int hosts = options.hosts.empty() ? 1 : static_cast<int>(options.hosts.size());
-    pids[r] = Spawn(argv, EnvironmentWith({"MASTER_ADDR=" + job.store.host,
-                                           fmt::format("MASTER_PORT={}", job.store.port),
-                                           fmt::format("RANK={}", r),
-                                           fmt::format("WORLD_SIZE={}", world),
-                                           fmt::format("LOCAL_RANK={}", r / hosts)}));
+    pids[r] =
+        Spawn(argv, EnvironmentWith({"MASTER_ADDR=" + job.store.host,
+                                     fmt::format("MASTER_PORT={}", job.store.port),
+                                     fmt::format("RANK={}", r), fmt::format("WORLD_SIZE={}", world),
+                                     fmt::format("LOCAL_RANK={}", r / hosts)}));
     if (pids[r] < 0) {
       StopAll(pids);
       return UnavailableError(fmt::format("could not start worker {}", r));

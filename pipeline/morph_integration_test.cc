@@ -444,9 +444,9 @@ TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
                                   hosts.HostsFile(SourceDir() + "/pipeline/testdata/ssh-like"))
                   .ok());
   const int base_port = 20000 + static_cast<int>(getpid() % 20000);
-  const pid_t launcher = StartElastic(
-      dir, {"--hosts", (dir / "hosts").string(), "--base-port", std::to_string(base_port),
-            "--notice-file", (dir / "notice").string()});
+  const pid_t launcher =
+      StartElastic(dir, {"--hosts", (dir / "hosts").string(), "--base-port",
+                         std::to_string(base_port), "--notice-file", (dir / "notice").string()});
   ASSERT_GT(launcher, 0);
   ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
   auto pids = ReadFile(dir / "run" / "segment-0" / "pids");

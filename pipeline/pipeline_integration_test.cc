@@ -350,21 +350,19 @@ JobConfig WithSmallBuckets(JobConfig job) {
 
 INSTANTIATE_TEST_SUITE_P(
     Schedules, PipelineMatchesPyTorch,
-    ::testing::Values(Case{"varuna_gpt_p2d2",
-                           [] { return WithSmallBuckets(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
-                      Case{"varuna_gpt_p2d2_tcp_ring",
-                           [] { return WithTcpRing(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
-                      Case{"gpipe_gpt_p2d2", [] { return Gpt(ScheduleKind::kGPipe, 2, 2); }},
-                      Case{"1f1b_gpt_p2d2", [] { return Gpt(ScheduleKind::kOneFOneB, 2, 2); }},
-                      Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
-                      Case{"varuna_cnn_p3d1", [] { return Cnn(ScheduleKind::kVaruna, 3, 1); }},
-                      Case{"1f1b_cnn_p2d2", [] { return Cnn(ScheduleKind::kOneFOneB, 2, 2); }},
-                      Case{"adam_clip_knee_gpt_p2d2",
-                           [] { return WithAdam(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
-                      Case{"adam_clip_knee_cnn_p2d2",
-                           [] { return WithAdam(Cnn(ScheduleKind::kVaruna, 2, 2)); }},
-                      Case{"torchscript_p2d1", [] { return Script(2, 1); }},
-                      Case{"torchscript_p2d2", [] { return Script(2, 2); }}),
+    ::testing::Values(
+        Case{"varuna_gpt_p2d2", [] { return WithSmallBuckets(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"varuna_gpt_p2d2_tcp_ring",
+             [] { return WithTcpRing(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"gpipe_gpt_p2d2", [] { return Gpt(ScheduleKind::kGPipe, 2, 2); }},
+        Case{"1f1b_gpt_p2d2", [] { return Gpt(ScheduleKind::kOneFOneB, 2, 2); }},
+        Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
+        Case{"varuna_cnn_p3d1", [] { return Cnn(ScheduleKind::kVaruna, 3, 1); }},
+        Case{"1f1b_cnn_p2d2", [] { return Cnn(ScheduleKind::kOneFOneB, 2, 2); }},
+        Case{"adam_clip_knee_gpt_p2d2", [] { return WithAdam(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"adam_clip_knee_cnn_p2d2", [] { return WithAdam(Cnn(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"torchscript_p2d1", [] { return Script(2, 1); }},
+        Case{"torchscript_p2d2", [] { return Script(2, 2); }}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 // Dropout masks are keyed by (seed, step, micro-batch, unit), so the pipeline with dropout

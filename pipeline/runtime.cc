@@ -559,21 +559,19 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   std::unique_ptr<GradientBuckets> buckets;
   if (job.replicas > 1 && job.collective == "gloo") {
     TESSERA_ASSIGN_OR_RETURN(TorchrunEnvironment env, ReadTorchrunEnvironment());
-    const Endpoint store =
-        env.has_store() ? Endpoint{env.master_addr, env.master_port} : job.store;
+    const Endpoint store = env.has_store() ? Endpoint{env.master_addr, env.master_port} : job.store;
     if (store.port == 0) {
       return InvalidArgumentError(
           "the gloo all-reduce needs a store: MASTER_ADDR and MASTER_PORT, or the job's store");
     }
-    TESSERA_ASSIGN_OR_RETURN(
-        gloo, GlooGroup::Join({.store = store,
-                               .serve_store = rank == 0 && !env.agent_store,
-                               .prefix = fmt::format("stage-{}", stage),
-                               .members = group,
-                               .rank = rank,
-                               .bind_host = job.endpoints[rank].host,
-                               .timeout = Transport::Duration(job.timeout_ms)},
-                              *transport));
+    TESSERA_ASSIGN_OR_RETURN(gloo, GlooGroup::Join({.store = store,
+                                                    .serve_store = rank == 0 && !env.agent_store,
+                                                    .prefix = fmt::format("stage-{}", stage),
+                                                    .members = group,
+                                                    .rank = rank,
+                                                    .bind_host = job.endpoints[rank].host,
+                                                    .timeout = Transport::Duration(job.timeout_ms)},
+                                                   *transport));
     buckets = std::make_unique<GradientBuckets>(
         up.all, flat_grads, static_cast<int64_t>(job.bucket_kb) * 1024,
         [g = gloo.get()](std::span<float> bucket) { return g->Start(bucket); });
@@ -652,7 +650,8 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
       stats.buckets_overlapped = buckets->started_in_backward();
       float loss = static_cast<float>(work.loss());
       if (last) TESSERA_RETURN_IF_ERROR(gloo->Start(std::span<float>(&loss, 1)));
-      TESSERA_RETURN_IF_ERROR(gloo->Wait(timeout).WithContext(fmt::format("rank {} step {}", rank, step)));
+      TESSERA_RETURN_IF_ERROR(
+          gloo->Wait(timeout).WithContext(fmt::format("rank {} step {}", rank, step)));
       if (last) global_loss = loss;
     } else if (job.replicas > 1) {
       std::span<float> all(flat_grads.data_ptr<float>(), flat_grads.numel());

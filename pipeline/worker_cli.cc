@@ -49,8 +49,8 @@ int WorkerMain(int argc, char** argv) {
     TESSERA_ASSIGN_OR_RETURN(TorchrunEnvironment env, ReadTorchrunEnvironment());
     if (rank < 0) rank = env.rank;
     if (env.world_size >= 0 && env.world_size != WorldSize(job)) {
-      return tessera::cli::UsageError(fmt::format("WORLD_SIZE={} but the job has {} workers",
-                                                  env.world_size, WorldSize(job)));
+      return tessera::cli::UsageError(
+          fmt::format("WORLD_SIZE={} but the job has {} workers", env.world_size, WorldSize(job)));
     }
     if (rank < 0 || rank >= WorldSize(job)) {
       return tessera::cli::UsageError("--rank must be in [0, stages * replicas)");

@@ -60,8 +60,10 @@ int main(int argc, char** argv) {
                                         .bind_host = "127.0.0.1",
                                         .timeout = timeout},
                                        *transports[r]);
-          if (!g.ok()) status[r] = g.status();
-          else groups[r] = std::move(*g);
+          if (!g.ok())
+            status[r] = g.status();
+          else
+            groups[r] = std::move(*g);
         });
       }
       for (auto& t : threads) t.join();
