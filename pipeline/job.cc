@@ -141,6 +141,10 @@ Status ValidateJob(const JobConfig& job) {
   }
   if (job.timeout_ms < 1) return InvalidArgumentError("timeout must be >= 1 ms");
   if (job.checkpoint_every < 0) return InvalidArgumentError("--checkpoint-every must be >= 0");
+  if (job.collective != "gloo" && job.collective != "tcp") {
+    return InvalidArgumentError("--collective must be gloo or tcp");
+  }
+  if (job.bucket_kb < 1) return InvalidArgumentError("--bucket-kb must be >= 1");
   return Status::Ok();
 }
 
@@ -214,7 +218,10 @@ nlohmann::json JobToJson(const JobConfig& job) {
           {"save_dir", job.save_dir},
           {"resume_dir", job.resume_dir},
           {"checkpoint_every", job.checkpoint_every},
-          {"timeout_ms", job.timeout_ms}};
+          {"timeout_ms", job.timeout_ms},
+          {"collective", job.collective},
+          {"store", fmt::format("{}:{}", job.store.host, job.store.port)},
+          {"bucket_kb", job.bucket_kb}};
 }
 
 Result<JobConfig> JobFromJson(const nlohmann::json& j) {
@@ -248,6 +255,11 @@ Result<JobConfig> JobFromJson(const nlohmann::json& j) {
     job.resume_dir = j.at("resume_dir").get<std::string>();
     job.checkpoint_every = j.value("checkpoint_every", 0);  // absent in older descriptions
     job.timeout_ms = j.at("timeout_ms").get<int>();
+    job.collective = j.value("collective", "tcp");  // older descriptions: our ring
+    if (const std::string store = j.value("store", ":0"); store != ":0") {
+      TESSERA_ASSIGN_OR_RETURN(job.store, ParseEndpoint(store));
+    }
+    job.bucket_kb = j.value("bucket_kb", 16384);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(fmt::format("bad job description: {}", e.what()));
   }

@@ -84,6 +84,15 @@ struct JobConfig {
   // A worker's run directory (set by the launcher): it refreshes heartbeat-<rank> there twice a
   // second, and stops at the step boundary named by a "stop-at" file (a preemption notice).
   std::string run_dir;
+  // The engine of the replicas' gradient all-reduce: "gloo" (c10d ProcessGroupGloo, buckets
+  // started during the backward, pipeline/gloo_collective.h) or "tcp" (our ring over the
+  // transport, after the backward, pipeline/allreduce.h). Point-to-point is always the transport.
+  std::string collective = "gloo";
+  // gloo: the c10d TCPStore of the rendezvous (MASTER_ADDR:MASTER_PORT; a worker's environment
+  // overrides it). Needed when replicas > 1.
+  Endpoint store;
+  // Gradient bucket size: a bucket is all-reduced as soon as the backward has produced it.
+  int bucket_kb = 16384;
 };
 
 int WorldSize(const JobConfig& job);

@@ -16,6 +16,7 @@
 #include "core/file.h"
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
+#include "pipeline/gloo_collective.h"
 #include "pipeline/launcher.h"
 #include "pipeline/link_probe.h"
 #include "pipeline/morph.h"
@@ -99,6 +100,7 @@ int main(int argc, char** argv) {
   double memory_limit_mb = 0;
   std::string micro_batch_list, workers_file, profile_out, notice_file;
   int heartbeat_s = 0;
+  int max_restarts = 20;
   double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
   double worker_base_mb = -1;
   app.add_option("--model", job.model.kind,
@@ -126,6 +128,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--lr-budget", job.schedule_steps,
                  "Steps the schedule spans (0: the steps of this run, from its first step)")
+      ->capture_default_str();
+  app.add_option("--max-restarts", max_restarts,
+                 "With --elastic: give up after this many restarts (morphs of any cause)")
       ->capture_default_str();
   app.add_option("--heartbeat-timeout", heartbeat_s,
                  "A worker silent this many seconds is lost (0: off; the run dir must be shared)")
@@ -164,8 +169,21 @@ int main(int argc, char** argv) {
                  "balanced (by estimated FLOPs), profiled (by a short profiling run of every "
                  "unit here) or uniform (Varuna)")
       ->capture_default_str();
+  std::vector<int> cuts;
+  app.add_option("--cuts", cuts,
+                 "Stage boundaries as unit indices, e.g. 0,8,14 (overrides --partition; for a "
+                 "cut chosen by hand, such as one that balances memory)")
+      ->delimiter(',');
   app.add_option("--hosts", hosts_path, "Hosts file: 'address [command prefix]' per line");
-  app.add_option("--base-port", base_port, "Rank r listens on base-port + r (0: free ports)");
+  app.add_option("--base-port", base_port,
+                 "Rank r listens on base-port + r, the gloo store on base-port + workers "
+                 "(0: free ports)");
+  app.add_option("--collective", job.collective,
+                 "Gradient all-reduce: gloo (c10d ProcessGroupGloo, buckets overlap the "
+                 "backward) or tcp (our ring over the transport, after the backward)")
+      ->capture_default_str();
+  app.add_option("--bucket-kb", job.bucket_kb, "Gradient all-reduce bucket size in KiB")
+      ->capture_default_str();
   app.add_option("--run-dir", run_dir, "Job description and worker reports (default: temp)");
   app.add_option("--save-dir", job.save_dir, "Write a cut-keyed checkpoint here at the end");
   app.add_option("--resume-dir", job.resume_dir, "Resume from the newest checkpoint here");
@@ -220,6 +238,7 @@ int main(int argc, char** argv) {
     }
     if (auto s = pl::ValidateModelSpec(job.model); !s.ok()) return usage(s);
     if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
+    if (max_restarts < 0) return tessera::cli::UsageError("--max-restarts must be >= 0");
     const int units = pl::NumUnits(job.model);
     if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
     if (framing != "tcp" && framing != "payload") {
@@ -270,12 +289,15 @@ int main(int argc, char** argv) {
         // profiler measures all-reduce times for its auto-config too).
         double bytes = 0;
         for (double b : request.profiles[0].profile.param_bytes) bytes += b;
+        // The engine the workers will use: gloo (the default) or our ring.
+        const pl::AllreduceTimer timer =
+            job.collective == "gloo" ? pl::AllreduceTimer(pl::TimeGlooAllreduce) : nullptr;
         TESSERA_ASSIGN_OR_RETURN(request.allreduce_link,
-                                 pl::MeasureLoopbackRing(std::max(bytes, 64.0), 2, 5));
+                                 pl::MeasureLoopbackRing(std::max(bytes, 64.0), 2, 5, timer));
         fmt::print(
-            "all-reduce on loopback (measured, 2 threads, {:.0f} KB): latency {:.4f} ms, "
+            "all-reduce on loopback ({}, measured, 2 threads, {:.0f} KB): latency {:.4f} ms, "
             "{:.0f} Mbit/s\n",
-            bytes / 1024, 1e3 * request.allreduce_link->latency_s,
+            job.collective, bytes / 1024, 1e3 * request.allreduce_link->latency_s,
             request.allreduce_link->bandwidth_bytes_per_s * 8 / 1e6);
       }
       request.memory_limit_bytes = memory_limit_mb * 1e6;
@@ -297,6 +319,7 @@ int main(int argc, char** argv) {
       options.launch.base_port = base_port;
       options.launch.timeout = std::chrono::seconds(timeout_s);
       options.launch.heartbeat_timeout = std::chrono::seconds(heartbeat_s);
+      options.max_restarts = max_restarts;
       options.autoconfig = request;
       signal(SIGUSR1, OnPreemptionSignal);
       options.take_notices = [notice_file]() {
@@ -354,6 +377,12 @@ int main(int argc, char** argv) {
     }
     if (partition == "auto") {
       // chosen above
+    } else if (!cuts.empty()) {
+      if (static_cast<int>(cuts.size()) != job.stages + 1) {
+        return tessera::cli::UsageError(
+            fmt::format("--cuts needs stages + 1 = {} boundaries", job.stages + 1));
+      }
+      job.boundaries = cuts;  // checked with the job below
     } else if (partition == "balanced") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries,
                                pl::BalancedPartition(pl::EstimateUnitFlops(job.model), job.stages));

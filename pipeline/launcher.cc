@@ -24,13 +24,29 @@ double Mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : sum / v.size();
 }
 
-pid_t Spawn(const std::vector<std::string>& argv) {
+// This process's environment with `vars` ("NAME=value") replacing any of the same name.
+std::vector<std::string> EnvironmentWith(const std::vector<std::string>& vars) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool replaced = name == "TORCHELASTIC_USE_AGENT_STORE";  // we start no agent
+    for (const std::string& v : vars) replaced |= v.substr(0, v.find('=')) == name;
+    if (!replaced) env.push_back(entry);
+  }
+  env.insert(env.end(), vars.begin(), vars.end());
+  return env;
+}
+
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  std::vector<char*> args, envp;  // built before fork: the child only execs
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
+    execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
   return pid;
@@ -147,15 +163,17 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
         return InvalidArgumentError("--base-port is required with hosts beyond loopback");
       }
     }
-    TESSERA_ASSIGN_OR_RETURN(ports, FreeLocalPorts(world));
+    TESSERA_ASSIGN_OR_RETURN(ports, FreeLocalPorts(world + 1));
   } else {
-    for (int r = 0; r < world; ++r) ports.push_back(options.base_port + r);
+    for (int r = 0; r <= world; ++r) ports.push_back(options.base_port + r);
   }
   for (int r = 0; r < world; ++r) {
     const std::string host =
         options.hosts.empty() ? "127.0.0.1" : options.hosts[r % options.hosts.size()].address;
     job.endpoints.push_back({host, ports[r]});
   }
+  // The c10d store of the gloo rendezvous: served by rank 0, one port past the workers'.
+  job.store = {job.endpoints[0].host, ports[world]};
   TESSERA_RETURN_IF_ERROR(ValidateJob(job));
   std::error_code ec;
   std::filesystem::create_directories(options.run_dir, ec);
@@ -187,7 +205,13 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
                           std::string("--log-level"), std::string("warn")}) {
       argv.push_back(a);
     }
-    pids[r] = Spawn(argv);
+    // torchrun's variables, so a worker finds the gloo rendezvous as under torchrun.
+    const int hosts = options.hosts.empty() ? 1 : static_cast<int>(options.hosts.size());
+    pids[r] =
+        Spawn(argv, EnvironmentWith({"MASTER_ADDR=" + job.store.host,
+                                     fmt::format("MASTER_PORT={}", job.store.port),
+                                     fmt::format("RANK={}", r), fmt::format("WORLD_SIZE={}", world),
+                                     fmt::format("LOCAL_RANK={}", r / hosts)}));
     if (pids[r] < 0) {
       StopAll(pids);
       return UnavailableError(fmt::format("could not start worker {}", r));

@@ -49,19 +49,14 @@ Result<double> TimeRing(const std::vector<Endpoint>& endpoints, size_t floats, i
   return times[times.size() / 2];
 }
 
-}  // namespace
-
-Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs) {
-  if (replicas < 2 || runs < 1 || !(bytes >= 64)) {
-    return InvalidArgumentError("ring probe: replicas >= 2, runs >= 1 and bytes >= 64");
-  }
+Result<double> TimeOurRing(size_t floats, int replicas, int runs) {
   std::vector<Endpoint> endpoints;
   TESSERA_ASSIGN_OR_RETURN(std::vector<int> ports, FreeLocalPorts(replicas));
   for (int p : ports) endpoints.push_back({"127.0.0.1", p});
-  TESSERA_ASSIGN_OR_RETURN(double small, TimeRing(endpoints, 4, runs));
-  TESSERA_ASSIGN_OR_RETURN(ports, FreeLocalPorts(replicas));
-  for (int r = 0; r < replicas; ++r) endpoints[r].port = ports[r];
-  TESSERA_ASSIGN_OR_RETURN(double large, TimeRing(endpoints, static_cast<size_t>(bytes / 4), runs));
+  return TimeRing(endpoints, floats, runs);
+}
+
+LinkModel FitRing(double small, double large, double bytes, int replicas) {
   // RingAllreduceSeconds = 2 (D - 1) (latency + (bytes / D) / bandwidth).
   const double steps = 2.0 * (replicas - 1);
   LinkModel link;
@@ -70,6 +65,24 @@ Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs) {
   // A large ring no slower than the small one: the bytes cost nothing measurable.
   link.bandwidth_bytes_per_s = per_step > 0 ? (bytes / replicas) / per_step : 0;
   return link;
+}
+
+}  // namespace
+
+Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs,
+                                      const AllreduceTimer& timer) {
+  if (replicas < 2 || runs < 1 || !(bytes >= 64)) {
+    return InvalidArgumentError("ring probe: replicas >= 2, runs >= 1 and bytes >= 64");
+  }
+  double small = 0, large = 0;
+  if (timer) {
+    TESSERA_ASSIGN_OR_RETURN(small, timer(4, replicas, runs));
+    TESSERA_ASSIGN_OR_RETURN(large, timer(static_cast<size_t>(bytes / 4), replicas, runs));
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(small, TimeOurRing(4, replicas, runs));
+    TESSERA_ASSIGN_OR_RETURN(large, TimeOurRing(static_cast<size_t>(bytes / 4), replicas, runs));
+  }
+  return FitRing(small, large, bytes, replicas);
 }
 
 }  // namespace tessera::pipeline

@@ -7,6 +7,8 @@
 // and fits the formula's link to it. Torch-free.
 #pragma once
 
+#include <functional>
+
 #include "core/status.h"
 #include "pipeline/simulator.h"
 
@@ -15,6 +17,10 @@ namespace tessera::pipeline {
 // Runs a ring all-reduce among `replicas` (>= 2) threads over 127.0.0.1, of 16 bytes and of
 // `bytes`, one warm-up and `runs` timed rounds each (medians), and returns the link for which
 // RingAllreduceSeconds reproduces both: latency from the small one, bandwidth from the large.
-Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs);
+// `timer` (median seconds of `runs` all-reduces of n floats among `replicas`) measures another
+// engine instead (pipeline/gloo_collective.h's TimeGlooAllreduce); default: our ring.
+using AllreduceTimer = std::function<Result<double>(size_t floats, int replicas, int runs)>;
+Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs,
+                                      const AllreduceTimer& timer = nullptr);
 
 }  // namespace tessera::pipeline

@@ -379,6 +379,123 @@ TEST(Morph, SpotNoticeCheckpointsAtTheNextStepAndLosesNothing) {
   fs::remove_all(dir);
 }
 
+// Runs a shell command; its exit status.
+int Shell(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+}
+
+// "Hosts": network namespaces on a bridge (veth pairs, addresses 10.79.<n>.1, .2, ...), named
+// after this process so parallel runs do not collide; removed when the object goes. ok() is
+// false where namespaces cannot be made (not root, no ip).
+class NamespaceHosts {
+ public:
+  explicit NamespaceHosts(int count) {
+    const int id = static_cast<int>(getpid() % 100000);
+    subnet_ = fmt::format("10.79.{}", id % 250);
+    bridge_ = fmt::format("plbr{}", id);
+    for (int h = 0; h < count; ++h) names_.push_back(fmt::format("pipeline-{}-h{}", id, h));
+    if (geteuid() != 0) return;
+    std::string cmd = fmt::format("ip link add {0} type bridge && ip link set {0} up", bridge_);
+    for (int h = 0; h < count; ++h) {
+      const std::string ns = names_[h], in = fmt::format("plv{}h{}", id, h),
+                        out = fmt::format("plb{}h{}", id, h);
+      cmd += fmt::format(
+          " && ip netns add {0} && ip link add {1} type veth peer name {2} && ip link set {1} "
+          "netns {0} && ip link set {2} master {3} && ip link set {2} up && ip netns exec {0} "
+          "ip addr add {4}.{5}/24 dev {1} && ip netns exec {0} ip link set {1} up && ip netns "
+          "exec {0} ip link set lo up",
+          ns, in, out, bridge_, subnet_, h + 1);
+    }
+    ok_ = Shell(cmd + " 2>/dev/null") == 0;
+  }
+  ~NamespaceHosts() {
+    for (const auto& ns : names_) Shell(fmt::format("ip netns del {} 2>/dev/null", ns));
+    Shell(fmt::format("ip link del {} 2>/dev/null", bridge_));
+  }
+  bool ok() const { return ok_; }
+  // A hosts file line per host: "address ssh-like ip netns exec NS".
+  std::string HostsFile(const std::string& wrapper) const {
+    std::string text;
+    for (size_t h = 0; h < names_.size(); ++h) {
+      text += fmt::format("{}.{} {} ip netns exec {}\n", subnet_, h + 1, wrapper, names_[h]);
+    }
+    return text;
+  }
+
+ private:
+  std::string subnet_, bridge_;
+  std::vector<std::string> names_;
+  bool ok_ = false;
+};
+
+// The kill and the notice again, on "real hosts": one worker per network namespace on a
+// bridge, launched through the ssh-like wrapper with `ip netns exec` (pipeline activations, the
+// transport, gloo's store and all-reduce all cross the veth links). The worker on the third host is
+// killed (the job morphs to 3 workers), then a spot notice arrives during the second segment
+// (checkpoint at the next step boundary, no step trained twice, morph to 2); the losses of the
+// finishing segment and the final parameters equal an uninterrupted single-process run.
+TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
+  NamespaceHosts hosts(4);
+  if (!hosts.ok()) GTEST_SKIP() << "network namespaces need root and iproute2";
+  const fs::path dir = TempDir("netns");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(dir / "hosts",
+                                  hosts.HostsFile(SourceDir() + "/pipeline/testdata/ssh-like"))
+                  .ok());
+  const int base_port = 20000 + static_cast<int>(getpid() % 20000);
+  const pid_t launcher =
+      StartElastic(dir, {"--hosts", (dir / "hosts").string(), "--base-port",
+                         std::to_string(base_port), "--notice-file", (dir / "notice").string()});
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
+  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
+  ASSERT_TRUE(pids.ok()) << pids.status();
+  std::istringstream lines(*pids);
+  int rank = -1;
+  pid_t wrapper_pid = -1;
+  while (lines >> rank >> wrapper_pid && rank != 2) {
+  }
+  ASSERT_EQ(rank, 2) << *pids;  // on the third host (ranks go round-robin over the hosts)
+  auto children = ReadFile(fmt::format("/proc/{}/task/{}/children", wrapper_pid, wrapper_pid));
+  ASSERT_TRUE(children.ok()) << children.status();
+  const pid_t worker = std::atoi(children->c_str());
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  // The second segment: wait until its rank 0 is a few steps past its start, then the notice.
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+  int64_t resumed = -1;
+  while (std::chrono::steady_clock::now() < give_up) {
+    auto text = ReadFile(dir / "run" / "segment-1" / "heartbeat-0");
+    if (text.ok() && std::atoll(text->c_str()) >= 0) {
+      if (resumed < 0) resumed = std::atoll(text->c_str());
+      if (std::atoll(text->c_str()) >= resumed + 3) break;
+    }
+    ASSERT_NE(waitpid(launcher, nullptr, WNOHANG), launcher) << Log(dir);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(WriteFileAtomically(dir / "notice", "terminate\n").ok());
+  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
+  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto& segments = json.at("segments");
+  ASSERT_EQ(segments.size(), 3u) << json.dump(1);
+  // 4 workers under the memory limit: P=2 D=2, so each stage's gloo group spans two hosts.
+  EXPECT_EQ(segments[0].at("replicas").get<int>(), 2) << json.dump(1);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 2 lost") << Log(dir);
+  EXPECT_EQ(segments[1].at("workers").get<int>(), 3);
+  EXPECT_EQ(segments[1].at("ended").get<std::string>(), "preemption notice");
+  const int64_t stopped = segments[1].at("checkpoint").get<int64_t>();
+  EXPECT_EQ(segments[1].at("reached").get<int64_t>(), stopped) << "no step trained past it";
+  EXPECT_EQ(segments[2].at("first_step").get<int64_t>(), stopped);
+  EXPECT_EQ(segments[2].at("workers").get<int>(), 2);
+  EXPECT_EQ(json.at("morphs").get<int>(), 2);
+  // Only the kill may repeat steps (those since its checkpoint), the notice none.
+  EXPECT_EQ(json.at("lost_steps").get<int64_t>(),
+            segments[0].at("reached").get<int64_t>() - segments[0].at("checkpoint").get<int64_t>());
+  ExpectUninterruptedTrajectory(dir, segments[2]);
+  fs::remove_all(dir);
+}
+
 // A workers file that does not hold a number is a clear error before anything starts.
 TEST(Morph, BadWorkersFileIsRefused) {
   const fs::path dir = TempDir("bad");

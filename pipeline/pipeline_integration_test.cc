@@ -15,6 +15,7 @@
 #include <random>
 
 #include "core/file.h"
+#include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "pipeline/checkpoint.h"
 #include "pipeline/launcher.h"
@@ -245,6 +246,16 @@ Reference PythonReference(const JobConfig& job, int steps, const std::string& na
   return ref;
 }
 
+// The attention's key bias (the middle third of a block's qkv bias, tensor 5 of a GPT block
+// unit) has an analytically zero gradient: softmax ignores a constant added to every score of a
+// query, and q . b_k is such a constant. Its computed gradient is float noise (~1e-10), which
+// SGD leaves negligible but Adam divides by its own root mean square into lr-sized steps, so
+// under Adam that third follows the noise of each implementation and is not compared.
+bool IsAdaptiveKeyBias(const JobConfig& job, int unit, size_t tensor) {
+  return job.model.kind == "gpt" && job.optimizer != "sgd" && unit >= 1 &&
+         unit <= job.model.layers && tensor == 5;
+}
+
 // Losses step by step, then every parameter of the checkpoint the pipeline wrote at its end.
 void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Reference& ref,
                         size_t first_loss = 0) {
@@ -267,7 +278,13 @@ void ExpectSameTraining(const JobConfig& job, const LaunchResult& run, const Ref
     ASSERT_EQ(state->params.size(), ref.units[u].size()) << "unit " << u;
     for (size_t k = 0; k < state->params.size(); ++k) {
       ASSERT_EQ(state->params[k].values.size(), ref.units[u][k].size());
-      const double e = RelativeError(state->params[k].values, ref.units[u][k]);
+      std::vector<float> got = state->params[k].values, want = ref.units[u][k];
+      if (IsAdaptiveKeyBias(job, u, k)) {  // compare the query and value thirds only
+        const size_t w = job.model.width;
+        got.erase(got.begin() + w, got.begin() + 2 * w);
+        want.erase(want.begin() + w, want.begin() + 2 * w);
+      }
+      const double e = RelativeError(got, want);
       worst_param = std::max(worst_param, e);
       EXPECT_LT(e, kTolerance) << "unit " << u << " parameter " << k;
     }
@@ -293,6 +310,15 @@ TEST_P(PipelineMatchesPyTorch, LossesAndParameters) {
   auto run = RunPipeline(job, c.name);
   ASSERT_TRUE(run.ok()) << run.status();
   ExpectSameTraining(job, *run, ref);
+  if (job.replicas > 1 && job.collective == "gloo") {
+    // Every step's gradient buckets were started by the backward's hooks (gloo overlap).
+    for (const WorkerReport& r : run->reports) {
+      for (const StepStats& s : r.steps) {
+        EXPECT_GT(s.buckets_overlapped, job.bucket_kb == 1 ? 1 : 0)
+            << "rank " << r.rank << " step " << s.step;
+      }
+    }
+  }
   if (job.schedule == ScheduleKind::kVaruna && job.stages > 1) {
     // Non-last stages front-load forwards: the first step starts with F0 F1.
     EXPECT_EQ(run->reports[0].first_step_order.rfind("F0 F1", 0), 0u)
@@ -301,9 +327,8 @@ TEST_P(PipelineMatchesPyTorch, LossesAndParameters) {
   std::filesystem::remove_all(job.save_dir);
 }
 
-// Adam on the CNN, not the GPT: the attention's key bias has an analytically zero gradient, and
-// Adam normalizes the float noise left in it, so that one tensor drifts apart from PyTorch by
-// ~1e-3 relative (the losses still agree to 1e-7).
+// Adam (with clipping and the Knee schedule). On the GPT every loss and every parameter is
+// compared except the key third of the attention biases (IsAdaptiveKeyBias).
 JobConfig WithAdam(JobConfig job) {
   job.optimizer = "adam";
   job.lr = 0.01;
@@ -312,18 +337,32 @@ JobConfig WithAdam(JobConfig job) {
   return job;
 }
 
+// Our own ring all-reduce over the transport instead of gloo.
+JobConfig WithTcpRing(JobConfig job) {
+  job.collective = "tcp";
+  return job;
+}
+// Gloo with 1 KiB buckets: many per stage, started one by one during the last backward.
+JobConfig WithSmallBuckets(JobConfig job) {
+  job.bucket_kb = 1;
+  return job;
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Schedules, PipelineMatchesPyTorch,
-    ::testing::Values(Case{"varuna_gpt_p2d2", [] { return Gpt(ScheduleKind::kVaruna, 2, 2); }},
-                      Case{"gpipe_gpt_p2d2", [] { return Gpt(ScheduleKind::kGPipe, 2, 2); }},
-                      Case{"1f1b_gpt_p2d2", [] { return Gpt(ScheduleKind::kOneFOneB, 2, 2); }},
-                      Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
-                      Case{"varuna_cnn_p3d1", [] { return Cnn(ScheduleKind::kVaruna, 3, 1); }},
-                      Case{"1f1b_cnn_p2d2", [] { return Cnn(ScheduleKind::kOneFOneB, 2, 2); }},
-                      Case{"adam_clip_knee_cnn_p2d2",
-                           [] { return WithAdam(Cnn(ScheduleKind::kVaruna, 2, 2)); }},
-                      Case{"torchscript_p2d1", [] { return Script(2, 1); }},
-                      Case{"torchscript_p2d2", [] { return Script(2, 2); }}),
+    ::testing::Values(
+        Case{"varuna_gpt_p2d2", [] { return WithSmallBuckets(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"varuna_gpt_p2d2_tcp_ring",
+             [] { return WithTcpRing(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"gpipe_gpt_p2d2", [] { return Gpt(ScheduleKind::kGPipe, 2, 2); }},
+        Case{"1f1b_gpt_p2d2", [] { return Gpt(ScheduleKind::kOneFOneB, 2, 2); }},
+        Case{"varuna_gpt_p4d1", [] { return Gpt(ScheduleKind::kVaruna, 4, 1); }},
+        Case{"varuna_cnn_p3d1", [] { return Cnn(ScheduleKind::kVaruna, 3, 1); }},
+        Case{"1f1b_cnn_p2d2", [] { return Cnn(ScheduleKind::kOneFOneB, 2, 2); }},
+        Case{"adam_clip_knee_gpt_p2d2", [] { return WithAdam(Gpt(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"adam_clip_knee_cnn_p2d2", [] { return WithAdam(Cnn(ScheduleKind::kVaruna, 2, 2)); }},
+        Case{"torchscript_p2d1", [] { return Script(2, 1); }},
+        Case{"torchscript_p2d2", [] { return Script(2, 2); }}),
     [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
 
 // Dropout masks are keyed by (seed, step, micro-batch, unit), so the pipeline with dropout
@@ -465,6 +504,41 @@ TEST(Launch, KilledWorkerFailsTheJob) {
   ASSERT_FALSE(run.ok());
   EXPECT_NE(run.status().message().find("worker"), std::string::npos) << run.status();
   EXPECT_NE(run.status().code(), StatusCode::kDeadlineExceeded) << run.status();
+}
+
+// Rendezvous as under torchrun: the workers are started by torchrun itself (Debian's
+// torch.distributed.run, through pipeline/testdata/torchrun.py), take their rank from RANK and
+// the gloo store from MASTER_ADDR/MASTER_PORT (served by torchrun's agent), and train P=2 x D=2
+// to the same losses and parameters as PyTorch.
+TEST(Torchrun, WorkersRendezvousThroughTorchrunsStore) {
+  JobConfig job = Gpt(ScheduleKind::kVaruna, 2, 2);
+  job.save_dir = TempDir("torchrun_ckpt").string();
+  const std::filesystem::path dir = TempDir("torchrun");
+  std::filesystem::create_directories(dir);
+  auto ports = FreeLocalPorts(WorldSize(job) + 1);
+  ASSERT_TRUE(ports.ok());
+  for (int r = 0; r < WorldSize(job); ++r) job.endpoints.push_back({"127.0.0.1", (*ports)[r]});
+  ASSERT_TRUE(WriteFileAtomically((dir / "job.json").string(), JobToJson(job).dump()).ok());
+  Reference ref = PythonReference(job, job.steps, "torchrun");
+  const std::string cmd = fmt::format(
+      "/usr/bin/python3 {}/pipeline/testdata/torchrun.py --nproc_per_node {} --master_addr "
+      "127.0.0.1 --master_port {} --no_python {} --job {} --report {}/report-{{rank}}.json "
+      "--log-level warn",
+      SourceDir(), WorldSize(job), (*ports)[WorldSize(job)], WorkerBinary(),
+      (dir / "job.json").string(), dir.string());
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  LaunchResult run;
+  run.job = job;
+  for (int r = 0; r < WorldSize(job); ++r) {
+    auto text = ReadFile(fmt::format("{}/report-{}.json", dir.string(), r));
+    ASSERT_TRUE(text.ok()) << text.status();
+    auto report = ReportFromJson(nlohmann::json::parse(*text));
+    ASSERT_TRUE(report.ok()) << report.status();
+    run.reports.push_back(*report);
+  }
+  ExpectSameTraining(job, run, ref);
+  std::filesystem::remove_all(dir);
+  std::filesystem::remove_all(job.save_dir);
 }
 
 TEST(Launch, BadJobsAreRejectedBeforeStarting) {

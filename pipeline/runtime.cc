@@ -16,6 +16,8 @@
 #include "fmt/format.h"
 #include "lr/schedule_spec.h"
 #include "pipeline/allreduce.h"
+#include "pipeline/gloo_collective.h"
+#include "pipeline/gradient_buckets.h"
 #include "pipeline/model.h"
 #include "pipeline/optimizer.h"
 #include "pipeline/transport.h"
@@ -190,9 +192,11 @@ double PeakRssBytes() {
 // Per-step state of one stage.
 class StageStep {
  public:
+  // `buckets` (may be null) is armed before the stage's last backward of the step.
   StageStep(const JobConfig& job, int rank, CutModel& model, const Dataset& data,
-            Transport& transport, int64_t step)
+            Transport& transport, int64_t step, GradientBuckets* buckets)
       : job_(job),
+        buckets_(buckets),
         model_(model),
         data_(data),
         transport_(transport),
@@ -289,6 +293,7 @@ class StageStep {
 
   Status Backward(int i) {
     if (!outputs_[i].defined()) return InternalError(fmt::format("backward {} before forward", i));
+    if (buckets_ != nullptr && ++backwards_ == micro_) buckets_->Arm();
     if (last_) {
       loss_ += outputs_[i].item<double>();
       outputs_[i].backward();
@@ -311,6 +316,8 @@ class StageStep {
   }
 
   const JobConfig& job_;
+  GradientBuckets* buckets_;
+  int backwards_ = 0;
   CutModel& model_;
   const Dataset& data_;
   Transport& transport_;
@@ -338,7 +345,8 @@ nlohmann::json ReportToJson(const WorkerReport& r) {
                      {"lr", s.lr},
                      {"eval_loss", std::isnan(s.eval_loss) ? nlohmann::json(nullptr)
                                                            : nlohmann::json(s.eval_loss)},
-                     {"pulled_ahead", s.pulled_ahead}});
+                     {"pulled_ahead", s.pulled_ahead},
+                     {"buckets_overlapped", s.buckets_overlapped}});
   }
   return {{"rank", r.rank},
           {"stage", r.stage},
@@ -377,6 +385,7 @@ Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
         x.eval_loss = s.at("eval_loss").get<double>();
       }
       x.pulled_ahead = s.at("pulled_ahead").get<int>();
+      x.buckets_overlapped = s.value("buckets_overlapped", 0);
       r.steps.push_back(x);
     }
     r.forward_s = j.at("forward_s").get<double>();
@@ -545,11 +554,30 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
                            Transport::Connect(rank, job.endpoints, PeersOf(job, rank),
                                               Transport::Duration(job.timeout_ms)));
   const std::vector<int> group = ReplicaGroup(job, stage);
+  // With gloo, the stage's replicas sum gradient buckets as the backward produces them.
+  std::unique_ptr<GlooGroup> gloo;
+  std::unique_ptr<GradientBuckets> buckets;
+  if (job.replicas > 1 && job.collective == "gloo") {
+    TESSERA_ASSIGN_OR_RETURN(TorchrunEnvironment env, ReadTorchrunEnvironment());
+    const Endpoint store = env.has_store() ? Endpoint{env.master_addr, env.master_port} : job.store;
+    if (store.port == 0) {
+      return InvalidArgumentError(
+          "the gloo all-reduce needs a store: MASTER_ADDR and MASTER_PORT, or the job's store");
+    }
+    TESSERA_ASSIGN_OR_RETURN(gloo, GlooGroup::Join({.store = store,
+                                                    .serve_store = rank == 0 && !env.agent_store,
+                                                    .prefix = fmt::format("stage-{}", stage),
+                                                    .members = group,
+                                                    .rank = rank,
+                                                    .bind_host = job.endpoints[rank].host,
+                                                    .timeout = Transport::Duration(job.timeout_ms)},
+                                                   *transport));
+    buckets = std::make_unique<GradientBuckets>(
+        up.all, flat_grads, static_cast<int64_t>(job.bucket_kb) * 1024,
+        [g = gloo.get()](std::span<float> bucket) { return g->Start(bucket); });
+  }
   const bool opportunistic = job.opportunistic && job.schedule == ScheduleKind::kVaruna;
   const auto timeout = Transport::Duration(job.timeout_ms);
-  // The all-reduce runs bucket by bucket over the flat gradient buffer (no copy of it is made);
-  // buckets bound the size of one message.
-  constexpr int64_t kBucketFloats = 4 << 20;  // 16 MB
 
   WorkerReport report;
   report.rank = rank;
@@ -574,7 +602,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
     }
     const auto start = Clock::now();
     flat_grads.zero_();
-    StageStep work(job, rank, *model, *data, *transport, step);
+    StageStep work(job, rank, *model, *data, *transport, step, buckets.get());
     TaskCursor cursor(tasks, opportunistic);
     StepStats stats{.step = step};
     const auto deadline = start + std::chrono::milliseconds(job.timeout_ms);
@@ -612,14 +640,25 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
     stats.pulled_ahead = cursor.pulled_ahead();
     activation_bytes = std::max(activation_bytes, work.activation_bytes());
 
-    // Gradient all-reduce over the replicas (none at D = 1), in buckets of the flat buffer.
+    // Gradient all-reduce over the replicas (none at D = 1), in buckets of the flat buffer:
+    // with gloo most were started during the last backward and only the rest is waited for
+    // here; with our ring (tcp) all run now.
     const auto ar_start = Clock::now();
     double global_loss = work.loss();
-    if (job.replicas > 1) {
+    if (job.replicas > 1 && gloo) {
+      TESSERA_RETURN_IF_ERROR(buckets->Finish());
+      stats.buckets_overlapped = buckets->started_in_backward();
+      float loss = static_cast<float>(work.loss());
+      if (last) TESSERA_RETURN_IF_ERROR(gloo->Start(std::span<float>(&loss, 1)));
+      TESSERA_RETURN_IF_ERROR(
+          gloo->Wait(timeout).WithContext(fmt::format("rank {} step {}", rank, step)));
+      if (last) global_loss = loss;
+    } else if (job.replicas > 1) {
       std::span<float> all(flat_grads.data_ptr<float>(), flat_grads.numel());
       const int per_bucket_tags = 2 * job.replicas;
-      for (int64_t b = 0, i = 0; b < static_cast<int64_t>(all.size()); b += kBucketFloats, ++i) {
-        const size_t n = std::min<size_t>(kBucketFloats, all.size() - b);
+      const int64_t bucket_floats = static_cast<int64_t>(job.bucket_kb) * 1024 / sizeof(float);
+      for (int64_t b = 0, i = 0; b < static_cast<int64_t>(all.size()); b += bucket_floats, ++i) {
+        const size_t n = std::min<size_t>(bucket_floats, all.size() - b);
         TESSERA_RETURN_IF_ERROR(RingAllreduce(*transport, group,
                                               Tag(step, kAllreduce, i * per_bucket_tags),
                                               all.subspan(b, n), timeout));

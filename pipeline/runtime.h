@@ -6,8 +6,9 @@
 // autograd and keep only the input; recompute reruns it with autograd; backwards wait for the
 // next stage's gradient (the last stage has the loss), backpropagate and send the input's
 // gradient back. Messages go over pipeline/transport.h; while the next task waits, the worker
-// sleeps on "a message arrived". After the last backward, the replicas of the stage sum their
-// gradients with a ring all-reduce (skipped at D = 1), the stages sum their squared gradient
+// sleeps on "a message arrived". The replicas of the stage sum their gradients (skipped at
+// D = 1) through c10d/gloo, bucket by bucket as the last backward produces them
+// (pipeline/gradient_buckets.h), or with our ring after the backward (collective "tcp"); the stages sum their squared gradient
 // norms for clipping (if asked), and every replica applies the same torch::optim step (SGD,
 // Adam or AdamW) at the learning rate of the job's lr/ schedule.
 //
@@ -43,6 +44,7 @@ struct StepStats {
   double lr = 0;           // the learning rate of this step's update
   double eval_loss = std::nan("");  // last stage of replica 0, after an evaluation step
   int pulled_ahead = 0;             // opportunistic forwards
+  int buckets_overlapped = 0;       // gradient buckets started during the backward (gloo)
 };
 
 struct WorkerReport {

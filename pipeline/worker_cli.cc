@@ -5,6 +5,7 @@
 #include "core/cli.h"
 #include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/gloo_collective.h"
 #include "pipeline/job.h"
 #include "pipeline/profile.h"
 #include "pipeline/runtime.h"
@@ -19,8 +20,12 @@ int WorkerMain(int argc, char** argv) {
   // Checked in the body rather than with ->required(), so that an unknown flag is reported as
   // such instead of as a missing --job.
   program.app().add_option("--job", job_path, "Job description (JSON, from pipeline-launch)");
-  program.app().add_option("--rank", rank, "This worker's rank");
-  program.app().add_option("--report", report_path, "Write the worker report (JSON) here");
+  program.app().add_option("--rank", rank,
+                           "This worker's rank (default: RANK from the environment, as "
+                           "torchrun sets it)");
+  program.app().add_option("--report", report_path,
+                           "Write the worker report (JSON) here; {rank} is replaced by the rank "
+                           "(for launchers that give every worker the same arguments: torchrun)");
   program.app().add_option("--count-units", count_units,
                            "Print the number of units of the model described in this JSON "
                            "file (how pipeline-launch learns about models registered here)");
@@ -41,10 +46,19 @@ int WorkerMain(int argc, char** argv) {
       return tessera::InvalidArgumentError(job_path + " is not valid JSON");
     }
     TESSERA_ASSIGN_OR_RETURN(JobConfig job, JobFromJson(json));
+    TESSERA_ASSIGN_OR_RETURN(TorchrunEnvironment env, ReadTorchrunEnvironment());
+    if (rank < 0) rank = env.rank;
+    if (env.world_size >= 0 && env.world_size != WorldSize(job)) {
+      return tessera::cli::UsageError(
+          fmt::format("WORLD_SIZE={} but the job has {} workers", env.world_size, WorldSize(job)));
+    }
     if (rank < 0 || rank >= WorldSize(job)) {
       return tessera::cli::UsageError("--rank must be in [0, stages * replicas)");
     }
     TESSERA_ASSIGN_OR_RETURN(WorkerReport report, RunWorker(job, rank));
+    if (const size_t at = report_path.find("{rank}"); at != std::string::npos) {
+      report_path.replace(at, 6, std::to_string(rank));
+    }
     if (!report_path.empty()) {
       TESSERA_RETURN_IF_ERROR(
           tessera::WriteFileAtomically(report_path, ReportToJson(report).dump(1) + "\n"));

@@ -7,13 +7,16 @@
 #   auto2   pipeline-launch --auto --workers 2: profiled here, configured by simulation, the
 #           step time and memory predicted BEFORE running, then run (P=2 D=1 or P=1 D=2)
 #   p2d1    two stages, one replica, cut by the profile
+#   p2d1u   two stages cut uniformly by unit count (Varuna's rule): embedding + 6 blocks |
+#           6 blocks + LM head, which also halves the parameters (81.1M each)
 #   p1d2    one stage, two replicas (all-reduce of the whole gradient every step)
 # all with SGD and momentum, the same global batch, measured in the same run, one after the
 # other. Keep it short: the machine is shared (uptime is recorded with every run).
 #
 # Uses $TESSERA_BUILD/bin, writes $TESSERA_BENCH_OUT/gpt2/{results.csv,summary.md,*.log,*.json}.
 # Knobs: GPT2_STEPS (default 3; the first step is excluded from the step time),
-# GPT2_BATCH (global batch, default 8), GPT2_MICRO (micro-batch, default 2).
+# GPT2_BATCH (global batch, default 8), GPT2_MICRO (micro-batch, default 2), GPT2_ONLY_MEMORY=1
+# (only p1d1 and p2d1u: the peak-RSS ratio, which the machine's load does not change).
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/gpt2
@@ -29,6 +32,7 @@ echo "name,workers,samples_per_s,step_s,predicted_step_s,peak_rss_mb_max,peak_rs
 
 load() { cut -d' ' -f1 /proc/loadavg; }
 
+if [ -z "${GPT2_ONLY_MEMORY:-}" ]; then
 echo "== plain: libtorch loop, 2 threads (load $(load))"
 l=$(load)
 "$BUILD/bin/pipeline-plain-loop" "${SHAPE[@]}" --global-batch "$BATCH" --steps "$STEPS" \
@@ -38,6 +42,7 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 print(f"plain,1,{j['samples_per_s']:.4f},{j['step_s']:.4f},,{j['peak_rss_mb']:.0f},{j['peak_rss_mb']:.0f},,{sys.argv[2]}")
 EOF
+fi
 
 run() {  # name workers [flags...]
   local name=$1 workers=$2
@@ -62,8 +67,10 @@ EOF
 }
 
 run p1d1 1 --stages 1 --replicas 1
+[ -n "${GPT2_ONLY_MEMORY:-}" ] && { run p2d1u 2 --stages 2 --replicas 1 --partition uniform; exit 0; }
 run auto2 2 --auto --workers 2 --auto-micro-batches "$MICRO" --cores 2
 run p2d1 2 --stages 2 --replicas 1 --partition profiled
+run p2d1u 2 --stages 2 --replicas 1 --partition uniform
 run p1d2 2 --stages 1 --replicas 2
 
 {

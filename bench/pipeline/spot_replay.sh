@@ -13,7 +13,11 @@
 # throughput.png}: lost steps, morph count and throughput over time.
 # Knobs: SPOT_SPEEDUP (trace seconds per real second, default 60), SPOT_FROM/SPOT_TO (trace
 # window, default 21529..28578: the first busy two hours), SPOT_STEPS (default 400),
-# SPOT_MAX_WORKERS (default 4), SPOT_KILL_EVERY (default 3; 0: all with notice).
+# SPOT_MAX_WORKERS (default 4), SPOT_KILL_EVERY (default 3; 0: all with notice), SPOT_NETNS=1:
+# every worker slot is a "host" of its own (a network namespace pipeline-spot-h<i> on a bridge,
+# veth links, 10.77.0.<i+1>), workers are started through pipeline/testdata/ssh-like with
+# `ip netns exec` (needs root; the namespaces are removed at the end), and a kill hits the
+# remote worker process itself, which the wrapper reports as exit 255.
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/spot
@@ -31,10 +35,36 @@ mkdir -p "$OUT"
 echo "$MAXW" > "$OUT/workers"
 echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/load.txt"
 
+HOSTS_ARGS=()
+if [ "${SPOT_NETNS:-0}" = 1 ]; then
+  cleanup_netns() {
+    for i in $(seq 0 $((MAXW - 1))); do ip netns del "pipeline-spot-h$i" 2>/dev/null; done
+    ip link del plspotbr 2>/dev/null
+  }
+  cleanup_netns
+  trap cleanup_netns EXIT
+  ip link add plspotbr type bridge && ip link set plspotbr up || exit 1
+  : > "$OUT/hosts.txt"
+  for i in $(seq 0 $((MAXW - 1))); do
+    ip netns add "pipeline-spot-h$i" &&
+      ip link add "plspv$i" type veth peer name "plspb$i" &&
+      ip link set "plspv$i" netns "pipeline-spot-h$i" &&
+      ip link set "plspb$i" master plspotbr && ip link set "plspb$i" up &&
+      ip netns exec "pipeline-spot-h$i" ip addr add "10.77.0.$((i + 1))/24" dev "plspv$i" &&
+      ip netns exec "pipeline-spot-h$i" ip link set "plspv$i" up &&
+      ip netns exec "pipeline-spot-h$i" ip link set lo up || exit 1
+    echo "10.77.0.$((i + 1)) $HERE/../../pipeline/testdata/ssh-like ip netns exec pipeline-spot-h$i" \
+      >> "$OUT/hosts.txt"
+  done
+  HOSTS_ARGS=(--hosts "$OUT/hosts.txt" --base-port 29700)
+  echo "workers on $MAXW hosts: network namespaces pipeline-spot-h0..$((MAXW - 1)) (ssh-like wrapper)"
+fi
+
 "$BUILD/bin/pipeline-launch" --elastic --workers-file "$OUT/workers" --save-dir "$OUT/ckpt" \
   --run-dir "$OUT/run" --json "$OUT/out.json" --checkpoint-every 20 --cores 2 \
   --auto-micro-batches 2,4 --model gpt --layers 4 --width 64 --heads 4 --vocab 64 \
-  --seq-len 32 --global-batch 16 --steps "$STEPS" --lr 0.05 --timeout 1800 \
+  --seq-len 32 --global-batch 16 --steps "$STEPS" --lr 0.05 --timeout 1800 "${HOSTS_ARGS[@]}" \
+  --max-restarts 200 \
   > "$OUT/launch.log" 2>&1 &
 LAUNCHER=$!
 
@@ -74,8 +104,15 @@ while alive():
                 if pids:
                     lines = open(pids[-1]).read().split()
                     if len(lines) >= 2:
+                        victim = int(lines[-1])
+                        try:  # behind a wrapper (SPOT_NETNS): the remote worker, not the wrapper
+                            kids = open(f"/proc/{victim}/task/{victim}/children").read().split()
+                            if kids:
+                                victim = int(kids[0])
+                        except OSError:
+                            pass
                         try:
-                            os.kill(int(lines[-1]), signal.SIGKILL)
+                            os.kill(victim, signal.SIGKILL)
                             how = "kill"
                         except ProcessLookupError:
                             pass

@@ -1,0 +1,251 @@
+#define USE_C10D_GLOO 1  // ProcessGroupGloo.hpp declares nothing without it
+#include "pipeline/gloo_collective.h"
+
+#include <torch/torch.h>
+
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include "fmt/format.h"
+
+namespace tessera::pipeline {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Result<int> ParseInt(const char* name, const char* text) {
+  int value = 0;
+  const char* end = text + std::strlen(text);
+  auto [ptr, ec] = std::from_chars(text, end, value);
+  if (ec != std::errc() || ptr != end) {
+    return InvalidArgumentError(fmt::format("{}='{}' is not a number", name, text));
+  }
+  return value;
+}
+
+std::string Describe(const std::exception_ptr& e) {
+  try {
+    if (e) std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+  }
+  return "unknown error";
+}
+
+}  // namespace
+
+Result<TorchrunEnvironment> ReadTorchrunEnvironment(
+    const std::function<const char*(const char*)>& get_or_null) {
+  auto get = [&](const char* name) -> const char* {
+    const char* v = get_or_null ? get_or_null(name) : std::getenv(name);
+    return v != nullptr && *v != '\0' ? v : nullptr;
+  };
+  TorchrunEnvironment env;
+  const char* addr = get("MASTER_ADDR");
+  const char* port = get("MASTER_PORT");
+  if ((addr == nullptr) != (port == nullptr)) {
+    return InvalidArgumentError("MASTER_ADDR and MASTER_PORT must be set together");
+  }
+  if (addr != nullptr) {
+    env.master_addr = addr;
+    TESSERA_ASSIGN_OR_RETURN(env.master_port, ParseInt("MASTER_PORT", port));
+    if (env.master_port <= 0 || env.master_port > 65535) {
+      return InvalidArgumentError(fmt::format("MASTER_PORT={} is not a port", port));
+    }
+  }
+  struct Field {
+    const char* name;
+    int* out;
+  };
+  for (Field f : {Field{"RANK", &env.rank}, Field{"WORLD_SIZE", &env.world_size},
+                  Field{"LOCAL_RANK", &env.local_rank}}) {
+    if (const char* v = get(f.name)) {
+      TESSERA_ASSIGN_OR_RETURN(*f.out, ParseInt(f.name, v));
+      if (*f.out < 0) return InvalidArgumentError(fmt::format("{}={} is negative", f.name, v));
+    }
+  }
+  if (const char* v = get("TORCHELASTIC_USE_AGENT_STORE")) {
+    env.agent_store = std::string(v) == "True" || std::string(v) == "true" || std::string(v) == "1";
+  }
+  return env;
+}
+
+struct GlooGroup::Impl {
+  GlooGroupOptions options;
+  Transport* transport = nullptr;
+  c10::intrusive_ptr<c10d::TCPStore> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  std::vector<c10::intrusive_ptr<c10d::Work>> pending;
+  bool broken = false;
+
+  // UNAVAILABLE naming the first member whose transport connection is gone, else OK.
+  Status DeadMember() {
+    for (int member : options.members) {
+      if (member == options.rank) continue;
+      if (Status s = transport->PeerStatus(member); !s.ok()) {
+        return UnavailableError(fmt::format("gloo group {}: replica rank {} is gone ({})",
+                                            options.prefix, member, s.message()));
+      }
+    }
+    return Status::Ok();
+  }
+
+  // A failed or timed-out collective may leave gloo's worker thread blocked; destroying the
+  // group would join it (up to gloo's own timeout). The worker exits after reporting the error,
+  // so the group is left to the process's end.
+  Status Abandon(Status why) {
+    broken = true;
+    pending.clear();
+    (void)group.release();
+    return why;
+  }
+};
+
+GlooGroup::GlooGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+GlooGroup::~GlooGroup() {
+  if (impl_ && !impl_->broken && !impl_->pending.empty()) {
+    (void)Wait(impl_->options.timeout);
+  }
+}
+
+Result<std::unique_ptr<GlooGroup>> GlooGroup::Join(const GlooGroupOptions& options,
+                                                   Transport& transport) {
+  auto it = std::find(options.members.begin(), options.members.end(), options.rank);
+  if (it == options.members.end()) {
+    return InvalidArgumentError(fmt::format("rank {} is not in its gloo group", options.rank));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->options = options;
+  impl->transport = &transport;
+  try {
+    c10d::TCPStoreOptions store_options;
+    store_options.port = static_cast<uint16_t>(options.store.port);
+    store_options.isServer = options.serve_store;
+    store_options.waitWorkers = false;
+    store_options.timeout = options.timeout;
+    impl->store = c10::make_intrusive<c10d::TCPStore>(options.store.host, store_options);
+    auto prefixed = c10::make_intrusive<c10d::PrefixStore>(options.prefix, impl->store);
+    auto gloo = c10d::ProcessGroupGloo::Options::create(options.timeout);
+    gloo->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(options.bind_host));
+    gloo->threads = 1;  // one collective at a time, in the order started; the cores compute
+    impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        prefixed, static_cast<int>(it - options.members.begin()),
+        static_cast<int>(options.members.size()), gloo);
+  } catch (const std::exception& e) {
+    return UnavailableError(fmt::format("joining gloo group {} (store {}:{}): {}", options.prefix,
+                                        options.store.host, options.store.port, e.what()));
+  }
+  return std::unique_ptr<GlooGroup>(new GlooGroup(std::move(impl)));
+}
+
+Status GlooGroup::Start(std::span<float> data) {
+  if (impl_->broken) return FailedPreconditionError("the gloo group failed earlier");
+  std::vector<at::Tensor> tensors{
+      torch::from_blob(data.data(), {static_cast<int64_t>(data.size())}, torch::kFloat)};
+  try {
+    impl_->pending.push_back(impl_->group->allreduce(tensors));
+  } catch (const std::exception& e) {
+    return impl_->Abandon(UnavailableError(
+        fmt::format("gloo group {}: starting an all-reduce: {}", impl_->options.prefix, e.what())));
+  }
+  return Status::Ok();
+}
+
+Status GlooGroup::Wait(Transport::Duration timeout) {
+  if (impl_->broken) return FailedPreconditionError("the gloo group failed earlier");
+  const auto deadline = Clock::now() + timeout;
+  for (auto& work : impl_->pending) {
+    auto pause = std::chrono::microseconds(20);
+    while (!work->isCompleted()) {
+      if (Status dead = impl_->DeadMember(); !dead.ok()) return impl_->Abandon(dead);
+      if (Clock::now() > deadline) {
+        return impl_->Abandon(DeadlineExceededError(fmt::format(
+            "gloo group {}: an all-reduce with ranks {} did not finish in {} ms",
+            impl_->options.prefix, fmt::join(impl_->options.members, ","), timeout.count())));
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
+    if (!work->isSuccess()) {
+      const std::string why = Describe(work->exception());
+      // Gloo often sees the closed socket before our transport's reader does: give it a moment
+      // to name the rank.
+      const auto grace = Clock::now() + std::chrono::milliseconds(500);
+      while (Clock::now() < grace) {
+        if (Status dead = impl_->DeadMember(); !dead.ok()) {
+          return impl_->Abandon(
+              UnavailableError(fmt::format("{} (gloo: {})", dead.message(), why)));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      return impl_->Abandon(
+          UnavailableError(fmt::format("gloo group {} (ranks {}): {}", impl_->options.prefix,
+                                       fmt::join(impl_->options.members, ","), why)));
+    }
+  }
+  impl_->pending.clear();
+  return Status::Ok();
+}
+
+int GlooGroup::pending() const { return static_cast<int>(impl_->pending.size()); }
+
+Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
+  if (members < 2 || runs < 1 || floats < 1) {
+    return InvalidArgumentError("gloo probe: members >= 2, runs >= 1, floats >= 1");
+  }
+  const Transport::Duration timeout(30000);
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int> ports, FreeLocalPorts(members + 1));
+  std::vector<Endpoint> endpoints;
+  std::vector<int> all;
+  for (int r = 0; r < members; ++r) {
+    endpoints.push_back({"127.0.0.1", ports[r]});
+    all.push_back(r);
+  }
+  std::vector<Status> status(members, Status::Ok());
+  std::vector<double> times;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < members; ++r) {
+    threads.emplace_back([&, r] {
+      status[r] = [&]() -> Status {
+        std::vector<int> peers;
+        for (int p : all) {
+          if (p != r) peers.push_back(p);
+        }
+        TESSERA_ASSIGN_OR_RETURN(auto transport, Transport::Connect(r, endpoints, peers, timeout));
+        TESSERA_ASSIGN_OR_RETURN(auto group,
+                                 GlooGroup::Join({.store = {"127.0.0.1", ports[members]},
+                                                  .serve_store = r == 0,
+                                                  .prefix = "probe",
+                                                  .members = all,
+                                                  .rank = r,
+                                                  .bind_host = "127.0.0.1",
+                                                  .timeout = timeout},
+                                                 *transport));
+        std::vector<float> data(floats, 1.0f);
+        for (int k = 0; k <= runs; ++k) {  // round 0 warms the pairs up
+          const auto t0 = Clock::now();
+          TESSERA_RETURN_IF_ERROR(group->Start(data));
+          TESSERA_RETURN_IF_ERROR(group->Wait(timeout));
+          if (r == 0 && k > 0) {
+            times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+          }
+          std::fill(data.begin(), data.end(), 1.0f);
+        }
+        return transport->Flush(timeout);
+      }();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) TESSERA_RETURN_IF_ERROR(s);
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace tessera::pipeline
