@@ -15,7 +15,7 @@
 #include <regex>
 #include <set>
 
-#include "cluster/interpose/live_cluster.h"
+#include "cluster/testing/live_cluster.h"
 
 namespace tessera::cluster {
 namespace {

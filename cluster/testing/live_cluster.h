@@ -1,5 +1,5 @@
 // Test helper: a scheduler and node agents of this build as real processes on loopback, for
-// tests of command jobs. Header-only, tests only.
+// the live tests of every job type. Header-only, tests only.
 //
 //   LiveCluster cluster(root);
 //   cluster.StartScheduler({"--min-run-s", "0"});
@@ -91,19 +91,28 @@ class LiveCluster {
     agents_.emplace(node, std::move(*p));
   }
 
-  std::string SubmitCommand(const std::string& tier, int workers, int min_workers,
-                            const std::vector<std::string>& command) {
+  // `args` as stored: a leading "--job-type=<type>" names a type other than mlp (job_type.h).
+  std::string Submit(const std::string& tier, int workers, int min_workers,
+                     const std::vector<std::string>& args) {
     rpc::SubmitRequest r;
     r.set_tenant("test");
     r.set_tier(tier);
     r.set_requested_workers(workers);
     r.set_min_workers(min_workers);
-    r.add_args("--job-type=command");
-    for (const auto& a : command) r.add_args(a);
+    for (const auto& a : args) r.add_args(a);
     auto id = client_->Submit(r);
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or("");
   }
+
+  std::string SubmitCommand(const std::string& tier, int workers, int min_workers,
+                            const std::vector<std::string>& command) {
+    std::vector<std::string> args = {"--job-type=command"};
+    args.insert(args.end(), command.begin(), command.end());
+    return Submit(tier, workers, min_workers, args);
+  }
+
+  std::filesystem::path JobDir(const std::string& id) const { return root_ / "jobs" / id; }
 
   std::map<std::string, rpc::JobInfo> Jobs() {
     std::map<std::string, rpc::JobInfo> out;
