@@ -21,9 +21,12 @@
 //     0, which makes the launcher stop every worker at the next step boundary with a checkpoint
 //     there ("every worker checkpointed at step s": no step is lost, as on a spot notice); the
 //     launcher, now waiting for workers, is then terminated and the exit report says
-//     "checkpointed step=s". An order that arrives before the first segment started (during
-//     profiling) stops the launcher and its workers by SIGTERM to this process group: nothing
-//     was trained past the checkpoint the incarnation resumed from;
+//     "checkpointed step=s". An order that arrives before a segment runs (the launcher is
+//     profiling, or restarting after a lost worker) stops the launcher and its workers by
+//     SIGTERM to this process group: nothing was trained past the checkpoint it would resume
+//     from, and the exit report names the newest step this adapter knows to be checkpointed
+//     (<job dir>/pipeline/checkpointed-step, kept across incarnations; the launcher's periodic
+//     checkpoints after a crash may be newer, so it is a lower bound);
 //   * the launcher finishing the steps: "finished step=N"; failing: the adapter fails with it
 //     (the agent reports a crash and the scheduler restarts the job from its checkpoint).
 //
