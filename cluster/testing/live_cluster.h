@@ -9,6 +9,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,12 +46,15 @@ class LiveCluster {
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path LogDir(const std::string& node) const { return root_ / ("logs-" + node); }
 
-  void StartScheduler(std::vector<std::string> extra = {}) {
+  // `listen_port` 0 picks a free port; a restart passes port() to come back where the agents
+  // look for it.
+  void StartScheduler(std::vector<std::string> extra = {}, int listen_port = 0) {
     ASSERT_FALSE(bin_.empty()) << "TESSERA_BIN_DIR must name the build's bin directory";
     std::filesystem::remove(root_ / "port");
     ProcessOptions options;
-    options.argv = {(bin_ / "cluster-scheduler").string(), "--state-dir", (root_ / "db").string(),
-                    "--job-root", (root_ / "jobs").string(), "--port-file",
+    options.argv = {(bin_ / "cluster-scheduler").string(), "--listen",
+                    "127.0.0.1:" + std::to_string(listen_port), "--state-dir",
+                    (root_ / "db").string(), "--job-root", (root_ / "jobs").string(), "--port-file",
                     (root_ / "port").string(), "--premium-headroom", "0", "--tick-ms", "100",
                     // Distinct MASTER_PORTs for tests running side by side.
                     "--master-port-base", std::to_string(20000 + ::getpid() % 20000)};
@@ -69,6 +73,19 @@ class LiveCluster {
     auto client = ClusterClient::Connect("127.0.0.1:" + std::to_string(port_));
     ASSERT_TRUE(client.ok());
     client_.emplace(std::move(*client));
+  }
+
+  int port() const { return port_; }
+  ClusterClient& client() { return *client_; }
+
+  // kill -9, as a machine losing power; returns the exit status.
+  int KillScheduler() {
+    scheduler_->Signal(SIGKILL);
+    return scheduler_->Wait();
+  }
+  int KillAgent(const std::string& node) {
+    agents_.at(node).Signal(SIGKILL);
+    return agents_.at(node).Wait();
   }
 
   void StartAgent(const std::string& node, int slots, std::vector<std::string> extra = {}) {
