@@ -1,10 +1,15 @@
 #include "cluster/agent/gang_run.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <set>
 
 #include "cluster/job/control.h"
@@ -39,6 +44,29 @@ std::string RankRange(int first, int count) {
 
 }  // namespace
 
+Status CheckPortFree(const std::string& address, int port) {
+  if (port < 1 || port > 65535) return InvalidArgumentError(fmt::format("bad port {}", port));
+  sockaddr_in where{};
+  where.sin_family = AF_INET;
+  where.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, address.c_str(), &where.sin_addr) != 1) {
+    where.sin_addr.s_addr = htonl(INADDR_ANY);  // a host name: check every local address
+  }
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return InternalError(std::string("socket: ") + std::strerror(errno));
+  // As c10d's TCPStore binds: SO_REUSEADDR, so a port in TIME_WAIT counts as free.
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  const bool bound = ::bind(fd, reinterpret_cast<const sockaddr*>(&where), sizeof where) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!bound) {
+    return UnavailableError(
+        fmt::format("MASTER_PORT {} on {} is not free: {}", port, address, std::strerror(err)));
+  }
+  return Status::Ok();
+}
+
 fs::path GangRun::RunDir(const rpc::Assignment& a) {
   return fs::path(a.job_dir()) / "runs" / std::to_string(a.run());
 }
@@ -51,6 +79,11 @@ Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::
                                             a.rank_offset(), a.local_ranks(), a.world_size()));
   }
   TESSERA_ASSIGN_OR_RETURN(std::string program, ResolveProgram(command[0]));
+  if (a.rank_offset() == 0) {
+    // Rank 0 serves the rendezvous (c10d's TCPStore) on MASTER_PORT: a port taken on this node
+    // fails the run before any rank starts, and the scheduler's next run gets another port.
+    TESSERA_RETURN_IF_ERROR(CheckPortFree(a.master_addr(), a.master_port()));
+  }
   const fs::path run_dir = RunDir(a);
   std::error_code ec;
   fs::create_directories(run_dir, ec);

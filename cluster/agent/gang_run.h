@@ -18,6 +18,12 @@
 //
 // Logs go to <log dir>/<job>-run<N>-rank<R>.log, one file per rank.
 //
+// MASTER_PORT. The scheduler picks it per run (a hash of job and run number); the node of
+// rank 0, where c10d's TCPStore will listen on it, checks that it is free before starting any
+// rank (CheckPortFree). A taken port fails the part (UNAVAILABLE, "MASTER_PORT ... is not
+// free"), and the scheduler's next run of the gang gets another port. The check and the
+// store's bind are seconds apart: a port taken in between fails the gang the same way.
+//
 // Stopping. The order is written to <run dir>/order. A rank with the interposition layer
 // announces itself with <run dir>/rank-<R>.layer; such a gang gets barrier_timeout to take its
 // barrier checkpoint and exit (each rank then writes <run dir>/rank-<R>.exit,
@@ -52,6 +58,11 @@ struct GangOptions {
   // SIGTERM -> SIGKILL.
   std::chrono::milliseconds term_grace{10000};
 };
+
+// OK if a TCP socket can bind `port` on `address` (an IPv4 address; anything else checks every
+// local address) with SO_REUSEADDR, as c10d's TCPStore binds. UNAVAILABLE naming the port
+// otherwise.
+Status CheckPortFree(const std::string& address, int port);
 
 class GangRun {
  public:

@@ -1,7 +1,10 @@
 // Command jobs through the RunManager, with real processes: torchrun's environment per rank,
 // logs per rank, a failed rank failing the part, and the stop ladder - the barrier checkpoint
 // for ranks with the interposition layer, SIGTERM -> grace -> SIGKILL for programs without.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -160,6 +163,60 @@ TEST_F(GangRunTest, RanksWithTheLayerGetTheirBarrierCheckpointInsteadOfSigterm) 
   rpc::RunReport r = WaitForExit();
   EXPECT_EQ(r.exit(), rpc::RunReport::CHECKPOINTED);
   EXPECT_EQ(r.detail(), "ranks 2-3 took the barrier checkpoint at step 7");
+}
+
+// A listening socket on 127.0.0.1:`port` (0: any free port) for as long as it lives.
+struct Listener {
+  int fd = -1;
+  int port = 0;
+  Listener() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(fd, 1), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    port = ntohs(a.sin_port);
+  }
+  ~Listener() { ::close(fd); }
+};
+
+TEST(CheckPortFreeTest, ATakenPortIsRefusedAndAFreedOneAccepted) {
+  int port = 0;
+  {
+    Listener taken;
+    port = taken.port;
+    Status s = CheckPortFree("127.0.0.1", port);
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable);
+    EXPECT_NE(s.message().find("MASTER_PORT " + std::to_string(port)), std::string::npos) << s;
+    EXPECT_EQ(CheckPortFree("localhost", port).code(), StatusCode::kUnavailable);
+  }
+  EXPECT_TRUE(CheckPortFree("127.0.0.1", port).ok());
+  EXPECT_EQ(CheckPortFree("127.0.0.1", 0).code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(GangRunTest, RankZerosNodeRefusesATakenMasterPortBeforeStartingAnyRank) {
+  Listener taken;
+  rpc::Assignment a = Assign("touch " + (root_ / "started-$RANK").string());
+  a.set_master_port(taken.port);
+  a.set_rank_offset(0);  // this node holds rank 0: it checks
+  runs_->Reconcile(std::vector{a});
+  auto report = WaitForExit();
+  EXPECT_EQ(report.exit(), rpc::RunReport::CRASHED);
+  EXPECT_NE(report.detail().find("MASTER_PORT " + std::to_string(taken.port) +
+                                 " on 127.0.0.1 "
+                                 "is not free"),
+            std::string::npos)
+      << report.detail();
+  EXPECT_FALSE(fs::exists(root_ / "started-0"));
+  // The node of ranks 2-3 does not serve the rendezvous: the port is not its business.
+  a.set_rank_offset(2);
+  a.set_run(4);
+  runs_->Reconcile(std::vector{a});
+  report = WaitForExit();
+  EXPECT_EQ(report.exit(), rpc::RunReport::FINISHED) << report.detail();
 }
 
 TEST_F(GangRunTest, AMissingProgramIsACrashOfTheFirstRank) {

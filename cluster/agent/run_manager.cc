@@ -30,7 +30,9 @@ int RunManager::live_runs() const {
 
 void RunManager::Kill(Run& run) {
   if (run.process) {
-    run.process->Signal(SIGKILL);
+    // The whole group: a job type's program may run children of its own (the pipeline job's
+    // launcher and workers).
+    run.process->SignalGroup(SIGKILL);
     run.process->Wait();
   }
   if (run.gang) run.gang->Kill();

@@ -8,9 +8,11 @@ namespace tessera::cluster {
 
 namespace {
 
-constexpr std::array<JobType, 3> kJobTypes = {{
+constexpr std::array<JobType, 4> kJobTypes = {{
     {"mlp", "cluster-train-job", "data-parallel MLP with replica splicing"},
     {"lr", "lr-cluster-job", "lr-train (Fashion-MNIST or character LM) with an lr schedule"},
+    {"pipeline", "cluster-pipeline-job",
+     "Varuna pipeline training (pipeline-launch --elastic); a resize morphs it"},
     {kCommandJobType, "", "any program, one process per rank with torchrun's environment"},
 }};
 

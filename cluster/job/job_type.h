@@ -7,6 +7,8 @@
 //
 //   mlp  cluster-train-job  the data-parallel MLP with replica splicing (cluster/job/trainer.h)
 //   lr   lr-cluster-job     lr-train's harness under the control interface (cluster/job/lr_job.h)
+//   pipeline  cluster-pipeline-job  pipeline-launch --elastic (Varuna): a resize is a morph
+//                           (cluster/job/pipeline_job.h)
 //   command  (the args)     any program, one process per rank (a gang), torchrun's environment;
 //                           the args are the command line (cluster/agent/gang_run.h)
 //

@@ -20,6 +20,7 @@
 #include "cluster/cli/ctl.h"
 #include "cluster/job/job_type.h"
 #include "cluster/job/process.h"
+#include "cluster/testing/live_cluster.h"
 #include "core/file.h"
 #include "lr/data.h"
 
@@ -58,9 +59,6 @@ const std::vector<std::string> kLrArgs = {"--task",
 const std::vector<std::string> kLrJobOnlyArgs = {"--min-step-ms", "20"};
 const std::vector<std::string> kPremiumArgs = {"--steps", "60", "--replica-ms", "5"};
 
-// A safety cap so a broken build fails instead of hanging; not a performance assertion.
-constexpr auto kPatience = std::chrono::seconds(60);
-
 class LrLiveTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -75,79 +73,34 @@ class LrLiveTest : public ::testing::Test {
     fs::create_directories(root_);
   }
   void TearDown() override {
-    agent_.reset();  // ~Process kills it; its jobs die with it
-    scheduler_.reset();
+    cluster_.reset();  // kills whatever still runs
     if (!root_.empty() && !HasFailure()) fs::remove_all(root_);
   }
 
+  // The shared harness (cluster/testing/live_cluster.h): a scheduler and one agent, 2 slots.
   void StartCluster() {
-    Result<Process> s = Process::Spawn(
-        {.argv = {(bin_ / "cluster-scheduler").string(), "--listen", "127.0.0.1:0", "--state-dir",
-                  (root_ / "db").string(), "--job-root", (root_ / "jobs").string(), "--port-file",
-                  (root_ / "port").string(), "--premium-headroom", "0", "--heartbeat-timeout-s",
-                  "2", "--tick-ms", "100"},
-         .env = {},
-         .log_file = root_ / "scheduler.log"});
-    ASSERT_TRUE(s.ok()) << s.status();
-    scheduler_.emplace(std::move(*s));
-    const auto deadline = std::chrono::steady_clock::now() + kPatience;
-    while (!fs::exists(root_ / "port")) {
-      ASSERT_FALSE(scheduler_->Poll().has_value()) << "scheduler exited; see scheduler.log";
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    const std::string address = "127.0.0.1:" + *ReadFile(root_ / "port");
-    Result<Process> a =
-        Process::Spawn({.argv = {(bin_ / "cluster-agent").string(), "--node-id", "n1", "--slots",
-                                 "2", "--scheduler", address, "--log-dir",
-                                 (root_ / "logs").string(), "--heartbeat-ms", "50"},
-                        .env = {},
-                        .log_file = root_ / "agent.log"});
-    ASSERT_TRUE(a.ok()) << a.status();
-    agent_.emplace(std::move(*a));
-    Result<ClusterClient> client = ClusterClient::Connect(address);
-    ASSERT_TRUE(client.ok()) << client.status();
-    client_.emplace(std::move(*client));
+    cluster_.emplace(root_);
+    cluster_->StartScheduler({"--heartbeat-timeout-s", "2"});
+    cluster_->StartAgent("n1", 2);
+    cluster_->WaitForNodes(1);
   }
 
   std::string Submit(const std::string& tier, const JobCommand& command) {
-    rpc::SubmitRequest r;
-    r.set_tenant("test");
-    r.set_tier(tier);
-    r.set_requested_workers(2);
-    r.set_min_workers(2);
-    for (const std::string& arg : JoinJobType(command)) r.add_args(arg);
-    Result<std::string> id = client_->Submit(r);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.value_or("");
+    return cluster_->Submit(tier, 2, 2, JoinJobType(command));
   }
 
-  std::map<std::string, rpc::JobInfo> Jobs() {
-    std::map<std::string, rpc::JobInfo> out;
-    if (auto jobs = client_->ListJobs(); jobs.ok()) {
-      for (auto& j : *jobs) out[j.id()] = j;
-    }
-    return out;
-  }
+  std::map<std::string, rpc::JobInfo> Jobs() { return cluster_->Jobs(); }
 
   template <typename Pred>
   bool WaitUntil(Pred done) {
-    const auto deadline = std::chrono::steady_clock::now() + kPatience;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done(Jobs())) return true;
-      std::this_thread::sleep_for(milliseconds(25));
-    }
-    std::vector<rpc::JobInfo> table;
-    for (auto& [id, j] : Jobs()) table.push_back(j);
-    ADD_FAILURE() << "gave up waiting; jobs:\n" << FormatJobTable(table);
-    return false;
+    return cluster_->WaitUntil([&](auto& jobs) { return done(jobs); });
   }
 
   // The agent's log of each run of job `id`, in run order.
   std::vector<std::string> RunLogs(const std::string& id) {
     std::map<int, std::string> by_run;
     const std::regex name(id + "-run(\\d+)\\.log");
-    for (const auto& entry : fs::directory_iterator(root_ / "logs")) {
+    for (const auto& entry : fs::directory_iterator(cluster_->LogDir("n1"))) {
       std::smatch m;
       const std::string filename = entry.path().filename().string();
       if (std::regex_match(filename, m, name)) {
@@ -165,8 +118,7 @@ class LrLiveTest : public ::testing::Test {
   }
 
   fs::path bin_, root_;
-  std::optional<Process> scheduler_, agent_;
-  std::optional<ClusterClient> client_;
+  std::optional<LiveCluster> cluster_;
 };
 
 TEST_F(LrLiveTest, PreemptedLrJobResumesAndEndsBitIdenticalToAnUninterruptedRun) {

@@ -63,7 +63,8 @@ Result<Process> Process::Spawn(const ProcessOptions& options) {
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
     }
-    ::setpgid(0, 0);  // own process group: a terminal's Ctrl-C goes to the owner, not to jobs
+    if (options.new_process_group)
+      ::setpgid(0, 0);  // own process group: a terminal's Ctrl-C goes to the owner, not to jobs
     if (log_fd >= 0) {
       ::dup2(log_fd, STDOUT_FILENO);
       ::dup2(log_fd, STDERR_FILENO);

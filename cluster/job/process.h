@@ -30,6 +30,9 @@ struct ProcessOptions {
   std::vector<std::pair<std::string, std::string>> env;  // added to the inherited environment
   std::filesystem::path log_file;  // stdout and stderr, appended; empty = inherit
   bool die_with_parent = true;
+  // The child leads a process group of its own (SignalGroup reaches it and its children);
+  // false keeps it in the owner's group, so that whoever signals the owner's group reaches it.
+  bool new_process_group = true;
 };
 
 class Process {

@@ -2,6 +2,8 @@
 // with the faults the issue asks for (a premium job on a full cluster, an agent killed with -9,
 // a scheduler restart). Every job's final parameters are compared bit for bit with an
 // uninterrupted run of the same job.
+#include "cluster/testing/live_cluster.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -29,9 +31,6 @@ using std::chrono::milliseconds;
 const std::vector<std::string> kJobArgs = {
     "--steps", "200", "--replica-ms", "10", "--checkpoint-every", "20"};
 
-// A safety cap so a broken build fails instead of hanging; not a performance assertion.
-constexpr auto kPatience = std::chrono::seconds(90);
-
 class LiveClusterTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -43,95 +42,26 @@ class LiveClusterTest : public ::testing::Test {
              ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(root_);
     fs::create_directories(root_);
+    cluster_.emplace(root_);
   }
   void TearDown() override {
-    agents_.clear();  // ~Process kills whatever still runs
-    scheduler_.reset();
+    cluster_.reset();  // kills whatever still runs
     if (!HasFailure()) fs::remove_all(root_);
   }
 
+  // The shared harness (cluster/testing/live_cluster.h), with this test's heartbeat timeout.
   void StartScheduler(int port = 0, std::vector<std::string> extra = {}) {
-    fs::remove(root_ / "port");
-    ProcessOptions options;
-    options.argv = {(bin_ / "cluster-scheduler").string(),
-                    "--listen",
-                    "127.0.0.1:" + std::to_string(port),
-                    "--state-dir",
-                    (root_ / "db").string(),
-                    "--job-root",
-                    (root_ / "jobs").string(),
-                    "--port-file",
-                    (root_ / "port").string(),
-                    "--premium-headroom",
-                    "0",
-                    "--heartbeat-timeout-s",
-                    "2",
-                    "--tick-ms",
-                    "100"};
-    options.argv.insert(options.argv.end(), extra.begin(), extra.end());
-    options.log_file = root_ / "scheduler.log";
-    Result<Process> p = Process::Spawn(options);
-    ASSERT_TRUE(p.ok()) << p.status();
-    scheduler_.emplace(std::move(*p));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!fs::exists(root_ / "port")) {
-      ASSERT_FALSE(scheduler_->Poll().has_value()) << "scheduler exited; see scheduler.log";
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    port_ = std::stoi(*ReadFile(root_ / "port"));
-    auto client = ClusterClient::Connect("127.0.0.1:" + std::to_string(port_));
-    ASSERT_TRUE(client.ok());
-    client_.emplace(std::move(*client));
+    extra.insert(extra.begin(), {"--heartbeat-timeout-s", "2"});
+    cluster_->StartScheduler(extra, port);
   }
-
-  void StartAgent(const std::string& node, int slots) {
-    Result<Process> p = Process::Spawn(
-        {.argv = {(bin_ / "cluster-agent").string(), "--node-id", node, "--slots",
-                  std::to_string(slots), "--scheduler", "127.0.0.1:" + std::to_string(port_),
-                  "--log-dir", (root_ / ("logs-" + node)).string(), "--heartbeat-ms", "50"},
-         .env = {},
-         .log_file = root_ / (node + ".log")});
-    ASSERT_TRUE(p.ok()) << p.status();
-    agents_.emplace(node, std::move(*p));
-  }
-
+  void StartAgent(const std::string& node, int slots) { cluster_->StartAgent(node, slots); }
   std::string Submit(const std::string& tier, int workers, int min_workers) {
-    rpc::SubmitRequest r;
-    r.set_tenant("test");
-    r.set_tier(tier);
-    r.set_requested_workers(workers);
-    r.set_min_workers(min_workers);
-    for (const auto& a : kJobArgs) r.add_args(a);
-    auto id = client_->Submit(r);
-    EXPECT_TRUE(id.ok()) << id.status();
-    return id.value_or("");
+    return cluster_->Submit(tier, workers, min_workers, kJobArgs);
   }
-
-  std::map<std::string, rpc::JobInfo> Jobs() {
-    std::map<std::string, rpc::JobInfo> out;
-    auto jobs = client_->ListJobs();
-    if (jobs.ok()) {
-      for (auto& j : *jobs) out[j.id()] = j;
-    }
-    return out;
-  }
-
-  // Polls the job table until `done` holds; false after kPatience.
+  std::map<std::string, rpc::JobInfo> Jobs() { return cluster_->Jobs(); }
   template <typename Pred>
   bool WaitUntil(Pred done) {
-    auto deadline = std::chrono::steady_clock::now() + kPatience;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done(Jobs())) return true;
-      std::this_thread::sleep_for(milliseconds(25));
-    }
-    ADD_FAILURE() << "gave up waiting; jobs:\n"
-                  << FormatJobTable([&] {
-                       std::vector<rpc::JobInfo> v;
-                       for (auto& [id, j] : Jobs()) v.push_back(j);
-                       return v;
-                     }());
-    return false;
+    return cluster_->WaitUntil([&](auto& jobs) { return done(jobs); });
   }
 
   bool AllFinished(const std::map<std::string, rpc::JobInfo>& jobs) {
@@ -190,10 +120,7 @@ class LiveClusterTest : public ::testing::Test {
   }
 
   fs::path bin_, root_;
-  int port_ = 0;
-  std::optional<Process> scheduler_;
-  std::map<std::string, Process> agents_;
-  std::optional<ClusterClient> client_;
+  std::optional<LiveCluster> cluster_;
 };
 
 TEST_F(LiveClusterTest, PremiumJobPreemptsBasicJobsWhichResumeBitIdentical) {
@@ -237,8 +164,7 @@ TEST_F(LiveClusterTest, AgentKilledWithSigkillLosesNoJob) {
   auto jobs = Jobs();
   std::string victim = jobs[a].placement().substr(0, 2);
   ASSERT_TRUE(victim == "n1" || victim == "n2") << jobs[a].placement();
-  agents_.at(victim).Signal(SIGKILL);
-  EXPECT_EQ(agents_.at(victim).Wait(), 128 + SIGKILL);
+  EXPECT_EQ(cluster_->KillAgent(victim), 128 + SIGKILL);
 
   ASSERT_TRUE(WaitUntil([&](auto jobs) { return AllFinished(jobs); }));
   jobs = Jobs();
@@ -247,7 +173,7 @@ TEST_F(LiveClusterTest, AgentKilledWithSigkillLosesNoJob) {
   ASSERT_GE(resumed.size(), 2u);
   EXPECT_GE(resumed[1], 40) << "restarted from its last periodic checkpoint, not from scratch";
   EXPECT_EQ(resumed[1] % 20, 0);
-  auto nodes = client_->ListNodes();
+  auto nodes = cluster_->client().ListNodes();
   ASSERT_TRUE(nodes.ok());
   for (const auto& n : *nodes) {
     if (n.id() == victim) {
@@ -268,9 +194,8 @@ TEST_F(LiveClusterTest, SchedulerRestartKeepsItsJobs) {
   auto before = Jobs();
   ASSERT_EQ(before[queued].state(), "pending");
 
-  scheduler_->Signal(SIGKILL);
-  scheduler_->Wait();
-  StartScheduler(port_);  // same port, same state directory; the agent reconnects
+  cluster_->KillScheduler();
+  StartScheduler(cluster_->port());  // same port, same state directory; the agent reconnects
   auto after = Jobs();
   ASSERT_EQ(after.size(), 2u);
   EXPECT_EQ(after[running].tier(), "basic");

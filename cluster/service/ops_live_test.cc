@@ -20,6 +20,7 @@
 
 #include "cluster/cli/ctl.h"
 #include "cluster/job/process.h"
+#include "cluster/testing/live_cluster.h"
 #include "core/file.h"
 
 namespace tessera::cluster {
@@ -31,8 +32,6 @@ using std::chrono::milliseconds;
 // World size 4, a long job (cancelled by the test's end), checkpoints every 50 steps.
 const std::vector<std::string> kJobArgs = {
     "--steps", "1000000", "--replica-ms", "5", "--checkpoint-every", "50"};
-// A safety cap so a broken build fails instead of hanging; not a performance assertion.
-constexpr auto kPatience = std::chrono::seconds(90);
 
 constexpr char kVision[] = "vision-token-0123456789";
 constexpr char kSpeech[] = "speech-token-0123456789";
@@ -52,27 +51,15 @@ class OpsLiveTest : public ::testing::Test {
                                                           kOps + " admin\n")
                     .ok());
     ASSERT_TRUE(WriteFileAtomically(root_ / "quota", "vision 4 4\nspeech 0 4\n").ok());
-    Result<Process> p = Process::Spawn(
-        {.argv = {(bin_ / "cluster-scheduler").string(), "--listen", "127.0.0.1:0", "--state-dir",
-                  (root_ / "db").string(), "--job-root", (root_ / "jobs").string(), "--port-file",
-                  (root_ / "port").string(), "--premium-headroom", "0", "--min-run-s", "3600",
-                  "--tick-ms", "100", "--tokens", (root_ / "tokens").string(), "--quota",
-                  (root_ / "quota").string()},
-         .env = {},
-         .log_file = root_ / "scheduler.log"});
-    ASSERT_TRUE(p.ok()) << p.status();
-    scheduler_.emplace(std::move(*p));
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!fs::exists(root_ / "port")) {
-      ASSERT_FALSE(scheduler_->Poll().has_value()) << "scheduler exited; see scheduler.log";
-      ASSERT_LT(std::chrono::steady_clock::now(), deadline);
-      std::this_thread::sleep_for(milliseconds(10));
-    }
-    address_ = "127.0.0.1:" + *ReadFile(root_ / "port");
+    // The shared harness (cluster/testing/live_cluster.h), with tokens and quotas.
+    cluster_.emplace(root_);
+    cluster_->StartScheduler({"--min-run-s", "3600", "--tokens", (root_ / "tokens").string(),
+                              "--quota", (root_ / "quota").string()});
+    cluster_->client().SetToken(kOps);  // the harness lists jobs as the operator
+    address_ = "127.0.0.1:" + std::to_string(cluster_->port());
   }
   void TearDown() override {
-    agents_.clear();  // ~Process kills whatever still runs
-    scheduler_.reset();
+    cluster_.reset();  // kills whatever still runs
     if (!HasFailure()) fs::remove_all(root_);
   }
 
@@ -83,16 +70,7 @@ class OpsLiveTest : public ::testing::Test {
     return std::move(*client);
   }
 
-  void StartAgent(const std::string& node, int slots) {
-    Result<Process> p =
-        Process::Spawn({.argv = {(bin_ / "cluster-agent").string(), "--node-id", node, "--slots",
-                                 std::to_string(slots), "--scheduler", address_, "--log-dir",
-                                 (root_ / ("logs-" + node)).string(), "--heartbeat-ms", "50"},
-                        .env = {},
-                        .log_file = root_ / (node + ".log")});
-    ASSERT_TRUE(p.ok()) << p.status();
-    agents_.emplace(node, std::move(*p));
-  }
+  void StartAgent(const std::string& node, int slots) { cluster_->StartAgent(node, slots); }
 
   std::string Submit(ClusterClient& client, const std::string& tier, int workers, int min_workers) {
     rpc::SubmitRequest r;
@@ -105,27 +83,10 @@ class OpsLiveTest : public ::testing::Test {
     return id.value_or("");
   }
 
-  std::map<std::string, rpc::JobInfo> Jobs() {
-    std::map<std::string, rpc::JobInfo> out;
-    Result<std::vector<rpc::JobInfo>> jobs = Client(kOps).ListJobs();
-    if (jobs.ok()) {
-      for (auto& j : *jobs) out[j.id()] = j;
-    }
-    return out;
-  }
-
-  // Polls until `done(jobs)` holds; false (and the job table in the failure) after kPatience.
+  std::map<std::string, rpc::JobInfo> Jobs() { return cluster_->Jobs(); }
   template <typename Pred>
   bool WaitUntil(Pred done) {
-    auto deadline = std::chrono::steady_clock::now() + kPatience;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (done(Jobs())) return true;
-      std::this_thread::sleep_for(milliseconds(25));
-    }
-    std::vector<rpc::JobInfo> all;
-    for (auto& [id, j] : Jobs()) all.push_back(j);
-    ADD_FAILURE() << "gave up waiting; jobs:\n" << FormatJobTable(all);
-    return false;
+    return cluster_->WaitUntil([&](auto& jobs) { return done(jobs); });
   }
 
   // Runs cluster-ctl with `args`; its exit code and what it printed (stdout and stderr).
@@ -143,8 +104,7 @@ class OpsLiveTest : public ::testing::Test {
 
   fs::path bin_, root_;
   std::string address_;
-  std::optional<Process> scheduler_;
-  std::map<std::string, Process> agents_;
+  std::optional<LiveCluster> cluster_;
 };
 
 TEST_F(OpsLiveTest, EvictionByCostQuotasTokensAndOperatorCommands) {

@@ -1,5 +1,5 @@
 // Test helper: a scheduler and node agents of this build as real processes on loopback, for
-// tests of command jobs. Header-only, tests only.
+// the live tests of every job type. Header-only, tests only.
 //
 //   LiveCluster cluster(root);
 //   cluster.StartScheduler({"--min-run-s", "0"});
@@ -9,6 +9,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -45,12 +46,15 @@ class LiveCluster {
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path LogDir(const std::string& node) const { return root_ / ("logs-" + node); }
 
-  void StartScheduler(std::vector<std::string> extra = {}) {
+  // `listen_port` 0 picks a free port; a restart passes port() to come back where the agents
+  // look for it.
+  void StartScheduler(std::vector<std::string> extra = {}, int listen_port = 0) {
     ASSERT_FALSE(bin_.empty()) << "TESSERA_BIN_DIR must name the build's bin directory";
     std::filesystem::remove(root_ / "port");
     ProcessOptions options;
-    options.argv = {(bin_ / "cluster-scheduler").string(), "--state-dir", (root_ / "db").string(),
-                    "--job-root", (root_ / "jobs").string(), "--port-file",
+    options.argv = {(bin_ / "cluster-scheduler").string(), "--listen",
+                    "127.0.0.1:" + std::to_string(listen_port), "--state-dir",
+                    (root_ / "db").string(), "--job-root", (root_ / "jobs").string(), "--port-file",
                     (root_ / "port").string(), "--premium-headroom", "0", "--tick-ms", "100",
                     // Distinct MASTER_PORTs for tests running side by side.
                     "--master-port-base", std::to_string(20000 + ::getpid() % 20000)};
@@ -69,6 +73,19 @@ class LiveCluster {
     auto client = ClusterClient::Connect("127.0.0.1:" + std::to_string(port_));
     ASSERT_TRUE(client.ok());
     client_.emplace(std::move(*client));
+  }
+
+  int port() const { return port_; }
+  ClusterClient& client() { return *client_; }
+
+  // kill -9, as a machine losing power; returns the exit status.
+  int KillScheduler() {
+    scheduler_->Signal(SIGKILL);
+    return scheduler_->Wait();
+  }
+  int KillAgent(const std::string& node) {
+    agents_.at(node).Signal(SIGKILL);
+    return agents_.at(node).Wait();
   }
 
   void StartAgent(const std::string& node, int slots, std::vector<std::string> extra = {}) {
@@ -91,19 +108,28 @@ class LiveCluster {
     agents_.emplace(node, std::move(*p));
   }
 
-  std::string SubmitCommand(const std::string& tier, int workers, int min_workers,
-                            const std::vector<std::string>& command) {
+  // `args` as stored: a leading "--job-type=<type>" names a type other than mlp (job_type.h).
+  std::string Submit(const std::string& tier, int workers, int min_workers,
+                     const std::vector<std::string>& args) {
     rpc::SubmitRequest r;
     r.set_tenant("test");
     r.set_tier(tier);
     r.set_requested_workers(workers);
     r.set_min_workers(min_workers);
-    r.add_args("--job-type=command");
-    for (const auto& a : command) r.add_args(a);
+    for (const auto& a : args) r.add_args(a);
     auto id = client_->Submit(r);
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or("");
   }
+
+  std::string SubmitCommand(const std::string& tier, int workers, int min_workers,
+                            const std::vector<std::string>& command) {
+    std::vector<std::string> args = {"--job-type=command"};
+    args.insert(args.end(), command.begin(), command.end());
+    return Submit(tier, workers, min_workers, args);
+  }
+
+  std::filesystem::path JobDir(const std::string& id) const { return root_ / "jobs" / id; }
 
   std::map<std::string, rpc::JobInfo> Jobs() {
     std::map<std::string, rpc::JobInfo> out;

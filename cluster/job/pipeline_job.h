@@ -1,0 +1,81 @@
+// The pipeline trainer (Varuna, pipeline-launch --elastic: docs/pipeline.md) as the cluster job
+// type "pipeline" (job_type.h), through pipeline-launch's command line only.
+//
+// An incarnation granted k slots runs one elastic launcher for k workers:
+//
+//   pipeline-launch <the user's flags> --elastic --workers-file <inc>/workers
+//       --save-dir <job dir>/pipeline/ckpt --run-dir <inc>/run --json <inc>/result.json
+//
+// with <inc> = <job dir>/pipeline/incarnation-<n>, the workers file holding k and the launcher's
+// output in <inc>/launch.log (echoed to this process's stdout, i.e. the agent's run log). The
+// launcher profiles the model, runs Varuna's auto-configuration for k workers (P stages x D
+// replicas, micro-batch m) and resumes from the newest complete checkpoint in the save dir,
+// which every incarnation shares. So a resize by the scheduler (a stop, then a new incarnation
+// with the new slot count) is a Varuna morph: the global batch is fixed and the training
+// continues the same trajectory on a new (P, D, m).
+//
+// The control interface (control.h), translated:
+//   * progress: the launcher's per-step lines "step k/N loss x ..." become progress reports
+//     (step k of N; the first marks the restore as done), at most every 100 ms;
+//   * a checkpoint-and-exit order: once a segment runs, the adapter rewrites the workers file to
+//     0, which makes the launcher stop every worker at the next step boundary with a checkpoint
+//     there ("every worker checkpointed at step s": no step is lost, as on a spot notice); the
+//     launcher, now waiting for workers, is then terminated and the exit report says
+//     "checkpointed step=s". An order that arrives before a segment runs (the launcher is
+//     profiling, or restarting after a lost worker) stops the launcher and its workers by
+//     SIGTERM to this process group: nothing was trained past the checkpoint it would resume
+//     from, and the exit report names the newest step this adapter knows to be checkpointed
+//     (<job dir>/pipeline/checkpointed-step, kept across incarnations; the launcher's periodic
+//     checkpoints after a crash may be newer, so it is a lower bound);
+//   * the launcher finishing the steps: "finished step=N"; failing: the adapter fails with it
+//     (the agent reports a crash and the scheduler restarts the job from its checkpoint).
+//
+// The launcher and its workers run in this process's process group, so an agent that kills the
+// run's group kills them all. The launcher dies with this process (PR_SET_PDEATHSIG); its
+// workers do not (pipeline-launch does not ask for it), so after a kill -9 of the adapter alone
+// they run until their transport's deadline.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cluster/job/control.h"
+#include "core/status.h"
+
+namespace tessera::cluster {
+
+struct PipelineJobOptions {
+  std::filesystem::path launcher;         // pipeline-launch
+  std::vector<std::string> launch_flags;  // the user's: model, data, optimizer, --steps, ...
+  int32_t world_size = 1;                 // the job's requested workers (reported)
+};
+
+struct PipelineJobOutcome {
+  ExitReport::Kind kind = ExitReport::Kind::kFinished;
+  int64_t step = 0;  // steps done: the checkpoint's step when stopped, the total when finished
+  int64_t total_steps = 0;
+  std::filesystem::path incarnation_dir;
+};
+
+// The flags the adapter sets itself. INVALID_ARGUMENT naming the flag if the user's contain
+// one (as "--flag" or "--flag=value").
+Status CheckPipelineFlags(const std::vector<std::string>& flags);
+
+// One progress line of the launcher: "step k/N loss x ..." -> {k, N, x}; nullopt for any other
+// line.
+struct PipelineStepLine {
+  int64_t step = 0;
+  int64_t total = 0;
+  double loss = 0;
+};
+std::optional<PipelineStepLine> ParsePipelineStepLine(std::string_view line);
+// "elastic: ...: every worker checkpointed at step s" -> s; nullopt for any other line.
+std::optional<int64_t> ParseCheckpointedLine(std::string_view line);
+
+// Runs one incarnation. INVALID_ARGUMENT for flags the adapter owns; the launcher's failure as
+// UNAVAILABLE with its exit code.
+Result<PipelineJobOutcome> RunPipelineJob(const PipelineJobOptions& options, JobControl& control);
+
+}  // namespace tessera::cluster
