@@ -56,7 +56,7 @@ struct TestChain {
     for (size_t i = 0; i < signers; ++i) {
       auto t = *Draw(citizens[i], Role::kCommittee, h, prev.seed, g.sortition);
       b.certificate.signers.push_back(
-          {citizens[i].public_key(), t.proof, SignBlock(h, b.certificate.block_hash, citizens[i])});
+          {citizens[i].public_key(), t.proof, SignBlock(h, /*period=*/0, b.certificate.block_hash, citizens[i])});
     }
     for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
     blocks.push_back(std::move(b));
