@@ -9,6 +9,7 @@
 
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
+#include "ledger/net/pool_availability.h"
 #include "ledger/net/round_item.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/block_transition.h"
@@ -18,6 +19,14 @@ namespace tessera::ledger::net {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Hedged requests (hedged_fetch.h). A healthy politician on the citizen's link answers a
+// relay read in milliseconds; one that has not answered after kReadWait is left behind for
+// this read (and skipped while its call is still in flight).
+constexpr milliseconds kReadWait{300};
+constexpr milliseconds kPoolHedge{500};      // before a pool download also asks the next one
+constexpr milliseconds kExecuteHedge{1500};  // ... an execution
 
 uint64_t ThreadCpuNs() {
   timespec ts{};
@@ -50,6 +59,7 @@ struct Citizen::Round {
   std::map<PublicKey, WitnessList> witnesses;
   std::map<Hash256, Proposal> proposals;
   std::map<Hash256, std::set<PublicKey>> soft, cert;
+  std::map<Hash256, Pool> pool_data;  // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
@@ -59,7 +69,8 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
     : options_(std::move(options)),
       politicians_(std::move(politicians)),
       rng_(options_.rng_seed),
-      sample_fraction_(EffectiveValidationSample(options_.genesis)) {
+      sample_fraction_(EffectiveValidationSample(options_.genesis)),
+      calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
     // Written by this citizen after verifying the block; a damaged file means a fresh start.
@@ -163,10 +174,19 @@ Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
 
 bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample) {
   uint64_t before = latest_.height;
-  for (PoliticianClient* p : sample) {
-    auto status = p->GetStatus(&traffic_);
-    if (!status.ok() || status->height() <= latest_.height) continue;
-    Status s = SyncTo(status->height(), *p);
+  Traffic* traffic = &traffic_;
+  auto statuses = calls_->All<StatusReply>(
+      sample, [traffic](PoliticianClient& p) { return p.GetStatus(traffic); }, kReadWait);
+  std::vector<std::pair<uint64_t, PoliticianClient*>> ahead;  // highest claim first
+  for (size_t i = 0; i < sample.size(); ++i) {
+    if (statuses[i] && statuses[i]->height() > latest_.height) {
+      ahead.push_back({statuses[i]->height(), sample[i]});
+    }
+  }
+  std::sort(ahead.rbegin(), ahead.rend());
+  for (const auto& [height, p] : ahead) {
+    if (height <= latest_.height) continue;
+    Status s = SyncTo(height, *p);
     if (!s.ok()) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.bad_politician_answers;
@@ -209,37 +229,60 @@ void Citizen::Run(const std::atomic<bool>& stop) {
 // ---- One committee round ----------------------------------------------------------------------
 
 void Citizen::Poll(Round& r) {
-  // Every politician of the sample is read (any of them may withhold), but by hash first: an
-  // item is downloaded once, from the first politician that lists it, instead of once per
-  // politician. A politician that lists an item and then does not serve it only delays it:
-  // the next one that lists it is asked.
-  for (PoliticianClient* p : r.sample) {
-    auto listing = p->GetRound(r.h, r.offsets[p], &traffic_, /*hashes_only=*/true);
-    if (!listing.ok()) continue;
-    r.offsets[p] = listing->next_offset();
-    std::vector<Hash256> wanted;
-    std::set<Hash256> asked;
-    for (const std::string& bytes : listing->item_hashes()) {
+  // Every politician of the sample is read at once (any of them may withhold; a slow one is
+  // left behind, hedged_fetch.h), by hash first: an item is downloaded once, from one
+  // politician that lists it, instead of once per politician. An item listed and then not
+  // served only delays it: its listers are read from the start again next time.
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  auto listings = calls_->All<RoundReply>(
+      r.sample,
+      [h, traffic, offsets = r.offsets](PoliticianClient& p) {
+        auto it = offsets.find(&p);
+        return p.GetRound(h, it == offsets.end() ? 0 : it->second, traffic,
+                          /*hashes_only=*/true);
+      },
+      kReadWait);
+  std::map<PoliticianClient*, std::vector<Hash256>> wanted;
+  std::map<Hash256, std::vector<PoliticianClient*>> listers;
+  for (size_t i = 0; i < r.sample.size(); ++i) {
+    if (!listings[i]) continue;
+    PoliticianClient* p = r.sample[i];
+    r.offsets[p] = listings[i]->next_offset();
+    for (const std::string& bytes : listings[i]->item_hashes()) {
       if (bytes.size() != 32) continue;
       Hash256 hash = FromBytes(bytes);
-      if (!r.seen.count(hash) && asked.insert(hash).second) wanted.push_back(hash);
+      if (!r.seen.count(hash)) listers[hash].push_back(p);
     }
-    if (!wanted.empty()) {
-      auto items = p->GetItems(r.h, wanted, &traffic_);
-      if (items.ok()) {
-        for (const RoundItem& item : items->items()) {
-          if (asked.count(RoundItemHash(item))) Process(r, item);
+  }
+  for (const auto& [hash, who] : listers) {  // a random lister: one that lists and then
+    wanted[who[rng_() % who.size()]].push_back(hash);  // withholds cannot hold an item back
+  }
+  if (!wanted.empty()) {
+    std::vector<PoliticianClient*> from;
+    for (const auto& [p, hashes] : wanted) from.push_back(p);
+    auto items = calls_->All<RoundReply>(
+        from,
+        [h, traffic, wanted](PoliticianClient& p) { return p.GetItems(h, wanted.at(&p), traffic); },
+        kReadWait);
+    for (size_t j = 0; j < from.size(); ++j) {
+      if (!items[j]) continue;
+      const std::vector<Hash256>& asked = wanted[from[j]];
+      for (const RoundItem& item : items[j]->items()) {
+        if (std::find(asked.begin(), asked.end(), RoundItemHash(item)) != asked.end()) {
+          Process(r, item);
         }
       }
-      // Listed but not served: read the listing again next time.
-      for (const Hash256& hash : wanted) {
-        if (!r.seen.count(hash)) {
-          r.offsets[p] = 0;
-          break;
-        }
-      }
     }
-    const auto& reply = listing;
+    for (const auto& [hash, who] : listers) {
+      if (r.seen.count(hash)) continue;
+      for (PoliticianClient* p : who) r.offsets[p] = 0;
+    }
+  }
+  for (size_t i = 0; i < r.sample.size(); ++i) {
+    PoliticianClient* p = r.sample[i];
+    const auto& reply = listings[i];
+    if (!reply) continue;
     if (reply->height() >= r.h && !r.committed_at && !r.unreliable.count(p)) {
       // It says block h is certified: fetch and check it; a politician that cannot back the
       // claim is ignored for the rest of the round.
@@ -309,41 +352,144 @@ void Citizen::Process(Round& r, const RoundItem& item) {
 }
 
 void Citizen::PostAll(Round& r, const RoundItem& item) {
+  // To every politician of the sample at once; one that has not taken it after kReadWait is
+  // left behind (the others gossip it).
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  auto missing = calls_->All<std::vector<Hash256>>(
+      r.sample,
+      [h, traffic, item](PoliticianClient& p) -> Result<std::vector<Hash256>> {
+        std::vector<Hash256> lacks;
+        TESSERA_RETURN_IF_ERROR(p.Post(h, item, traffic, &lacks));
+        return lacks;
+      },
+      kReadWait);
   auto vote = DecodeVote(AsBytes(item.payload()));
-  bool cert = vote.ok() && vote->step == VoteStep::kCert;
-  for (PoliticianClient* p : r.sample) {
-    std::vector<Hash256> missing;
-    if (!p->Post(r.h, item, &traffic_, &missing).ok() || !cert || missing.empty()) continue;
+  if (!vote.ok() || vote->step != VoteStep::kCert) return;
+  auto body = bodies_.find(vote->value);
+  for (size_t i = 0; i < r.sample.size(); ++i) {
+    if (!missing[i] || missing[i]->empty()) continue;
     // The politician lacks pools of the block we vote for: upload the ones we validated.
-    auto body = bodies_.find(vote->value);
-    if (body == bodies_.end()) continue;
-    std::set<Hash256> want(missing.begin(), missing.end());
-    for (const Pool& pool : body->second.pools()) {
-      auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
-      if (c.ok() && want.count(c->pool_hash)) (void)p->PostPool(pool, &traffic_);
+    std::set<Hash256> want(missing[i]->begin(), missing[i]->end());
+    if (body != bodies_.end()) {
+      for (const Pool& pool : body->second.pools()) {
+        auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+        if (c.ok() && want.erase(c->pool_hash)) (void)r.sample[i]->PostPool(pool, &traffic_);
+      }
+    }
+    for (const Hash256& ph : want) {
+      auto held = r.pool_data.find(ph);
+      if (held != r.pool_data.end()) (void)r.sample[i]->PostPool(held->second, &traffic_);
     }
   }
 }
 
-Result<std::vector<Hash256>> Citizen::EligiblePools(const Round& r) const {
-  std::map<std::pair<uint32_t, Hash256>, size_t> count;
-  for (const auto& [who, w] : r.witnesses) {
-    for (const WitnessEntry& e : w.entries) ++count[{e.politician_id, e.pool_hash}];
+std::vector<WitnessEntry> Citizen::WitnessPools(Round& r) {
+  // Attest a pool only with its data in hand: download every pool of a politician seen with
+  // exactly one commitment (two are equivocation) from the sample, hedged.
+  std::vector<Hash256> wanted;
+  for (const auto& [pid, hashes] : r.commitments) {
+    if (hashes.size() == 1) wanted.push_back(*hashes.begin());
   }
+  FetchPools(r, wanted);
   const Hash256 empty = PoolHash({});
-  std::map<uint32_t, std::vector<Hash256>> winners;
-  for (const auto& [entry, n] : count) {
-    if (n >= options_.genesis.witness_threshold) winners[entry.first].push_back(entry.second);
+  std::vector<WitnessEntry> entries;
+  for (const auto& [pid, hashes] : r.commitments) {
+    if (hashes.size() != 1) continue;
+    const Hash256& ph = *hashes.begin();
+    if (ph == empty || r.pool_data.count(ph)) entries.push_back({pid, ph});
   }
-  std::vector<Hash256> pools;
-  std::set<Hash256> distinct;
-  for (const auto& [pid, hashes] : winners) {
-    // Two eligible pools of one politician: it equivocated, and neither is used.
-    if (hashes.size() == 1 && hashes[0] != empty && distinct.insert(hashes[0]).second) {
-      pools.push_back(hashes[0]);
+  return entries;
+}
+
+void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
+  const Hash256 empty = PoolHash({});
+  std::set<Hash256> missing;
+  for (const Hash256& ph : pools) {
+    if (ph != empty && !r.pool_data.count(ph)) missing.insert(ph);
+  }
+  if (missing.empty()) return;
+  std::vector<PoliticianClient*> order = r.sample;
+  std::shuffle(order.begin(), order.end(), rng_);
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  // Each politician asked is asked for what is still missing then.
+  auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<PoolsReply> {
+    std::vector<Hash256> ask(missing.begin(), missing.end());
+    if (ask.size() > kMaxPoolsPerRequest) ask.resize(kMaxPoolsPerRequest);
+    return [ask, traffic](PoliticianClient& p) { return p.GetPools(ask, traffic); };
+  };
+  auto accept = [&](PoliticianClient*, PoolsReply& reply) {
+    bool bad = false;
+    for (const Pool& pool : reply.pools()) {
+      auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+      if (!c.ok() || !missing.count(c->pool_hash)) continue;  // not asked for: ignored
+      if (!CheckPoolData(pool, c->pool_hash, h, options_.genesis).ok()) {
+        bad = true;
+        continue;
+      }
+      r.pool_data.emplace(c->pool_hash, pool);
+      missing.erase(c->pool_hash);
     }
+    if (bad) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bad_politician_answers;
+    }
+    return missing.empty();
+  };
+  calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
+                            milliseconds(options_.timing.witness_ms * 2));
+}
+
+Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
+    Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root) {
+  // Pools of the body this citizen holds: a politician that does not know one (its owner
+  // served it to witnesses but not to the other politicians) gets it uploaded and is asked
+  // again.
+  auto held = std::make_shared<std::vector<Pool>>();
+  for (const Hash256& ph : body) {
+    auto it = r.pool_data.find(ph);
+    if (it != r.pool_data.end()) held->push_back(it->second);
   }
-  return pools;
+  std::vector<PoliticianClient*> order = r.sample;
+  std::shuffle(order.begin(), order.end(), rng_);
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
+    return [h, body, held, traffic](PoliticianClient& p) {
+      auto reply = p.Execute(h, body, traffic);
+      if (!reply.ok() && !held->empty() &&
+          reply.status().message().find("unknown") != std::string::npos) {
+        for (const Pool& pool : *held) (void)p.PostPool(pool, traffic);
+        reply = p.Execute(h, body, traffic);
+      }
+      return reply;
+    };
+  };
+  // Another politician's execution (with its own claims, and a fresh signature sample) may
+  // reproduce the expected root where the first did not, so every member of the sample may
+  // be tried before a proposal is judged wrong.
+  bool mismatch = false;
+  Hash256 root{};
+  auto accept = [&](PoliticianClient*, ExecuteReply& reply) {
+    auto checked = CheckExecution(reply, body);
+    if (!checked.ok()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bad_politician_answers;
+      return false;
+    }
+    if (expected_root && *checked != *expected_root) {
+      mismatch = true;
+      return false;
+    }
+    root = *checked;
+    return true;
+  };
+  auto answer = calls_->First<ExecuteReply>(order, make_call, accept, kExecuteHedge,
+                                            milliseconds(options_.timing.round_timeout_ms));
+  if (answer) return std::make_pair(std::move(answer->second), root);
+  if (mismatch) return InvalidArgumentError("proposed state root is wrong");
+  return UnavailableError("no politician in the sample could execute the body");
 }
 
 Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
@@ -389,55 +535,42 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
 }
 
 Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> eligible, EligiblePools(r));
-  std::set<Hash256> ok(eligible.begin(), eligible.end());
-  for (const Hash256& p : proposal.pool_hashes) {
-    if (!ok.count(p))
-      return UnavailableError("pool " + ToHex(p).substr(0, 12) + " not (yet) eligible");
-  }
-  // Another politician's execution (with its own claims, and a fresh signature sample) may
-  // reproduce the proposed root where the first did not, so every member of the sample is
-  // tried before the proposal is judged wrong.
-  bool mismatch = false;
-  for (PoliticianClient* p : r.sample) {
-    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_);
-    if (!reply.ok()) continue;
-    auto root = CheckExecution(*reply, proposal.pool_hashes);
-    if (!root.ok()) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      ++stats_.bad_politician_answers;
-      continue;
-    }
-    if (*root != proposal.state_root) {
-      mismatch = true;
-      continue;
-    }
-    bodies_[BlockHash(proposal)] = std::move(*reply);
-    return Status::Ok();
-  }
-  if (mismatch) return InvalidArgumentError("proposed state root is wrong");
-  return UnavailableError("no politician in the sample could execute the proposal");
+  // Every pool eligible, every required pool present: a proposal that censors a pool the
+  // honest members witnessed (the empty block included) is invalid (pool_availability.h).
+  TESSERA_RETURN_IF_ERROR(
+      CheckBody(proposal.pool_hashes, TallyWitnesses(r.witnesses, options_.genesis)));
+  TESSERA_ASSIGN_OR_RETURN(auto executed,
+                           ExecuteHedged(r, proposal.pool_hashes, proposal.state_root));
+  bodies_[BlockHash(proposal)] = std::move(executed.first);
+  return Status::Ok();
 }
 
 Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> pools, EligiblePools(r));
+  const PoolTally tally = TallyWitnesses(r.witnesses, options_.genesis);
+  FetchPools(r, tally.eligible);
+  // Every eligible pool this citizen could download (so some politician can be fed it), and
+  // every required one whatever happens: without those the proposal is invalid anyway.
+  std::vector<Hash256> full, required;
+  for (const Hash256& ph : tally.eligible) {
+    if (r.pool_data.count(ph) || tally.required.count(ph)) full.push_back(ph);
+    if (tally.required.count(ph)) required.push_back(ph);
+  }
   BlockHeader h;
   h.height = r.h;
   h.prev_hash = BlockHash(latest_);
   h.seed = NextSeed(latest_.seed, proposer.output);
   h.proposer = options_.keys.public_key();
   h.proposer_credential = proposer.proof;
-  // The full body if some politician can execute it, else the empty block (always possible).
-  for (const std::vector<Hash256>& body : {pools, std::vector<Hash256>{}}) {
-    for (PoliticianClient* p : r.sample) {
-      auto reply = p->Execute(r.h, body, &traffic_);
-      if (!reply.ok()) continue;
-      auto root = CheckExecution(*reply, body);
-      if (!root.ok()) continue;
-      h.pool_hashes = body;
-      h.state_root = *root;
-      return h;
-    }
+  // The full body if some politician can execute it, else only the required pools (the
+  // empty block when none is required).
+  std::vector<std::vector<Hash256>> bodies{full};
+  if (required != full) bodies.push_back(required);
+  for (const std::vector<Hash256>& body : bodies) {
+    auto executed = ExecuteHedged(r, body, std::nullopt);
+    if (!executed.ok()) continue;
+    h.pool_hashes = body;
+    h.state_root = executed->second;
+    return h;
   }
   return UnavailableError("no politician could execute a body");
 }
@@ -476,9 +609,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     WitnessList w;
     w.height = h;
     w.credential = ticket.proof;
-    for (const auto& [pid, hashes] : r.commitments) {
-      if (hashes.size() == 1) w.entries.push_back({pid, *hashes.begin()});
-    }
+    w.entries = WitnessPools(r);
     SignWitnessList(w, options_.keys);
     PostAll(r, item_of(EncodeWitnessList(w)));
   }

@@ -42,6 +42,7 @@
 #include "ledger/net/chain.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
+#include "ledger/net/hedged_fetch.h"
 
 namespace tessera::ledger::net {
 
@@ -118,7 +119,14 @@ class Citizen {
   void PostAll(Round& r, const RoundItem& item);
   Status Validate(Round& r, const BlockHeader& proposal);
   Result<BlockHeader> BuildProposal(Round& r, const Ticket& proposer_ticket);
-  Result<std::vector<Hash256>> EligiblePools(const Round& r) const;
+  // Data availability (pool_availability.h): the witness list's entries, for the pools whose
+  // data this citizen downloaded; and the download itself, into the round's pool_data.
+  std::vector<WitnessEntry> WitnessPools(Round& r);
+  void FetchPools(Round& r, const std::vector<Hash256>& pools);
+  // The body executed by the first politician of the sample whose execution checks out (and
+  // reproduces `expected_root`, if given), hedged: the execution and the recomputed root.
+  Result<std::pair<ExecuteReply, Hash256>> ExecuteHedged(
+      Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root);
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
   std::vector<PoliticianClient*> SafeSample();
   void UpdateStats();
@@ -142,6 +150,8 @@ class Citizen {
   uint64_t cpu_start_ns_ = 0;
   mutable std::mutex stats_mu_;
   CitizenStats stats_;
+  // Last member: destroyed first, it waits for calls in flight that count into traffic_.
+  std::unique_ptr<PoliticianCalls> calls_;
 };
 
 }  // namespace tessera::ledger::net

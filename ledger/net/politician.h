@@ -85,6 +85,8 @@ class PoliticianNode {
   void GetItems(const ItemsRequest& req, RoundReply* rep);
   void Post(const PostRequest& req, PostReply* rep);
   void PostPool(const Pool& pool, PostReply* rep);
+  // The pools named in `req` that this politician holds (see PoolsRequest).
+  Status GetPools(const PoolsRequest& req, PoolsReply* rep);
 
   const PoliticianFaults& faults() const { return options_.faults; }
 
