@@ -318,8 +318,11 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       auto c = DecodeTxPoolCommitment(AsBytes(payload));
       if (!c.ok() || c->height != r.h) return;
       const PoliticianInfo* owner = options_.genesis.Politician(c->politician_id);
-      if (owner && VerifyTxPoolCommitment(*c, owner->key)) {
-        r.commitments[c->politician_id].insert(c->pool_hash);
+      // Two commitments of one politician are its equivocation; more add nothing (a
+      // flooding politician may serve thousands).
+      std::set<Hash256>& signed_pools = r.commitments[c->politician_id];
+      if (signed_pools.size() < 2 && owner && VerifyTxPoolCommitment(*c, owner->key)) {
+        signed_pools.insert(c->pool_hash);
       }
       return;
     }
@@ -618,7 +621,9 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   auto proposer = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, period),
                        ProposerParams(options_.genesis, period));
   if (!silent && proposer.ok() && proposer->selected) {
-    poll_until(start + ms(3 * t.witness_ms),
+    // T_soft witness lists before building: what makes an honest body cover every pool a
+    // validator may find required (pool_availability.h).
+    poll_until(start + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)),
                [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
     auto header = BuildProposal(r, *proposer);
     if (header.ok()) {
@@ -626,6 +631,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       PostAll(r, item_of(EncodeBlockHeader(*header)));
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.proposals;
+    } else {
+      spdlog::warn("citizen: no proposal for block {}: {}", h, header.status().ToString());
     }
   }
 
@@ -719,6 +726,17 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     std::this_thread::sleep_for(ms(t.poll_ms));
   }
   // 5. The certified block was fetched and checked by Poll (or the round timed out).
+  if (!r.committed_at && !stop.load()) {
+    size_t best_soft = 0, best_cert = 0, valid_proposals = 0;
+    for (const auto& [v, who] : r.soft) best_soft = std::max(best_soft, who.size());
+    for (const auto& [v, who] : r.cert) best_cert = std::max(best_cert, who.size());
+    for (const auto& [v, p] : r.proposals) valid_proposals += p.verdict && p.verdict->ok();
+    spdlog::warn(
+        "citizen: round for block {} period {} timed out: {} witness lists, {} pools held, {} "
+        "proposals ({} valid), best soft {} cert {}",
+        h, period, r.witnesses.size(), r.pool_data.size(), r.proposals.size(), valid_proposals,
+        best_soft, best_cert);
+  }
   cert_voted_.erase(cert_voted_.begin(), cert_voted_.lower_bound(latest_.height));
   if (journal_ && !journal_failed_) {
     Status s = journal_->PruneBelow(latest_.height);

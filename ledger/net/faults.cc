@@ -23,11 +23,13 @@ Status PoliticianFaults::Add(const std::string& b) {
     slow_execute_ms = 15000;
   } else if (b == "unresponsive") {
     unresponsive = true;
+  } else if (b == "flood") {
+    flood = true;
   } else {
     return InvalidArgumentError(
         "unknown politician behaviour '" + b +
         "' (drop, delay, withhold, stale, wrong, equivocate, forge, withhold_data, slow_execute, "
-        "unresponsive)");
+        "unresponsive, flood)");
   }
   return Status::Ok();
 }

@@ -32,13 +32,17 @@ struct PoliticianFaults {
   // answers no request within any caller's deadline and gossips nothing, like a SIGSTOP'd
   // process that still holds its port.
   bool unresponsive = false;
+  // Floods: with each pool it freezes it signs kFloodCommitments more commitments for the
+  // same height (relayed to citizens and gossiped) and pools for heights far ahead.
+  bool flood = false;
+  static constexpr int kFloodCommitments = 2000;
 
   bool any() const {
     return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate ||
-           forge || withhold_data || slow_execute_ms > 0 || unresponsive;
+           forge || withhold_data || slow_execute_ms > 0 || unresponsive || flood;
   }
   // "drop", "delay", "withhold", "stale", "wrong", "equivocate", "forge", "withhold_data",
-  // "slow_execute", "unresponsive"; INVALID_ARGUMENT otherwise.
+  // "slow_execute", "unresponsive", "flood"; INVALID_ARGUMENT otherwise.
   Status Add(const std::string& behaviour);
 };
 

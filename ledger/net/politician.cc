@@ -381,6 +381,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
       Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
     }
   }
+  if (options_.faults.flood) Flood(h);
 }
 
 // ---- Round items ----------------------------------------------------------------------------
