@@ -27,6 +27,7 @@ using std::chrono::milliseconds;
 constexpr milliseconds kReadWait{300};
 constexpr milliseconds kPoolHedge{500};      // before a pool download also asks the next one
 constexpr milliseconds kExecuteHedge{1500};  // ... an execution
+constexpr milliseconds kRetryPause{100};     // between two rounds of asking the sample
 
 uint64_t ThreadCpuNs() {
   timespec ts{};
@@ -445,7 +446,8 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
 }
 
 Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
-    Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root) {
+    Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
+    milliseconds retry_for) {
   // Pools of the body this citizen holds: a politician that does not know one (its owner
   // served it to witnesses but not to the other politicians) gets it uploaded and is asked
   // again.
@@ -488,9 +490,16 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     root = *checked;
     return true;
   };
-  auto answer = calls_->First<ExecuteReply>(order, make_call, accept, kExecuteHedge,
-                                            milliseconds(options_.timing.round_timeout_ms));
-  if (answer) return std::make_pair(std::move(answer->second), root);
+  // Politicians that have not committed block h - 1 yet refuse at once: with `retry_for`, the
+  // sample is asked again until then.
+  const auto retry_until = Clock::now() + retry_for;
+  for (;;) {
+    auto answer = calls_->First<ExecuteReply>(order, make_call, accept, kExecuteHedge,
+                                              milliseconds(options_.timing.round_timeout_ms));
+    if (answer) return std::make_pair(std::move(answer->second), root);
+    if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
+    std::this_thread::sleep_for(kRetryPause);
+  }
   if (mismatch) return InvalidArgumentError("proposed state root is wrong");
   return UnavailableError("no politician in the sample could execute the body");
 }
@@ -543,7 +552,8 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   TESSERA_RETURN_IF_ERROR(
       CheckBody(proposal.pool_hashes, TallyWitnesses(r.witnesses, options_.genesis)));
   TESSERA_ASSIGN_OR_RETURN(auto executed,
-                           ExecuteHedged(r, proposal.pool_hashes, proposal.state_root));
+                           ExecuteHedged(r, proposal.pool_hashes, proposal.state_root,
+                                         milliseconds(0)));
   bodies_[BlockHash(proposal)] = std::move(executed.first);
   return Status::Ok();
 }
@@ -569,7 +579,8 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   std::vector<std::vector<Hash256>> bodies{full};
   if (required != full) bodies.push_back(required);
   for (const std::vector<Hash256>& body : bodies) {
-    auto executed = ExecuteHedged(r, body, std::nullopt);
+    auto executed =
+        ExecuteHedged(r, body, std::nullopt, milliseconds(options_.timing.round_timeout_ms / 4));
     if (!executed.ok()) continue;
     h.pool_hashes = body;
     h.state_root = executed->second;

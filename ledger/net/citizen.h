@@ -125,8 +125,10 @@ class Citizen {
   void FetchPools(Round& r, const std::vector<Hash256>& pools);
   // The body executed by the first politician of the sample whose execution checks out (and
   // reproduces `expected_root`, if given), hedged: the execution and the recomputed root.
+  // While every politician refuses, the sample is asked again for up to `retry_for`.
   Result<std::pair<ExecuteReply, Hash256>> ExecuteHedged(
-      Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root);
+      Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
+      std::chrono::milliseconds retry_for);
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
   std::vector<PoliticianClient*> SafeSample();
   void UpdateStats();

@@ -240,10 +240,16 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   }
   std::vector<std::string> addresses;
   for (const PoliticianInfo& p : g.politicians) {
-    // Transactions are not sent to the politician that will be SIGSTOP'd: the load
-    // generator submits one politician after another with a 3 s deadline, and a client
-    // stuck on a stopped politician would measure the client, not the chain.
-    if (static_cast<int>(p.id) != cfg.stop_politician) addresses.push_back(p.address);
+    // Transactions are not sent to the politician that will be SIGSTOP'd, nor to
+    // unresponsive ones: the load generator submits to one politician after another with a
+    // 3 s deadline, and a client stuck on a stopped politician would measure the client, not
+    // the chain.
+    const bool unresponsive =
+        pols[p.id].malicious &&
+        cfg.politician_behaviours[p.id % cfg.politician_behaviours.size()] == "unresponsive";
+    if (static_cast<int>(p.id) != cfg.stop_politician && !unresponsive) {
+      addresses.push_back(p.address);
+    }
   }
   LoadGenerator load({.rate = cfg.rate,
                       .threads = cfg.load_threads,

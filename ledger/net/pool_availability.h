@@ -16,9 +16,9 @@
 // eligible for the proposer, and the honest proposer included it. (C is the expected
 // committee; a committee drawn larger than C can make an honest proposal look censoring to
 // some validators, which costs a proposal, never safety.) A pool of honest data is witnessed
-// by every honest member, at least T_soft - (C - T_soft) of them, which exceeds T_must
-// whenever T_soft - 2 (C - T_soft) >= T_w: true for every threshold set the localnet derives
-// and for the ledger-thresholds figures.
+// by every honest member, (1 - f) C of them with a fraction f of the committee malicious,
+// which reaches T_must whenever T_soft - f C >= T_w: at f = 0.25, true for the thresholds the
+// localnet derives and for the ledger-thresholds figures (docs/ledger-network.md).
 #pragma once
 
 #include <map>
