@@ -155,6 +155,28 @@ std::vector<PoliticianClient*> Citizen::SafeSample() {
   return all;
 }
 
+std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
+  std::vector<PoliticianClient*> order = sample;
+  std::shuffle(order.begin(), order.end(), rng_);
+  std::stable_sort(order.begin(), order.end(), [&](PoliticianClient* a, PoliticianClient* b) {
+    return cost_ms_[a] < cost_ms_[b];
+  });
+  return order;
+}
+
+void Citizen::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
+                    Clock::time_point since, milliseconds hedge) {
+  const double took = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+  for (auto& [p, cost] : cost_ms_) cost *= 0.8;
+  for (PoliticianClient* p : order) {
+    if (p == winner) {
+      cost_ms_[p] = took;
+      break;
+    }
+    cost_ms_[p] = std::max(cost_ms_[p], took + static_cast<double>(hedge.count()));
+  }
+}
+
 Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
   while (latest_.height < target) {
     TESSERA_ASSIGN_OR_RETURN(BlockReply reply,
@@ -413,8 +435,7 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
     if (ph != empty && !r.pool_data.count(ph)) missing.insert(ph);
   }
   if (missing.empty()) return;
-  std::vector<PoliticianClient*> order = r.sample;
-  std::shuffle(order.begin(), order.end(), rng_);
+  const std::vector<PoliticianClient*> order = Ranked(r.sample);
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Each politician asked is asked for what is still missing then.
@@ -441,8 +462,10 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
     }
     return missing.empty();
   };
-  calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
-                            milliseconds(options_.timing.witness_ms * 2));
+  const auto since = Clock::now();
+  auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
+                                          milliseconds(options_.timing.witness_ms * 2));
+  Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
 }
 
 Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
@@ -456,8 +479,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     auto it = r.pool_data.find(ph);
     if (it != r.pool_data.end()) held->push_back(it->second);
   }
-  std::vector<PoliticianClient*> order = r.sample;
-  std::shuffle(order.begin(), order.end(), rng_);
+  const std::vector<PoliticianClient*> order = Ranked(r.sample);
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
@@ -494,8 +516,10 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   // sample is asked again until then.
   const auto retry_until = Clock::now() + retry_for;
   for (;;) {
+    const auto since = Clock::now();
     auto answer = calls_->First<ExecuteReply>(order, make_call, accept, kExecuteHedge,
                                               milliseconds(options_.timing.round_timeout_ms));
+    Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
     std::this_thread::sleep_for(kRetryPause);

@@ -131,6 +131,15 @@ class Citizen {
       std::chrono::milliseconds retry_for);
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
   std::vector<PoliticianClient*> SafeSample();
+  // The sample in the order hedged calls ask it: politicians that answered fast lately first
+  // (ties in random order), so that a majority of slow politicians costs one hedge delay once
+  // rather than several per call.
+  std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample);
+  // After a hedged call that started at `since` over `order`: the winner's cost is the time it
+  // took; every politician asked before it was slower (or failed) and is charged that plus
+  // `hedge`. Costs decay so that a politician that recovers is tried first again.
+  void Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
+             std::chrono::steady_clock::time_point since, std::chrono::milliseconds hedge);
   void UpdateStats();
 
   CitizenOptions options_;
@@ -145,6 +154,7 @@ class Citizen {
   std::map<uint64_t, Hash256> cert_voted_;  // height -> value: one cert vote per height, ever
   std::optional<agreement::VoteJournal> journal_;
   bool journal_failed_ = false;
+  std::map<PoliticianClient*, double> cost_ms_;  // Ranked()/Learn()
   std::map<Hash256, ExecuteReply> bodies_;  // executions of validated proposals (this round)
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
