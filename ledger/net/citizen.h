@@ -4,10 +4,14 @@
 // For block h = latest + 1 the citizen draws its committee ticket on seed_{h-1}
 // (sortition.h). If selected and eligible (identity.h) it plays one round, talking only to a
 // safe sample of k politicians chosen at random for this round (never to other citizens):
-//   1. witness: read the politicians' signed pool commitments, post a signed witness list
-//      (a politician seen with two different pools for h is left out: equivocation);
+//   1. witness: read the politicians' signed pool commitments, download each pool's data
+//      from the sample (hedged_fetch.h) and post a signed witness list of the pools whose
+//      data checked out (a politician seen with two different pools for h is left out:
+//      equivocation; pool_availability.h);
 //   2. propose, if its proposer ticket wins: the body is every pool witnessed by at least
-//      T_w committee members (and no rival pool of the same politician), in politician order;
+//      T_w committee members that this citizen holds, and every pool witnessed by T_must
+//      (and no rival pool of the same politician), in politician order; a proposal that
+//      leaves out a pool witnessed by T_must members is invalid;
 //      it asks a politician to execute the body, re-executes every transaction (transfers and
 //      application transactions: nonce, balance, application rules) against a multi-proof on
 //      the previous certified root, verifying a random fraction of the signatures itself

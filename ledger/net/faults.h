@@ -29,7 +29,7 @@ struct PoliticianFaults {
   bool withhold_data = false;
   // answers Execute only after this long (a politician that stalls the proposal's execution);
   int slow_execute_ms = 0;
-  // from 5 s after its first request on, answers no request within any caller's deadline and
+  // once block 1 is committed, answers no request within any caller's deadline and
   // gossips nothing, like a SIGSTOP'd process that still holds its port.
   bool unresponsive = false;
   // Floods: with each pool it freezes it signs kFloodCommitments more commitments for the
