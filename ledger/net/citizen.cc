@@ -60,7 +60,7 @@ struct Citizen::Round {
   std::map<PublicKey, WitnessList> witnesses;
   std::map<Hash256, Proposal> proposals;
   std::map<Hash256, std::set<PublicKey>> soft, cert;
-  std::map<Hash256, Pool> pool_data;  // pools downloaded and checked (CheckPoolData)
+  std::map<Hash256, Pool> pool_data;         // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
@@ -278,9 +278,8 @@ void Citizen::Poll(Round& r) {
       if (!r.seen.count(hash)) listers[hash].push_back(p);
     }
   }
-  for (const auto& [hash, who] : listers) {  // a random lister: one that lists and then
-    wanted[who[rng_() % who.size()]].push_back(hash);  // withholds cannot hold an item back
-  }
+  // From a random lister: one that lists an item and then withholds it cannot hold it back.
+  for (const auto& [hash, who] : listers) wanted[who[rng_() % who.size()]].push_back(hash);
   if (!wanted.empty()) {
     std::vector<PoliticianClient*> from;
     for (const auto& [p, hashes] : wanted) from.push_back(p);
@@ -575,9 +574,8 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   // honest members witnessed (the empty block included) is invalid (pool_availability.h).
   TESSERA_RETURN_IF_ERROR(
       CheckBody(proposal.pool_hashes, TallyWitnesses(r.witnesses, options_.genesis)));
-  TESSERA_ASSIGN_OR_RETURN(auto executed,
-                           ExecuteHedged(r, proposal.pool_hashes, proposal.state_root,
-                                         milliseconds(0)));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto executed, ExecuteHedged(r, proposal.pool_hashes, proposal.state_root, milliseconds(0)));
   bodies_[BlockHash(proposal)] = std::move(executed.first);
   return Status::Ok();
 }

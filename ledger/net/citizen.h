@@ -159,9 +159,9 @@ class Citizen {
   std::optional<agreement::VoteJournal> journal_;
   bool journal_failed_ = false;
   std::map<PoliticianClient*, double> cost_ms_;  // Ranked()/Learn()
-  std::map<Hash256, ExecuteReply> bodies_;  // executions of validated proposals (this round)
-  uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
-  uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
+  std::map<Hash256, ExecuteReply> bodies_;       // executions of validated proposals (this round)
+  uint64_t attempts_height_ = 0;                 // the height of the rounds counted in attempts_
+  uint32_t attempts_ = 0;  // rounds played at that height: the proposer period
   Traffic traffic_;
   uint64_t cpu_start_ns_ = 0;
   mutable std::mutex stats_mu_;

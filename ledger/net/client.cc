@@ -138,8 +138,7 @@ Status PoliticianClient::PostPool(const Pool& pool, Traffic* t) {
   return Status::Ok();
 }
 
-Result<PoolsReply> PoliticianClient::GetPools(const std::vector<Hash256>& pool_hashes,
-                                              Traffic* t) {
+Result<PoolsReply> PoliticianClient::GetPools(const std::vector<Hash256>& pool_hashes, Traffic* t) {
   PoolsRequest req;
   for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));
   PoolsReply rep;

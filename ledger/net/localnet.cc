@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <iomanip>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <csignal>
 #include <set>
 #include <thread>
 

@@ -126,8 +126,8 @@ class PoliticianNode {
   // pools per politician and height) unless the pool is one of `certified` (a certified
   // block's pools, which must stay appliable).
   Status AddPool(const Pool& pool, const std::vector<Hash256>* certified = nullptr);
-  void FreezePool(uint64_t height);                           // mu_ held
-  void Flood(uint64_t height);  // the flood adversary (politician_flood.cc; mu_ held)
+  void FreezePool(uint64_t height);  // mu_ held
+  void Flood(uint64_t height);       // the flood adversary (politician_flood.cc; mu_ held)
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
   // The blocks of the next height that hold a cert-vote quorum (mu_ held).
   std::vector<CertifiedBlockData> CertifiableBlocks();
