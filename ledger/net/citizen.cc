@@ -658,7 +658,12 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     // validator may find required (pool_availability.h).
     poll_until(start + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)),
                [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
+    const auto build_start = Clock::now();
     auto header = BuildProposal(r, *proposer);
+    spdlog::info("citizen: proposal for block {} period {} built in {} ms ({} witness lists)", h,
+                 period,
+                 std::chrono::duration_cast<milliseconds>(Clock::now() - build_start).count(),
+                 r.witnesses.size());
     if (header.ok()) {
       if (liar) header->state_root[0] ^= 1;  // a lying proposer: honest members must refuse it
       PostAll(r, item_of(EncodeBlockHeader(*header)));
