@@ -33,6 +33,10 @@ LocalnetConfig Five() {
   c.politicians = 5;
   c.citizens = 8;
   c.citizens_per_process = 8;
+  // Four expected proposers, not two: with two, no citizen of 8 wins a period-0 ticket at
+  // about 10% of heights and the round waits out its 8 s timeout -- in a 20 s run that noise
+  // swamps any adversary's effect (docs/ledger-network.md).
+  c.proposers = 4;
   c.accounts = 120;
   c.rate = 40;
   c.duration_s = 20;
