@@ -9,6 +9,7 @@
 
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
+#include "ledger/net/pool_availability.h"
 #include "ledger/net/round_item.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/block_transition.h"
@@ -18,6 +19,15 @@ namespace tessera::ledger::net {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Hedged requests (hedged_fetch.h). A healthy politician on the citizen's link answers a
+// relay read in milliseconds; one that has not answered after kReadWait is left behind for
+// this read (and skipped while its call is still in flight).
+constexpr milliseconds kReadWait{300};
+constexpr milliseconds kPoolHedge{500};      // before a pool download also asks the next one
+constexpr milliseconds kExecuteHedge{1500};  // ... an execution
+constexpr milliseconds kRetryPause{100};     // between two rounds of asking the sample
 
 uint64_t NowMs() {
   return static_cast<uint64_t>(
@@ -57,6 +67,7 @@ struct Citizen::Round {
   std::map<Hash256, Proposal> proposals;
   std::vector<Vote> votes;                   // checked votes not yet handed to the BA* player
   std::set<Hash256> fed;                     // proposals handed to the BA* player
+  std::map<Hash256, Pool> pool_data;         // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::string my_identity;
@@ -69,7 +80,8 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
       rng_(options_.rng_seed),
       sample_fraction_(EffectiveValidationSample(options_.genesis)),
       follower_(options_.genesis, options_.timing.follow,
-                options_.genesis.GenesisHeader().value()) {
+                options_.genesis.GenesisHeader().value()),
+      calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
     // Written by this citizen after verifying the block; a damaged file means a fresh start.
@@ -132,6 +144,28 @@ std::vector<PoliticianClient*> Citizen::SafeSample() {
   std::shuffle(all.begin(), all.end(), rng_);
   all.resize(std::min<size_t>(all.size(), options_.genesis.safe_sample));
   return all;
+}
+
+std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
+  std::vector<PoliticianClient*> order = sample;
+  std::shuffle(order.begin(), order.end(), rng_);
+  std::stable_sort(order.begin(), order.end(), [&](PoliticianClient* a, PoliticianClient* b) {
+    return cost_ms_[a] < cost_ms_[b];
+  });
+  return order;
+}
+
+void Citizen::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
+                    Clock::time_point since, milliseconds hedge) {
+  const double took = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+  for (auto& [p, cost] : cost_ms_) cost *= 0.8;
+  for (PoliticianClient* p : order) {
+    if (p == winner) {
+      cost_ms_[p] = took;
+      break;
+    }
+    cost_ms_[p] = std::max(cost_ms_[p], took + static_cast<double>(hedge.count()));
+  }
 }
 
 Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
@@ -210,37 +244,59 @@ void Citizen::Run(const std::atomic<bool>& stop) {
 // ---- One committee round ----------------------------------------------------------------------
 
 void Citizen::Poll(Round& r) {
-  // Every politician of the sample is read (any of them may withhold), but by hash first: an
-  // item is downloaded once, from the first politician that lists it, instead of once per
-  // politician. A politician that lists an item and then does not serve it only delays it:
-  // the next one that lists it is asked.
-  for (PoliticianClient* p : r.sample) {
-    auto listing = p->GetRound(r.h, r.offsets[p], &traffic_, /*hashes_only=*/true);
-    if (!listing.ok()) continue;
-    r.offsets[p] = listing->next_offset();
-    std::vector<Hash256> wanted;
-    std::set<Hash256> asked;
-    for (const std::string& bytes : listing->item_hashes()) {
+  // Every politician of the sample is read at once (any of them may withhold; a slow one is
+  // left behind, hedged_fetch.h), by hash first: an item is downloaded once, from one
+  // politician that lists it, instead of once per politician. An item listed and then not
+  // served only delays it: its listers are read from the start again next time.
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  auto listings = calls_->All<RoundReply>(
+      r.sample,
+      [h, traffic, offsets = r.offsets](PoliticianClient& p) {
+        auto it = offsets.find(&p);
+        return p.GetRound(h, it == offsets.end() ? 0 : it->second, traffic,
+                          /*hashes_only=*/true);
+      },
+      kReadWait);
+  std::map<PoliticianClient*, std::vector<Hash256>> wanted;
+  std::map<Hash256, std::vector<PoliticianClient*>> listers;
+  for (size_t i = 0; i < r.sample.size(); ++i) {
+    if (!listings[i]) continue;
+    PoliticianClient* p = r.sample[i];
+    r.offsets[p] = listings[i]->next_offset();
+    for (const std::string& bytes : listings[i]->item_hashes()) {
       if (bytes.size() != 32) continue;
       Hash256 hash = FromBytes(bytes);
-      if (!r.seen.count(hash) && asked.insert(hash).second) wanted.push_back(hash);
+      if (!r.seen.count(hash)) listers[hash].push_back(p);
     }
-    if (!wanted.empty()) {
-      auto items = p->GetItems(r.h, wanted, &traffic_);
-      if (items.ok()) {
-        for (const RoundItem& item : items->items()) {
-          if (asked.count(RoundItemHash(item))) Process(r, item);
+  }
+  // From a random lister: one that lists an item and then withholds it cannot hold it back.
+  for (const auto& [hash, who] : listers) wanted[who[rng_() % who.size()]].push_back(hash);
+  if (!wanted.empty()) {
+    std::vector<PoliticianClient*> from;
+    for (const auto& [p, hashes] : wanted) from.push_back(p);
+    auto items = calls_->All<RoundReply>(
+        from,
+        [h, traffic, wanted](PoliticianClient& p) { return p.GetItems(h, wanted.at(&p), traffic); },
+        kReadWait);
+    for (size_t j = 0; j < from.size(); ++j) {
+      if (!items[j]) continue;
+      const std::vector<Hash256>& asked = wanted[from[j]];
+      for (const RoundItem& item : items[j]->items()) {
+        if (std::find(asked.begin(), asked.end(), RoundItemHash(item)) != asked.end()) {
+          Process(r, item);
         }
       }
-      // Listed but not served: read the listing again next time.
-      for (const Hash256& hash : wanted) {
-        if (!r.seen.count(hash)) {
-          r.offsets[p] = 0;
-          break;
-        }
-      }
     }
-    const auto& reply = listing;
+    for (const auto& [hash, who] : listers) {
+      if (r.seen.count(hash)) continue;
+      for (PoliticianClient* p : who) r.offsets[p] = 0;
+    }
+  }
+  for (size_t i = 0; i < r.sample.size(); ++i) {
+    PoliticianClient* p = r.sample[i];
+    const auto& reply = listings[i];
+    if (!reply) continue;
     if (reply->height() >= r.h && !r.committed_at && !r.unreliable.count(p)) {
       // It says block h is certified: fetch and check it; a politician that cannot back the
       // claim is ignored for the rest of the round.
@@ -276,8 +332,11 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       auto c = DecodeTxPoolCommitment(AsBytes(payload));
       if (!c.ok() || c->height != r.h) return;
       const PoliticianInfo* owner = options_.genesis.Politician(c->politician_id);
-      if (owner && VerifyTxPoolCommitment(*c, owner->key)) {
-        r.commitments[c->politician_id].insert(c->pool_hash);
+      // Two commitments of one politician are its equivocation; more add nothing (a
+      // flooding politician may serve thousands).
+      std::set<Hash256>& signed_pools = r.commitments[c->politician_id];
+      if (signed_pools.size() < 2 && owner && VerifyTxPoolCommitment(*c, owner->key)) {
+        signed_pools.insert(c->pool_hash);
       }
       return;
     }
@@ -310,41 +369,157 @@ void Citizen::Process(Round& r, const RoundItem& item) {
 }
 
 void Citizen::PostAll(Round& r, const RoundItem& item) {
+  // To every politician of the sample at once; one that has not taken it after kReadWait is
+  // left behind (the others gossip it).
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  auto missing = calls_->All<std::vector<Hash256>>(
+      r.sample,
+      [h, traffic, item](PoliticianClient& p) -> Result<std::vector<Hash256>> {
+        std::vector<Hash256> lacks;
+        TESSERA_RETURN_IF_ERROR(p.Post(h, item, traffic, &lacks));
+        return lacks;
+      },
+      kReadWait);
   auto vote = DecodeVote(AsBytes(item.payload()));
-  bool cert = vote.ok() && vote->step == VoteStep::kCert;
-  for (PoliticianClient* p : r.sample) {
-    std::vector<Hash256> missing;
-    if (!p->Post(r.h, item, &traffic_, &missing).ok() || !cert || missing.empty()) continue;
+  if (!vote.ok() || vote->step != VoteStep::kCert) return;
+  auto body = bodies_.find(vote->value);
+  for (size_t i = 0; i < r.sample.size(); ++i) {
+    if (!missing[i] || missing[i]->empty()) continue;
     // The politician lacks pools of the block we vote for: upload the ones we validated.
-    auto body = bodies_.find(vote->value);
-    if (body == bodies_.end()) continue;
-    std::set<Hash256> want(missing.begin(), missing.end());
-    for (const Pool& pool : body->second.pools()) {
-      auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
-      if (c.ok() && want.count(c->pool_hash)) (void)p->PostPool(pool, &traffic_);
+    std::set<Hash256> want(missing[i]->begin(), missing[i]->end());
+    if (body != bodies_.end()) {
+      for (const Pool& pool : body->second.pools()) {
+        auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+        if (c.ok() && want.erase(c->pool_hash)) (void)r.sample[i]->PostPool(pool, &traffic_);
+      }
+    }
+    for (const Hash256& ph : want) {
+      auto held = r.pool_data.find(ph);
+      if (held != r.pool_data.end()) (void)r.sample[i]->PostPool(held->second, &traffic_);
     }
   }
 }
 
-Result<std::vector<Hash256>> Citizen::EligiblePools(const Round& r) const {
-  std::map<std::pair<uint32_t, Hash256>, size_t> count;
-  for (const auto& [who, w] : r.witnesses) {
-    for (const WitnessEntry& e : w.entries) ++count[{e.politician_id, e.pool_hash}];
+std::vector<WitnessEntry> Citizen::WitnessPools(Round& r) {
+  // Attest a pool only with its data in hand: download every pool of a politician seen with
+  // exactly one commitment (two are equivocation) from the sample, hedged.
+  std::vector<Hash256> wanted;
+  for (const auto& [pid, hashes] : r.commitments) {
+    if (hashes.size() == 1) wanted.push_back(*hashes.begin());
   }
+  FetchPools(r, wanted);
   const Hash256 empty = PoolHash({});
-  std::map<uint32_t, std::vector<Hash256>> winners;
-  for (const auto& [entry, n] : count) {
-    if (n >= options_.genesis.witness_threshold) winners[entry.first].push_back(entry.second);
+  std::vector<WitnessEntry> entries;
+  for (const auto& [pid, hashes] : r.commitments) {
+    if (hashes.size() != 1) continue;
+    const Hash256& ph = *hashes.begin();
+    if (ph == empty || r.pool_data.count(ph)) entries.push_back({pid, ph});
   }
-  std::vector<Hash256> pools;
-  std::set<Hash256> distinct;
-  for (const auto& [pid, hashes] : winners) {
-    // Two eligible pools of one politician: it equivocated, and neither is used.
-    if (hashes.size() == 1 && hashes[0] != empty && distinct.insert(hashes[0]).second) {
-      pools.push_back(hashes[0]);
+  return entries;
+}
+
+void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
+  const Hash256 empty = PoolHash({});
+  std::set<Hash256> missing;
+  for (const Hash256& ph : pools) {
+    if (ph != empty && !r.pool_data.count(ph)) missing.insert(ph);
+  }
+  if (missing.empty()) return;
+  const std::vector<PoliticianClient*> order = Ranked(r.sample);
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  // Each politician asked is asked for what is still missing then.
+  auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<PoolsReply> {
+    std::vector<Hash256> ask(missing.begin(), missing.end());
+    if (ask.size() > kMaxPoolsPerRequest) ask.resize(kMaxPoolsPerRequest);
+    return [ask, traffic](PoliticianClient& p) { return p.GetPools(ask, traffic); };
+  };
+  auto accept = [&](PoliticianClient*, PoolsReply& reply) {
+    bool bad = false;
+    for (const Pool& pool : reply.pools()) {
+      auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+      if (!c.ok() || !missing.count(c->pool_hash)) continue;  // not asked for: ignored
+      if (!CheckPoolData(pool, c->pool_hash, h, options_.genesis).ok()) {
+        bad = true;
+        continue;
+      }
+      r.pool_data.emplace(c->pool_hash, pool);
+      missing.erase(c->pool_hash);
     }
+    if (bad) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bad_politician_answers;
+    }
+    return missing.empty();
+  };
+  const auto since = Clock::now();
+  auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
+                                          milliseconds(options_.timing.witness_ms * 2));
+  Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
+}
+
+Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
+    Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
+    milliseconds retry_for) {
+  // Pools of the body this citizen holds: a politician that does not know one (its owner
+  // served it to witnesses but not to the other politicians) gets it uploaded and is asked
+  // again.
+  auto held = std::make_shared<std::vector<Pool>>();
+  for (const Hash256& ph : body) {
+    auto it = r.pool_data.find(ph);
+    if (it != r.pool_data.end()) held->push_back(it->second);
   }
-  return pools;
+  const std::vector<PoliticianClient*> order = Ranked(r.sample);
+  const uint64_t h = r.h;
+  Traffic* traffic = &traffic_;
+  // Executions are for committee members only (request_auth.h): each call is signed.
+  auto signer = std::make_shared<RequestSigner>(
+      RequestSigner{options_.keys, r.my_identity, r.credential});
+  auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
+    return [h, body, held, traffic, signer](PoliticianClient& p) {
+      auto reply = p.Execute(h, body, traffic, signer.get());
+      if (!reply.ok() && !held->empty() &&
+          reply.status().message().find("unknown") != std::string::npos) {
+        for (const Pool& pool : *held) (void)p.PostPool(pool, traffic);
+        reply = p.Execute(h, body, traffic, signer.get());
+      }
+      return reply;
+    };
+  };
+  // Another politician's execution (with its own claims, and a fresh signature sample) may
+  // reproduce the expected root where the first did not, so every member of the sample may
+  // be tried before a proposal is judged wrong.
+  bool mismatch = false;
+  Hash256 root{};
+  auto accept = [&](PoliticianClient*, ExecuteReply& reply) {
+    auto checked = CheckExecution(reply, body);
+    if (!checked.ok()) {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.bad_politician_answers;
+      return false;
+    }
+    if (expected_root && *checked != *expected_root) {
+      mismatch = true;
+      return false;
+    }
+    root = *checked;
+    return true;
+  };
+  // Politicians that have not committed block h - 1 yet refuse at once: with `retry_for`, the
+  // sample is asked again until then.
+  const auto retry_until = Clock::now() + retry_for;
+  for (;;) {
+    const auto since = Clock::now();
+    auto answer = calls_->First<ExecuteReply>(order, make_call, accept, kExecuteHedge,
+                                              milliseconds(options_.timing.round_timeout_ms));
+    Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
+    if (answer) return std::make_pair(std::move(answer->second), root);
+    if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
+    std::this_thread::sleep_for(kRetryPause);
+  }
+  if (mismatch) return InvalidArgumentError("proposed state root is wrong");
+  return UnavailableError("no politician in the sample could execute the body");
 }
 
 Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
@@ -390,57 +565,43 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
 }
 
 Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> eligible, EligiblePools(r));
-  std::set<Hash256> ok(eligible.begin(), eligible.end());
-  for (const Hash256& p : proposal.pool_hashes) {
-    if (!ok.count(p))
-      return UnavailableError("pool " + ToHex(p).substr(0, 12) + " not (yet) eligible");
-  }
-  // Another politician's execution (with its own claims, and a fresh signature sample) may
-  // reproduce the proposed root where the first did not, so every member of the sample is
-  // tried before the proposal is judged wrong.
-  bool mismatch = false;
-  for (PoliticianClient* p : r.sample) {
-    const RequestSigner signer{options_.keys, r.my_identity, r.credential};
-    auto reply = p->Execute(r.h, proposal.pool_hashes, &traffic_, &signer);
-    if (!reply.ok()) continue;
-    auto root = CheckExecution(*reply, proposal.pool_hashes);
-    if (!root.ok()) {
-      std::lock_guard<std::mutex> lock(stats_mu_);
-      ++stats_.bad_politician_answers;
-      continue;
-    }
-    if (*root != proposal.state_root) {
-      mismatch = true;
-      continue;
-    }
-    bodies_[BlockHash(proposal)] = std::move(*reply);
-    return Status::Ok();
-  }
-  if (mismatch) return InvalidArgumentError("proposed state root is wrong");
-  return UnavailableError("no politician in the sample could execute the proposal");
+  // Every pool eligible, every required pool present: a proposal that censors a pool the
+  // honest members witnessed (the empty block included) is invalid (pool_availability.h).
+  TESSERA_RETURN_IF_ERROR(
+      CheckBody(proposal.pool_hashes, TallyWitnesses(r.witnesses, options_.genesis)));
+  TESSERA_ASSIGN_OR_RETURN(
+      auto executed, ExecuteHedged(r, proposal.pool_hashes, proposal.state_root, milliseconds(0)));
+  bodies_[BlockHash(proposal)] = std::move(executed.first);
+  return Status::Ok();
 }
 
 Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
-  TESSERA_ASSIGN_OR_RETURN(std::vector<Hash256> pools, EligiblePools(r));
+  const PoolTally tally = TallyWitnesses(r.witnesses, options_.genesis);
+  FetchPools(r, tally.eligible);
+  // Every eligible pool this citizen could download (so some politician can be fed it), and
+  // every required one whatever happens: without those the proposal is invalid anyway.
+  std::vector<Hash256> full, required;
+  for (const Hash256& ph : tally.eligible) {
+    if (r.pool_data.count(ph) || tally.required.count(ph)) full.push_back(ph);
+    if (tally.required.count(ph)) required.push_back(ph);
+  }
   BlockHeader h;
   h.height = r.h;
   h.prev_hash = BlockHash(latest_);
   h.seed = NextSeed(latest_.seed, proposer.output);
   h.proposer = options_.keys.public_key();
   h.proposer_credential = proposer.proof;
-  // The full body if some politician can execute it, else the empty block (always possible).
-  for (const std::vector<Hash256>& body : {pools, std::vector<Hash256>{}}) {
-    for (PoliticianClient* p : r.sample) {
-      const RequestSigner signer{options_.keys, r.my_identity, r.credential};
-      auto reply = p->Execute(r.h, body, &traffic_, &signer);
-      if (!reply.ok()) continue;
-      auto root = CheckExecution(*reply, body);
-      if (!root.ok()) continue;
-      h.pool_hashes = body;
-      h.state_root = *root;
-      return h;
-    }
+  // The full body if some politician can execute it, else only the required pools (the
+  // empty block when none is required).
+  std::vector<std::vector<Hash256>> bodies{full};
+  if (required != full) bodies.push_back(required);
+  for (const std::vector<Hash256>& body : bodies) {
+    auto executed =
+        ExecuteHedged(r, body, std::nullopt, milliseconds(options_.timing.round_timeout_ms / 4));
+    if (!executed.ok()) continue;
+    h.pool_hashes = body;
+    h.state_root = executed->second;
+    return h;
   }
   return UnavailableError("no politician could execute a body");
 }
@@ -453,7 +614,8 @@ Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer
   h.proposer = options_.keys.public_key();
   h.proposer_credential = proposer.proof;
   for (PoliticianClient* p : r.sample) {
-    auto reply = p->Execute(r.h, {}, &traffic_);
+    const RequestSigner signer{options_.keys, r.my_identity, r.credential};
+    auto reply = p->Execute(r.h, {}, &traffic_, &signer);
     if (!reply.ok()) continue;
     auto root = CheckExecution(*reply, {});
     if (!root.ok()) continue;
@@ -498,9 +660,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     WitnessList w;
     w.height = h;
     w.credential = ticket.proof;
-    for (const auto& [pid, hashes] : r.commitments) {
-      if (hashes.size() == 1) w.entries.push_back({pid, *hashes.begin()});
-    }
+    w.entries = WitnessPools(r);
     SignWitnessList(w, options_.keys);
     PostAll(r, item_of(EncodeWitnessList(w)));
   }
@@ -550,12 +710,23 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     }
     proposed_periods_.insert(tp);
     if (!win) return;
-    poll_until(Clock::now() + ms(2 * t.witness_ms),
+    // T_soft witness lists before building: what makes an honest body cover every pool a
+    // validator may find required (pool_availability.h).
+    poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)),
                [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
     std::vector<BlockHeader> headers;
     if (fault != CitizenFault::kProposeEmpty) {
+      const auto build_start = Clock::now();
       auto header = BuildProposal(r, *win);
-      if (header.ok()) headers.push_back(*header);
+      spdlog::info("citizen: proposal for block {} period {} built in {} ms ({} witness lists)",
+                   h, tp,
+                   std::chrono::duration_cast<milliseconds>(Clock::now() - build_start).count(),
+                   r.witnesses.size());
+      if (header.ok()) {
+        headers.push_back(*header);
+      } else {
+        spdlog::warn("citizen: no proposal for block {}: {}", h, header.status().ToString());
+      }
     }
     if (fault == CitizenFault::kProposeEmpty || fault == CitizenFault::kEquivocateProposal) {
       auto empty = BuildEmptyProposal(r, *win);
@@ -631,6 +802,15 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     std::this_thread::sleep_for(ms(t.poll_ms));
   }
   // 5. The certified block was fetched and checked by Poll (or the round timed out).
+  if (!r.committed_at && !stop.load()) {
+    size_t valid_proposals = 0;
+    for (const auto& [v, p] : r.proposals) valid_proposals += p.verdict && p.verdict->ok();
+    spdlog::warn(
+        "citizen: round for block {} (BA* period {}) timed out: {} witness lists, {} pools held, "
+        "{} proposals ({} valid)",
+        h, ba.period(), r.witnesses.size(), r.pool_data.size(), r.proposals.size(),
+        valid_proposals);
+  }
   cert_voted_.erase(cert_voted_.begin(), cert_voted_.lower_bound(latest_.height));
   if (journal_ && !journal_failed_) {
     Status s = journal_->PruneBelow(latest_.height);

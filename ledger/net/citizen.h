@@ -4,10 +4,14 @@
 // For block h = latest + 1 the citizen draws its committee ticket on seed_{h-1}
 // (sortition.h). If selected and eligible (identity.h) it plays one round, talking only to a
 // safe sample of k politicians chosen at random for this round (never to other citizens):
-//   1. witness: read the politicians' signed pool commitments, post a signed witness list
-//      (a politician seen with two different pools for h is left out: equivocation);
+//   1. witness: read the politicians' signed pool commitments, download each pool's data
+//      from the sample (hedged_fetch.h) and post a signed witness list of the pools whose
+//      data checked out (a politician seen with two different pools for h is left out:
+//      equivocation; pool_availability.h);
 //   2. propose, if its proposer ticket wins: the body is every pool witnessed by at least
-//      T_w committee members (and no rival pool of the same politician), in politician order;
+//      T_w committee members that this citizen holds, and every pool witnessed by T_must
+//      (and no rival pool of the same politician), in politician order; a proposal that
+//      leaves out a pool witnessed by T_must members is invalid;
 //      it asks a politician to execute the body, re-executes every transaction (transfers and
 //      application transactions: nonce, balance, application rules) against a multi-proof on
 //      the previous certified root, verifying a random fraction of the signatures itself
@@ -45,6 +49,7 @@
 #include "ledger/net/chain_follower.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
+#include "ledger/net/hedged_fetch.h"
 
 namespace tessera::ledger::net {
 
@@ -131,9 +136,27 @@ class Citizen {
   Status Validate(Round& r, const BlockHeader& proposal);
   Result<BlockHeader> BuildProposal(Round& r, const Ticket& proposer_ticket);
   Result<BlockHeader> BuildEmptyProposal(Round& r, const Ticket& proposer_ticket);  // faults
-  Result<std::vector<Hash256>> EligiblePools(const Round& r) const;
+  // Data availability (pool_availability.h): the witness list's entries, for the pools whose
+  // data this citizen downloaded; and the download itself, into the round's pool_data.
+  std::vector<WitnessEntry> WitnessPools(Round& r);
+  void FetchPools(Round& r, const std::vector<Hash256>& pools);
+  // The body executed by the first politician of the sample whose execution checks out (and
+  // reproduces `expected_root`, if given), hedged: the execution and the recomputed root.
+  // While every politician refuses, the sample is asked again for up to `retry_for`.
+  Result<std::pair<ExecuteReply, Hash256>> ExecuteHedged(
+      Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
+      std::chrono::milliseconds retry_for);
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
   std::vector<PoliticianClient*> SafeSample();
+  // The sample in the order hedged calls ask it: politicians that answered fast lately first
+  // (ties in random order), so that a majority of slow politicians costs one hedge delay once
+  // rather than several per call.
+  std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample);
+  // After a hedged call that started at `since` over `order`: the winner's cost is the time it
+  // took; every politician asked before it was slower (or failed) and is charged that plus
+  // `hedge`. Costs decay so that a politician that recovers is tried first again.
+  void Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
+             std::chrono::steady_clock::time_point since, std::chrono::milliseconds hedge);
   void UpdateStats();
 
   CitizenOptions options_;
@@ -155,10 +178,13 @@ class Citizen {
   std::set<uint32_t> proposed_periods_;     // proposer ticket periods this citizen proposed in
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
+  std::map<PoliticianClient*, double> cost_ms_;  // Ranked()/Learn()
   Traffic traffic_;
   uint64_t cpu_start_ns_ = 0;
   mutable std::mutex stats_mu_;
   CitizenStats stats_;
+  // Last member: destroyed first, it waits for calls in flight that count into traffic_.
+  std::unique_ptr<PoliticianCalls> calls_;
 };
 
 }  // namespace tessera::ledger::net

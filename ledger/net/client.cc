@@ -154,4 +154,13 @@ Status PoliticianClient::PostPool(const Pool& pool, Traffic* t) {
   return Status::Ok();
 }
 
+Result<PoolsReply> PoliticianClient::GetPools(const std::vector<Hash256>& pool_hashes, Traffic* t) {
+  PoolsRequest req;
+  for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));
+  PoolsReply rep;
+  TESSERA_RETURN_IF_ERROR(
+      Call(req, &rep, t, [&](auto* c, auto& q, auto* r) { return stub_->GetPools(c, q, r); }));
+  return rep;
+}
+
 }  // namespace tessera::ledger::net

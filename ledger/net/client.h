@@ -26,6 +26,9 @@ struct Traffic {
   std::atomic<uint64_t> down{0};
 };
 
+// The most pool hashes one GetPools request may name.
+inline constexpr size_t kMaxPoolsPerRequest = 256;
+
 class PoliticianClient {
  public:
   explicit PoliticianClient(const std::string& address, int deadline_ms = 2000);
@@ -55,6 +58,8 @@ class PoliticianClient {
   Status Post(uint64_t height, const RoundItem& item, Traffic* t = nullptr,
               std::vector<Hash256>* missing_pools = nullptr);
   Status PostPool(const Pool& pool, Traffic* t = nullptr);
+  // The pools of these hashes that the politician holds (unchecked: see pool_availability.h).
+  Result<PoolsReply> GetPools(const std::vector<Hash256>& pool_hashes, Traffic* t = nullptr);
 
  private:
   template <typename Req, typename Rep, typename Fn>

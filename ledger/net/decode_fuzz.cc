@@ -1,4 +1,5 @@
-// libFuzzer target for the network's decoders: an identity, and a certified block split into
+// libFuzzer target for the network's decoders: an identity, a downloaded pool (checked
+// against its commitment as a witness does), and a certified block split into
 // header, certificate and identity parts, then verified on top of a fixed genesis. None may
 // crash, hang or accept bytes its encoder would not produce.
 #include <cstddef>
@@ -7,6 +8,7 @@
 
 #include "ledger/net/chain.h"
 #include "ledger/net/identity.h"
+#include "ledger/net/pool_availability.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessera::ledger;
@@ -14,6 +16,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ByteSpan bytes(data, size);
   auto id = DecodeIdentity(bytes);
   if (id.ok() && EncodeIdentity(*id) != std::string(AsChars(bytes))) __builtin_trap();
+  // A pool as a GetPools reply carries it (a protobuf Pool), checked as a witness checks it.
+  static const Genesis pools_genesis = [] {
+    Genesis g;
+    g.politicians.push_back({0, PublicKey{}, "127.0.0.1:1"});
+    g.max_pool_txs = 64;
+    return g;
+  }();
+  Pool pool;
+  if (pool.ParseFromArray(data, static_cast<int>(size))) {
+    auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));
+    (void)CheckPoolData(pool, c.ok() ? c->pool_hash : Hash256{}, c.ok() ? c->height : 0,
+                        pools_genesis);
+  }
   if (size < 4) return 0;
   // First four bytes: the lengths (u16, big-endian) of the header and certificate parts; the
   // rest is one identity.

@@ -17,9 +17,19 @@ Status PoliticianFaults::Add(const std::string& b) {
     equivocate = true;
   } else if (b == "forge") {
     forge = true;
+  } else if (b == "withhold_data") {
+    withhold_data = true;
+  } else if (b == "slow_execute") {
+    slow_execute_ms = 15000;
+  } else if (b == "unresponsive") {
+    unresponsive = true;
+  } else if (b == "flood") {
+    flood = true;
   } else {
-    return InvalidArgumentError("unknown politician behaviour '" + b +
-                                "' (drop, delay, withhold, stale, wrong, equivocate, forge)");
+    return InvalidArgumentError(
+        "unknown politician behaviour '" + b +
+        "' (drop, delay, withhold, stale, wrong, equivocate, forge, withhold_data, slow_execute, "
+        "unresponsive, flood)");
   }
   return Status::Ok();
 }

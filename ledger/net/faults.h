@@ -23,13 +23,26 @@ struct PoliticianFaults {
   // its pools, and claims in executions that every signature checks out, hoping that
   // citizens verify only a sample of signatures (genesis validation_sample).
   bool forge = false;
+  // Data availability attacks (docs/ledger-network.md, "Data availability"):
+  // signs and serves (and gossips) its pool commitment but never the pool's data, and refuses
+  // every Execute -- witnesses cannot download the pool, so it never becomes eligible;
+  bool withhold_data = false;
+  // answers Execute only after this long (a politician that stalls the proposal's execution);
+  int slow_execute_ms = 0;
+  // once block 1 is committed, answers no request within any caller's deadline and
+  // gossips nothing, like a SIGSTOP'd process that still holds its port.
+  bool unresponsive = false;
+  // Floods: with each pool it freezes it signs kFloodCommitments more commitments for the
+  // same height (relayed to citizens and gossiped) and pools for heights far ahead.
+  bool flood = false;
+  static constexpr int kFloodCommitments = 2000;
 
   bool any() const {
     return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate ||
-           forge;
+           forge || withhold_data || slow_execute_ms > 0 || unresponsive || flood;
   }
-  // "drop", "delay", "withhold", "stale", "wrong", "equivocate", "forge"; INVALID_ARGUMENT
-  // otherwise.
+  // "drop", "delay", "withhold", "stale", "wrong", "equivocate", "forge", "withhold_data",
+  // "slow_execute", "unresponsive", "flood"; INVALID_ARGUMENT otherwise.
   Status Add(const std::string& behaviour);
 };
 

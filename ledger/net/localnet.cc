@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <iomanip>
 #include <memory>
 #include <mutex>
@@ -152,7 +153,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.honest_politicians = cfg.politicians - bad_pols;
   int follow = -1;  // an honest politician that is never killed: the auditor's source
   for (int i = static_cast<int>(cfg.politicians) - 1; i >= 0; --i) {
-    if (!pols[i].malicious && i != cfg.kill_politician) {
+    if (!pols[i].malicious && i != cfg.kill_politician && i != cfg.stop_politician) {
       follow = i;
       break;
     }
@@ -257,7 +258,18 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     senders.push_back(i);
   }
   std::vector<std::string> addresses;
-  for (const PoliticianInfo& p : g.politicians) addresses.push_back(p.address);
+  for (const PoliticianInfo& p : g.politicians) {
+    // Transactions are not sent to the politician that will be SIGSTOP'd, nor to
+    // unresponsive ones: the load generator submits to one politician after another with a
+    // 3 s deadline, and a client stuck on a stopped politician would measure the client, not
+    // the chain.
+    const bool unresponsive =
+        pols[p.id].malicious &&
+        cfg.politician_behaviours[p.id % cfg.politician_behaviours.size()] == "unresponsive";
+    if (static_cast<int>(p.id) != cfg.stop_politician && !unresponsive) {
+      addresses.push_back(p.address);
+    }
+  }
   LoadGenerator load({.rate = cfg.rate,
                       .threads = cfg.load_threads,
                       .fanout = cfg.fanout,
@@ -265,7 +277,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                      addresses, account_keys, senders);
   auto start = Clock::now();
   load.Start();
-  bool killed = false;
+  bool killed = false, stopped = false;
   std::optional<Clock::time_point> restart_at;
   auto follow_once = [&]() {
     auto status = pols[follow].client->GetStatus();
@@ -319,6 +331,11 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       restart_at = Clock::now() + std::chrono::milliseconds(cfg.restart_after_ms);
       progress << "kill -9 politician " << cfg.kill_politician << " at block " << height << "\n";
     }
+    if (cfg.stop_politician >= 0 && !stopped && height >= cfg.stop_at_block) {
+      ::kill(pols[cfg.stop_politician].process->pid(), SIGSTOP);
+      stopped = true;
+      progress << "SIGSTOP politician " << cfg.stop_politician << " at block " << height << "\n";
+    }
     if (restart_at && Clock::now() >= *restart_at) {
       PoliticianProcess& p = pols[cfg.kill_politician];
       p.process = std::make_unique<ChildProcess>();
@@ -349,6 +366,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     if (cfg.blocks > 0 && height >= cfg.blocks) break;
   }
   const double load_seconds = Seconds(Clock::now() - start);
+  if (stopped) ::kill(pols[cfg.stop_politician].process->pid(), SIGCONT);
   load.Stop();
   LocalnetReport by_role;  // CPU by role, read while every process is still running
   for (const PoliticianProcess& p : pols)

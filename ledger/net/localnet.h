@@ -17,9 +17,12 @@
 //               duration), double_spend_fraction, fanout (politicians each transfer is sent
 //               to), threads (load generator threads, load_generator.h; default 4)
 //   [adversary] politicians (fraction malicious), politician_behaviours (list of drop, delay,
-//               withhold, stale, wrong, equivocate; cycled over the malicious ones), citizens
+//               withhold, stale, wrong, equivocate, forge, withhold_data, slow_execute,
+//               unresponsive; cycled over the malicious ones), citizens
 //               (fraction malicious), citizen_behaviours (list of silent, inconsistent)
-//   [fault]     kill_politician (index, -1 = none), kill_at_block, restart_after_ms
+//   [fault]     kill_politician (index, -1 = none), kill_at_block, restart_after_ms,
+//               stop_politician (index, -1 = none: SIGSTOP'd at stop_at_block, SIGCONT'd
+//               when the load stops)
 //   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms, follow_wait_ms and
 //               certify_every (compact following, chain_follower.h)
 // Derived thresholds for a committee of expected size C: T_cert = T_soft = floor(2C/3) + 1
@@ -84,6 +87,10 @@ struct LocalnetConfig {
   int kill_politician = -1;
   uint64_t kill_at_block = 2;
   int restart_after_ms = 1000;
+  // SIGSTOP this politician (-1 = none) once block stop_at_block is committed, and SIGCONT it
+  // when the load stops: it is audited like every honest politician, after catching up.
+  int stop_politician = -1;
+  uint64_t stop_at_block = 2;
 
   CitizenTiming timing;
 };

@@ -80,6 +80,10 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   l.kill_at_block = static_cast<uint64_t>(std::max<int64_t>(kill_at, 1));
   TESSERA_ASSIGN_OR_RETURN(int64_t restart, c.GetIntOr("fault.restart_after_ms", 1000));
   l.restart_after_ms = static_cast<int>(restart);
+  TESSERA_ASSIGN_OR_RETURN(int64_t stop, c.GetIntOr("fault.stop_politician", -1));
+  l.stop_politician = static_cast<int>(stop);
+  TESSERA_ASSIGN_OR_RETURN(int64_t stop_at, c.GetIntOr("fault.stop_at_block", 2));
+  l.stop_at_block = static_cast<uint64_t>(std::max<int64_t>(stop_at, 1));
   TESSERA_ASSIGN_OR_RETURN(int64_t poll, c.GetIntOr("timing.poll_ms", l.timing.poll_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t wit, c.GetIntOr("timing.witness_ms", l.timing.witness_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t prop, c.GetIntOr("timing.proposal_ms", l.timing.proposal_ms));
@@ -107,6 +111,9 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   if (l.kill_politician >= static_cast<int>(l.politicians)) {
     return InvalidArgumentError("fault.kill_politician is not a politician index");
+  }
+  if (l.stop_politician >= static_cast<int>(l.politicians)) {
+    return InvalidArgumentError("fault.stop_politician is not a politician index");
   }
   return l;
 }

@@ -170,11 +170,17 @@ uint64_t PoliticianNode::height() const {
 }
 
 bool PoliticianNode::Drop() {
+  if (options_.faults.unresponsive) return true;
   if (options_.faults.drop <= 0) return false;
   return std::uniform_real_distribution<double>(0, 1)(rng_) < options_.faults.drop;
 }
 
 void PoliticianNode::Delay() const {
+  if (options_.faults.unresponsive) {
+    // Answers normally until block 1 is committed (so that it is seen to start), then never
+    // within any caller's deadline. Every caller of Delay() holds no lock.
+    if (height() >= 1) std::this_thread::sleep_for(std::chrono::seconds(60));
+  }
   if (options_.faults.delay_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.faults.delay_ms));
   }
@@ -383,10 +389,13 @@ void PoliticianNode::FreezePool(uint64_t h) {
     RoundLog& log = rounds_[h];
     if (log.seen.emplace(RoundItemHash(item), log.items.size()).second) log.items.push_back(item);
     if (!options_.faults.withhold) {
-      Gossip([pool](PoliticianClient& c) { (void)c.PostPool(pool); });
+      if (!options_.faults.withhold_data) {
+        Gossip([pool](PoliticianClient& c) { (void)c.PostPool(pool); });
+      }
       Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
     }
   }
+  if (options_.faults.flood) Flood(h);
 }
 
 // ---- Round items ----------------------------------------------------------------------------
@@ -833,6 +842,10 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
 Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   Delay();
   TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
+  if (options_.faults.withhold_data) return UnavailableError("execution refused");
+  if (options_.faults.slow_execute_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.faults.slow_execute_ms));
+  }
   SignatureCache::Scope scope(&signatures_);  // the pool's signatures were checked on arrival
   std::vector<Hash256> hashes;
   std::string cache_key = std::to_string(req.height()) + ":";
@@ -982,7 +995,24 @@ void PoliticianNode::Post(const PostRequest& req, PostReply* rep) {
   CommitFromVotes();  // this item may complete a certificate
 }
 
+Status PoliticianNode::GetPools(const PoolsRequest& req, PoolsReply* rep) {
+  Delay();
+  if (req.pool_hashes_size() > static_cast<int>(kMaxPoolsPerRequest)) {
+    return InvalidArgumentError("at most " + std::to_string(kMaxPoolsPerRequest) +
+                                " pools per request");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (options_.faults.withhold_data) return Status::Ok();  // has them, serves none
+  for (const std::string& bytes : req.pool_hashes()) {
+    TESSERA_ASSIGN_OR_RETURN(Hash256 ph, HashFromBytes(bytes, "pool hash"));
+    auto it = pools_.find(ph);
+    if (it != pools_.end()) *rep->add_pools() = it->second.wire;
+  }
+  return Status::Ok();
+}
+
 void PoliticianNode::PostPool(const Pool& pool, PostReply* rep) {
+  Delay();
   SignatureCache::Scope scope(&signatures_);
   std::lock_guard<std::mutex> lock(mu_);
   auto c = DecodeTxPoolCommitment(AsBytes(pool.commitment()));

@@ -102,6 +102,8 @@ class PoliticianNode {
   void GetItems(const ItemsRequest& req, RoundReply* rep);
   void Post(const PostRequest& req, PostReply* rep);
   void PostPool(const Pool& pool, PostReply* rep);
+  // The pools named in `req` that this politician holds (see PoolsRequest).
+  Status GetPools(const PoolsRequest& req, PoolsReply* rep);
 
   const PoliticianFaults& faults() const { return options_.faults; }
 
@@ -147,6 +149,7 @@ class PoliticianNode {
   // mu_ only for the ticket check).
   Status AuthorizeExecute(const ExecuteRequest& req);
   void FreezePool(uint64_t height);                           // mu_ held
+  void Flood(uint64_t height);  // the flood adversary (politician_flood.cc; mu_ held)
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
   // The blocks of the next height that hold a cert-vote quorum (mu_ held).
   std::vector<CertifiedBlockData> CertifiableBlocks();

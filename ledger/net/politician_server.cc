@@ -56,6 +56,9 @@ class Service final : public Politician::Service {
     node_->Post(*q, r);
     return grpc::Status::OK;
   }
+  grpc::Status GetPools(grpc::ServerContext*, const PoolsRequest* q, PoolsReply* r) override {
+    return ToGrpc(node_->GetPools(*q, r));
+  }
   grpc::Status PostPool(grpc::ServerContext*, const Pool* q, PostReply* r) override {
     node_->PostPool(*q, r);
     return grpc::Status::OK;

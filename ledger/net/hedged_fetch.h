@@ -1,0 +1,175 @@
+// Concurrent and hedged calls from a citizen to the politicians of its safe sample, so that a
+// slow or stopped politician costs one short wait instead of a deadline per call (issue #12:
+// with the sample asked one politician after another, one SIGSTOP'd politician of five made
+// every read wait 1.5 s and nearly halted the chain).
+//
+// Each politician gets one worker thread, and a worker runs one call at a time. A politician
+// that has not answered an earlier call is *busy*: it is skipped, not queued behind, so a
+// stopped politician ties up one thread for one client deadline and later calls never wait
+// for it.
+//
+//   PoliticianCalls calls(clients);
+//   // every sample politician at once; what has arrived after 250 ms:
+//   auto listings = calls.All<RoundReply>(sample, [h](PoliticianClient& p) {
+//     return p.GetRound(h, 0); }, 250ms);
+//   // the first execution that checks out; another politician is asked whenever 1 s passes
+//   // without one, or an answer fails or is refused:
+//   auto exec = calls.First<ExecuteReply>(sample, make_call, accept, 1000ms, 20000ms);
+//
+// A call's std::function is copied to the worker: it must capture by value (or point at
+// objects that outlive this PoliticianCalls; the destructor waits for calls in flight, each
+// bounded by its client's deadline).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/status.h"
+#include "ledger/net/client.h"
+
+namespace tessera::ledger::net {
+
+class PoliticianCalls {
+ public:
+  template <typename T>
+  using Call = std::function<Result<T>(PoliticianClient&)>;
+
+  explicit PoliticianCalls(const std::vector<std::shared_ptr<PoliticianClient>>& politicians);
+  ~PoliticianCalls();
+  PoliticianCalls(const PoliticianCalls&) = delete;
+  PoliticianCalls& operator=(const PoliticianCalls&) = delete;
+
+  // Runs `call` on every target at once (busy ones are skipped) and waits until all started
+  // calls have answered or `wait` has passed. result[i] is targets[i]'s answer, or nullopt if
+  // it was busy, failed, or had not answered in time.
+  template <typename T>
+  std::vector<std::optional<T>> All(const std::vector<PoliticianClient*>& targets,
+                                    const Call<T>& call, std::chrono::milliseconds wait);
+
+  // Hedged: asks targets[0]; asks the next target as well whenever `hedge` passes without an
+  // accepted answer, or an answer fails or is refused by `accept` (run on the caller's
+  // thread; it may keep what it needs from the answer). `make_call` builds the call for a
+  // target when it is asked (on the caller's thread). Returns the first accepted answer and
+  // who gave it, or nullopt once every target has failed or `deadline` has passed.
+  template <typename T>
+  std::optional<std::pair<PoliticianClient*, T>> First(
+      const std::vector<PoliticianClient*>& targets,
+      const std::function<Call<T>(PoliticianClient*)>& make_call,
+      const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
+      std::chrono::milliseconds deadline);
+
+  // Whether p is still running an earlier call.
+  bool Busy(PoliticianClient* p) const;
+
+ private:
+  struct Worker;
+  // Where answers arrive, shared with the jobs (a late job may outlive its caller's wait).
+  template <typename T>
+  struct Inbox {
+    explicit Inbox(size_t n) : answers(n) {}
+    std::mutex mu;
+    std::condition_variable cv;
+    std::vector<std::optional<Result<T>>> answers;
+    std::deque<size_t> arrived;
+  };
+  // Starts `job` on p's worker; false if p is busy or not one of the politicians.
+  bool Start(PoliticianClient* p, std::function<void()> job);
+  template <typename T>
+  bool Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p, Call<T> call);
+
+  std::map<PoliticianClient*, std::unique_ptr<Worker>> workers_;
+};
+
+// ---- Implementation -----------------------------------------------------------------------
+
+template <typename T>
+bool PoliticianCalls::Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p,
+                             Call<T> call) {
+  return Start(p, [box, i, p, call = std::move(call)] {
+    Result<T> answer = call(*p);
+    std::lock_guard<std::mutex> lock(box->mu);
+    box->answers[i] = std::move(answer);
+    box->arrived.push_back(i);
+    box->cv.notify_all();
+  });
+}
+
+template <typename T>
+std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianClient*>& targets,
+                                                   const Call<T>& call,
+                                                   std::chrono::milliseconds wait) {
+  auto box = std::make_shared<Inbox<T>>(targets.size());
+  size_t started = 0;
+  for (size_t i = 0; i < targets.size(); ++i) started += Launch<T>(box, i, targets[i], call);
+  std::vector<std::optional<T>> out(targets.size());
+  std::unique_lock<std::mutex> lock(box->mu);
+  box->cv.wait_for(lock, wait, [&] { return box->arrived.size() >= started; });
+  for (size_t i : box->arrived) {
+    if (box->answers[i]->ok()) out[i] = std::move(**box->answers[i]);
+  }
+  return out;
+}
+
+template <typename T>
+std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
+    const std::vector<PoliticianClient*>& targets,
+    const std::function<Call<T>(PoliticianClient*)>& make_call,
+    const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
+    std::chrono::milliseconds deadline) {
+  using Clock = std::chrono::steady_clock;
+  auto box = std::make_shared<Inbox<T>>(targets.size());
+  const auto give_up = Clock::now() + deadline;
+  size_t next = 0, pending = 0;
+  auto launch_next = [&] {
+    while (next < targets.size()) {
+      size_t i = next++;
+      if (Launch<T>(box, i, targets[i], make_call(targets[i]))) {
+        ++pending;
+        return;
+      }
+    }
+  };
+  launch_next();
+  auto next_hedge = Clock::now() + hedge;
+  while (pending > 0 || next < targets.size()) {
+    if (pending == 0) {
+      launch_next();
+      continue;
+    }
+    std::optional<Result<T>> answer;
+    size_t i = 0;
+    {
+      std::unique_lock<std::mutex> lock(box->mu);
+      box->cv.wait_until(lock, std::min(next_hedge, give_up),
+                         [&] { return !box->arrived.empty(); });
+      if (!box->arrived.empty()) {
+        i = box->arrived.front();
+        box->arrived.pop_front();
+        answer = std::move(box->answers[i]);
+      }
+    }
+    if (answer) {
+      --pending;
+      if (answer->ok() && accept(targets[i], **answer)) {
+        return std::make_pair(targets[i], std::move(**answer));
+      }
+      launch_next();  // failed or refused: ask another one now
+      continue;
+    }
+    if (Clock::now() >= give_up) return std::nullopt;
+    launch_next();  // slow: ask another one as well
+    next_hedge = Clock::now() + hedge;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tessera::ledger::net
