@@ -823,7 +823,9 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
   uint64_t h;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    h = req.height() == 0 ? latest_.height : req.height();
+    // Height 0 is the genesis state, not "latest": a light client still at the genesis header
+    // must get a proof against the genesis root (it read "latest" once and refused the proof).
+    h = req.height();
     if (h > latest_.height) {
       return NotFoundError("height " + std::to_string(h) + " not committed yet (latest " +
                            std::to_string(latest_.height) + ")");
