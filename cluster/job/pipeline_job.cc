@@ -8,7 +8,9 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <cctype>
 #include <fstream>
+#include <set>
 #include <optional>
 #include <thread>
 
@@ -79,6 +81,37 @@ Status CheckPipelineFlags(const std::vector<std::string>& flags) {
                         "scheduler the worker count); drop it",
                         owned));
       }
+    }
+  }
+  return Status::Ok();
+}
+
+Status CheckFlagsKnownTo(const std::filesystem::path& launcher,
+                         const std::vector<std::string>& flags) {
+  const std::string command = fmt::format("'{}' --help 2>/dev/null", launcher.string());
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return InternalError(fmt::format("cannot run {}", launcher.string()));
+  std::string help;
+  std::array<char, 4096> buffer{};
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) help.append(buffer.data(), n);
+  if (::pclose(pipe) != 0 || help.empty()) {
+    return FailedPreconditionError(fmt::format("{} --help failed", launcher.string()));
+  }
+  std::set<std::string> known;
+  for (size_t at = help.find("--"); at != std::string::npos; at = help.find("--", at + 2)) {
+    size_t end = at + 2;
+    while (end < help.size() && (std::isalnum(static_cast<unsigned char>(help[end])) ||
+                                 help[end] == '-' || help[end] == '_')) {
+      ++end;
+    }
+    known.insert(help.substr(at, end - at));
+  }
+  for (const std::string& flag : flags) {
+    if (!flag.starts_with("--") || flag == "--") continue;
+    const std::string name = flag.substr(0, flag.find('='));
+    if (!known.count(name)) {
+      return InvalidArgumentError(
+          fmt::format("{} is not a flag of {}", name, launcher.filename().string()));
     }
   }
   return Status::Ok();

@@ -63,6 +63,12 @@ struct PipelineJobOutcome {
 // one (as "--flag" or "--flag=value").
 Status CheckPipelineFlags(const std::vector<std::string>& flags);
 
+// INVALID_ARGUMENT naming the first "--flag" in `flags` that `launcher --help` does not list:
+// a misspelt flag is refused before the job is queued, not when it first runs. An error if the
+// launcher cannot be run.
+Status CheckFlagsKnownTo(const std::filesystem::path& launcher,
+                         const std::vector<std::string>& flags);
+
 // One progress line of the launcher: "step k/N loss x ..." -> {k, N, x}; nullopt for any other
 // line.
 struct PipelineStepLine {

@@ -45,6 +45,10 @@ int main(int argc, char** argv) {
     if (Status s = CheckPipelineFlags(options.launch_flags); !s.ok()) {
       return cli::UsageError(s.message());
     }
+    if (Status s = CheckFlagsKnownTo(options.launcher, options.launch_flags); !s.ok()) {
+      if (s.code() == StatusCode::kInvalidArgument) return cli::UsageError(s.message());
+      return s;
+    }
     TESSERA_ASSIGN_OR_RETURN(JobControl control, JobControl::FromEnvironment());
     TESSERA_ASSIGN_OR_RETURN(PipelineJobOutcome outcome, RunPipelineJob(options, control));
     fmt::print("{} step={}/{} ({})\n",

@@ -43,6 +43,25 @@ TEST(PipelineJobLines, CheckpointedLines) {
   EXPECT_FALSE(ParseCheckpointedLine("elastic: every worker checkpointed at step x").has_value());
 }
 
+// A misspelt flag is refused before the job runs, from the launcher's own --help (a fake
+// launcher here: the real one is checked by scripts/check_cli through cluster-pipeline-job).
+TEST(PipelineJobLines, FlagsTheLauncherDoesNotListAreRefused) {
+  const fs::path dir = fs::temp_directory_path() / ("pipeline-job-flags-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path launcher = dir / "launcher";
+  ASSERT_TRUE(WriteFileAtomically(launcher,
+                                  "#!/bin/sh\necho '  --model TEXT  the model'\n"
+                                  "echo '  --steps INT'\n")
+                  .ok());
+  fs::permissions(launcher, fs::perms::owner_all);
+  EXPECT_TRUE(CheckFlagsKnownTo(launcher, {"--model", "gpt", "--steps=4", "-1"}).ok());
+  Status s = CheckFlagsKnownTo(launcher, {"--model", "gpt", "--stpes", "4"});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("--stpes"), std::string::npos) << s.message();
+  EXPECT_FALSE(CheckFlagsKnownTo(dir / "missing", {"--model"}).ok());
+  fs::remove_all(dir);
+}
+
 TEST(PipelineJobLines, FlagsTheClusterOwnsAreRefused) {
   EXPECT_TRUE(CheckPipelineFlags({"--model", "gpt", "--steps", "10", "--workers-fileX"}).ok());
   for (const char* owned : {"--save-dir", "--save-dir=/x", "--elastic", "--workers", "--json",
