@@ -843,8 +843,9 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
 
 Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   Delay();
-  TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
+  // The withholding adversary refuses every caller, members included.
   if (options_.faults.withhold_data) return UnavailableError("execution refused");
+  TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
   if (options_.faults.slow_execute_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.faults.slow_execute_ms));
   }
