@@ -88,6 +88,23 @@ Status BadLine(int line_no, const std::string& why) {
   return InvalidArgumentError("line " + std::to_string(line_no) + ": " + why);
 }
 
+// A finite number > 0 (durations).
+bool ParsePositive(std::string_view field, double& out) {
+  return ParseNumber(field, out) && std::isfinite(out) && out > 0;
+}
+
+// The jobs ordered by submission time (stable: file order among equal times); with
+// `from_zero`, shifted so that the first one is submitted at 0.
+std::vector<TraceJob> SortedBySubmit(std::vector<TraceJob> jobs, bool from_zero) {
+  std::stable_sort(jobs.begin(), jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
+  if (from_zero && !jobs.empty()) {
+    const double t0 = jobs.front().submit;
+    for (TraceJob& job : jobs) job.submit -= t0;
+  }
+  return jobs;
+}
+
 constexpr std::string_view kPhillyHeader = "timestamp,duration,num_gpus,gpu_time,cluster";
 constexpr std::string_view kPolluxHeader = "name,time,application,num_replicas,batch_size";
 constexpr std::string_view kClassHeader = "id,submit_s,duration_s,workers,tenant,class";
@@ -102,7 +119,7 @@ Result<std::vector<TraceJob>> ParsePhillyCsv(std::string_view text) {
     TraceJob job;
     job.id = "philly-" + std::to_string(++row_no);
     if (!ParseTimestamp(f[0], job.submit)) return BadLine(line_no, "bad timestamp");
-    if (!ParseNumber(f[1], job.duration) || !std::isfinite(job.duration) || job.duration <= 0) {
+    if (!ParsePositive(f[1], job.duration)) {
       return BadLine(line_no, "duration must be a positive number");
     }
     if (!ParseNumber(f[2], job.workers) || job.workers <= 0) {
@@ -114,13 +131,7 @@ Result<std::vector<TraceJob>> ParsePhillyCsv(std::string_view text) {
     return Status::Ok();
   });
   if (!status.ok()) return status.WithContext("philly trace");
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
-  if (!jobs.empty()) {
-    const double t0 = jobs.front().submit;
-    for (TraceJob& job : jobs) job.submit -= t0;
-  }
-  return jobs;
+  return SortedBySubmit(std::move(jobs), /*from_zero=*/true);
 }
 
 Result<double> PolluxGpuHours(std::string_view application) {
@@ -154,9 +165,7 @@ Result<std::vector<TraceJob>> ParsePolluxCsv(std::string_view text) {
     return Status::Ok();
   });
   if (!status.ok()) return status.WithContext("pollux workload");
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
-  return jobs;
+  return SortedBySubmit(std::move(jobs), /*from_zero=*/false);
 }
 
 Result<std::vector<TraceJob>> ParseClassCsv(std::string_view text) {
@@ -171,7 +180,7 @@ Result<std::vector<TraceJob>> ParseClassCsv(std::string_view text) {
     if (!ParseNumber(f[1], job.submit) || !std::isfinite(job.submit) || job.submit < 0) {
       return BadLine(line_no, "submit_s must be a non-negative number");
     }
-    if (!ParseNumber(f[2], job.duration) || !std::isfinite(job.duration) || job.duration <= 0) {
+    if (!ParsePositive(f[2], job.duration)) {
       return BadLine(line_no, "duration_s must be a positive number");
     }
     if (!ParseNumber(f[3], job.workers) || job.workers <= 0) {
@@ -185,13 +194,7 @@ Result<std::vector<TraceJob>> ParseClassCsv(std::string_view text) {
     return Status::Ok();
   });
   if (!status.ok()) return status.WithContext("class trace");
-  std::stable_sort(jobs.begin(), jobs.end(),
-                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
-  if (!jobs.empty()) {
-    const double t0 = jobs.front().submit;
-    for (TraceJob& job : jobs) job.submit -= t0;
-  }
-  return jobs;
+  return SortedBySubmit(std::move(jobs), /*from_zero=*/true);
 }
 
 Result<ClassMap> ParseClassMap(std::string_view spec) {
