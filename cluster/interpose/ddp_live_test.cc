@@ -142,9 +142,8 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
   EXPECT_EQ(job.recoveries(), 0) << cluster_->Events();
   EXPECT_EQ(job.lost_steps(), 0);
 
-  // Run 1: 4 ranks on 4 slots; all stopped at the same step, within 2 barrier periods of the
-  // step a rank saw the order at (the Python layer's barrier steps are ~100 ms apart and it logs
-  // their period; the C++ library's are every step).
+  // Run 1: 4 ranks on 4 slots; all stopped at the same step, within 2 steps of the step the
+  // first rank saw the order at (both layers exchange the barrier's need at every step).
   std::map<int, std::string> logs;
   auto installed1 = RankLogMatches(ddp, 1,
                                    "installed: rank \\d+ of world size 4, run 1 on "
@@ -167,17 +166,10 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
   const int64_t s1 = *stop1.begin();
   EXPECT_GE(s1, 30);
   ASSERT_NE(first_seen, INT64_MAX) << "no rank saw the order";
-  int64_t period = 1;
-  const std::regex every("barrier every (\\d+) step");
-  for (const auto& [rank, text] : logs) {
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), every);
-         it != std::sregex_iterator(); ++it) {
-      period = std::max<int64_t>(period, std::stoll((*it)[1]));
-    }
-  }
   std::cout << "run 1: order seen after step " << first_seen << ", all ranks stopped at step " << s1
-            << " (barrier period up to " << period << " step(s))\n";
-  EXPECT_LE(s1 - first_seen, 2 * period);
+            << "\n";
+  EXPECT_LE(s1 - first_seen, 2) << "the stop came more than 2 steps after the order";
+  EXPECT_GE(s1 - first_seen, 1);
 
   // Run 2: spliced, 4 ranks (world size 4) on 2 slots, resumed exactly at the barrier's step.
   logs.clear();

@@ -9,24 +9,20 @@ changes. The layer wraps four framework entry points:
   torch.utils.data.DataLoader (construction and iteration): the data position
   torch.optim.lr_scheduler._LRScheduler (construction): schedulers' state
 
-The barrier (Singularity's meta-allreduce). At every step of the first optimizer each rank
-checks the order file of its run (one stat). Every `period` steps - a barrier step - it
-contributes (need, proposal) to an allreduce(SUM) of two integers on the job's own process
-group: need = 1 if it has seen the order since the last barrier step, proposal = the period
-it would like, ceil(TESSERA_BARRIER_INTERVAL_MS (default 100) / its mean step time since the
-last barrier step). The allreduce is issued asynchronously when Optimizer.step begins and
-waited for at the next barrier step, when it has long completed in the background (waiting at
-once added a rendezvous of all ranks to every step: +30-80 % step time on the loaded test
-machine). Every rank gets the same sums at the same step: if need is positive, all ranks stop
-right after that step; the next period is sum(proposal) // world size, identical on every
-rank, so the ranks agree on every later barrier step too. One gloo allreduce costs 0.3-0.9 ms
-of CPU on the 2-core test machine, 10-20 % of a 5 ms step when done every step; one per
-~100 ms keeps its share near 1 % for any step time, and a stop comes at most two periods
-(about 200 ms, or two steps when steps take longer than the interval) after a rank saw the
-order. TESSERA_BARRIER_INTERVAL_MS=0 makes every step a barrier step.
+The barrier (Singularity's meta-allreduce). At every step of the first optimizer (when
+Optimizer.step begins) each rank checks the order file of its run (one stat; need = 1 once it
+exists), sends its need to every other rank and reads every rank's need of the previous step
+(_MetaExchange: one byte per pair of ranks and step on connections of the layer's own; the
+read does not wait in a data-parallel job, whose gradient allreduce of the step in between
+guarantees the bytes were sent). Every rank gets the same sum at the same step: if it is
+positive, all ranks stop right after that step. A rank that sees the order when it has done
+k steps therefore stops every rank at step k + 2 (the next step's exchange carries its need,
+the one after reads it): within two steps of the order, at any step time. A gloo allreduce
+per step would cost 0.2-0.3 ms of CPU on the 2-core test machine; the byte exchange costs
+microseconds, so there is no reason to check less often.
 (Singularity's second integer, ack, is needed there because its proxy intercepts
 asynchronous collectives at arbitrary points; here the decision is taken at a step boundary,
-where the job has no collective in flight, from one synchronous result all ranks share.)
+where the job has no collective in flight, from one result all ranks share.)
 
 State capture at the stop step s: rank 0 writes the model's state_dict (every DDP-wrapped
 module; without DDP the parameters found through the optimizers' param_groups), every
@@ -51,9 +47,9 @@ draw its batches without a DataLoader. A resume it cannot do exactly fails loudl
 code 3) instead of training on from the wrong point.
 """
 import functools
-import math
 import os
 import random
+import socket
 import sys
 import time
 import weakref
@@ -126,6 +122,81 @@ class _CountingIterator:
         return getattr(self._it, name)
 
 
+class _MetaExchange:
+    """The barrier's meta-allreduce: at every step each rank sends one byte, its need (1 once
+    it has seen the order), to every other rank, and reads the bytes every rank sent at the
+    previous step; the sum is the same on every rank, so all decide alike at the same step.
+
+    Over TCP connections of the layer's own (addresses exchanged through the job's c10d store,
+    one connection per pair of ranks, TCP_NODELAY), in the rank's own thread: per step W - 1
+    sends and W - 1 reads of one byte, a few microseconds each. A gloo allreduce of the same
+    byte costs 0.2-0.3 ms of CPU on the 2-core test machine (ProcessGroupGloo hands every
+    collective to its worker thread and gloo's I/O thread), 4-6 % of a 5 ms step.
+
+    The read does not wait in a data-parallel job: a rank at step j + 1 has finished step
+    j + 1's gradient allreduce, which every other rank entered only after sending its byte of
+    step j (and TCP delivers it in microseconds). In a job without a collective per step the
+    read is a synchronisation point one step behind, which is all the agreement needs."""
+
+    def __init__(self, rank, world_size):
+        self.rank = rank
+        self.previous = None  # this rank's byte of the previous step (None: first step)
+        store = dist.distributed_c10d._get_default_store()
+        master = os.environ.get("MASTER_ADDR", "127.0.0.1")
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.bind((_local_address(master), 0))
+        listener.listen(world_size)
+        host, port = listener.getsockname()
+        store.set(f"tessera_meta_{rank}", f"{host}:{port}")
+        peers = {}
+        for peer in range(rank):  # connect to the lower ranks, accept the higher ones
+            peer_host, peer_port = store.get(f"tessera_meta_{peer}").decode().rsplit(":", 1)
+            conn = socket.create_connection((peer_host, int(peer_port)))
+            conn.sendall(rank.to_bytes(4, "little"))
+            peers[peer] = conn
+        for _ in range(world_size - 1 - rank):
+            conn, _ = listener.accept()
+            peers[int.from_bytes(_recv_exact(conn, 4), "little")] = conn
+        listener.close()
+        for conn in peers.values():
+            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.peers = [peers[r] for r in sorted(peers)]
+
+    def exchange(self, need):
+        """Sends this step's need; returns the sum of every rank's need of the previous step
+        (0 at the first step)."""
+        byte = b"\x01" if need else b"\x00"
+        for conn in self.peers:
+            conn.sendall(byte)
+        previous, self.previous = self.previous, byte
+        if previous is None:
+            return 0
+        total = previous[0]
+        for conn in self.peers:
+            total += _recv_exact(conn, 1)[0]
+        return total
+
+
+def _recv_exact(conn, size):
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            raise RuntimeError("tessera-interpose: a rank closed its barrier connection")
+        data += chunk
+    return data
+
+
+def _local_address(master):
+    """This host's address on the route to MASTER_ADDR (where the other ranks reach it)."""
+    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        probe.connect((socket.gethostbyname(master), 9))  # no packet is sent
+        return probe.getsockname()[0]
+    finally:
+        probe.close()
+
+
 class Layer:
     def __init__(self):
         env = os.environ
@@ -140,14 +211,8 @@ class Layer:
         self.step = 0  # optimizer steps completed (of the first optimizer)
         self.order_seen_step = None
         self.stop_pending = None  # the agreed stop step, until the cut is taken
-        self.meta = None  # the meta-allreduce in flight (issued at the last barrier step)
-        self.meta_work = None
-        self.interval_s = max(0.0, float(env.get("TESSERA_BARRIER_INTERVAL_MS", "100")) / 1e3)
-        self.period = 1  # steps between barrier steps, agreed by every rank
-        self.next_barrier = None  # the step count of the next barrier step (None: this one)
-        self.barrier_mark = None  # (time, step) at the last barrier step
-        self.need = 0  # the order was seen since the last barrier step
-        self.meta_group = None  # the barrier's own gloo group (created at the first step)
+        self.need = 0  # 1 once this rank has seen the order
+        self.meta = None  # the barrier's connections to the other ranks (made at the first step)
         self.optimizers = []
         self.modules = []  # the modules DDP wraps
         self.ddps = []
@@ -293,44 +358,23 @@ class Layer:
             if self.order_seen_step is None:
                 self.order_seen_step = self.step
                 self.log(f"stop order seen after step {self.step}")
-        total = 0
         if not _distributed():
             total = self.need
-        elif self.next_barrier is None or self.step >= self.next_barrier:
-            # The previous barrier step's meta-allreduce has had a whole period to complete in
-            # the background: waiting for it costs nothing in steady state, where waiting for
-            # this one would add a rendezvous of all ranks to every barrier step.
-            if self.meta_work is not None:
-                self.meta_work.wait()
-                total, proposals = (int(v) for v in self.meta.tolist())
-                period = max(1, proposals // self.world_size)  # the same on every rank
-                if period != self.period:
-                    self.log(f"barrier every {period} step(s)")
-                self.period = period
-            now = time.monotonic()
-            proposal = 1
-            if self.barrier_mark is not None and self.step > self.barrier_mark[1]:
-                step_s = (now - self.barrier_mark[0]) / (self.step - self.barrier_mark[1])
-                proposal = min(1000, max(1, math.ceil(self.interval_s / max(step_s, 1e-6))))
-            self.barrier_mark = (now, self.step)
-            if self.meta_group is None:
-                # Every rank reaches its first step once, in the same order of group creation
-                # as the script's own (if any). A group of its own: on the job's group the
-                # meta-allreduce shares gloo's worker threads and connections with DDP's
-                # gradient buckets, and under heavy load steps then stalled for 0.5-1.7 s.
-                self.meta_group = dist.new_group(backend="gloo")
-            self.meta = torch.tensor([self.need, proposal], dtype=torch.int64)
-            self.meta_work = dist.all_reduce(self.meta, group=self.meta_group, async_op=True)
-            self.need = 0
-            self.next_barrier = self.step + self.period
+        else:
+            if self.meta is None:
+                self.meta = _MetaExchange(self.rank, self.world_size)
+            # Every rank's need of the previous step (sent a step ago: by now it has arrived,
+            # see _MetaExchange), then this step's.
+            total = self.meta.exchange(self.need)
         result = original_step(optimizer, *args, **kwargs)
         self.step += 1
         self.report_progress()
         if total > 0 and self.stop_pending is None:
-            # All ranks agreed on this step. The cut is taken at the next data boundary (the
-            # next batch or pass over a DataLoader), once the script has finished this
-            # iteration (its lr scheduler step, logging, ...). Without a DataLoader there is no
-            # such boundary: the cut is taken here (such a job cannot be resumed exactly).
+            # Every rank read the same needs of the previous step here: all agree on this
+            # step. The cut is taken at the next data boundary (the next batch or pass over a
+            # DataLoader), once the script has finished this iteration (its lr scheduler step,
+            # logging, ...). Without a DataLoader there is no such boundary: the cut is taken
+            # here (such a job cannot be resumed exactly).
             self.stop_pending = self.step
             if self.loader_count == 0:
                 self.checkpoint_and_exit()
