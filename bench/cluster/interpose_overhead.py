@@ -13,6 +13,14 @@ assumption on the noise). The machine's load average is printed before and after
 
   /usr/bin/python3 bench/cluster/interpose_overhead.py --out /tmp/overhead --pairs 200 \
       --steps 100 --max-minutes 12
+
+With --job cc the job is cluster-ddp-example (the libtorch job on the C++ library,
+cluster/interpose/cc): A runs it without the scheduler's run directory (its session is then a
+plain gloo group: the same gradient allreduce, no barrier, no order check, no progress file),
+B with it (what the agent starts). Same pairing and statistics.
+
+  /usr/bin/python3 bench/cluster/interpose_overhead.py --job cc --out /tmp/overhead-cc \
+      --pairs 200 --steps 100 --max-minutes 6
 """
 import argparse
 import math
@@ -26,9 +34,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 LAYER = os.path.join(REPO, "cluster", "interpose", "python")
+WARMUP = 30  # steps of each run not timed
 
 
-def run(ranks, layer, port, out, script_args, layer_dir=LAYER):
+def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None):
     env_common = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
     env_common.pop("PYTHONPATH", None)
@@ -39,13 +48,18 @@ def run(ranks, layer, port, out, script_args, layer_dir=LAYER):
         if layer:
             run_dir = os.path.join(job, "runs", "1")
             os.makedirs(run_dir, exist_ok=True)
-            env.update(PYTHONPATH=layer_dir, TESSERA_RUN_DIR=run_dir, TESSERA_JOB_DIR=job,
+            env.update(TESSERA_RUN_DIR=run_dir, TESSERA_JOB_DIR=job,
                        TESSERA_CHECKPOINT_DIR=os.path.join(job, "ckpt"),
                        TESSERA_JOB_WORKERS=str(ranks))
+            if cc_bin is None:
+                env.update(PYTHONPATH=layer_dir)
         log = open(f"{out}.rank{rank}.log", "w")  # the ranks' output (and the layer's lines)
-        procs.append(subprocess.Popen(
-            [sys.executable, os.path.join(HERE, "ddp_step_bench.py"), "--out", out] + script_args,
-            env=env, stdout=log, stderr=subprocess.STDOUT))
+        if cc_bin is None:
+            command = [sys.executable, os.path.join(HERE, "ddp_step_bench.py"), "--out", out]
+        else:  # the same binary; without TESSERA_RUN_DIR its session is a plain gloo group
+            command = [cc_bin, "--times", out]
+        procs.append(subprocess.Popen(command + script_args, env=env, stdout=log,
+                                      stderr=subprocess.STDOUT))
     for p in procs:
         if p.wait() != 0:
             raise SystemExit(f"a rank failed (layer={layer}); see {out}.rank*.log")
@@ -53,7 +67,10 @@ def run(ranks, layer, port, out, script_args, layer_dir=LAYER):
         raise SystemExit("the layer did not install itself")
     wall, cpu = [], []
     with open(out) as f:
-        for line in f:
+        lines = f.readlines()
+        if cc_bin is not None:
+            lines = lines[WARMUP:]  # ddp_step_bench.py leaves out its warm-up steps itself
+        for line in lines:
             w, c = line.split()
             wall.append(float(w))
             cpu.append(float(c))
@@ -88,11 +105,22 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--max-minutes", type=float, default=0,
                         help="stop after the pair running when this much time has passed (0: none)")
+    parser.add_argument("--job", choices=["python", "cc"], default="python",
+                        help="python: ddp_step_bench.py with and without the Python layer; cc: "
+                             "cluster-ddp-example (the C++ library) with and without the "
+                             "scheduler's run directory, i.e. with and without its barrier")
+    parser.add_argument("--cc-bin", default=os.path.join(REPO, "build", "release", "bin",
+                                                         "cluster-ddp-example"))
     parser.add_argument("--layer-dir", default=LAYER,
                         help="the layer to measure (default: this checkout's), e.g. a variant")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
     script_args = ["--steps", str(args.steps), "--hidden", str(args.hidden)]
+    cc_bin = None
+    if args.job == "cc":
+        cc_bin = args.cc_bin
+        script_args = ["--steps", str(args.steps), "--hidden", str(args.hidden),
+                       "--batch", "64"]
     before = loadavg()
     print(f"before: {before}", flush=True)
     pooled = {False: ([], []), True: ([], [])}
@@ -109,7 +137,7 @@ def main():
             port += 1
             wall, cpu = run(args.ranks, layer, port,
                             os.path.join(args.out, f"steps-{pair}-{int(layer)}"), script_args,
-                            args.layer_dir)
+                            args.layer_dir, cc_bin)
             pooled[layer][0].extend(wall)
             pooled[layer][1].extend(cpu)
             medians[layer] = (statistics.median(wall), statistics.median(cpu))
@@ -121,8 +149,11 @@ def main():
               flush=True)
     after = loadavg()
     pairs = len(ratios["wall"])
-    lines = [f"{args.ranks} ranks of ddp_step_bench.py (hidden {args.hidden}, batch 64 per rank), "
-             f"{pairs} ABBA pairs x {args.steps} steps (the first 30 of each run not timed)",
+    job = ("ddp_step_bench.py (Python layer)" if cc_bin is None
+           else "cluster-ddp-example (C++ library)")
+    lines = [f"{args.ranks} ranks of {job} (hidden {args.hidden}, batch 64 per rank), "
+             f"{pairs} ABBA pairs x {args.steps} steps (the first {WARMUP} of each run not "
+             f"timed)",
              f"before: {before}", f"after:  {after}"]
     for kind, index in (("wall", 0), ("cpu", 1)):
         a, b = pooled[False][index], pooled[True][index]

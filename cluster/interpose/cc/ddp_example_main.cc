@@ -3,8 +3,10 @@
 // task, SGD with momentum, the batch of step s drawn from a generator seeded by (seed, s,
 // rank). Run it with torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT),
 // alone or as a cluster command job; at the end rank 0 writes "params <FNV-1a of every
-// parameter's bytes>" to --out.
+// parameter's bytes>" to --out, and with --times every step's wall and CPU seconds
+// (bench/cluster/interpose_overhead.py --job cc).
 #include <fmt/format.h>
+#include <time.h>
 #include <torch/torch.h>
 
 #include <chrono>
@@ -22,7 +24,7 @@ int main(int argc, char** argv) {
                        "(the cluster's C++ interposition library).");
   int64_t steps = 300, seed = 1, hidden = 64, batch = 16;
   double step_sleep_ms = 0;
-  std::string out;
+  std::string out, times_path;
   auto& app = program.app();
   app.add_option("--steps", steps, "Training steps")
       ->capture_default_str()
@@ -37,6 +39,9 @@ int main(int argc, char** argv) {
   app.add_option("--step-sleep-ms", step_sleep_ms, "Sleep per step (stands in for a bigger model)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--out", out, "Where rank 0 writes the parameters' fingerprint");
+  app.add_option("--times", times_path,
+                 "Where rank 0 writes each step's wall and CPU seconds (\"wall cpu\" lines; "
+                 "the process's CPU, all threads)");
   return program.Run(argc, argv, [&]() -> Status {
     torch::set_num_threads(1);
     TESSERA_ASSIGN_OR_RETURN(auto env, cluster::interpose::JobEnvironment::FromEnvironment());
@@ -50,6 +55,14 @@ int main(int argc, char** argv) {
     // Connects the group; under the scheduler, restores model, optimizer, RNG and step.
     TESSERA_ASSIGN_OR_RETURN(auto session,
                              cluster::interpose::ElasticSession::Start(*model, optimizer));
+    auto cpu_seconds = [] {
+      timespec t{};
+      ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+      return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+    };
+    std::string times;
+    auto wall_start = std::chrono::steady_clock::now();
+    double cpu_start = cpu_seconds();
     for (int64_t step = session->start_step(); step < steps; ++step) {
       auto gen = at::detail::createCPUGenerator(
           static_cast<uint64_t>((seed * 1000003 + step) * session->world_size() + session->rank()));
@@ -68,6 +81,18 @@ int main(int argc, char** argv) {
         std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_sleep_ms));
       }
       session->StepDone();
+      if (!times_path.empty()) {
+        const auto wall_now = std::chrono::steady_clock::now();
+        const double cpu_now = cpu_seconds();
+        times += fmt::format("{:.9f} {:.9f}\n",
+                             std::chrono::duration<double>(wall_now - wall_start).count(),
+                             cpu_now - cpu_start);
+        wall_start = wall_now;
+        cpu_start = cpu_now;
+      }
+    }
+    if (session->rank() == 0 && !times_path.empty()) {
+      TESSERA_RETURN_IF_ERROR(WriteFileAtomically(times_path, times));
     }
     if (session->rank() == 0 && !out.empty()) {
       std::string bytes;

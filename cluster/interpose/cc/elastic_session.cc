@@ -8,6 +8,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
+#include "cluster/interpose/cc/meta_exchange.h"
 #include "core/file.h"
 
 namespace tessera::cluster::interpose {
@@ -72,6 +73,21 @@ Result<std::unique_ptr<ElasticSession>> ElasticSession::Start(torch::nn::Module&
     options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(env.master_addr));
     session->group_ =
         c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world_size, options);
+    if (!env.run_dir.empty() && env.world_size > 1) {
+      TESSERA_ASSIGN_OR_RETURN(std::string host, LocalAddressTowards(env.master_addr));
+      TESSERA_ASSIGN_OR_RETURN(
+          MetaExchange meta,
+          MetaExchange::Connect(
+              env.rank, env.world_size, host,
+              [&](const std::string& key, const std::string& value) {
+                store->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+              },
+              [&](const std::string& key) {
+                std::vector<uint8_t> value = store->get(key);  // waits until it is set
+                return std::string(value.begin(), value.end());
+              }));
+      session->meta_.emplace(std::move(meta));
+    }
   } catch (const std::exception& e) {
     return UnavailableError(
         fmt::format("gloo process group at {}:{}: {}", env.master_addr, env.master_port, e.what()));
@@ -154,31 +170,29 @@ void ElasticSession::AverageGradients() {
       offset += g.numel();
     }
   }
-  if (!env_.run_dir.empty()) {
-    // The meta-allreduce, right behind the job's own collective on the same group.
-    const bool need = fs::exists(env_.run_dir / "order");
-    if (need && !order_seen_) {
-      order_seen_ = true;
-      order_seen_step_ = steps_done_;
-      Log(fmt::format("stop order seen after step {}", steps_done_));
-    }
-    meta_ = torch::full({1}, need ? 1 : 0, torch::kInt64);
-    std::vector<torch::Tensor> meta = {meta_};
-    meta_work_ = group_->allreduce(meta);
-  }
 }
 
 void ElasticSession::StepDone() {
   ++steps_done_;
   if (env_.run_dir.empty()) return;
   ReportProgress(false);
-  // The previous step's meta-allreduce: it has had a whole step to complete in the
-  // background, so waiting costs nothing in steady state (this step's would add a rendezvous
-  // of all ranks to every step).
-  const bool stop = previous_meta_work_ && (previous_meta_work_->wait(), true) &&
-                    previous_meta_.item<int64_t>() > 0;
-  previous_meta_ = meta_;
-  previous_meta_work_ = std::move(meta_work_);
+  if (!order_seen_ && fs::exists(env_.run_dir / "order")) {
+    order_seen_ = true;
+    order_seen_step_ = steps_done_;
+    Log(fmt::format("stop order seen after step {}", steps_done_));
+  }
+  // The meta-allreduce: this step's need out, every rank's need of the previous step in (it
+  // has arrived: this step's gradient allreduce needed every rank past its previous StepDone).
+  bool stop = order_seen_;
+  if (meta_) {
+    Result<int> total = meta_->Exchange(order_seen_);
+    if (!total.ok()) {
+      Log(total.status().ToString());  // a rank died: the gang fails and restarts
+      std::fflush(stdout);
+      std::_Exit(1);
+    }
+    stop = *total > 0;
+  }
   if (stop) CheckpointAndExit();
 }
 

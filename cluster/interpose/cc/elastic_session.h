@@ -19,11 +19,13 @@
 // parameters and buffers, the optimizer's state, this rank's CPU RNG, and the step.
 //
 // The barrier. AverageGradients() flattens every gradient into one tensor, allreduces it
-// (SUM) and divides by the world size; right behind it, on the same group, it issues the
-// meta-allreduce: one int64, 1 if this rank has seen the order file. StepDone() waits for the
-// previous step's (long done by then); a positive sum means every rank stops after this step. Then rank 0 writes the model and
-// optimizer, every rank its RNG, a group barrier, rank 0 points LATEST at it, another barrier,
-// and each rank writes <run dir>/rank-<R>.exit ("checkpointed step=N") and exits with code 0.
+// (SUM) and divides by the world size. StepDone() checks the order file (one stat) and runs
+// the meta-allreduce (meta_exchange.h): this rank's need out to every other rank, every
+// rank's need of the previous step in; a positive sum means every rank stops after this
+// step, so a rank that sees the order after step k stops all of them at step k + 1. Then rank
+// 0 writes the model and optimizer, every rank its RNG, a group barrier, rank 0 points LATEST
+// at it, another barrier, and each rank writes <run dir>/rank-<R>.exit ("checkpointed
+// step=N") and exits with code 0.
 //
 // What the job must do: draw the data of step s as a function of s (and its rank), keep its
 // training state in the model, the optimizer and the default CPU generator, and call
@@ -35,9 +37,11 @@
 #include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
+#include "cluster/interpose/cc/meta_exchange.h"
 #include "core/status.h"
 
 namespace tessera::cluster::interpose {
@@ -88,8 +92,7 @@ class ElasticSession {
   int64_t steps_done_ = 0;
   bool order_seen_ = false;
   int64_t order_seen_step_ = -1;
-  torch::Tensor meta_, previous_meta_;
-  c10::intrusive_ptr<c10d::Work> meta_work_, previous_meta_work_;
+  std::optional<MetaExchange> meta_;  // under the scheduler, with more than one rank
   std::chrono::steady_clock::time_point last_progress_{};
 };
 
