@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
@@ -201,10 +202,19 @@ void ElasticSession::ReportProgress(bool force) {
   auto now = std::chrono::steady_clock::now();
   if (!force && now - last_progress_ < std::chrono::milliseconds(100)) return;
   last_progress_ = now;
-  WriteFileAtomically(env_.run_dir / "progress",
-                      fmt::format("step={} total=0 world={} workers={} loss=0\n", steps_done_,
-                                  env_.world_size, env_.workers))
-      .ok();  // progress is informational
+  // Atomic but not durable (no fsync, unlike WriteFileAtomically): it is for people and the
+  // SLA, a lost update is harmless, and an fsync every 100 ms on the training thread of rank 0
+  // cost every rank its wait on a loaded disk.
+  const fs::path path = env_.run_dir / "progress";
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << fmt::format("step={} total=0 world={} workers={} loss=0\n", steps_done_, env_.world_size,
+                       env_.workers);
+    if (!out) return;
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
 }
 
 void ElasticSession::CheckpointAndExit() {
