@@ -307,20 +307,34 @@ TEST(VerifiedReviewCacheTest, ConcurrentChecksOfOneReviewRunOneVerification) {
   ledger::Hash256 good{}, bad{};
   good[0] = 1;
   bad[0] = 2;
-  for (const Status& st : check_concurrently(good, Status::Ok(), kThreads - 1)) EXPECT_TRUE(st.ok());
+  for (const Status& st : check_concurrently(good, Status::Ok(), kThreads - 1))
+    EXPECT_TRUE(st.ok());
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(cache.stats().ring_verifications, 1u);
   EXPECT_EQ(cache.stats().joined, kThreads - 1);
-  EXPECT_TRUE(cache.VerifyOnce(good, [&] { ++runs; return Status::Ok(); }).ok());
+  EXPECT_TRUE(cache
+                  .VerifyOnce(good,
+                              [&] {
+                                ++runs;
+                                return Status::Ok();
+                              })
+                  .ok());
   EXPECT_EQ(runs.load(), 1);
   EXPECT_EQ(cache.stats().cache_hits, 1u);
 
-  for (const Status& st : check_concurrently(bad, PermissionDeniedError("forged"), 2 * (kThreads - 1))) {
+  for (const Status& st :
+       check_concurrently(bad, PermissionDeniedError("forged"), 2 * (kThreads - 1))) {
     EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
   }
   EXPECT_EQ(runs.load(), 2);
   // A failure is not kept: the next check verifies again.
-  EXPECT_FALSE(cache.VerifyOnce(bad, [&] { ++runs; return PermissionDeniedError("forged"); }).ok());
+  EXPECT_FALSE(cache
+                   .VerifyOnce(bad,
+                               [&] {
+                                 ++runs;
+                                 return PermissionDeniedError("forged");
+                               })
+                   .ok());
   EXPECT_EQ(runs.load(), 3);
 }
 

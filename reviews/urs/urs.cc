@@ -92,7 +92,8 @@ class ValidKeyCache {
   }
 
   RingKeyValidations stats() const {
-    return {validated_.load(std::memory_order_relaxed), remembered_.load(std::memory_order_relaxed)};
+    return {validated_.load(std::memory_order_relaxed),
+            remembered_.load(std::memory_order_relaxed)};
   }
 
  private:
