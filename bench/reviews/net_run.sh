@@ -33,6 +33,12 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
+# CPU seconds per program of everything this script starts, sampled twice a second, so the
+# summary can give each role's CPU per committed review and per committed transfer.
+sampler_stop="$work/sampler.stop"
+python3 "$(dirname "$0")/cpu_sampler.py" "$out/net_cpu.jsonl" $$ "$sampler_stop" &
+sampler=$!
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done; }
 
 network="[network]
 politicians = 3
@@ -56,7 +62,9 @@ TOML
 run_baseline() {  # $1: the report's name
   echo "reviews net bench: baseline $1, transfers offered at $rate tx/s for ${seconds}s ($ids citizens, committee $committee, sample $sample), $(uptime | sed 's/.*load/load/')"
   rm -rf "$work/transfers"
+  echo "$(date +%s.%N) start" > "$out/$1.window"
   "$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
+  echo "$(date +%s.%N) end" >> "$out/$1.window"
   cp "$work/transfers/report.json" "$out/$1.json"
 }
 run_baseline net_transfers_report
@@ -85,12 +93,15 @@ for _ in $(seq 1 240); do [ -f "$work/reviews/ready" ] && break; sleep 0.5; done
 pids+=("$!")
 "$bin/reviews-load" --timeout-s ${REVIEWS_NET_TIMEOUT_S:-600} --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
   --work "$work/load" --identities "$ids" --items "$items" --report "$out/net_reviews_report.json" \
-  > /dev/null 2> "$out/net_reviews_load.log" ||
+  > /dev/null 2> >(stamp > "$out/net_reviews_load.log") ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
 status=0
 kill -TERM "$localnet"
 wait "$localnet" || status=$?
 cp "$work/reviews.log" "$work/issuer.log" "$out/" 2>/dev/null || true
+# Every process's log: each reviews app prints, when it stops, how many ring signatures it
+# verified and how many reviews it found already verified (the per-role verification count).
+rm -rf "$out/logs"; cp -r "$work/reviews/logs" "$out/logs" 2>/dev/null || true
 [ "$status" = 0 ] || { echo "the local network's audit failed"; tail -40 "$work/reviews.log"; exit 1; }
 # ledger-localnet prints its report as the JSON object that ends its output.
 if [ -f "$work/reviews/report.json" ]; then
@@ -100,6 +111,8 @@ else
 fi
 
 run_baseline net_transfers_after_report
+touch "$sampler_stop"
+wait "$sampler" || true
 
 python3 - "$out" <<'PY'
 import json, os, sys
@@ -122,6 +135,46 @@ lines = [
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
 ]
+
+# CPU per role over each measured window (cpu_sampler.py's timeline): the transfer runs whole
+# (start-up included, which overstates a transfer's cost a little), the reviews from the first
+# submission to the last commit proved.
+cpu = [json.loads(l) for l in open(os.path.join(out, "net_cpu.jsonl"))]
+def cpu_at(t):
+  best = cpu[0]["cpu_s"]
+  for snap in cpu:
+    if snap["t"] <= t: best = snap["cpu_s"]
+  return best
+def window_cpu(t0, t1):
+  a, b = cpu_at(t0), cpu_at(t1)
+  return {k: b.get(k, 0.0) - a.get(k, 0.0) for k in b}
+def window_of(name):
+  ts = [float(l.split()[0]) for l in open(os.path.join(out, name + ".window"))]
+  return ts[0], ts[-1]
+load_lines = [l.split(" ", 1) for l in open(os.path.join(out, "net_reviews_load.log")) if " " in l]
+t_sub = next(float(t) for t, m in load_lines if "submitting" in m)
+t_end = [float(t) for t, m in load_lines if "reviews committed" in m][-1]
+roles = [("politicians", "ledger-politici"), ("citizens", "ledger-citizen"),
+         ("launcher/load", "ledger-localnet"), ("reviews client", "reviews-load"),
+         ("issuer", "reviews-issuer")]
+rev = window_cpu(t_sub, t_end)
+tr = window_cpu(*window_of("net_transfers_report"))
+lines.append(f"CPU per committed review vs transfer, ms (reviews over {t_end - t_sub:.0f} s; transfers: first baseline run):")
+for role, comm in roles:
+  r_ms = rev.get(comm, 0.0) * 1000 / max(r["reviews_committed"], 1)
+  t_ms = tr.get(comm, 0.0) * 1000 / max(t["committed_txs"], 1)
+  lines.append(f"  {role:16s} {r_ms:9.2f} per review  {t_ms:7.3f} per transfer  "
+               f"(CPU {rev.get(comm, 0.0):.1f} s / {tr.get(comm, 0.0):.1f} s)")
+net_r = sum(rev.get(c, 0.0) for _, c in roles[:2]) * 1000 / max(r["reviews_committed"], 1)
+net_t = sum(tr.get(c, 0.0) for _, c in roles[:2]) * 1000 / max(t["committed_txs"], 1)
+lines.append(f"  network (politicians + citizens): {net_r:.2f} ms per review, {net_t:.3f} ms per transfer, "
+             f"cost ratio {net_r / max(net_t, 1e-9):.1f}")
+verif = []
+for name in sorted(os.listdir(os.path.join(out, "logs"))) if os.path.isdir(os.path.join(out, "logs")) else []:
+  for l in open(os.path.join(out, "logs", name), errors="replace"):
+    if "ring verifications" in l:
+      verif.append(name.replace(".log", "") + ": " + l.split("reviews app: ")[-1].strip())
+lines.append("ring verifications per process: " + ("; ".join(verif) if verif else "(no process logged them)"))
 text = "\n".join(lines)
 open(os.path.join(out, "net_summary.txt"), "w").write(text + "\n")
 print(text)
