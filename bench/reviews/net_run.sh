@@ -76,7 +76,7 @@ cat > "$work/reviews.toml" <<TOML
 $network
 [load]
 rate = 0
-duration_s = 900
+duration_s = $(( ${REVIEWS_NET_TIMEOUT_S:-600} + 300 ))
 [apps.reviews]
 issuer_public = "$issuer_hex"
 ring_size = $ring
@@ -126,8 +126,10 @@ lines = [
   f"blocks {r['first_height']}..{r['last_height']}, mean ring {r['ring_size_mean']})",
   f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s, {t['blocks']} blocks)",
   f"baseline after the reviews {t2['tx_per_s']:8.1f}   (block interval {t2['block_interval_s']:.2f} s, {t2['blocks']} blocks)",
-  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}   (against the first baseline; "
-  f"{r['reviews_per_s'] / max(t2['tx_per_s'], 1e-9):.3f} against the second)",
+  "ratio reviews/transfers    " + "; ".join(
+    f"{r['reviews_per_s'] / b['tx_per_s']:.3f} against the {which} baseline" if b['tx_per_s'] > 0
+    else f"none against the {which} baseline (it committed no transfer)"
+    for which, b in (("first", t), ("second", t2))),
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
   f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "
@@ -136,46 +138,9 @@ lines = [
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
 ]
 
-# CPU per role over each measured window (cpu_sampler.py's timeline): the transfer runs whole
-# (start-up included, which overstates a transfer's cost a little), the reviews from the first
-# submission to the last commit proved.
-cpu = [json.loads(l) for l in open(os.path.join(out, "net_cpu.jsonl"))]
-def cpu_at(t):
-  best = cpu[0]["cpu_s"]
-  for snap in cpu:
-    if snap["t"] <= t: best = snap["cpu_s"]
-  return best
-def window_cpu(t0, t1):
-  a, b = cpu_at(t0), cpu_at(t1)
-  return {k: b.get(k, 0.0) - a.get(k, 0.0) for k in b}
-def window_of(name):
-  ts = [float(l.split()[0]) for l in open(os.path.join(out, name + ".window"))]
-  return ts[0], ts[-1]
-load_lines = [l.split(" ", 1) for l in open(os.path.join(out, "net_reviews_load.log")) if " " in l]
-t_sub = next(float(t) for t, m in load_lines if "submitting" in m)
-t_end = [float(t) for t, m in load_lines if "reviews committed" in m][-1]
-roles = [("politicians", "ledger-politici"), ("citizens", "ledger-citizen"),
-         ("launcher/load", "ledger-localnet"), ("reviews client", "reviews-load"),
-         ("issuer", "reviews-issuer")]
-rev = window_cpu(t_sub, t_end)
-tr = window_cpu(*window_of("net_transfers_report"))
-lines.append(f"CPU per committed review vs transfer, ms (reviews over {t_end - t_sub:.0f} s; transfers: first baseline run):")
-for role, comm in roles:
-  r_ms = rev.get(comm, 0.0) * 1000 / max(r["reviews_committed"], 1)
-  t_ms = tr.get(comm, 0.0) * 1000 / max(t["committed_txs"], 1)
-  lines.append(f"  {role:16s} {r_ms:9.2f} per review  {t_ms:7.3f} per transfer  "
-               f"(CPU {rev.get(comm, 0.0):.1f} s / {tr.get(comm, 0.0):.1f} s)")
-net_r = sum(rev.get(c, 0.0) for _, c in roles[:2]) * 1000 / max(r["reviews_committed"], 1)
-net_t = sum(tr.get(c, 0.0) for _, c in roles[:2]) * 1000 / max(t["committed_txs"], 1)
-lines.append(f"  network (politicians + citizens): {net_r:.2f} ms per review, {net_t:.3f} ms per transfer, "
-             f"cost ratio {net_r / max(net_t, 1e-9):.1f}")
-verif = []
-for name in sorted(os.listdir(os.path.join(out, "logs"))) if os.path.isdir(os.path.join(out, "logs")) else []:
-  for l in open(os.path.join(out, "logs", name), errors="replace"):
-    if "ring verifications" in l:
-      verif.append(name.replace(".log", "") + ": " + l.split("reviews app: ")[-1].strip())
-lines.append("ring verifications per process: " + ("; ".join(verif) if verif else "(no process logged them)"))
 text = "\n".join(lines)
 open(os.path.join(out, "net_summary.txt"), "w").write(text + "\n")
 print(text)
 PY
+# CPU per role per committed review and transfer (marginal over the idle chain's per-block cost).
+python3 "$(dirname "$0")/net_cpu_summary.py" "$out" | tee -a "$out/net_summary.txt"
