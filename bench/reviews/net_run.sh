@@ -33,6 +33,12 @@ work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
+# CPU seconds per program of everything this script starts, sampled twice a second, so the
+# summary can give each role's CPU per committed review and per committed transfer.
+sampler_stop="$work/sampler.stop"
+python3 "$(dirname "$0")/cpu_sampler.py" "$out/net_cpu.jsonl" $$ "$sampler_stop" &
+sampler=$!
+stamp() { while IFS= read -r l; do printf '%s %s\n' "$(date +%s.%N)" "$l"; done; }
 
 network="[network]
 politicians = 3
@@ -56,7 +62,9 @@ TOML
 run_baseline() {  # $1: the report's name
   echo "reviews net bench: baseline $1, transfers offered at $rate tx/s for ${seconds}s ($ids citizens, committee $committee, sample $sample), $(uptime | sed 's/.*load/load/')"
   rm -rf "$work/transfers"
+  echo "$(date +%s.%N) start" > "$out/$1.window"
   "$bin/ledger-localnet" --check --config "$work/transfers.toml" --out "$work/transfers" > "$work/transfers.log"
+  echo "$(date +%s.%N) end" >> "$out/$1.window"
   cp "$work/transfers/report.json" "$out/$1.json"
 }
 run_baseline net_transfers_report
@@ -68,7 +76,7 @@ cat > "$work/reviews.toml" <<TOML
 $network
 [load]
 rate = 0
-duration_s = 900
+duration_s = $(( ${REVIEWS_NET_TIMEOUT_S:-600} + 300 ))
 [apps.reviews]
 issuer_public = "$issuer_hex"
 ring_size = $ring
@@ -85,12 +93,15 @@ for _ in $(seq 1 240); do [ -f "$work/reviews/ready" ] && break; sleep 0.5; done
 pids+=("$!")
 "$bin/reviews-load" --timeout-s ${REVIEWS_NET_TIMEOUT_S:-600} --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
   --work "$work/load" --identities "$ids" --items "$items" --report "$out/net_reviews_report.json" \
-  > /dev/null 2> "$out/net_reviews_load.log" ||
+  > /dev/null 2> >(stamp > "$out/net_reviews_load.log") ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
 status=0
 kill -TERM "$localnet"
 wait "$localnet" || status=$?
 cp "$work/reviews.log" "$work/issuer.log" "$out/" 2>/dev/null || true
+# Every process's log: each reviews app prints, when it stops, how many ring signatures it
+# verified and how many reviews it found already verified (the per-role verification count).
+rm -rf "$out/logs"; cp -r "$work/reviews/logs" "$out/logs" 2>/dev/null || true
 [ "$status" = 0 ] || { echo "the local network's audit failed"; tail -40 "$work/reviews.log"; exit 1; }
 # ledger-localnet prints its report as the JSON object that ends its output.
 if [ -f "$work/reviews/report.json" ]; then
@@ -100,6 +111,8 @@ else
 fi
 
 run_baseline net_transfers_after_report
+touch "$sampler_stop"
+wait "$sampler" || true
 
 python3 - "$out" <<'PY'
 import json, os, sys
@@ -113,8 +126,10 @@ lines = [
   f"blocks {r['first_height']}..{r['last_height']}, mean ring {r['ring_size_mean']})",
   f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s, {t['blocks']} blocks)",
   f"baseline after the reviews {t2['tx_per_s']:8.1f}   (block interval {t2['block_interval_s']:.2f} s, {t2['blocks']} blocks)",
-  f"ratio reviews/transfers    {r['reviews_per_s'] / max(t['tx_per_s'], 1e-9):8.3f}   (against the first baseline; "
-  f"{r['reviews_per_s'] / max(t2['tx_per_s'], 1e-9):.3f} against the second)",
+  "ratio reviews/transfers    " + "; ".join(
+    f"{r['reviews_per_s'] / b['tx_per_s']:.3f} against the {which} baseline" if b['tx_per_s'] > 0
+    else f"none against the {which} baseline (it committed no transfer)"
+    for which, b in (("first", t), ("second", t2))),
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
   f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "
@@ -122,7 +137,10 @@ lines = [
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
 ]
+
 text = "\n".join(lines)
 open(os.path.join(out, "net_summary.txt"), "w").write(text + "\n")
 print(text)
 PY
+# CPU per role per committed review and transfer (marginal over the idle chain's per-block cost).
+python3 "$(dirname "$0")/net_cpu_summary.py" "$out" | tee -a "$out/net_summary.txt"

@@ -30,6 +30,39 @@ void BM_RistrettoScalarMult(benchmark::State& state) {
 }
 BENCHMARK(BM_RistrettoScalarMult)->Unit(benchmark::kMicrosecond);
 
+// The other group operations a ring member's verification uses (L = s*G + c*Y, R = s*H + c*T:
+// one fixed-base and three variable-base multiplications, two additions, one hash), and the
+// square root that validating a ring key costs: the per-member budget, operation by operation.
+void BM_RistrettoMulBase(benchmark::State& state) {
+  urs::Scalar s = urs::RandomNonzeroScalar();
+  urs::Point out;
+  for (auto _ : state) {
+    int rc = crypto_scalarmult_ristretto255_base(out.data(), s.data());
+    benchmark::DoNotOptimize(rc);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_RistrettoMulBase)->Unit(benchmark::kMicrosecond);
+
+void BM_RistrettoAdd(benchmark::State& state) {
+  urs::Point a = urs::GenerateKeyPair().public_key, b = urs::GenerateKeyPair().public_key, out;
+  for (auto _ : state) {
+    int rc = crypto_core_ristretto255_add(out.data(), a.data(), b.data());
+    benchmark::DoNotOptimize(rc);
+    benchmark::DoNotOptimize(out);
+  }
+}
+BENCHMARK(BM_RistrettoAdd)->Unit(benchmark::kMicrosecond);
+
+void BM_RistrettoValidatePoint(benchmark::State& state) {
+  urs::Point p = urs::GenerateKeyPair().public_key;
+  for (auto _ : state) {
+    int rc = crypto_core_ristretto255_is_valid_point(p.data());
+    benchmark::DoNotOptimize(rc);
+  }
+}
+BENCHMARK(BM_RistrettoValidatePoint)->Unit(benchmark::kMicrosecond);
+
 // Baseline 2: one Ed25519 signature verification (what a plain, non-anonymous review costs).
 void BM_Ed25519Verify(benchmark::State& state) {
   unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
@@ -94,6 +127,39 @@ BENCHMARK(BM_UrsVerify)
     ->Arg(100)
     ->Arg(300)
     ->Arg(1000)
+    ->Unit(benchmark::kMillisecond);
+
+// Verifying reviews as a ledger node does: decode the ring (validate its keys), then verify.
+// Args: ring size k, reviews per batch b. b = 1 is the unbatched baseline: every review decodes
+// and validates its own ring, as before the ring-key cache (urs.h). b = 8 is a ledger batch
+// (payload.h: reviews of one item sharing one ring) with the cache warm: the ring decoded once,
+// its keys remembered, then each review verified. items_per_second counts reviews. The ring
+// signature itself does not batch (each challenge hashes the previous member's commitments)
+// and libsodium has no multi-scalar multiplication, so this is all batching can share.
+void BM_UrsVerifyReviews(benchmark::State& state) {
+  const size_t k = static_cast<size_t>(state.range(0));
+  const size_t batch = static_cast<size_t>(state.range(1));
+  RingFixture f = MakeRing(k);
+  std::vector<urs::Signature> sigs;
+  for (size_t j = 0; j < batch; ++j)
+    sigs.push_back(*urs::Sign(f.keys[j], f.ring, kScope, kMessage));
+  const std::vector<urs::Point>& members = f.ring.members();
+  for (auto _ : state) {
+    if (batch == 1) {
+      for (const urs::Point& m : members) {
+        if (crypto_core_ristretto255_is_valid_point(m.data()) != 1) state.SkipWithError("invalid");
+      }
+    }
+    auto ring = urs::Ring::Create(members);
+    for (const urs::Signature& sig : sigs) {
+      if (!urs::Verify(*ring, kScope, kMessage, sig).ok())
+        state.SkipWithError("verification failed");
+    }
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * batch));
+}
+BENCHMARK(BM_UrsVerifyReviews)
+    ->ArgsProduct({{10, 30, 50, 100, 300, 1000}, {1, 8}})
     ->Unit(benchmark::kMillisecond);
 
 const blind::SecretKey& IssuerKey(int bits) {

@@ -25,10 +25,16 @@ ed=$(awk '$1 == "BM_Ed25519Verify" {print $2}' "$out/cpu_us.txt")
   echo "baselines in the same run: ristretto255 scalar mult = ${smul} us, Ed25519 verify = ${ed} us"
   echo
   printf "%-28s %12s %14s %14s %16s\n" operation "cpu (us)" "x scalarmult" "x Ed25519 vfy" "per ring member"
-  awk -v smul="$smul" -v ed="$ed" '{
+  awk -v smul="$smul" -v ed="$ed" '$1 !~ /^BM_UrsVerifyReviews/ {
     per = "-"; n = $1; sub(/.*\//, "", n);
     if ($1 ~ /^BM_Urs/) per = sprintf("%.1f us = %.2f smul", $2 / n, $2 / n / smul);
     printf "%-28s %12.1f %14.1f %14.1f %16s\n", $1, $2, $2 / smul, $2 / ed, per }' "$out/cpu_us.txt"
+  echo
+  echo "Verifying reviews as a ledger node does (ring decoded, then verified), CPU per review:"
+  printf "%-8s %20s %22s %8s\n" "ring k" "unbatched (ms)" "batch of 8 (ms/review)" "ratio"
+  awk '$1 ~ /^BM_UrsVerifyReviews\// { split($1, a, "/"); t[a[2] "/" a[3]] = $2; k[a[2]] = 1 }
+       END { for (n in k) printf "%d %.3f %.3f\n", n, t[n "/1"] / 1000, t[n "/8"] / 8000 }' \
+    "$out/cpu_us.txt" | sort -n | awk '{ printf "%-8d %20.3f %22.3f %8.3f\n", $1, $2, $3, $3 / $2 }'
 } | tee "$out/summary.txt"
 
 # Sign/verify time versus ring size, with the linear reference 4 scalar mults per member.

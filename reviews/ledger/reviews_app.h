@@ -42,6 +42,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -82,25 +85,35 @@ Result<blind::PublicKey> IssuerPublicFromHex(std::string_view hex);
 struct ReviewsAppStats {
   uint64_t ring_verifications = 0;  // URS verifications run
   uint64_t cache_hits = 0;          // reviews found already verified (no verification run)
+  uint64_t joined = 0;              // reviews another thread was verifying: its result taken
 };
 
-// The reviews this node already verified (bounded, oldest forgotten first), so a politician
-// verifies a review once although it checks it at admission, again when it builds and executes
-// the block, and on every re-admission after a failed round. Only successful verifications are
-// kept, keyed by the review's record hash (everything the signature covers, and the signature).
+// The reviews this node already verified (bounded, oldest forgotten first), so a node verifies
+// a review once although it checks it at admission, again when it builds and executes the
+// block, on every re-admission after a failed round, and in each of its citizens' sampled
+// validations (a citizen daemon runs many citizens over one application). Only successful
+// verifications are kept, keyed by the review's record hash (everything the signature covers,
+// and the signature): a hit is exactly the verdict verifying again would give. Verifications
+// in flight are shared too: a thread asking for a review another thread is verifying waits for
+// that result (success or failure) instead of verifying it a second time.
 class VerifiedReviewCache {
  public:
   explicit VerifiedReviewCache(size_t capacity = 1 << 16) : capacity_(capacity) {}
-  bool Contains(const ledger::Hash256& record);
-  void Insert(const ledger::Hash256& record);
-  void CountVerification();
+
+  // OK at once when `record` was verified before; else the result of the verification of it
+  // in flight in another thread, if any; else runs `verify` (outside the lock), keeps `record`
+  // when it succeeds and returns its result.
+  Status VerifyOnce(const ledger::Hash256& record, const std::function<Status()>& verify);
   ReviewsAppStats stats() const;
 
  private:
+  void InsertLocked(const ledger::Hash256& record);
+
   mutable std::mutex mu_;
   size_t capacity_;
   std::set<ledger::Hash256> set_;
   std::deque<ledger::Hash256> order_;
+  std::map<ledger::Hash256, std::shared_future<Status>> in_flight_;
   ReviewsAppStats stats_;
 };
 

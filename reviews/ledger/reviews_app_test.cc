@@ -3,6 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "ledger/crypto/hash.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/sparse_merkle_tree.h"
@@ -269,6 +273,69 @@ TEST_F(ReviewsAppTest, EachReviewIsVerifiedOnceByANode) {
   EXPECT_TRUE(Verdict(bad, true).crypto_failure);
   EXPECT_TRUE(Verdict(bad, true).crypto_failure);
   EXPECT_EQ(StatsOf(*app_).ring_verifications - after.ring_verifications, 2u);
+}
+
+// A citizen daemon runs many citizens over one application, and their sampled validations of
+// one block run at the same time: concurrent checks of one review must run one verification,
+// the others taking its result (a failure too, which is not kept). Broken on purpose once
+// (waiters verified themselves): 8 verifications instead of 1.
+TEST(VerifiedReviewCacheTest, ConcurrentChecksOfOneReviewRunOneVerification) {
+  VerifiedReviewCache cache;
+  constexpr uint64_t kThreads = 8;
+  std::atomic<int> runs{0};
+  // Holds the verification until every other thread waits on it (or 10 s, if they never do).
+  auto hold_until_joined = [&](uint64_t joined) {
+    for (int i = 0; i < 2000 && cache.stats().joined < joined; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  };
+  auto check_concurrently = [&](const ledger::Hash256& record, Status verdict, uint64_t joined) {
+    std::vector<Status> results(kThreads);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        results[t] = cache.VerifyOnce(record, [&] {
+          ++runs;
+          hold_until_joined(joined);
+          return verdict;
+        });
+      });
+    }
+    for (auto& th : threads) th.join();
+    return results;
+  };
+  ledger::Hash256 good{}, bad{};
+  good[0] = 1;
+  bad[0] = 2;
+  for (const Status& st : check_concurrently(good, Status::Ok(), kThreads - 1))
+    EXPECT_TRUE(st.ok());
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(cache.stats().ring_verifications, 1u);
+  EXPECT_EQ(cache.stats().joined, kThreads - 1);
+  EXPECT_TRUE(cache
+                  .VerifyOnce(good,
+                              [&] {
+                                ++runs;
+                                return Status::Ok();
+                              })
+                  .ok());
+  EXPECT_EQ(runs.load(), 1);
+  EXPECT_EQ(cache.stats().cache_hits, 1u);
+
+  for (const Status& st :
+       check_concurrently(bad, PermissionDeniedError("forged"), 2 * (kThreads - 1))) {
+    EXPECT_EQ(st.code(), StatusCode::kPermissionDenied);
+  }
+  EXPECT_EQ(runs.load(), 2);
+  // A failure is not kept: the next check verifies again.
+  EXPECT_FALSE(cache
+                   .VerifyOnce(bad,
+                               [&] {
+                                 ++runs;
+                                 return PermissionDeniedError("forged");
+                               })
+                   .ok());
+  EXPECT_EQ(runs.load(), 3);
 }
 
 // Issue 16, part 5 (cheap pre-check): a well-formed review that breaks a state rule (unknown

@@ -59,7 +59,11 @@ Result<KeyPair> KeyPairFromSecret(const Scalar& secret) {
 
 Status ValidatePoint(const Point& p, std::string_view what) {
   EnsureSodium();
-  if (crypto_core_ristretto255_is_valid_point(p.data()) != 1) {
+  // libsodium 1.0.18 accepts an encoding with the top bit set and decodes it to the same
+  // element as the one without (RFC 9496 refuses it: the bytes are >= p). Tags and keys are
+  // ledger leaves by their bytes, so a second encoding of one tag would let a key review an
+  // item twice: refuse it here, where every point from outside is checked.
+  if ((p[31] & 0x80) != 0 || crypto_core_ristretto255_is_valid_point(p.data()) != 1) {
     return InvalidArgumentError(std::string(what) + " is not a canonical ristretto255 encoding");
   }
   if (sodium_is_zero(p.data(), p.size())) {

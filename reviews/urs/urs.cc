@@ -3,6 +3,11 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
 
 namespace tessera::reviews::urs {
 namespace {
@@ -57,7 +62,51 @@ Status Commitments(const Scalar& s, const Scalar& c, const Point& y, const Point
   return Status::Ok();
 }
 
+// The keys Ring::Create found valid (urs.h, RingKeyValidations).
+class ValidKeyCache {
+ public:
+  static ValidKeyCache& Instance() {
+    static ValidKeyCache* cache = new ValidKeyCache;  // never destroyed: used at exit too
+    return *cache;
+  }
+
+  Status Validate(const Point& key, size_t index) {
+    {
+      std::shared_lock lock(mu_);
+      if (keys_.count(key) > 0) {
+        remembered_.fetch_add(1, std::memory_order_relaxed);
+        return Status::Ok();
+      }
+    }
+    TESSERA_RETURN_IF_ERROR(ValidatePoint(key, "ring member " + std::to_string(index)));
+    validated_.fetch_add(1, std::memory_order_relaxed);
+    std::unique_lock lock(mu_);
+    if (keys_.insert(key).second) {
+      order_.push_back(key);
+      if (order_.size() > kCapacity) {
+        keys_.erase(order_.front());
+        order_.pop_front();
+      }
+    }
+    return Status::Ok();
+  }
+
+  RingKeyValidations stats() const {
+    return {validated_.load(std::memory_order_relaxed),
+            remembered_.load(std::memory_order_relaxed)};
+  }
+
+ private:
+  static constexpr size_t kCapacity = 1 << 16;
+  std::shared_mutex mu_;
+  std::set<Point> keys_;
+  std::deque<Point> order_;
+  std::atomic<uint64_t> validated_{0}, remembered_{0};
+};
+
 }  // namespace
+
+RingKeyValidations RingKeyValidationStats() { return ValidKeyCache::Instance().stats(); }
 
 Result<Ring> Ring::Create(std::vector<Point> members) {
   EnsureSodium();
@@ -67,7 +116,7 @@ Result<Ring> Ring::Create(std::vector<Point> members) {
                                 " members; at most " + std::to_string(kMaxRingSize));
   }
   for (size_t i = 0; i < members.size(); ++i) {
-    TESSERA_RETURN_IF_ERROR(ValidatePoint(members[i], "ring member " + std::to_string(i)));
+    TESSERA_RETURN_IF_ERROR(ValidKeyCache::Instance().Validate(members[i], i));
   }
   std::sort(members.begin(), members.end());
   if (std::adjacent_find(members.begin(), members.end()) != members.end()) {

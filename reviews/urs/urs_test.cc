@@ -1,6 +1,8 @@
 #include "reviews/urs/urs.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sodium.h>
 
 #include <bitset>
 #include <cmath>
@@ -190,6 +192,58 @@ TEST(Urs, TamperingFails) {
   Signature identity_tag = *sig;
   identity_tag.tag = Point{};
   EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), identity_tag).ok());
+}
+
+// libsodium 1.0.18 takes a ristretto255 encoding with the top bit set for the same element as
+// the canonical one. A tag is a ledger leaf by its bytes, so a signer could sign a second time
+// over the twin encoding of its tag (every commitment decodes to the same points, so the ring
+// closes) and review an item twice. Such encodings are refused: as a tag by Verify, as a key by
+// Ring::Create. Broken on purpose once (the top-bit check removed from ValidatePoint): Verify
+// refused the twin only because its hash context changed, not for its tag, and Ring::Create
+// took the twin key.
+TEST(Urs, TwinEncodingsWithTheTopBitAreRefused) {
+  Fixture f = MakeRing(4);
+  Point twin = f.keys[1].public_key;
+  twin[31] |= 0x80;
+  if (crypto_core_ristretto255_is_valid_point(twin.data()) == 1) {
+    // The library's view: the same element (so a scalar multiple is the same canonical point).
+    Scalar s = RandomNonzeroScalar();
+    EXPECT_EQ(*Mul(s, twin), *Mul(s, f.keys[1].public_key));
+  }
+  EXPECT_FALSE(ValidatePoint(twin, "key").ok());
+  EXPECT_FALSE(Ring::Create({f.keys[0].public_key, twin}).ok());
+  auto sig = Sign(f.keys[0], f.ring, B("item"), B("review"));
+  ASSERT_TRUE(sig.ok());
+  Signature twin_tag = *sig;
+  twin_tag.tag[31] |= 0x80;
+  const Status st = Verify(f.ring, B("item"), B("review"), twin_tag);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("tag is not a canonical"));
+}
+
+// Ring keys are validated once per process (urs.h): a second ring over the same keys computes
+// no square root, and a key the cache never saw is still validated (an invalid one refused
+// beside remembered valid ones). Broken on purpose once (the cache consulted but never
+// filled): the second ring validated its 12 keys again.
+TEST(Urs, RingKeysAreValidatedOncePerProcess) {
+  std::vector<Point> keys;
+  for (int i = 0; i < 12; ++i) keys.push_back(GenerateKeyPair().public_key);
+  const RingKeyValidations before = RingKeyValidationStats();
+  ASSERT_TRUE(Ring::Create(keys).ok());
+  const RingKeyValidations first = RingKeyValidationStats();
+  EXPECT_EQ(first.validated - before.validated, 12u);
+  ASSERT_TRUE(Ring::Create(keys).ok());
+  const RingKeyValidations second = RingKeyValidationStats();
+  EXPECT_EQ(second.validated, first.validated);
+  EXPECT_EQ(second.remembered - first.remembered, 12u);
+  Point bad;
+  bad.fill(0xee);  // not canonical
+  std::vector<Point> with_bad = keys;
+  with_bad.push_back(bad);
+  auto refused = Ring::Create(with_bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), ::testing::HasSubstr("not a canonical"));
+  EXPECT_FALSE(Ring::Create(with_bad).ok());  // and again: failures are never remembered
 }
 
 TEST(Urs, RingValidation) {

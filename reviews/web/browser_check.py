@@ -25,25 +25,15 @@ page only relays it. Steps:
 import argparse
 import os
 import sys
-import tempfile
 import time
 import urllib.parse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "testing"))
-import cdp  # noqa: E402
+import browser_checks  # noqa: E402
+from browser_checks import CheckFailed, check  # noqa: E402
 
 # The text browser_test.sh signs: a marker, then this injection attempt.
 INJECTION = "<script>window.pwned = 1; document.title = 'pwned'</script><b>not bold</b> & \"quoted\""
-
-
-class CheckFailed(Exception):
-    pass
-
-
-def check(condition, what):
-    if not condition:
-        raise CheckFailed(what)
-    print(f"ok: {what}")
 
 
 def page_text(page):
@@ -60,101 +50,94 @@ def run(args):
     marker = review_text.split(" ")[0]
     os.makedirs(args.screenshots, exist_ok=True)
 
-    # ignore_cleanup_errors: a crash dump or lock file written while the browser exits must not
-    # turn a passed check into a failure.
-    with tempfile.TemporaryDirectory(prefix="reviews-web-chromium-",
-                                     ignore_cleanup_errors=True) as profile:
-        browser = cdp.Chromium.launch(profile, binary=args.chromium)
-        try:
-            page = browser.page()
-            page.set_viewport(1200, 900)
+    with browser_checks.chromium("reviews-web-chromium-", args.chromium) as browser:
+        page = browser.page()
+        page.set_viewport(1200, 900)
 
-            # 1. The listing.
-            page.navigate(args.url + "/")
-            check(page.evaluate("document.title") == "Tessera reviews", "items page loads")
-            link = page.evaluate(
-                f"(() => {{ const a = document.querySelector('#items a[href=\"{item_path}\"]');"
-                " return a ? a.innerText : null; })()")
-            check(link == args.name, f"items page lists '{args.name}' linking to {item_path}")
-            row = page.evaluate(
-                f"document.querySelector('#items a[href=\"{item_path}\"]').closest('tr').innerText")
-            check("identit" in row or "not known" in row or "no attack" in row,
-                  f"the item's row shows its hijack resistance: {row!r}")
+        # 1. The listing.
+        page.navigate(args.url + "/")
+        check(page.evaluate("document.title") == "Tessera reviews", "items page loads")
+        link = page.evaluate(
+            f"(() => {{ const a = document.querySelector('#items a[href=\"{item_path}\"]');"
+            " return a ? a.innerText : null; })()")
+        check(link == args.name, f"items page lists '{args.name}' linking to {item_path}")
+        row = page.evaluate(
+            f"document.querySelector('#items a[href=\"{item_path}\"]').closest('tr').innerText")
+        check("identit" in row or "not known" in row or "no attack" in row,
+              f"the item's row shows its hijack resistance: {row!r}")
 
-            # 2. The form.
+        # 2. The form.
+        page.navigate(args.url + item_path)
+        check(page.evaluate("document.title") == args.name, "item page loads")
+        before = review_count_on_page(page)
+        check(page.evaluate("!!document.querySelector('form #signed_review')"),
+              "item page has the form for a signed review")
+        check(page.evaluate("!document.querySelector('#key_file, #key_json, #rating')"),
+              "the form asks for no key and no rating (the signed review holds them)")
+        check("sign-review" in page.evaluate("document.querySelector('#sign-command').innerText"),
+              "the page shows the command that signs a review")
+        page.set_file("#signed_review", args.signed_review)
+        check(page.evaluate("document.querySelector('#signed_review').files.length") == 1,
+              "signed review attached")
+        page.click_and_wait_for_load("form button[type=submit]")
+        title = page.evaluate("document.title")
+        if title != "Review submitted":
+            raise CheckFailed(f"posting the review: got '{title}': {page_text(page)}")
+        check(True, "review submitted: " +
+              page.evaluate("document.querySelector('#message').innerText"))
+
+        # 3. The review on the item page, as text.
+        deadline = time.monotonic() + args.commit_wait
+        while True:
             page.navigate(args.url + item_path)
-            check(page.evaluate("document.title") == args.name, "item page loads")
-            before = review_count_on_page(page)
-            check(page.evaluate("!!document.querySelector('form #signed_review')"),
-                  "item page has the form for a signed review")
-            check(page.evaluate("!document.querySelector('#key_file, #key_json, #rating')"),
-                  "the form asks for no key and no rating (the signed review holds them)")
-            check("sign-review" in page.evaluate("document.querySelector('#sign-command').innerText"),
-                  "the page shows the command that signs a review")
-            page.set_file("#signed_review", args.signed_review)
-            check(page.evaluate("document.querySelector('#signed_review').files.length") == 1,
-                  "signed review attached")
-            page.click_and_wait_for_load("form button[type=submit]")
-            title = page.evaluate("document.title")
-            if title != "Review submitted":
-                raise CheckFailed(f"posting the review: got '{title}': {page_text(page)}")
-            check(True, "review submitted: " +
-                  page.evaluate("document.querySelector('#message').innerText"))
+            shown = page.evaluate(
+                "[...document.querySelectorAll('#reviews .review p')].map(p => p.innerText)")
+            if any(marker in text for text in shown):
+                break
+            if time.monotonic() > deadline:
+                raise CheckFailed(f"the review did not appear within {args.commit_wait} s; "
+                                  f"reviews shown: {shown}")
+            time.sleep(1)
+        mine = [text for text in shown if marker in text]
+        check(mine == [review_text], "the review text is shown exactly as written")
+        check(review_count_on_page(page) == before + 1, "one more review on the item page")
+        check(page.evaluate("document.querySelectorAll('#reviews script, #reviews b').length")
+              == 0, "the review's <script> and <b> are not elements")
+        check(page.evaluate("typeof window.pwned") == "undefined"
+              and page.evaluate("document.title") == args.name,
+              "the review's script did not run")
+        check(page.evaluate("document.querySelector('#summary').innerText").find(
+            "verified") >= 0, "the tally's verification is shown")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(os.path.join(args.screenshots, "reviews-web-item.png"))
 
-            # 3. The review on the item page, as text.
-            deadline = time.monotonic() + args.commit_wait
-            while True:
-                page.navigate(args.url + item_path)
-                shown = page.evaluate(
-                    "[...document.querySelectorAll('#reviews .review p')].map(p => p.innerText)")
-                if any(marker in text for text in shown):
-                    break
-                if time.monotonic() > deadline:
-                    raise CheckFailed(f"the review did not appear within {args.commit_wait} s; "
-                                      f"reviews shown: {shown}")
-                time.sleep(1)
-            mine = [text for text in shown if marker in text]
-            check(mine == [review_text], "the review text is shown exactly as written")
-            check(review_count_on_page(page) == before + 1, "one more review on the item page")
-            check(page.evaluate("document.querySelectorAll('#reviews script, #reviews b').length")
-                  == 0, "the review's <script> and <b> are not elements")
-            check(page.evaluate("typeof window.pwned") == "undefined"
-                  and page.evaluate("document.title") == args.name,
-                  "the review's script did not run")
-            check(page.evaluate("document.querySelector('#summary').innerText").find(
-                "verified") >= 0, "the tally's verification is shown")
-            page.evaluate("window.scrollTo(0, 0)")
-            page.screenshot(os.path.join(args.screenshots, "reviews-web-item.png"))
+        # 4. The same signed review again (pasted this time), the key file, then junk.
+        with open(args.signed_review) as f:
+            signed_json = f.read()
+        page.set_value("#signed_json", signed_json)
+        page.click_and_wait_for_load("form button[type=submit]")
+        title = page.evaluate("document.title")
+        error = page.evaluate("(document.querySelector('#error') || document.body).innerText")
+        # 409 is also a closed window: the reason must be the used tag.
+        check(title == "409 Conflict" and "already" in error,
+              f"a second review by the same key is refused: '{title}': {error}")
 
-            # 4. The same signed review again (pasted this time), the key file, then junk.
-            with open(args.signed_review) as f:
-                signed_json = f.read()
-            page.set_value("#signed_json", signed_json)
-            page.click_and_wait_for_load("form button[type=submit]")
-            title = page.evaluate("document.title")
-            error = page.evaluate("(document.querySelector('#error') || document.body).innerText")
-            # 409 is also a closed window: the reason must be the used tag.
-            check(title == "409 Conflict" and "already" in error,
-                  f"a second review by the same key is refused: '{title}': {error}")
+        page.navigate(args.url + item_path)
+        page.set_value("#signed_json", "{\"not\": \"a signed review\"}")
+        page.click_and_wait_for_load("form button[type=submit]")
+        title = page.evaluate("document.title")
+        check(title == "400 Bad Request",
+              f"a malformed signed review is refused: '{title}': "
+              + page.evaluate("(document.querySelector('#error') || document.body).innerText"))
 
-            page.navigate(args.url + item_path)
-            page.set_value("#signed_json", "{\"not\": \"a signed review\"}")
-            page.click_and_wait_for_load("form button[type=submit]")
-            title = page.evaluate("document.title")
-            check(title == "400 Bad Request",
-                  f"a malformed signed review is refused: '{title}': "
-                  + page.evaluate("(document.querySelector('#error') || document.body).innerText"))
-
-            # 5. The listing counts it.
-            page.navigate(args.url + "/")
-            row = page.evaluate(
-                f"document.querySelector('#items a[href=\"{item_path}\"]').closest('tr').innerText")
-            check(any(cell.strip() == str(before + 1) for cell in row.split("\t")),
-                  f"the items page counts {before + 1} review(s): {row!r}")
-            page.screenshot(os.path.join(args.screenshots, "reviews-web.png"))
-            page.close()
-        finally:
-            browser.close()
+        # 5. The listing counts it.
+        page.navigate(args.url + "/")
+        row = page.evaluate(
+            f"document.querySelector('#items a[href=\"{item_path}\"]').closest('tr').innerText")
+        check(any(cell.strip() == str(before + 1) for cell in row.split("\t")),
+              f"the items page counts {before + 1} review(s): {row!r}")
+        page.screenshot(os.path.join(args.screenshots, "reviews-web.png"))
+        page.close()
 
 
 def main():
@@ -172,13 +155,7 @@ def main():
     parser.add_argument("--chromium", default="chromium", help="the browser binary")
     args = parser.parse_args()
     args.url = args.url.rstrip("/")
-    try:
-        run(args)
-    except (CheckFailed, cdp.CdpError) as e:
-        print(f"FAIL: {e}", file=sys.stderr)
-        return 1
-    print("browser check passed")
-    return 0
+    return browser_checks.main(run, args, "browser check passed")
 
 
 if __name__ == "__main__":

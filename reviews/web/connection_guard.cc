@@ -54,10 +54,7 @@ std::string PeerAddress(int fd) {
   return text;
 }
 
-namespace {
-
-// Content-Length of a request head (0 when absent or unreadable: httplib judges it then).
-size_t ContentLength(std::string_view head) {
+std::optional<size_t> ContentLengthOf(std::string_view head) {
   constexpr std::string_view kName = "\r\ncontent-length:";
   for (size_t pos = head.find("\r\n"); pos != std::string_view::npos;
        pos = head.find("\r\n", pos + 2)) {
@@ -70,11 +67,27 @@ size_t ContentLength(std::string_view head) {
     size_t at = pos + kName.size();
     while (at < head.size() && (head[at] == ' ' || head[at] == '\t')) ++at;
     size_t value = 0;
-    std::from_chars(head.data() + at, head.data() + head.size(), value);
+    const auto [end, error] = std::from_chars(head.data() + at, head.data() + head.size(), value);
+    if (error != std::errc()) return std::nullopt;
     return value;
   }
-  return 0;
+  return std::nullopt;
 }
+
+RequestScan ScanRequest(std::string_view seen, size_t max_bytes) {
+  if (seen.size() >= max_bytes) return {.complete = true};
+  const size_t head_end = seen.find("\r\n\r\n");
+  if (head_end == std::string_view::npos) return {.want = seen.size() + 1};
+  // No (or an unreadable) Content-Length counts as no body: httplib judges the head then.
+  const size_t body = ContentLengthOf(seen.substr(0, head_end + 2)).value_or(0);
+  const size_t head = head_end + 4;
+  if (body > max_bytes - head) return {.complete = true};  // cannot fit: httplib refuses it
+  const size_t total = head + body;
+  if (total <= seen.size()) return {.complete = true};
+  return {.want = total};
+}
+
+namespace {
 
 void SetLowWater(int fd, size_t bytes) {
   const int value = static_cast<int>(std::min<size_t>(bytes, 1 << 30));
@@ -112,22 +125,13 @@ bool WaitForRequest(int fd, std::chrono::steady_clock::time_point deadline, size
       if (ready) break;
       continue;
     }
-    const std::string_view seen(buffer.data(), static_cast<size_t>(got));
-    const size_t head_end = seen.find("\r\n\r\n");
-    if (static_cast<size_t>(got) >= max_bytes) {
+    const RequestScan scan =
+        ScanRequest(std::string_view(buffer.data(), static_cast<size_t>(got)), max_bytes);
+    if (scan.complete) {
       ready = true;
       break;
     }
-    if (head_end != std::string_view::npos) {
-      const size_t total = head_end + 4 + ContentLength(seen.substr(0, head_end + 2));
-      if (total <= static_cast<size_t>(got) || total > max_bytes) {
-        ready = true;
-        break;
-      }
-      want = total;
-    } else {
-      want = static_cast<size_t>(got) + 1;
-    }
+    want = scan.want;
   }
   SetLowWater(fd, 1);
   return ready;

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,23 @@ class ConnectionLimiter {
 
 // The peer's IP address as text ("" when the socket has none).
 std::string PeerAddress(int fd);
+
+// How far the bytes a connection has buffered so far (`seen`, read without consuming them)
+// get toward a whole request. `complete`: the head ("\r\n\r\n") and the body its
+// Content-Length announces are all there, or `seen` reached `max_bytes`, or the announced
+// request cannot fit in `max_bytes` (httplib then refuses it itself). Otherwise `want` is the
+// number of bytes to wait for before looking again: more than seen.size(), at most max_bytes.
+// Pure, so it is fuzzed (reviews_web_guard_fuzzer) apart from the sockets.
+struct RequestScan {
+  bool complete = false;
+  size_t want = 0;
+};
+RequestScan ScanRequest(std::string_view seen, size_t max_bytes);
+
+// The Content-Length a request head announces (the first such header, name in any case,
+// spaces or tabs before the digits), or nullopt when there is none or it is not a number that
+// fits in size_t. `head` ends before the "\r\n\r\n" (or at its first "\r\n").
+std::optional<size_t> ContentLengthOf(std::string_view head);
 
 // Waits, without consuming anything, until the socket holds a complete request head ("\r\n\r\n")
 // and the body its Content-Length announces, or `max_bytes` are buffered (httplib then refuses

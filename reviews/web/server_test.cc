@@ -128,23 +128,79 @@ class FakeBackend : public Backend {
   std::vector<std::string> received_;
 };
 
+// Socket helpers for the tests that play raw clients.
+
+// A connection from `source` (a 127.x.y.z address: Linux routes all of 127/8 to loopback, so
+// one test can play several client addresses) to the server on `port`; -1 on failure.
+int ConnectFrom(const char* source, int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in local{};
+  local.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &local.sin_addr);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
+      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Everything the server sends on `fd` until it closes (or `seconds` pass; `closed`, if given,
+// says which).
+std::string ReadUntilClosed(int fd, int seconds, bool* closed = nullptr) {
+  timeval wait{.tv_sec = seconds, .tv_usec = 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+  std::string answer;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  if (closed != nullptr) *closed = n == 0;
+  return answer;
+}
+
+bool SendAll(int fd, std::string_view data) {
+  return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
+}
+
+// A server on a free loopback port, serving on its own thread until destroyed.
+class ServingServer {
+ public:
+  ServingServer(Backend& backend, const ServerOptions& options) : server_(backend, options) {
+    auto port = server_.Bind("127.0.0.1", 0);
+    EXPECT_TRUE(port.ok()) << port.status();
+    port_ = port.ok() ? *port : 0;
+    serving_ = std::thread([this] { serve_status_ = server_.Serve(stop_); });
+  }
+  ~ServingServer() {
+    stop_.store(true);
+    serving_.join();
+    EXPECT_TRUE(serve_status_.ok()) << serve_status_;
+  }
+  int port() const { return port_; }
+
+ private:
+  Server server_;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  Status serve_status_;
+  std::thread serving_;
+};
+
 class ReviewsWebServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ServerOptions options;
     options.max_body_bytes = 32 * 1024;
-    server_ = std::make_unique<Server>(backend_, options);
-    auto port = server_->Bind("127.0.0.1", 0);
-    ASSERT_TRUE(port.ok()) << port.status();
-    port_ = *port;
-    serving_ = std::thread([this] { serve_status_ = server_->Serve(stop_); });
+    server_ = std::make_unique<ServingServer>(backend_, options);
+    port_ = server_->port();
   }
 
-  void TearDown() override {
-    stop_.store(true);
-    if (serving_.joinable()) serving_.join();
-    EXPECT_TRUE(serve_status_.ok()) << serve_status_;
-  }
+  void TearDown() override { server_.reset(); }
 
   httplib::Client Client() {
     httplib::Client client("127.0.0.1", port_);
@@ -169,11 +225,8 @@ class ReviewsWebServerTest : public ::testing::Test {
   }
 
   FakeBackend backend_;
-  std::unique_ptr<Server> server_;
+  std::unique_ptr<ServingServer> server_;
   int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::thread serving_;
-  Status serve_status_;
 };
 
 TEST_F(ReviewsWebServerTest, ListsItemsWithSecurityHeaders) {
@@ -409,33 +462,17 @@ TEST(ReviewsWebServerSetupTest, StalledClientsAreDisconnected) {
   ServerOptions options;
   options.io_timeout_seconds = 1;
   options.request_timeout_seconds = 1;
-  Server server(backend, options);
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  std::atomic<bool> stop{false};
-  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  ServingServer server(backend, options);
 
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectFrom("127.0.0.1", server.port());
   ASSERT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(*port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
   const std::string partial = "POST /item/cafe/review HTTP/1.1\r\nHost: x\r\nContent-Le";
-  ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
-  timeval wait{.tv_sec = 60, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
-  char buffer[4096];
-  ssize_t n;
-  std::string answer;
-  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
-  EXPECT_EQ(n, 0) << "the server did not close the stalled connection";
+  ASSERT_TRUE(SendAll(fd, partial));
+  bool closed = false;
+  ReadUntilClosed(fd, 60, &closed);
+  EXPECT_TRUE(closed) << "the server did not close the stalled connection";
   ::close(fd);
   EXPECT_EQ(backend.post_calls(), 0);
-
-  stop.store(true);
-  serving.join();
 }
 
 // Request smuggling (issue 16): past 1024 multipart parts httplib 0.11.4 answers 400, and on a
@@ -444,11 +481,8 @@ TEST(ReviewsWebServerSetupTest, StalledClientsAreDisconnected) {
 // response comes back and the hidden request never reaches the backend.
 TEST(ReviewsWebServerSetupTest, AHiddenRequestBehindTooManyPartsNeverRuns) {
   FakeBackend backend;
-  Server server(backend, {});  // the default body limit, which the request stays under
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  std::atomic<bool> stop{false};
-  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  ServingServer server(backend,
+                       ServerOptions{});  // the default body limit, which the request stays under
 
   const std::string boundary = "xYzBoundary";
   std::string body;
@@ -463,22 +497,13 @@ TEST(ReviewsWebServerSetupTest, AHiddenRequestBehindTooManyPartsNeverRuns) {
       "Content-Type: multipart/form-data; boundary=" +
       boundary + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   ASSERT_LT(request.size(), ServerOptions{}.max_body_bytes);  // the parser refuses, not 413
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  const int fd = ConnectFrom("127.0.0.1", server.port());
   ASSERT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(*port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(::send(fd, request.data(), request.size(), 0), static_cast<ssize_t>(request.size()));
-  timeval wait{.tv_sec = 30, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
-  std::string answer;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
+  ASSERT_TRUE(SendAll(fd, request));
+  bool closed = false;
+  const std::string answer = ReadUntilClosed(fd, 30, &closed);
   ::close(fd);
-  EXPECT_EQ(n, 0) << "the connection was not closed after the answer";
+  EXPECT_TRUE(closed) << "the connection was not closed after the answer";
   size_t responses = 0;
   for (size_t at = answer.find("HTTP/1.1 "); at != std::string::npos;
        at = answer.find("HTTP/1.1 ", at + 1)) {
@@ -488,8 +513,6 @@ TEST(ReviewsWebServerSetupTest, AHiddenRequestBehindTooManyPartsNeverRuns) {
   EXPECT_THAT(answer, HasSubstr("HTTP/1.1 400"));
   EXPECT_EQ(backend.list_calls(), 0) << "the hidden GET /api/items ran";
   EXPECT_EQ(backend.post_calls(), 0);
-  stop.store(true);
-  serving.join();
 }
 
 // Slow clients (issue 16): two dozen connections that send half a request and stall do not
@@ -498,67 +521,21 @@ TEST(ReviewsWebServerSetupTest, StalledClientsDoNotStarveOthers) {
   FakeBackend backend;
   ServerOptions options;
   options.io_timeout_seconds = 60;
-  Server server(backend, options);
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  std::atomic<bool> stop{false};
-  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  ServingServer server(backend, options);
   std::vector<int> stalled;
   for (int i = 0; i < 24; ++i) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    const int fd = ConnectFrom("127.0.0.1", server.port());
     ASSERT_GE(fd, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(*port));
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
     const std::string partial = "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ";
-    ASSERT_EQ(::send(fd, partial.data(), partial.size(), 0), static_cast<ssize_t>(partial.size()));
+    ASSERT_TRUE(SendAll(fd, partial));
     stalled.push_back(fd);
   }
-  httplib::Client client("127.0.0.1", *port);
+  httplib::Client client("127.0.0.1", server.port());
   client.set_read_timeout(20, 0);
   auto res = client.Get("/api/items");
   ASSERT_TRUE(res) << "a real request waited behind the stalled connections";
   EXPECT_EQ(res->status, 200);
   for (int fd : stalled) ::close(fd);
-  stop.store(true);
-  serving.join();
-}
-
-// A connection from `source` (a 127.x.y.z address: Linux routes all of 127/8 to loopback, so
-// one test can play several client addresses) to the server on `port`; -1 on failure.
-int ConnectFrom(const char* source, int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return -1;
-  sockaddr_in local{};
-  local.sin_family = AF_INET;
-  ::inet_pton(AF_INET, source, &local.sin_addr);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)) != 0 ||
-      ::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Everything the server sends on `fd` until it closes (or `seconds` pass).
-std::string ReadUntilClosed(int fd, int seconds) {
-  timeval wait{.tv_sec = seconds, .tv_usec = 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
-  std::string answer;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = ::recv(fd, buffer, sizeof(buffer), 0)) > 0) answer.append(buffer, n);
-  return answer;
-}
-
-bool SendAll(int fd, std::string_view data) {
-  return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(data.size());
 }
 
 // Issue 16: 300 half-open connections (half a request, then nothing) from one address do not
@@ -572,22 +549,18 @@ TEST(ReviewsWebServerSetupTest, HalfOpenFloodDoesNotDelayRealRequests) {
   ServerOptions options;
   options.io_timeout_seconds = 30;
   options.request_timeout_seconds = 30;
-  Server server(backend, options);
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  std::atomic<bool> stop{false};
-  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  ServingServer server(backend, options);
 
   std::vector<int> flood;
   for (int i = 0; i < 300; ++i) {
-    const int fd = ConnectFrom("127.0.0.3", *port);
+    const int fd = ConnectFrom("127.0.0.3", server.port());
     ASSERT_GE(fd, 0) << "connection " << i;
     ASSERT_TRUE(SendAll(fd, "GET /api/items HTTP/1.1\r\nHost: x\r\nX-Slow: "));
     flood.push_back(fd);
   }
   const auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < 5; ++r) {
-    const int fd = ConnectFrom("127.0.0.2", *port);
+    const int fd = ConnectFrom("127.0.0.2", server.port());
     ASSERT_GE(fd, 0);
     ASSERT_TRUE(SendAll(fd, "GET /api/items HTTP/1.1\r\nHost: x\r\n\r\n"));
     const std::string answer = ReadUntilClosed(fd, 20);
@@ -620,8 +593,6 @@ TEST(ReviewsWebServerSetupTest, HalfOpenFloodDoesNotDelayRealRequests) {
   EXPECT_EQ(refused, expected);
   for (int fd : flood) ::close(fd);
   EXPECT_EQ(backend.list_calls(), 5);
-  stop.store(true);
-  serving.join();
 }
 
 // A slowloris client sends its request a byte at a time, each byte well within the I/O timeout:
@@ -633,13 +604,9 @@ TEST(ReviewsWebServerSetupTest, TrickledRequestsHitTheRequestDeadline) {
   ServerOptions options;
   options.io_timeout_seconds = 30;
   options.request_timeout_seconds = 2;
-  Server server(backend, options);
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  std::atomic<bool> stop{false};
-  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  ServingServer server(backend, options);
 
-  const int fd = ConnectFrom("127.0.0.1", *port);
+  const int fd = ConnectFrom("127.0.0.1", server.port());
   ASSERT_GE(fd, 0);
   const std::string request =
       "GET /api/items HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(600, 'a') + "\r\n\r\n";
@@ -655,8 +622,6 @@ TEST(ReviewsWebServerSetupTest, TrickledRequestsHitTheRequestDeadline) {
   EXPECT_THAT(ReadUntilClosed(fd, 5), HasSubstr("HTTP/1.1 408"));
   ::close(fd);
   EXPECT_EQ(backend.list_calls(), 0);
-  stop.store(true);
-  serving.join();
 }
 
 // The overall cap: with every place taken (by stalled clients from several addresses), the
@@ -667,28 +632,22 @@ TEST(ReviewsWebServerSetupTest, ConnectionsBeyondTheCapAreRefused) {
   options.max_connections = 6;
   options.max_connections_per_address = 3;
   options.request_timeout_seconds = 30;
-  Server server(backend, options);
-  auto port = server.Bind("127.0.0.1", 0);
-  ASSERT_TRUE(port.ok());
-  std::atomic<bool> stop{false};
-  std::thread serving([&] { EXPECT_TRUE(server.Serve(stop).ok()); });
+  ServingServer server(backend, options);
   std::vector<int> held;
   for (const char* source : {"127.0.0.4", "127.0.0.5"}) {
     for (int i = 0; i < 3; ++i) {
-      const int fd = ConnectFrom(source, *port);
+      const int fd = ConnectFrom(source, server.port());
       ASSERT_GE(fd, 0);
       ASSERT_TRUE(SendAll(fd, "GET / HTTP/1.1\r\n"));
       held.push_back(fd);
     }
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let the server admit them
-  const int fd = ConnectFrom("127.0.0.6", *port);
+  const int fd = ConnectFrom("127.0.0.6", server.port());
   ASSERT_GE(fd, 0);
   EXPECT_THAT(ReadUntilClosed(fd, 20), HasSubstr("HTTP/1.1 503"));
   ::close(fd);
   for (int h : held) ::close(h);
-  stop.store(true);
-  serving.join();
 }
 
 TEST(ReviewsWebServerSetupTest, ServeNeedsBindAndStopsOnTheFlag) {
