@@ -84,6 +84,10 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   l.stop_politician = static_cast<int>(stop);
   TESSERA_ASSIGN_OR_RETURN(int64_t stop_at, c.GetIntOr("fault.stop_at_block", 2));
   l.stop_at_block = static_cast<uint64_t>(std::max<int64_t>(stop_at, 1));
+  // Forced BA* recovery (citizen.h CitizenTiming): test switches, applied to every citizen.
+  TESSERA_ASSIGN_OR_RETURN(l.timing.split_proposals,
+                           c.GetBoolOr("fault.split_proposals", l.timing.split_proposals));
+  TESSERA_ASSIGN_OR_RETURN(l.timing.recovery, c.GetBoolOr("fault.recovery", l.timing.recovery));
   TESSERA_ASSIGN_OR_RETURN(int64_t poll, c.GetIntOr("timing.poll_ms", l.timing.poll_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t wit, c.GetIntOr("timing.witness_ms", l.timing.witness_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t prop, c.GetIntOr("timing.proposal_ms", l.timing.proposal_ms));
@@ -172,7 +176,10 @@ std::string LocalnetReport::ToJson() const {
                       {"late_first_signed", late_first_signed},
                       {"late_signed_too_early", late_signed_too_early},
                       {"recovered_blocks", recovered_blocks},
-                      {"max_period", max_period}};
+                      {"max_period", max_period},
+                      {"blacklisted_malicious", blacklisted_malicious},
+                      {"blacklisted_honest", blacklisted_honest},
+                      {"evidence_refused", evidence_refused}};
   return j.dump(1);
 }
 
