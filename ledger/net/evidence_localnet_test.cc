@@ -93,7 +93,7 @@ TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPoliti
 // period 1's proposals (seen by all) commit the height.
 TEST(RecoveryLocalnetTest, SplitPeriodZeroHeightsCommitThroughNextVotes) {
   LocalnetConfig c = Five();
-  c.duration_s = 16;
+  c.duration_s = 20;  // about 5 s per height: period 0's 4 s next-vote deadline, then period 1
   c.timing.split_proposals = true;
   auto r = RunNetwork("split", c);
   ASSERT_TRUE(r.ok()) << r.status();
@@ -107,7 +107,7 @@ TEST(RecoveryLocalnetTest, SplitPeriodZeroHeightsCommitThroughNextVotes) {
   // The same split without recovery (agreement::Params::recovery = false: one soft and one
   // cert vote per height, no next votes): the first height never commits.
   c.timing.recovery = false;
-  c.duration_s = 12;
+  c.duration_s = 10;
   auto stalled = RunNetwork("split_no_recovery", c);
   ASSERT_TRUE(stalled.ok()) << stalled.status();
   ExpectSafe(*stalled);
