@@ -143,7 +143,8 @@ std::vector<PoliticianClient*> Citizen::SafeSample() {
   std::vector<uint32_t> ids(politicians_.size());
   for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
   std::vector<PoliticianClient*> sample;
-  for (uint32_t i : blacklist_.Sample(ids, options_.genesis.safe_sample, latest_.height + 1, rng_)) {
+  for (uint32_t i :
+       blacklist_.Sample(ids, options_.genesis.safe_sample, latest_.height + 1, rng_)) {
     sample.push_back(politicians_[i].get());
   }
   return sample;

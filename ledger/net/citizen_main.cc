@@ -29,8 +29,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 1000000u));
   program.app().add_flag("--split-proposals", timing.split_proposals,
                          "Test fault: see only the period-0 proposals of this citizen's half");
-  program.app().add_flag("--no-recovery", [&](int64_t) { timing.recovery = false; },
-                         "Test switch: BA* without next votes and periods");
+  program.app().add_flag(
+      "--no-recovery", [&](int64_t) { timing.recovery = false; },
+      "Test switch: BA* without next votes and periods");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     CitizenDaemonOptions o;
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));

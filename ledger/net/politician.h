@@ -31,11 +31,11 @@
 
 #include "core/status.h"
 #include "ledger/crypto/signature_cache.h"
+#include "ledger/net/blacklist.h"
 #include "ledger/net/block_budget.h"
 #include "ledger/net/block_store.h"
 #include "ledger/net/chain.h"
 #include "ledger/net/client.h"
-#include "ledger/net/blacklist.h"
 #include "ledger/net/faults.h"
 #include "ledger/net/mempool.h"
 #include "ledger/net/rate_limiter.h"
