@@ -84,10 +84,6 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   l.stop_politician = static_cast<int>(stop);
   TESSERA_ASSIGN_OR_RETURN(int64_t stop_at, c.GetIntOr("fault.stop_at_block", 2));
   l.stop_at_block = static_cast<uint64_t>(std::max<int64_t>(stop_at, 1));
-  // Forced BA* recovery (citizen.h CitizenTiming): test switches, applied to every citizen.
-  TESSERA_ASSIGN_OR_RETURN(l.timing.split_proposals,
-                           c.GetBoolOr("fault.split_proposals", l.timing.split_proposals));
-  TESSERA_ASSIGN_OR_RETURN(l.timing.recovery, c.GetBoolOr("fault.recovery", l.timing.recovery));
   TESSERA_ASSIGN_OR_RETURN(int64_t poll, c.GetIntOr("timing.poll_ms", l.timing.poll_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t wit, c.GetIntOr("timing.witness_ms", l.timing.witness_ms));
   TESSERA_ASSIGN_OR_RETURN(int64_t prop, c.GetIntOr("timing.proposal_ms", l.timing.proposal_ms));
@@ -106,6 +102,11 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   l.timing.follow.wait_ms = static_cast<int>(wait);
   l.timing.follow.certify_every = static_cast<uint32_t>(every);
+  // Forced BA* recovery (citizen.h CitizenTiming): test switches, applied to every citizen
+  // (after the assignment of l.timing above, which resets every other field).
+  TESSERA_ASSIGN_OR_RETURN(l.timing.split_proposals,
+                           c.GetBoolOr("fault.split_proposals", l.timing.split_proposals));
+  TESSERA_ASSIGN_OR_RETURN(l.timing.recovery, c.GetBoolOr("fault.recovery", l.timing.recovery));
 
   if (l.politicians < 1 || l.citizens < 1 || l.citizens_per_process < 1 || l.accounts < 2) {
     return InvalidArgumentError("need at least 1 politician, 1 citizen and 2 accounts");
