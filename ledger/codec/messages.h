@@ -35,6 +35,7 @@ enum class MessageType : uint8_t {
   kBlockHeader = 5,
   kCommitteeCertificate = 6,
   kAppTransaction = 7,
+  kEvidence = 8,  // ledger/net/evidence.h: signed proof that a politician lied
 };
 
 // List limits: generous for the protocol's sizes (research note §6: ~2000-member committees,

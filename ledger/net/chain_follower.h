@@ -84,6 +84,7 @@ class ChainFollower {
   uint64_t certificates_checked() const { return certificates_checked_; }
 
  private:
+  friend struct ChainFollowerFuzz;  // heads_fuzzer.cc drives Extend with arbitrary replies
   // Appends the reply's headers that extend the tip; false if one did not (a lying answer).
   bool Extend(const HeadsReply& reply);
 

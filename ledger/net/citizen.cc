@@ -136,14 +136,18 @@ void Citizen::UpdateStats() {
   stats_.bytes_up = traffic_.up;
   stats_.bytes_down = traffic_.down;
   stats_.cpu_ns = ThreadCpuNs() - cpu_start_ns_;
+  stats_.blacklisted = blacklist_.BlockedAt(latest_.height + 1);
 }
 
 std::vector<PoliticianClient*> Citizen::SafeSample() {
-  std::vector<PoliticianClient*> all;
-  for (auto& p : politicians_) all.push_back(p.get());
-  std::shuffle(all.begin(), all.end(), rng_);
-  all.resize(std::min<size_t>(all.size(), options_.genesis.safe_sample));
-  return all;
+  std::vector<uint32_t> ids(politicians_.size());
+  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
+  std::vector<PoliticianClient*> sample;
+  for (uint32_t i :
+       blacklist_.Sample(ids, options_.genesis.safe_sample, latest_.height + 1, rng_)) {
+    sample.push_back(politicians_[i].get());
+  }
+  return sample;
 }
 
 std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
@@ -337,9 +341,14 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       std::set<Hash256>& signed_pools = r.commitments[c->politician_id];
       if (signed_pools.size() < 2 && owner && VerifyTxPoolCommitment(*c, owner->key)) {
         signed_pools.insert(c->pool_hash);
+        // A second pool is equivocation evidence (citizen_evidence.cc): relay it.
+        if (auto evidence = NoteCommitment(*c)) PostAll(r, *evidence);
       }
       return;
     }
+    case MessageType::kEvidence:
+      ConsiderEvidence(payload);
+      return;
     case MessageType::kWitnessList: {
       auto w = DecodeWitnessList(AsBytes(payload));
       if (!w.ok() || w->height != r.h || !VerifyWitnessList(*w)) return;
@@ -353,7 +362,12 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       if (!id.ok()) return;
       uint32_t period = 0;
       auto beta = VerifyProposal(options_.genesis, latest_, *p, *id, &period);
-      if (beta.ok()) r.proposals[BlockHash(*p)] = {*p, *beta, std::nullopt, period};
+      if (!beta.ok()) return;
+      if (options_.timing.split_proposals && period == 0 &&
+          (BlockHash(*p)[0] & 1) != (options_.index & 1)) {
+        return;  // the forced-split network fault (CitizenTiming): the other half's block
+      }
+      r.proposals[BlockHash(*p)] = {*p, *beta, std::nullopt, period};
       return;
     }
     case MessageType::kVote: {
@@ -676,6 +690,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
           .next_ms = static_cast<uint64_t>(
               std::max(t.round_timeout_ms / 2, 2 * (t.witness_ms + t.proposal_ms))),
           .resend_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 4, 500)),
+          .recovery = t.recovery,
       };
       agreement_ = std::make_unique<CitizenAgreement>(
           CitizenAgreementConfig{.params = params,

@@ -44,6 +44,7 @@
 
 #include "core/status.h"
 #include "ledger/agreement/vote_journal.h"
+#include "ledger/net/blacklist.h"
 #include "ledger/net/chain.h"
 #include "ledger/net/citizen_agreement.h"
 #include "ledger/net/chain_follower.h"
@@ -61,6 +62,16 @@ struct CitizenTiming {
   // votes carry over); a BA* period's next-vote deadline is half of this.
   int round_timeout_ms = 8000;
   FollowOptions follow;         // compact following while not on the committee
+  // Test switches for forced BA* recovery over real processes (docs/ledger-network.md,
+  // "Forced split"), never set in a real network:
+  //  split_proposals: a network fault -- the citizen with index i sees only those period-0
+  //    proposals whose block hash's first byte has the parity of i, so the honest members are
+  //    cut into two halves that see different (or no) period-0 blocks and no period-0 value
+  //    can gather a quorum; later periods' proposals reach everyone;
+  //  recovery = false: the BA* player without next votes and periods (agreement::Params), to
+  //    show that a split height then never commits.
+  bool split_proposals = false;
+  bool recovery = true;
 };
 
 struct CitizenOptions {
@@ -72,6 +83,7 @@ struct CitizenOptions {
   CitizenFault fault = CitizenFault::kNone;
   CitizenTiming timing;
   uint64_t rng_seed = 1;
+  uint32_t index = 0;  // the citizen's index in its network (CitizenTiming::split_proposals)
   // If set, the latest certified header is kept here (hex, rewritten atomically after every
   // verified block) and resumed from on start: with the key and identity files, this is all
   // a citizen stores.
@@ -100,6 +112,10 @@ struct CitizenStats {
   uint64_t bad_politician_answers = 0;
   uint64_t txs_validated = 0;       // transactions re-executed in validated executions
   uint64_t signatures_checked = 0;  // ... of which this citizen verified the signatures
+  // Evidence and blacklisting (blacklist.h): evidence this citizen refused (forged, or
+  // malformed), and the politicians it has blacklisted at its next height.
+  uint64_t evidence_refused = 0;
+  std::vector<uint32_t> blacklisted;
 };
 
 class Citizen {
@@ -147,7 +163,14 @@ class Citizen {
       Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
       std::chrono::milliseconds retry_for);
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
+  // k politicians at random, none of them blacklisted (blacklist.h).
   std::vector<PoliticianClient*> SafeSample();
+  // Evidence and blacklisting (citizen_evidence.cc). NoteCommitment: a verified pool
+  // commitment of round `h`; if it contradicts one seen before from the same politician, the
+  // politician is blacklisted and, when that is news, the evidence item to post is returned.
+  // ConsiderEvidence: an evidence item read from a politician, verified before it is used.
+  std::optional<RoundItem> NoteCommitment(const TxPoolCommitment& c);
+  void ConsiderEvidence(const std::string& payload);
   // The sample in the order hedged calls ask it: politicians that answered fast lately first
   // (ties in random order), so that a majority of slow politicians costs one hedge delay once
   // rather than several per call.
@@ -179,6 +202,10 @@ class Citizen {
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
   std::map<PoliticianClient*, double> cost_ms_;  // Ranked()/Learn()
+  Blacklist blacklist_{options_.genesis};
+  // The first commitment seen per (height, politician), for NoteCommitment; heights below the
+  // latest block are dropped.
+  std::map<std::pair<uint64_t, uint32_t>, TxPoolCommitment> first_commitments_;
   Traffic traffic_;
   uint64_t cpu_start_ns_ = 0;
   mutable std::mutex stats_mu_;

@@ -47,6 +47,8 @@ Status WriteStats(const std::filesystem::path& file, const std::filesystem::path
                    {"bad_politician_answers", s.bad_politician_answers},
                    {"txs_validated", s.txs_validated},
                    {"signatures_checked", s.signatures_checked},
+                   {"evidence_refused", s.evidence_refused},
+                   {"blacklisted", s.blacklisted},
                    {"storage_bytes", storage}});
   }
   nlohmann::json doc = {{"citizens", all}};
@@ -92,6 +94,7 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
     o.vote_journal = options.key_dir / ("citizen-" + std::to_string(i) + ".votes");
     o.fault = options.fault;
     o.timing = options.timing;
+    o.index = i;
     o.rng_seed = 0x9e3779b97f4a7c15ull * (i + 1) ^ static_cast<uint64_t>(::getpid());
     citizens.push_back(std::make_unique<Citizen>(std::move(o), clients));
   }

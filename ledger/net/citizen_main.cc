@@ -27,6 +27,11 @@ int main(int argc, char** argv) {
       .add_option("--certify-every", timing.follow.certify_every,
                   "Followed headers before the head's certificate is checked")
       ->check(CLI::Range(1u, 1000000u));
+  program.app().add_flag("--split-proposals", timing.split_proposals,
+                         "Test fault: see only the period-0 proposals of this citizen's half");
+  program.app().add_flag(
+      "--no-recovery", [&](int64_t) { timing.recovery = false; },
+      "Test switch: BA* without next votes and periods");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     CitizenDaemonOptions o;
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));

@@ -25,11 +25,13 @@ Status PoliticianFaults::Add(const std::string& b) {
     unresponsive = true;
   } else if (b == "flood") {
     flood = true;
+  } else if (b == "frame") {
+    frame = true;
   } else {
     return InvalidArgumentError(
         "unknown politician behaviour '" + b +
         "' (drop, delay, withhold, stale, wrong, equivocate, forge, withhold_data, slow_execute, "
-        "unresponsive, flood)");
+        "unresponsive, flood, frame)");
   }
   return Status::Ok();
 }

@@ -36,13 +36,17 @@ struct PoliticianFaults {
   // same height (relayed to citizens and gossiped) and pools for heights far ahead.
   bool flood = false;
   static constexpr int kFloodCommitments = 2000;
+  // Frames an honest politician: serves, in every round, forged equivocation evidence
+  // (evidence.h) against the last genesis politician -- two pool commitments in its name,
+  // signed with the framer's own key (politician_evidence.cc).
+  bool frame = false;
 
   bool any() const {
     return drop > 0 || delay_ms > 0 || withhold || stale_state || wrong_state || equivocate ||
-           forge || withhold_data || slow_execute_ms > 0 || unresponsive || flood;
+           forge || withhold_data || slow_execute_ms > 0 || unresponsive || flood || frame;
   }
   // "drop", "delay", "withhold", "stale", "wrong", "equivocate", "forge", "withhold_data",
-  // "slow_execute", "unresponsive", "flood"; INVALID_ARGUMENT otherwise.
+  // "slow_execute", "unresponsive", "flood", "frame"; INVALID_ARGUMENT otherwise.
   Status Add(const std::string& behaviour);
 };
 

@@ -229,6 +229,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                                      std::to_string(cfg.timing.follow.wait_ms),
                                      "--certify-every",
                                      std::to_string(cfg.timing.follow.certify_every)};
+    if (cfg.timing.split_proposals) args.push_back("--split-proposals");
+    if (!cfg.timing.recovery) args.push_back("--no-recovery");
     TESSERA_RETURN_IF_ERROR(
         d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
     daemons.push_back(std::move(d));
@@ -519,6 +521,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       report.rejected_proposals += c["rejected_proposals"].get<uint64_t>();
       report.bad_politician_answers += c["bad_politician_answers"].get<uint64_t>();
       if (d.malicious) continue;
+      report.evidence_refused += c.value("evidence_refused", uint64_t{0});
+      for (const auto& id : c.value("blacklisted", nlohmann::json::array())) {
+        const uint32_t p = id.get<uint32_t>();
+        (p < pols.size() && pols[p].malicious ? report.blacklisted_malicious
+                                              : report.blacklisted_honest) += 1;
+      }
       report.txs_validated += c["txs_validated"].get<uint64_t>();
       report.signatures_checked += c["signatures_checked"].get<uint64_t>();
       uint64_t h = c["height"].get<uint64_t>();

@@ -22,7 +22,8 @@
 //               (fraction malicious), citizen_behaviours (list of silent, inconsistent)
 //   [fault]     kill_politician (index, -1 = none), kill_at_block, restart_after_ms,
 //               stop_politician (index, -1 = none: SIGSTOP'd at stop_at_block, SIGCONT'd
-//               when the load stops)
+//               when the load stops), split_proposals and recovery (test switches that
+//               force and disable BA* recovery, citizen.h CitizenTiming)
 //   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms, follow_wait_ms and
 //               certify_every (compact following, chain_follower.h)
 // Derived thresholds for a committee of expected size C: T_cert = T_soft = floor(2C/3) + 1
@@ -145,6 +146,10 @@ struct LocalnetReport {
   uint64_t late_signed_too_early = 0;  // signatures of late citizens before eligibility
   // BA*: blocks certified in a period above 0 (their height needed recovery), highest period.
   uint64_t recovered_blocks = 0, max_period = 0;
+  // Evidence and blacklisting (blacklist.h), at the end of the run, over honest citizens:
+  // (citizen, politician) pairs blacklisted with the politician malicious / honest (the
+  // latter must stay 0), and evidence the citizens refused as forged or malformed.
+  uint64_t blacklisted_malicious = 0, blacklisted_honest = 0, evidence_refused = 0;
 
   std::string ToJson() const;
 };

@@ -102,6 +102,11 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   l.timing.follow.wait_ms = static_cast<int>(wait);
   l.timing.follow.certify_every = static_cast<uint32_t>(every);
+  // Forced BA* recovery (citizen.h CitizenTiming): test switches, applied to every citizen
+  // (after the assignment of l.timing above, which resets every other field).
+  TESSERA_ASSIGN_OR_RETURN(l.timing.split_proposals,
+                           c.GetBoolOr("fault.split_proposals", l.timing.split_proposals));
+  TESSERA_ASSIGN_OR_RETURN(l.timing.recovery, c.GetBoolOr("fault.recovery", l.timing.recovery));
 
   if (l.politicians < 1 || l.citizens < 1 || l.citizens_per_process < 1 || l.accounts < 2) {
     return InvalidArgumentError("need at least 1 politician, 1 citizen and 2 accounts");
@@ -172,7 +177,10 @@ std::string LocalnetReport::ToJson() const {
                       {"late_first_signed", late_first_signed},
                       {"late_signed_too_early", late_signed_too_early},
                       {"recovered_blocks", recovered_blocks},
-                      {"max_period", max_period}};
+                      {"max_period", max_period},
+                      {"blacklisted_malicious", blacklisted_malicious},
+                      {"blacklisted_honest", blacklisted_honest},
+                      {"evidence_refused", evidence_refused}};
   return j.dump(1);
 }
 

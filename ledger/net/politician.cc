@@ -101,6 +101,8 @@ Status PoliticianNode::Init() {
                            " was not created from this genesis file");
     }
   }
+  // Restarted: this politician may have signed a pool for the height after its latest block.
+  if (blocks_->Latest()) pool_floor_ = std::numeric_limits<uint64_t>::max();
   if (!blocks_->Latest()) {
     BlockReply b;
     b.set_found(true);
@@ -135,6 +137,7 @@ Status PoliticianNode::Init() {
     std::lock_guard<std::mutex> lock(mu_);
     RememberHead(latest_reply_.block());
   }
+  if (pool_floor_ != 0) pool_floor_ = latest_.height + 1;
   spdlog::info("politician {} open at height {} root {}", options_.id, latest_.height,
                ToHex(latest_.state_root).substr(0, 16));
   return Status::Ok();
@@ -351,7 +354,8 @@ Status PoliticianNode::AddPool(const Pool& pool, const std::vector<Hash256>* cer
 }
 
 void PoliticianNode::FreezePool(uint64_t h) {
-  if (my_commitments_.count(h)) return;
+  RelayEvidence(h);
+  if (my_commitments_.count(h) || h <= pool_floor_) return;
   std::vector<std::vector<LedgerTx>> variants(1);
   {
     std::lock_guard<std::mutex> lock(mempool_mu_);
@@ -484,6 +488,10 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       }
       break;
     }
+    case MessageType::kEvidence:
+      // Verified before it is kept or relayed: forged evidence never travels (blacklist.h).
+      TESSERA_RETURN_IF_ERROR(evidence_.AddEncoded(AsBytes(payload), h).status());
+      break;
     default:
       return InvalidArgumentError("unknown round item type " +
                                   std::to_string(static_cast<uint8_t>(payload[0])));

@@ -31,6 +31,7 @@
 
 #include "core/status.h"
 #include "ledger/crypto/signature_cache.h"
+#include "ledger/net/blacklist.h"
 #include "ledger/net/block_budget.h"
 #include "ledger/net/block_store.h"
 #include "ledger/net/chain.h"
@@ -150,6 +151,9 @@ class PoliticianNode {
   Status AuthorizeExecute(const ExecuteRequest& req);
   void FreezePool(uint64_t height);                           // mu_ held
   void Flood(uint64_t height);  // the flood adversary (politician_flood.cc; mu_ held)
+  // Adds the verified evidence of every politician blacklisted at `height` to round `height`'s
+  // items, so that its committee reads it (politician_evidence.cc; mu_ held).
+  void RelayEvidence(uint64_t height);
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
   // The blocks of the next height that hold a cert-vote quorum (mu_ held).
   std::vector<CertifiedBlockData> CertifiableBlocks();
@@ -181,6 +185,12 @@ class PoliticianNode {
   std::map<std::pair<uint64_t, uint32_t>, std::set<Hash256>> pools_by_owner_;  // (height, id)
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed
   std::map<uint64_t, RoundLog> rounds_;
+  // Evidence against lying politicians (evidence.h), verified before it is kept or relayed;
+  // one per politician (mu_).
+  Blacklist evidence_{options_.genesis};
+  // A restarted politician may have signed a pool for latest + 1 before it crashed; it signs
+  // none up to this height, so a crash never makes it sign two (FreezePool; evidence.h).
+  uint64_t pool_floor_ = 0;
   TicketCache tickets_;  // committee tickets of relayed witness lists and votes
   // The newest kRecentHeads headers (canonical) and their proposers' identities, for
   // GetHeads without a disk read; head_cv_ wakes long-polls when latest_ moves.

@@ -89,6 +89,23 @@ TEST_F(PoliticianFloodTest, RefusesOversizedFarAheadAndThirdPools) {
   EXPECT_EQ(PostPool(MakePool(2, 2, 1)), "");  // another height has its own limit
 }
 
+// How far ahead a commitment may be: only the next two heights are being agreed, and a
+// commitment is taken only in the round of its own height.
+TEST_F(PoliticianFloodTest, RefusesCommitmentsFarAheadOrForAnotherRound) {
+  auto post = [&](uint64_t round, const Pool& pool) {
+    PostRequest req;
+    req.set_height(round);
+    req.mutable_item()->set_payload(pool.commitment());
+    PostReply rep;
+    node_->Post(req, &rep);
+    return rep.accepted() ? "" : rep.error();
+  };
+  EXPECT_EQ(post(2, MakePool(2, 0, 1)), "");  // latest is 0: heights 1 and 2 are open
+  EXPECT_NE(post(3, MakePool(3, 0, 1)).find("not being agreed"), std::string::npos);
+  EXPECT_NE(post(1000000, MakePool(1000000, 0, 1)).find("not being agreed"), std::string::npos);
+  EXPECT_NE(post(1, MakePool(2, 1, 1)).find("invalid pool commitment"), std::string::npos);
+}
+
 TEST_F(PoliticianFloodTest, RefusesAThirdCommitmentForOneHeight) {
   EXPECT_EQ(PostCommitment(MakePool(1, 0, 1)), "");
   EXPECT_EQ(PostCommitment(MakePool(1, 1, 1)), "");

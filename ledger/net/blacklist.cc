@@ -1,0 +1,59 @@
+#include "ledger/net/blacklist.h"
+
+#include <algorithm>
+
+namespace tessera::ledger::net {
+
+Blacklist::Blacklist(const Genesis& genesis, uint64_t blocks)
+    : genesis_(&genesis), blocks_(blocks) {}
+
+Result<bool> Blacklist::Add(const Evidence& e, uint64_t now) {
+  // Relayed again every round: what is already held was verified when it was added.
+  auto held = newest_.find(e.politician_id());
+  if (held != newest_.end() && held->second == e) return false;
+  TESSERA_RETURN_IF_ERROR(VerifyEvidence(e, *genesis_));
+  const bool was_blocked = Blocked(e.politician_id(), now);
+  auto [it, inserted] = newest_.try_emplace(e.politician_id(), e);
+  if (!inserted && e.height() > it->second.height()) it->second = e;
+  return !was_blocked && Blocked(e.politician_id(), now);
+}
+
+Result<bool> Blacklist::AddEncoded(ByteSpan bytes, uint64_t now) {
+  TESSERA_ASSIGN_OR_RETURN(Evidence e, DecodeEvidence(bytes));
+  return Add(e, now);
+}
+
+bool Blacklist::Blocked(uint32_t politician_id, uint64_t height) const {
+  auto it = newest_.find(politician_id);
+  return it != newest_.end() && height <= it->second.height() + blocks_;
+}
+
+std::vector<uint32_t> Blacklist::BlockedAt(uint64_t height) const {
+  std::vector<uint32_t> out;
+  for (const auto& [id, e] : newest_) {
+    if (Blocked(id, height)) out.push_back(id);
+  }
+  return out;
+}
+
+std::vector<std::string> Blacklist::Active(uint64_t height) const {
+  std::vector<std::string> out;
+  for (const auto& [id, e] : newest_) {
+    if (Blocked(id, height)) out.push_back(EncodeEvidence(e));
+  }
+  return out;
+}
+
+std::vector<uint32_t> Blacklist::Sample(const std::vector<uint32_t>& candidates, size_t k,
+                                        uint64_t height, std::mt19937_64& rng) const {
+  std::vector<uint32_t> out;
+  for (uint32_t id : candidates) {
+    if (!Blocked(id, height)) out.push_back(id);
+  }
+  if (out.empty()) out = candidates;
+  std::shuffle(out.begin(), out.end(), rng);
+  out.resize(std::min(out.size(), k));
+  return out;
+}
+
+}  // namespace tessera::ledger::net
