@@ -104,7 +104,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
     pols[i].malicious = i < bad_pols;
     pols[i].args = {"--log-level",
-                    "warn",
+                    cfg.log_level,
                     "--genesis",
                     (out_dir / "genesis.toml").string(),
                     "--id",
@@ -204,7 +204,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     d.stats = out_dir / (name + ".json");
     d.process = std::make_unique<ChildProcess>();
     std::vector<std::string> args = {"--log-level",
-                                     "warn",
+                                     cfg.log_level,
                                      "--genesis",
                                      (out_dir / "genesis.toml").string(),
                                      "--keys",
@@ -300,6 +300,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         return leaf ? DecodeAccount(*leaf)->nonce : 0;
       };
       for (double l : load.OnBlock(*applied, nonce_of, now)) latencies.push_back(l);
+      progress << "[" << std::fixed << std::setprecision(1) << Seconds(now - start) << "s] block "
+               << replay.height() << ": " << applied->size() << " transfers\n";
     }
   };
   std::thread follower([&] {

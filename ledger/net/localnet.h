@@ -69,6 +69,9 @@ struct LocalnetConfig {
   uint32_t keep_versions = 64;
   double target_round_s = 0;  // 0: half the citizens' round timeout
   double backlog_pools = 2;
+  // The politicians' and citizen daemons' spdlog level (their logs under out/logs): "warn"
+  // keeps long runs quiet; "info" logs every commit with its duration and block size.
+  std::string log_level = "warn";
   std::vector<AppParams> apps;
 
   double rate = 50;

@@ -1,5 +1,6 @@
 // The localnet's config file and its report (localnet.h documents both).
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "ledger/net/localnet.h"
 
@@ -58,6 +59,11 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0, 3600));
   TESSERA_RETURN_IF_ERROR(real("network.backlog_pools", l.backlog_pools, 1, 1000));
+  TESSERA_ASSIGN_OR_RETURN(l.log_level, c.GetStringOr("network.log_level", l.log_level));
+  if (spdlog::level::from_str(l.log_level) == spdlog::level::off && l.log_level != "off") {
+    return InvalidArgumentError("network.log_level '" + l.log_level +
+                                "' is not a spdlog level (trace, debug, info, warn, err, off)");
+  }
   TESSERA_RETURN_IF_ERROR(real("adversary.politicians", l.malicious_politicians, 0, 1));
   TESSERA_RETURN_IF_ERROR(real("adversary.citizens", l.malicious_citizens, 0, 1));
   if (c.Has("adversary.politician_behaviours")) {
