@@ -247,6 +247,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   std::mutex mu;  // guards replay, latencies, block_times (the follower thread writes them)
   std::vector<double> latencies;
   std::vector<Clock::time_point> block_times;
+  std::vector<size_t> block_load_txs;  // per block: the load generator's transfers in it
   ChainReplay replay(g);
   std::atomic<bool> stop_follow{false};
   std::atomic<uint64_t> invalid{0};
@@ -299,7 +300,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         auto leaf = replay.tree().Get(AccountKey(key));
         return leaf ? DecodeAccount(*leaf)->nonce : 0;
       };
-      for (double l : load.OnBlock(*applied, nonce_of, now)) latencies.push_back(l);
+      const std::vector<double> block_latencies = load.OnBlock(*applied, nonce_of, now);
+      latencies.insert(latencies.end(), block_latencies.begin(), block_latencies.end());
+      block_load_txs.push_back(block_latencies.size());
       progress << "[" << std::fixed << std::setprecision(1) << Seconds(now - start) << "s] block "
                << replay.height() << ": " << applied->size() << " transfers\n";
     }
@@ -405,6 +408,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.offered_txs = counts.offered;
   report.submitted_txs = counts.submitted;
   report.busy_submissions = counts.busy;
+  report.resent_submissions = counts.resent;
   report.idle_misses = counts.idle_miss;
   report.rejected_submissions = counts.rejected;
   report.offered_tx_per_s = counts.offered / std::max(load_seconds, 1e-9);
@@ -439,6 +443,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   if (block_times.size() >= 2) {
     report.block_interval_s =
         Seconds(block_times.back() - block_times.front()) / (block_times.size() - 1);
+    // Steady state: the blocks after the first over the time they took (the first block's
+    // round starts with the chain, before the load has built up).
+    size_t after_first = 0;
+    for (size_t i = 1; i < block_load_txs.size(); ++i) after_first += block_load_txs[i];
+    report.steady_tx_per_s =
+        after_first / std::max(Seconds(block_times.back() - block_times.front()), 1e-9);
   }
   report.txs_per_block = H ? static_cast<double>(report.committed_txs) / H : 0;
 

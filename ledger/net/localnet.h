@@ -107,11 +107,14 @@ struct LocalnetReport {
   // rejected_submissions.
   uint64_t offered_txs = 0;
   uint64_t submitted_txs = 0;
-  uint64_t busy_submissions = 0;  // turned away by full mempools (RESOURCE_EXHAUSTED)
-  uint64_t idle_misses = 0;       // no idle account to send from
+  uint64_t busy_submissions = 0;    // turned away by full mempools (RESOURCE_EXHAUSTED)
+  uint64_t resent_submissions = 0;  // waited too long and sent again (not part of offered)
+  uint64_t idle_misses = 0;         // no idle account to send from
   uint64_t rejected_submissions = 0;
   double seconds = 0;   // from the first submission to the last committed block
   double tx_per_s = 0;  // committed
+  // Committed in the blocks after the first, over the time from the first block to the last.
+  double steady_tx_per_s = 0;
   double offered_tx_per_s = 0, submitted_tx_per_s = 0;  // over the load's duration
   double latency_p50_s = 0, latency_p90_s = 0, latency_p99_s = 0, latency_max_s = 0;
   double block_interval_s = 0;

@@ -1,6 +1,7 @@
 // The localnet's config file and its report (localnet.h documents both).
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+
+#include <nlohmann/json.hpp>
 
 #include "ledger/net/localnet.h"
 
@@ -130,12 +131,14 @@ std::string LocalnetReport::ToJson() const {
                       {"offered_txs", offered_txs},
                       {"submitted_txs", submitted_txs},
                       {"busy_submissions", busy_submissions},
+                      {"resent_submissions", resent_submissions},
                       {"idle_misses", idle_misses},
                       {"rejected_submissions", rejected_submissions},
                       {"offered_tx_per_s", offered_tx_per_s},
                       {"submitted_tx_per_s", submitted_tx_per_s},
                       {"seconds", seconds},
                       {"tx_per_s", tx_per_s},
+                      {"steady_tx_per_s", steady_tx_per_s},
                       {"txs_per_block", txs_per_block},
                       {"block_interval_s", block_interval_s},
                       {"latency_p50_s", latency_p50_s},
