@@ -73,6 +73,7 @@ struct Citizen::Round {
   std::map<Hash256, Pool> pool_data;         // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
+  std::vector<WitnessEntry> own_witnessed;   // this member's witness list entries
   std::string my_identity;
   VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
 };
@@ -669,6 +670,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     w.height = h;
     w.credential = ticket.proof;
     w.entries = WitnessPools(r);
+    r.own_witnessed = w.entries;
     SignWitnessList(w, options_.keys);
     PostAll(r, item_of(EncodeWitnessList(w)));
   }
@@ -686,13 +688,16 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
           .resend_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 4, 500)),
       };
       agreement_ = std::make_unique<CitizenAgreement>(
-          CitizenAgreementConfig{.params = params,
-                                 .height = h,
-                                 .keys = &options_.keys,
-                                 .credential = ticket.proof,
-                                 .identity = r.my_identity,
-                                 .journal = journal_ ? &*journal_ : nullptr,
-                                 .fault = options_.fault},
+          CitizenAgreementConfig{
+              .params = params,
+              .height = h,
+              .keys = &options_.keys,
+              .credential = ticket.proof,
+              .identity = r.my_identity,
+              .journal = journal_ ? &*journal_ : nullptr,
+              .fault = options_.fault,
+              .proposal_grace_ms = std::max<uint64_t>(t.proposal_ms, params.next_ms / 4),
+              .better_proposal_wait_ms = params.next_ms / 2},
           now);
       agreement_height_ = h;
       proposed_periods_.clear();
@@ -719,9 +724,16 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     proposed_periods_.insert(tp);
     if (!win) return;
     // T_soft witness lists before building: what makes an honest body cover every pool a
-    // validator may find required (pool_availability.h).
-    poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)),
-               [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
+    // validator may find required (pool_availability.h); and every pool whose data this
+    // proposer checked eligible, so that the body carries them rather than fewer or none.
+    // Both up to a quarter of the round: the proposal must still reach the members before
+    // their soft votes (citizen_agreement.h, "Soft-vote timing").
+    poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)), [&] {
+      if (r.witnesses.size() < options_.genesis.soft_threshold) return false;
+      return PoolsAwaitingEligibility(r.own_witnessed,
+                                      TallyWitnesses(r.witnesses, options_.genesis))
+          .empty();
+    });
     std::vector<BlockHeader> headers;
     if (fault != CitizenFault::kProposeEmpty) {
       const auto build_start = Clock::now();
