@@ -11,10 +11,8 @@ namespace {
 using std::chrono::milliseconds;
 
 TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBounds) {
-  BlockBudget b({.max_pool_txs = 1000,
-                 .min_pool_txs = 100,
-                 .initial_pool_txs = 1000,
-                 .target_round_s = 4});
+  BlockBudget b(
+      {.max_pool_txs = 1000, .min_pool_txs = 100, .initial_pool_txs = 1000, .target_round_s = 4});
   auto t = BlockBudget::Clock::time_point();
   EXPECT_EQ(b.pool_txs(), 1000u);
   // Rounds of 10 s (over the 4 s target): x0.32 each time, down to the minimum.
@@ -34,10 +32,8 @@ TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBound
 }
 
 TEST(BlockBudgetTest, FastRoundsWithRoomToSpareDoNotGrowThePool) {
-  BlockBudget b({.max_pool_txs = 1000,
-                 .min_pool_txs = 10,
-                 .initial_pool_txs = 1000,
-                 .target_round_s = 4});
+  BlockBudget b(
+      {.max_pool_txs = 1000, .min_pool_txs = 10, .initial_pool_txs = 1000, .target_round_s = 4});
   auto t = BlockBudget::Clock::time_point();
   b.PoolFrozen(1, 1000, t);
   b.BlockCommitted(1, t + std::chrono::seconds(8));  // twice the target: 0.8 x 4 / 8 = x0.4
@@ -107,8 +103,9 @@ SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
     if (round_s > kTimeoutS) round_s += kTimeoutS;  // timed out once, then redone
     r.max_round_s = std::max(r.max_round_s, round_s);
     for (int p = 0; p < kPoliticians; ++p) {  // arrivals during the round, up to capacity
-      pending[p] = std::min(pending[p] + offered_tx_per_s / kPoliticians * round_s,
-                            std::max(pending[p], static_cast<double>(budgets[p].mempool_capacity())));
+      pending[p] =
+          std::min(pending[p] + offered_tx_per_s / kPoliticians * round_s,
+                   std::max(pending[p], static_cast<double>(budgets[p].mempool_capacity())));
     }
     now_s += round_s;
     t += std::chrono::microseconds(static_cast<int64_t>(round_s * 1e6));
@@ -126,8 +123,7 @@ SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
 
 TEST(BlockBudgetTest, OfferedLoadBeyondSaturationNeverLowersCommittedThroughput) {
   // The localnet sweep's settings: max_pool_txs 2000, target half the 20 s round timeout.
-  const BlockBudgetOptions options{.max_pool_txs = 2000, .min_pool_txs = 50,
-                                   .target_round_s = 10};
+  const BlockBudgetOptions options{.max_pool_txs = 2000, .min_pool_txs = 50, .target_round_s = 10};
   constexpr double kSeconds = 120;  // a bench run's length: the first rounds count
   double peak = 0, saturating = 0;
   for (double offered = 25; offered <= 400; offered += 25) {
