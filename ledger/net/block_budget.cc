@@ -6,12 +6,13 @@
 namespace tessera::ledger::net {
 
 BlockBudget::BlockBudget(BlockBudgetOptions options)
-    : options_(options),
-      pool_txs_(std::max<size_t>(options.max_pool_txs, 1)),
-      mean_round_s_(options.target_round_s / 2) {
-  options_.max_pool_txs = pool_txs_;
+    : options_(options), mean_round_s_(options.target_round_s / 2) {
+  options_.max_pool_txs = std::max<size_t>(options_.max_pool_txs, 1);
   options_.min_pool_txs = std::clamp<size_t>(options_.min_pool_txs, 1, options_.max_pool_txs);
   options_.backlog_pools = std::max(options_.backlog_pools, 1.0);
+  const size_t initial =
+      options_.initial_pool_txs > 0 ? options_.initial_pool_txs : options_.max_pool_txs / 8;
+  pool_txs_ = std::clamp(initial, options_.min_pool_txs, options_.max_pool_txs);
 }
 
 void BlockBudget::PoolFrozen(uint64_t height, size_t txs, Clock::time_point now) {
@@ -26,12 +27,15 @@ void BlockBudget::BlockCommitted(uint64_t height, Clock::time_point now) {
   const bool full = it->second.second >= pool_txs_;
   frozen_.erase(frozen_.begin(), std::next(it));
   mean_round_s_ = 0.7 * mean_round_s_ + 0.3 * round_s;
-  if (round_s > options_.target_round_s) {
-    pool_txs_ = std::max(options_.min_pool_txs, static_cast<size_t>(pool_txs_ * 0.8));
-  } else if (full && round_s < options_.target_round_s / 2) {
-    pool_txs_ = std::min(options_.max_pool_txs,
-                         static_cast<size_t>(std::ceil(static_cast<double>(pool_txs_) * 1.25)));
+  const double target = options_.target_round_s;
+  double factor = 1;
+  if (round_s > target) {
+    factor = std::clamp(0.8 * target / round_s, 0.25, 0.8);
+  } else if (full && round_s < target / 2) {
+    factor = std::clamp(0.5 * target / std::max(round_s, 1e-3), 1.25, 2.0);
   }
+  const double next = std::ceil(static_cast<double>(pool_txs_) * factor);
+  pool_txs_ = std::clamp(static_cast<size_t>(next), options_.min_pool_txs, options_.max_pool_txs);
 }
 
 size_t BlockBudget::mempool_capacity() const {

@@ -10,12 +10,18 @@
 // the agreement on it, on whatever hardware the committee runs. (A politician cannot observe
 // a citizen's CPU; the round time is the validation time as the system experiences it.)
 //
-//   - Pool size: multiplicative decrease (x0.8) when a round took longer than
-//     `target_round_s` -- set it well below the citizens' round timeout (localnet: half of
-//     it), so blocks shrink before validation outlasts the timeout and rounds are retried;
-//     increase (x1.25) when a round with a full pool took less than half of the target;
-//     always within [min_pool_txs, max_pool_txs]. Rounds slow for reasons other than block
-//     size (a loaded machine) shrink pools only while they stay over the target.
+//   - Pool size: starts small (`initial_pool_txs`, default max / 8) and follows the measured
+//     round time towards `target_round_s` -- set it well below the citizens' round timeout
+//     (localnet: half of it), so blocks shrink before validation outlasts the timeout and
+//     rounds are retried. A round over the target scales the pool by 0.8 x target / round
+//     (a round at 3x the target cuts the pool to a quarter at once: on a CPU-bound committee
+//     round time grows with block size, so one step lands near the size that fits), never by
+//     more than x0.25 or less than x0.8. A round with a full pool under half the target grows
+//     it by 0.5 x target / round, between x1.25 and x2 (slow start: doubling while rounds are
+//     short, so an idle chain reaches a large block in a few rounds without first committing
+//     a block that outlasts the timeout). Always within [min_pool_txs, max_pool_txs]. Rounds
+//     slow for reasons other than block size (a loaded machine) shrink pools only while they
+//     stay over the target.
 //   - Mempool capacity: `backlog_pools` pools' worth. Frozen transfers stay in the mempool
 //     until their block commits, so 2 pools = one in flight and one waiting: a transfer
 //     admitted then is frozen at the next freeze (mempool.h serves the oldest first) and
@@ -36,6 +42,7 @@ namespace tessera::ledger::net {
 struct BlockBudgetOptions {
   size_t max_pool_txs = 2000;  // the genesis file's hard limit
   size_t min_pool_txs = 50;
+  size_t initial_pool_txs = 0;  // 0: max_pool_txs / 8 (at least min_pool_txs)
   double target_round_s = 10.0;
   double backlog_pools = 2;
 };

@@ -1,5 +1,8 @@
 #include "ledger/net/chain_follower.h"
 
+#include <algorithm>
+#include <chrono>
+
 #include "ledger/net/identity.h"
 
 namespace tessera::ledger::net {
@@ -29,74 +32,129 @@ bool ChainFollower::Extend(const HeadsReply& reply) {
   return true;
 }
 
-uint64_t ChainFollower::Advance(const std::vector<PoliticianClient*>& sample, bool wait,
-                                Traffic* traffic, TicketCache* tickets) {
-  const uint64_t before = tip().height;
-  for (size_t i = 0; i < sample.size(); ++i) {
-    bool ask_next = false;  // this politician failed, lied, or withheld what it claims
-    for (;;) {              // follow it for as long as it has headers beyond what it handed out
-      const uint64_t from = tip().height;
-      const uint32_t wait_ms = wait && i == 0 ? static_cast<uint32_t>(options_.wait_ms) : 0;
-      auto reply = sample[i]->GetHeads(from, options_.max_headers, wait_ms, traffic);
-      if (!reply.ok()) {
-        ask_next = true;
-        break;
-      }
-      if (!Extend(*reply)) {
-        ++bad_answers_;
-        ask_next = true;
-        break;
-      }
-      if (reply->height() <= tip().height) break;  // nothing more there
-      if (tip().height == from) {                  // claims a height it does not hand out
-        ask_next = true;
-        break;
-      }
+namespace {
+// How long concurrent reads wait for the sample (as a committee round's reads do), and for a
+// first answer when none has come by then (a loaded politician; the client deadline).
+constexpr std::chrono::milliseconds kReadWait{300};
+constexpr std::chrono::milliseconds kReadPatience{1500};
+}  // namespace
+
+bool ChainFollower::FollowOne(PoliticianClient& p, uint32_t wait_ms, Traffic* traffic) {
+  for (;;) {
+    const uint64_t from = tip().height;
+    auto reply = p.GetHeads(from, options_.max_headers, wait_ms, traffic);
+    if (!reply.ok()) return false;
+    if (!Extend(*reply)) {
+      ++bad_answers_;
+      return false;
     }
-    if (wait && !ask_next) break;
+    if (reply->height() <= tip().height) return true;  // nothing more there
+    if (tip().height == from) return false;            // claims a height it does not hand out
   }
-  if (unchecked_.size() >= options_.certify_every) (void)CertifyTip(sample, traffic, tickets);
+}
+
+void ChainFollower::FollowAll(const std::vector<PoliticianClient*>& sample, Traffic* traffic,
+                              PoliticianCalls& calls) {
+  // Each round asks everyone for the headers after the tip; answers are tried highest claim
+  // first. A round that extends the tip but leaves a higher claim unserved (more than
+  // max_headers behind) asks again; a claim nobody backs ends it.
+  for (int round = 0; round < 64; ++round) {
+    const uint64_t from = tip().height;
+    const uint32_t max_headers = options_.max_headers;
+    auto replies = calls.All<HeadsReply>(
+        sample,
+        [from, max_headers, traffic](PoliticianClient& p) {
+          return p.GetHeads(from, max_headers, 0, traffic);
+        },
+        kReadWait, kReadPatience);
+    std::vector<size_t> order;
+    uint64_t claimed = from;
+    for (size_t i = 0; i < replies.size(); ++i) {
+      if (!replies[i]) continue;
+      order.push_back(i);
+      claimed = std::max(claimed, replies[i]->height());
+    }
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return replies[a]->height() > replies[b]->height();
+    });
+    for (size_t i : order) {
+      if (!Extend(*replies[i])) ++bad_answers_;
+    }
+    if (tip().height == from || tip().height >= claimed) return;
+  }
+}
+
+uint64_t ChainFollower::Advance(const std::vector<PoliticianClient*>& sample, bool wait,
+                                Traffic* traffic, TicketCache* tickets, PoliticianCalls* calls) {
+  const uint64_t before = tip().height;
+  bool done = false;
+  if (wait && !sample.empty()) {
+    done = FollowOne(*sample[0], static_cast<uint32_t>(options_.wait_ms), traffic);
+  }
+  if (!done && calls != nullptr) {
+    FollowAll(sample, traffic, *calls);
+  } else if (!done) {
+    for (size_t i = wait ? 1 : 0; i < sample.size(); ++i) {
+      if (FollowOne(*sample[i], 0, traffic) && wait) break;
+    }
+  }
+  if (unchecked_.size() >= options_.certify_every) {
+    (void)CertifyTip(sample, traffic, tickets, calls);
+  }
   return tip().height > before ? tip().height - before : 0;
 }
 
-Status ChainFollower::CertifyTip(const std::vector<PoliticianClient*>& sample, Traffic* traffic,
-                                 TicketCache* tickets) {
-  if (unchecked_.empty()) return Status::Ok();
+Status ChainFollower::CheckCertified(const Result<BlockReply>& reply, PoliticianClient& p,
+                                     TicketCache* tickets) {
+  TESSERA_RETURN_IF_ERROR(reply.status());
   const BlockHeader& tip = unchecked_.back();
   const BlockHeader& below = unchecked_.size() >= 2 ? unchecked_[unchecked_.size() - 2] : verified_;
-  const Hash256 want = BlockHash(tip);
-  const uint64_t height = tip.height;
-  Status last = UnavailableError("no politician in the sample");
-  for (PoliticianClient* p : sample) {
-    auto reply = p->GetBlock(tip.height, traffic, /*header_only=*/true);
-    if (!reply.ok()) {
-      last = reply.status();
-      continue;
-    }
-    const CertifiedBlock& cb = reply->block();
-    auto block = DecodeCertifiedBlock(cb.header(), cb.certificate(),
-                                      {cb.identities().begin(), cb.identities().end()});
-    if (!block.ok()) {
-      last = block.status();
-      ++bad_answers_;
-      continue;
-    }
-    if (BlockHash(block->header) != want) {
-      // This politician's block at the tip's height is another one: either it or the one that
-      // handed out the tip lies. Another politician may certify the tip.
-      last = InvalidArgumentError("politician " + p->address() + " holds another block " +
-                                  std::to_string(tip.height));
-      continue;
-    }
-    Status s = VerifyCertifiedBlock(genesis_, below, *block, tickets);
-    if (s.ok()) {
-      verified_ = tip;
-      unchecked_.clear();
-      ++certificates_checked_;
-      return Status::Ok();
-    }
-    last = s;
+  const CertifiedBlock& cb = reply->block();
+  auto block = DecodeCertifiedBlock(cb.header(), cb.certificate(),
+                                    {cb.identities().begin(), cb.identities().end()});
+  if (!block.ok()) {
     ++bad_answers_;
+    return block.status();
+  }
+  if (BlockHash(block->header) != BlockHash(tip)) {
+    // This politician's block at the tip's height is another one: either it or the one that
+    // handed out the tip lies. Another politician may certify the tip.
+    return InvalidArgumentError("politician " + p.address() + " holds another block " +
+                                std::to_string(tip.height));
+  }
+  Status s = VerifyCertifiedBlock(genesis_, below, *block, tickets);
+  if (!s.ok()) {
+    ++bad_answers_;
+    return s;
+  }
+  verified_ = tip;
+  unchecked_.clear();
+  ++certificates_checked_;
+  return Status::Ok();
+}
+
+Status ChainFollower::CertifyTip(const std::vector<PoliticianClient*>& sample, Traffic* traffic,
+                                 TicketCache* tickets, PoliticianCalls* calls) {
+  if (unchecked_.empty()) return Status::Ok();
+  const uint64_t height = unchecked_.back().height;
+  Status last = UnavailableError("no politician in the sample");
+  if (calls != nullptr) {
+    auto replies = calls->All<BlockReply>(
+        sample,
+        [height, traffic](PoliticianClient& p) {
+          return p.GetBlock(height, traffic, /*header_only=*/true);
+        },
+        kReadWait, kReadPatience);
+    for (size_t i = 0; i < sample.size(); ++i) {
+      if (!replies[i]) continue;
+      last = CheckCertified(std::move(*replies[i]), *sample[i], tickets);
+      if (last.ok()) return last;
+    }
+  } else {
+    for (PoliticianClient* p : sample) {
+      last = CheckCertified(p->GetBlock(height, traffic, /*header_only=*/true), *p, tickets);
+      if (last.ok()) return last;
+    }
   }
   // Nobody certifies the tip: the headers after the last checked one are not believed.
   unchecked_.clear();

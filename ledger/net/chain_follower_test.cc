@@ -6,6 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/identity.h"
@@ -56,7 +60,8 @@ struct TestChain {
     for (size_t i = 0; i < signers; ++i) {
       auto t = *Draw(citizens[i], Role::kCommittee, h, prev.seed, g.sortition);
       b.certificate.signers.push_back(
-          {citizens[i].public_key(), t.proof, SignBlock(h, /*period=*/0, b.certificate.block_hash, citizens[i])});
+          {citizens[i].public_key(), t.proof,
+           SignBlock(h, /*period=*/0, b.certificate.block_hash, citizens[i])});
     }
     for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
     blocks.push_back(std::move(b));
@@ -75,7 +80,15 @@ class FakePolitician final : public Politician::Service {
  public:
   FakePolitician(const TestChain& chain, uint64_t tamper_seed_at = 0)
       : chain_(chain), tamper_seed_at_(tamper_seed_at) {}
+  // A stopped politician: every call hangs until Release().
+  void Stop() { stopped_ = true; }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = false;
+    cv_.notify_all();
+  }
   grpc::Status GetHeads(grpc::ServerContext*, const HeadsRequest* q, HeadsReply* r) override {
+    Hang();
     r->set_height(chain_.blocks.size());
     for (const CertifiedBlockData& b : chain_.blocks) {
       if (b.header.height <= q->after_height()) continue;
@@ -90,6 +103,7 @@ class FakePolitician final : public Politician::Service {
     return grpc::Status::OK;
   }
   grpc::Status GetBlock(grpc::ServerContext*, const BlockRequest* q, BlockReply* r) override {
+    Hang();
     if (q->height() == 0 || q->height() > chain_.blocks.size()) return grpc::Status::OK;
     const CertifiedBlockData& b = chain_.blocks[q->height() - 1];
     r->set_found(true);
@@ -100,17 +114,24 @@ class FakePolitician final : public Politician::Service {
   }
 
  private:
+  void Hang() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return !stopped_.load(); });
+  }
   const TestChain& chain_;
   uint64_t tamper_seed_at_;
+  std::atomic<bool> stopped_{false};
+  std::mutex mu_;
+  std::condition_variable cv_;
 };
 
 struct Served {
-  explicit Served(FakePolitician* service) {
+  explicit Served(FakePolitician* service, int deadline_ms = 2000) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
     builder.RegisterService(service);
     server = builder.BuildAndStart();
-    client = std::make_unique<PoliticianClient>("127.0.0.1:" + std::to_string(port));
+    client = std::make_unique<PoliticianClient>("127.0.0.1:" + std::to_string(port), deadline_ms);
   }
   ~Served() { server->Shutdown(); }
   int port = 0;
@@ -196,6 +217,51 @@ TEST(ChainFollowerTest, RefusesAHeaderWhoseSeedIsNotItsProposersVrfOutput) {
   follower.Advance({served.client.get()}, false, &traffic, &tickets);
   EXPECT_EQ(follower.tip().height, 1u);
   EXPECT_EQ(follower.bad_answers(), 1u);
+}
+
+// Four stopped politicians of five (SIGSTOP-like: calls hang, here until released) and one
+// that serves the chain: with concurrent calls the follower reaches and certifies the tip
+// without waiting for any stopped one. Asked one after another (no `calls`), each stopped
+// politician held the citizen for its client deadline -- 4 x 1.5 s per call in the 80/25
+// runs, which stalled them; here, with a 60 s deadline, it would still be waiting when the
+// watchdog releases the stopped politicians after 10 s, and the test fails.
+TEST(ChainFollowerTest, StoppedPoliticiansDoNotHoldUpFollowingWithConcurrentCalls) {
+  TestChain chain(4);
+  for (int i = 0; i < 3; ++i) chain.Extend(chain.g.cert_threshold);
+  std::vector<std::unique_ptr<FakePolitician>> services;
+  std::vector<std::unique_ptr<Served>> served;
+  std::vector<std::shared_ptr<PoliticianClient>> clients;
+  for (int i = 0; i < 5; ++i) {
+    services.push_back(std::make_unique<FakePolitician>(chain));
+    if (i < 4) services.back()->Stop();
+    served.push_back(std::make_unique<Served>(services.back().get(), /*deadline_ms=*/60000));
+    clients.push_back(
+        std::shared_ptr<PoliticianClient>(served.back()->client.get(), [](PoliticianClient*) {}));
+  }
+  std::atomic<bool> released{false}, done{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 200 && !done.load(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    released = true;
+    for (auto& s : services) s->Release();
+  });
+  {
+    PoliticianCalls calls(clients);
+    std::vector<PoliticianClient*> sample;
+    for (auto& c : clients) sample.push_back(c.get());
+    ChainFollower follower(chain.g, {.wait_ms = 0, .certify_every = 100}, chain.genesis);
+    Traffic traffic;
+    TicketCache tickets;
+    follower.Advance(sample, /*wait=*/false, &traffic, &tickets, &calls);
+    EXPECT_EQ(follower.tip().height, 3u);
+    EXPECT_TRUE(follower.CertifyTip(sample, &traffic, &tickets, &calls).ok());
+    EXPECT_TRUE(follower.tip_verified());
+    EXPECT_FALSE(released.load()) << "the follower waited for the stopped politicians";
+    done = true;
+    for (auto& s : services) s->Release();  // lets the hung calls end before `calls` goes
+  }
+  watchdog.join();
 }
 
 }  // namespace

@@ -25,6 +25,9 @@ using std::chrono::milliseconds;
 // relay read in milliseconds; one that has not answered after kReadWait is left behind for
 // this read (and skipped while its call is still in flight).
 constexpr milliseconds kReadWait{300};
+// ... unless none has answered by then: the first answer is waited for up to the client
+// deadline (on a loaded machine the one honest politician may take longer than kReadWait).
+constexpr milliseconds kReadPatience{1500};
 constexpr milliseconds kPoolHedge{500};      // before a pool download also asks the next one
 constexpr milliseconds kExecuteHedge{1500};  // ... an execution
 constexpr milliseconds kRetryPause{100};     // between two rounds of asking the sample
@@ -70,6 +73,7 @@ struct Citizen::Round {
   std::map<Hash256, Pool> pool_data;         // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
+  std::vector<WitnessEntry> own_witnessed;   // this member's witness list entries
   std::string my_identity;
   VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
 };
@@ -79,8 +83,7 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
       politicians_(std::move(politicians)),
       rng_(options_.rng_seed),
       sample_fraction_(EffectiveValidationSample(options_.genesis)),
-      follower_(options_.genesis, options_.timing.follow,
-                options_.genesis.GenesisHeader().value()),
+      follower_(options_.genesis, options_.timing.follow, options_.genesis.GenesisHeader().value()),
       calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
@@ -193,7 +196,9 @@ Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
 
 bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait) {
   const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
-  follower_.Advance(sample, wait, &traffic_, &tickets_);
+  // A long poll goes to the politician that answered fastest lately; the rest are asked at
+  // once (chain_follower.h).
+  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, calls_.get());
   latest_ = follower_.tip();
   if (follower_.tip_verified() && latest_.height != before) SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -205,7 +210,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
 bool Citizen::CertifyHead() {
   if (follower_.tip_verified()) return true;
   const uint64_t bad_before = follower_.bad_answers();
-  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_);
+  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_, calls_.get());
   latest_ = follower_.tip();
   SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -261,7 +266,7 @@ void Citizen::Poll(Round& r) {
         return p.GetRound(h, it == offsets.end() ? 0 : it->second, traffic,
                           /*hashes_only=*/true);
       },
-      kReadWait);
+      kReadWait, kReadPatience);
   std::map<PoliticianClient*, std::vector<Hash256>> wanted;
   std::map<Hash256, std::vector<PoliticianClient*>> listers;
   for (size_t i = 0; i < r.sample.size(); ++i) {
@@ -282,7 +287,7 @@ void Citizen::Poll(Round& r) {
     auto items = calls_->All<RoundReply>(
         from,
         [h, traffic, wanted](PoliticianClient& p) { return p.GetItems(h, wanted.at(&p), traffic); },
-        kReadWait);
+        kReadWait, kReadPatience);
     for (size_t j = 0; j < from.size(); ++j) {
       if (!items[j]) continue;
       const std::vector<Hash256>& asked = wanted[from[j]];
@@ -488,8 +493,8 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Executions are for committee members only (request_auth.h): each call is signed.
-  auto signer = std::make_shared<RequestSigner>(
-      RequestSigner{options_.keys, r.my_identity, r.credential});
+  auto signer =
+      std::make_shared<RequestSigner>(RequestSigner{options_.keys, r.my_identity, r.credential});
   auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
     return [h, body, held, traffic, signer](PoliticianClient& p) {
       auto reply = p.Execute(h, body, traffic, signer.get());
@@ -525,8 +530,12 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   const auto retry_until = Clock::now() + retry_for;
   for (;;) {
     const auto since = Clock::now();
-    auto answer = calls_->First<ExecuteReply>(order, make_call, accept, kExecuteHedge,
-                                              milliseconds(options_.timing.round_timeout_ms));
+    // A proposal whose root one checked execution contradicts gets one hedge delay for another
+    // politician to reproduce it, not the round: blocked here, a member misses its votes (a
+    // lying proposer's block cost every honest member 8 s with 4 of 5 politicians stopped).
+    auto answer = calls_->First<ExecuteReply>(
+        order, make_call, accept, kExecuteHedge, milliseconds(options_.timing.round_timeout_ms),
+        expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt);
     Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
@@ -675,6 +684,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     w.height = h;
     w.credential = ticket.proof;
     w.entries = WitnessPools(r);
+    r.own_witnessed = w.entries;
     SignWitnessList(w, options_.keys);
     PostAll(r, item_of(EncodeWitnessList(w)));
   }
@@ -693,13 +703,16 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
           .recovery = t.recovery,
       };
       agreement_ = std::make_unique<CitizenAgreement>(
-          CitizenAgreementConfig{.params = params,
-                                 .height = h,
-                                 .keys = &options_.keys,
-                                 .credential = ticket.proof,
-                                 .identity = r.my_identity,
-                                 .journal = journal_ ? &*journal_ : nullptr,
-                                 .fault = options_.fault},
+          CitizenAgreementConfig{
+              .params = params,
+              .height = h,
+              .keys = &options_.keys,
+              .credential = ticket.proof,
+              .identity = r.my_identity,
+              .journal = journal_ ? &*journal_ : nullptr,
+              .fault = options_.fault,
+              .proposal_grace_ms = std::max<uint64_t>(t.proposal_ms, params.next_ms / 4),
+              .better_proposal_wait_ms = params.next_ms / 2},
           now);
       agreement_height_ = h;
       proposed_periods_.clear();
@@ -726,16 +739,22 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     proposed_periods_.insert(tp);
     if (!win) return;
     // T_soft witness lists before building: what makes an honest body cover every pool a
-    // validator may find required (pool_availability.h).
-    poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)),
-               [&] { return r.witnesses.size() >= options_.genesis.soft_threshold; });
+    // validator may find required (pool_availability.h); and every pool whose data this
+    // proposer checked eligible, so that the body carries them rather than fewer or none.
+    // Both up to a quarter of the round: the proposal must still reach the members before
+    // their soft votes (citizen_agreement.h, "Soft-vote timing").
+    poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)), [&] {
+      if (r.witnesses.size() < options_.genesis.soft_threshold) return false;
+      return PoolsAwaitingEligibility(r.own_witnessed,
+                                      TallyWitnesses(r.witnesses, options_.genesis))
+          .empty();
+    });
     std::vector<BlockHeader> headers;
     if (fault != CitizenFault::kProposeEmpty) {
       const auto build_start = Clock::now();
       auto header = BuildProposal(r, *win);
-      spdlog::info("citizen: proposal for block {} period {} built in {} ms ({} witness lists)",
-                   h, tp,
-                   std::chrono::duration_cast<milliseconds>(Clock::now() - build_start).count(),
+      spdlog::info("citizen: proposal for block {} period {} built in {} ms ({} witness lists)", h,
+                   tp, std::chrono::duration_cast<milliseconds>(Clock::now() - build_start).count(),
                    r.witnesses.size());
       if (header.ok()) {
         headers.push_back(*header);
@@ -822,9 +841,9 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     for (const auto& [v, p] : r.proposals) valid_proposals += p.verdict && p.verdict->ok();
     spdlog::warn(
         "citizen: round for block {} (BA* period {}) timed out: {} witness lists, {} pools held, "
-        "{} proposals ({} valid)",
-        h, ba.period(), r.witnesses.size(), r.pool_data.size(), r.proposals.size(),
-        valid_proposals);
+        "{} proposals ({} valid); {}",
+        h, ba.period(), r.witnesses.size(), r.pool_data.size(), r.proposals.size(), valid_proposals,
+        ba.DebugString());
   }
   cert_voted_.erase(cert_voted_.begin(), cert_voted_.lower_bound(latest_.height));
   if (journal_ && !journal_failed_) {

@@ -45,7 +45,10 @@ CitizenAgreement::CitizenAgreement(CitizenAgreementConfig config, uint64_t now_m
       player_(config_.params, config_.height, config_.keys->public_key(), RecordsOf(config_),
               now_ms),
       own_(RecordsOf(config_)),
-      last_resend_ms_(now_ms) {}
+      last_resend_ms_(now_ms) {
+  period_seen_ = player_.period();
+  period_start_ms_ = now_ms;
+}
 
 uint32_t CitizenAgreement::ticket_period() const {
   return std::min(player_.period(), kMaxProposerPeriods - 1);
@@ -72,14 +75,49 @@ void CitizenAgreement::OnProposal(const Hash256& value, uint32_t ticket_period,
                                   const VrfOutput& beta, uint64_t now_ms) {
   auto [it, fresh] = candidates_.try_emplace(value, Candidate{ticket_period, beta, std::nullopt});
   if (!fresh) return;
+  first_proposal_ms_.try_emplace(ticket_period, now_ms);
   FeedProposals(now_ms);
+}
+
+bool CitizenAgreement::HoldProposals(uint64_t now_ms) const {
+  const uint32_t tp = ticket_period();
+  auto first = first_proposal_ms_.find(tp);
+  if (first == first_proposal_ms_.end()) return false;  // nothing to hold
+  // (a) The rest of the burst: from the first proposal seen in this period.
+  if (now_ms < std::max(first->second, period_start_ms_) + config_.proposal_grace_ms) return true;
+  // (b) A better proposal without a verdict yet, up to better_proposal_wait_ms.
+  if (now_ms >= period_start_ms_ + config_.better_proposal_wait_ms) return false;
+  std::optional<Hash256> best_valid, best_pending;
+  for (const auto& [value, c] : candidates_) {
+    if (c.ticket_period != tp) continue;
+    const Hash256 priority = Priority(c.beta);
+    if (!c.valid.has_value()) {
+      if (!best_pending || priority < *best_pending) best_pending = priority;
+    } else if (*c.valid) {
+      if (!best_valid || priority < *best_valid) best_valid = priority;
+    }
+  }
+  return best_valid && best_pending && *best_pending < *best_valid;
 }
 
 void CitizenAgreement::FeedProposals(uint64_t now_ms) {
   const uint32_t p = player_.period();
+  if (p != period_seen_) {
+    period_seen_ = p;
+    period_start_ms_ = now_ms;
+  }
+  if (HoldProposals(now_ms)) return;
+  // Best first: past its filter deadline the player soft-votes the first valid proposal it is
+  // handed, so handing them over in hash order would let a worse one take the vote.
+  std::vector<std::pair<Hash256, Hash256>> order;  // (priority, value)
   for (const auto& [value, c] : candidates_) {
     // Bound to its period: a ticket of another period is no candidate in this one.
     if (c.ticket_period != ticket_period() || !c.valid.has_value()) continue;
+    order.push_back({Priority(c.beta), value});
+  }
+  std::sort(order.begin(), order.end());
+  for (const auto& [priority, value] : order) {
+    const Candidate& c = candidates_.at(value);
     if (!fed_.insert({p, value}).second) continue;
     agreement::Proposal prop{.period = p,
                              .value = agreement::Value::Of(value),

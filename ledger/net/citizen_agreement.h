@@ -16,6 +16,19 @@
 // The committee is the citizen's committee ticket for the height (one VRF draw per height,
 // Blockene's per-block committee): the same members vote in every period and step.
 //
+// Soft-vote timing. The player soft-votes the best valid proposal it knows once filter_ms has
+// passed, so the proposals it is shown decide the vote. In the daemons a period-0 proposal is
+// built only after its proposer holds T_soft witness lists and a politician executed it, so
+// the proposals of a period arrive together in a burst, well after filter_ms; shown the
+// first valid one at once, members that saw the burst in different orders split their soft
+// votes, and with H = T (8 citizens, 2 malicious) a split costs the period (measured: the
+// 80/25 runs, docs/ledger-network.md). So valid proposals are handed to the player only
+// (a) proposal_grace_ms after the period's first proposal was seen, and (b) while a proposal
+// ranked above the best valid one still waits for its verdict, not before
+// better_proposal_wait_ms into the period: a member does not soft-vote the empty block in
+// place of a full one whose pools are not yet eligible for it (issue #13's committee-64
+// finding). Both only delay the vote; after them the best valid proposal is voted as before.
+//
 //   CitizenAgreement ba(config, now_ms);
 //   ba.OnVote(vote, item);  ba.OnProposal(value, ticket_period, beta);
 //   for (Hash256 v : ba.WantValidation()) ba.SetVerdict(v, Validate(...));
@@ -51,6 +64,13 @@ struct CitizenAgreementConfig {
   std::string identity;                       // its encoded registrar-signed identity
   agreement::VoteJournal* journal = nullptr;  // null: votes are not persisted
   CitizenFault fault = CitizenFault::kNone;
+  // When the player may soft-vote (see "Soft-vote timing" below): not before this long after
+  // the first proposal of the period was seen...
+  uint64_t proposal_grace_ms = 0;
+  // ... and, while a proposal ranked above the best valid one has no verdict yet (its pools
+  // not yet eligible here, or its execution not yet answered), not before this long after the
+  // period started.
+  uint64_t better_proposal_wait_ms = 0;
 };
 
 class CitizenAgreement {
@@ -97,8 +117,14 @@ class CitizenAgreement {
   void FeedProposals(uint64_t now_ms);  // candidates of the current period to the player
   std::vector<RoundItem> Adversary();   // the votes of a kInconsistent / kCollude member
 
+  // Whether valid proposals are held back from the player now (see "Soft-vote timing").
+  bool HoldProposals(uint64_t now_ms) const;
+
   CitizenAgreementConfig config_;
   agreement::Player player_;
+  uint32_t period_seen_ = 0;                        // the player's period at the last Step
+  uint64_t period_start_ms_ = 0;                    // when this object saw it start
+  std::map<uint32_t, uint64_t> first_proposal_ms_;  // ticket period -> first proposal seen
   std::map<Hash256, Candidate> candidates_;
   std::set<std::pair<uint32_t, Hash256>> fed_;  // (player period, value) given to the player
   // Soft voters per (period, value), to know which values need a verdict for a cert vote.

@@ -140,6 +140,87 @@ TEST_F(CitizenAgreementTest, CollidingCitizensVoteOnlyTheAdversarysValueAndJourn
   EXPECT_TRUE(journal->RecordsFor(7).empty());
 }
 
+// Issue #13's committee-64 finding: a full proposal ranked first whose pools are not yet
+// eligible for this member (its verdict pending) must not lose the soft vote to an empty
+// proposal that validated at once. Without the hold the member soft-votes b (the empty one)
+// at the filter deadline.
+TEST_F(CitizenAgreementTest, ABetterProposalAwaitingItsVerdictIsNotSkippedForAWorseValidOne) {
+  CitizenAgreementConfig config = Config(3, nullptr);
+  config.params.next_ms = 4000;
+  config.better_proposal_wait_ms = 2000;
+  CitizenAgreement ba(config, 0);
+  ba.OnProposal(a_, 0, Beta(1), 0);    // full body, ranked first: pools not eligible yet
+  ba.OnProposal(b_, 0, Beta(200), 0);  // the empty block, ranked second
+  ba.SetVerdict(b_, true, 0);          // validated at once
+  for (uint64_t t = 10; t < 1500; t += 50) {
+    auto items = ba.Step(t);
+    ASSERT_TRUE(items.ok());
+    EXPECT_TRUE(Votes(*items).empty()) << "soft vote cast at " << t << " ms";
+  }
+  ba.SetVerdict(a_, true, 1500);  // its pools became eligible
+  auto items = ba.Step(1510);
+  ASSERT_TRUE(items.ok());
+  size_t soft = 0;
+  for (const Vote& v : Votes(*items)) {
+    if (v.step != VoteStep::kSoft) continue;
+    ++soft;
+    EXPECT_EQ(v.value, a_);
+  }
+  EXPECT_GE(soft, 1u);
+}
+
+// ... but only for a while: a better proposal that never gets a verdict (its pools withheld)
+// does not stop the member from soft-voting the best valid one.
+TEST_F(CitizenAgreementTest, ABetterProposalWithoutAVerdictDelaysTheSoftVoteOnlySoLong) {
+  CitizenAgreementConfig config = Config(3, nullptr);
+  config.params.next_ms = 4000;
+  config.better_proposal_wait_ms = 2000;
+  CitizenAgreement ba(config, 0);
+  ba.OnProposal(a_, 0, Beta(1), 0);
+  ba.OnProposal(b_, 0, Beta(200), 0);
+  ba.SetVerdict(b_, true, 0);
+  std::optional<Vote> soft;
+  for (uint64_t t = 10; t < 3000 && !soft; t += 50) {
+    auto items = ba.Step(t);
+    ASSERT_TRUE(items.ok());
+    for (const Vote& v : Votes(*items)) {
+      soft = v;
+      EXPECT_GE(t, 2000u);
+    }
+  }
+  ASSERT_TRUE(soft.has_value());
+  EXPECT_EQ(soft->value, b_);
+}
+
+// The proposals of a period arrive in a burst (each built after T_soft witness lists): the
+// soft vote waits proposal_grace_ms after the first one, so a better proposal arriving just
+// after a worse one still gets the vote (members seeing the burst in different orders voted
+// differently, and with H = T a split costs the period).
+TEST_F(CitizenAgreementTest, TheSoftVoteWaitsForTheRestOfTheProposalBurst) {
+  CitizenAgreementConfig config = Config(3, nullptr);
+  config.params.next_ms = 4000;
+  config.proposal_grace_ms = 400;
+  CitizenAgreement ba(config, 0);
+  ba.OnProposal(b_, 0, Beta(200), 1000);  // the first of the burst, valid
+  ba.SetVerdict(b_, true, 1000);
+  for (uint64_t t = 1000; t < 1300; t += 50) {
+    auto items = ba.Step(t);
+    ASSERT_TRUE(items.ok());
+    EXPECT_TRUE(Votes(*items).empty()) << "soft vote cast at " << t << " ms";
+  }
+  ba.OnProposal(a_, 0, Beta(1), 1300);  // better, 300 ms later
+  ba.SetVerdict(a_, true, 1300);
+  auto items = ba.Step(1450);
+  ASSERT_TRUE(items.ok());
+  size_t soft = 0;
+  for (const Vote& v : Votes(*items)) {
+    if (v.step != VoteStep::kSoft) continue;
+    ++soft;
+    EXPECT_EQ(v.value, a_);
+  }
+  EXPECT_GE(soft, 1u);
+}
+
 TEST_F(CitizenAgreementTest, WireAndPlayerVotesConvertBothWays) {
   Vote wire{.height = 3, .period = 4, .step = VoteStep::kDownNext, .bottom = true};
   wire.citizen = keys_.public_key();

@@ -21,6 +21,7 @@
 // bounded by its client's deadline).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -49,23 +50,30 @@ class PoliticianCalls {
   PoliticianCalls& operator=(const PoliticianCalls&) = delete;
 
   // Runs `call` on every target at once (busy ones are skipped) and waits until all started
-  // calls have answered or `wait` has passed. result[i] is targets[i]'s answer, or nullopt if
-  // it was busy, failed, or had not answered in time.
+  // calls have answered or `wait` has passed; if by then no call has answered at all, it
+  // keeps waiting for the first successful answer until `patience` (from the start) has passed, so
+  // that a politician slower than `wait` (a loaded machine) is still heard when it is the only one
+  // answering. result[i] is targets[i]'s answer, or nullopt if it was busy, failed, or had
+  // not answered in time.
   template <typename T>
   std::vector<std::optional<T>> All(const std::vector<PoliticianClient*>& targets,
-                                    const Call<T>& call, std::chrono::milliseconds wait);
+                                    const Call<T>& call, std::chrono::milliseconds wait,
+                                    std::chrono::milliseconds patience = {});
 
   // Hedged: asks targets[0]; asks the next target as well whenever `hedge` passes without an
   // accepted answer, or an answer fails or is refused by `accept` (run on the caller's
   // thread; it may keep what it needs from the answer). `make_call` builds the call for a
   // target when it is asked (on the caller's thread). Returns the first accepted answer and
-  // who gave it, or nullopt once every target has failed or `deadline` has passed.
+  // who gave it, or nullopt once every target has failed or `deadline` has passed -- or
+  // `after_refusal` after the first answer `accept` refused (a second opinion is worth a
+  // short wait, not the whole deadline: a validator blocked here misses its votes).
   template <typename T>
   std::optional<std::pair<PoliticianClient*, T>> First(
       const std::vector<PoliticianClient*>& targets,
       const std::function<Call<T>(PoliticianClient*)>& make_call,
       const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
-      std::chrono::milliseconds deadline);
+      std::chrono::milliseconds deadline,
+      std::optional<std::chrono::milliseconds> after_refusal = std::nullopt);
 
   // Whether p is still running an earlier call.
   bool Busy(PoliticianClient* p) const;
@@ -106,13 +114,21 @@ bool PoliticianCalls::Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, Pol
 template <typename T>
 std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianClient*>& targets,
                                                    const Call<T>& call,
-                                                   std::chrono::milliseconds wait) {
+                                                   std::chrono::milliseconds wait,
+                                                   std::chrono::milliseconds patience) {
+  const auto start = std::chrono::steady_clock::now();
   auto box = std::make_shared<Inbox<T>>(targets.size());
   size_t started = 0;
   for (size_t i = 0; i < targets.size(); ++i) started += Launch<T>(box, i, targets[i], call);
   std::vector<std::optional<T>> out(targets.size());
   std::unique_lock<std::mutex> lock(box->mu);
   box->cv.wait_for(lock, wait, [&] { return box->arrived.size() >= started; });
+  auto answered = [&] {
+    return box->arrived.size() >= started ||
+           std::any_of(box->arrived.begin(), box->arrived.end(),
+                       [&](size_t i) { return box->answers[i]->ok(); });
+  };
+  if (!answered()) box->cv.wait_until(lock, start + patience, answered);
   for (size_t i : box->arrived) {
     if (box->answers[i]->ok()) out[i] = std::move(**box->answers[i]);
   }
@@ -124,10 +140,10 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     const std::vector<PoliticianClient*>& targets,
     const std::function<Call<T>(PoliticianClient*)>& make_call,
     const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
-    std::chrono::milliseconds deadline) {
+    std::chrono::milliseconds deadline, std::optional<std::chrono::milliseconds> after_refusal) {
   using Clock = std::chrono::steady_clock;
   auto box = std::make_shared<Inbox<T>>(targets.size());
-  const auto give_up = Clock::now() + deadline;
+  auto give_up = Clock::now() + deadline;
   size_t next = 0, pending = 0;
   auto launch_next = [&] {
     while (next < targets.size()) {
@@ -159,9 +175,11 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     }
     if (answer) {
       --pending;
-      if (answer->ok() && accept(targets[i], **answer)) {
-        return std::make_pair(targets[i], std::move(**answer));
+      if (answer->ok()) {
+        if (accept(targets[i], **answer)) return std::make_pair(targets[i], std::move(**answer));
+        if (after_refusal) give_up = std::min(give_up, Clock::now() + *after_refusal);
       }
+      if (Clock::now() >= give_up) return std::nullopt;
       launch_next();  // failed or refused: ask another one now
       continue;
     }

@@ -5,6 +5,14 @@
 #include <random>
 
 namespace tessera::ledger::net {
+namespace {
+
+// A transfer turned away by this many full politicians is dropped (and the thread pauses):
+// asking every politician of a saturated network would multiply the refused calls by their
+// number, all on the same cores as the network.
+constexpr uint32_t kMaxBusyAnswers = 2;
+
+}  // namespace
 
 struct LoadGenerator::Worker {
   std::vector<std::unique_ptr<PoliticianClient>> clients;
@@ -52,7 +60,9 @@ void LoadGenerator::Stop() {
 
 LoadCounts LoadGenerator::counts() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return counts_;
+  LoadCounts c = counts_;
+  c.resent = resent_.load();
+  return c;
 }
 
 std::optional<LoadGenerator::Clock::time_point> LoadGenerator::first_submit() const {
@@ -61,15 +71,16 @@ std::optional<LoadGenerator::Clock::time_point> LoadGenerator::first_submit() co
 }
 
 std::vector<uint32_t> LoadGenerator::Send(Worker* w, const Transaction& tx,
-                                          const std::vector<uint32_t>& avoid,
+                                          const std::vector<uint32_t>& avoid, uint32_t max_busy,
                                           uint32_t* retry_after_ms, bool* busy) {
   std::vector<uint32_t> order(addresses_.size());
   for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
   std::shuffle(order.begin(), order.end(), w->rng);
   std::vector<uint32_t> accepted;
   *busy = false;
+  uint32_t busy_answers = 0;
   for (uint32_t p : order) {
-    if (accepted.size() >= options_.fanout) break;
+    if (accepted.size() >= options_.fanout || busy_answers >= max_busy) break;
     if (std::find(avoid.begin(), avoid.end(), p) != avoid.end()) continue;
     uint32_t hint = 0;
     Status s = w->clients[p]->SubmitTransaction(tx, nullptr, &hint);
@@ -77,6 +88,7 @@ std::vector<uint32_t> LoadGenerator::Send(Worker* w, const Transaction& tx,
       accepted.push_back(p);
     } else if (s.code() == StatusCode::kResourceExhausted) {
       *busy = true;
+      ++busy_answers;
       *retry_after_ms = std::max(*retry_after_ms, hint);
     }
   }
@@ -122,7 +134,7 @@ void LoadGenerator::Run(Worker* w) {
       lock.unlock();
       uint32_t hint = 0;
       bool busy = false;
-      std::vector<uint32_t> took = Send(w, tx, {}, &hint, &busy);
+      std::vector<uint32_t> took = Send(w, tx, {}, kMaxBusyAnswers, &hint, &busy);
       {
         std::lock_guard<std::mutex> stats(mu_);
         ++counts_.offered;
@@ -153,20 +165,23 @@ void LoadGenerator::Run(Worker* w) {
         SignTransaction(twin, accounts_[from]);
         bool twin_busy = false;
         uint32_t twin_hint = 0;
-        (void)Send(w, twin, took, &twin_hint, &twin_busy);
+        (void)Send(w, twin, took, kMaxBusyAnswers, &twin_hint, &twin_busy);
         std::lock_guard<std::mutex> stats(mu_);
         ++counts_.double_spend_attempts;
       }
     }
-    // Resend transfers that have waited long (a dropping politician may have eaten them).
+    // Resend transfers that have waited long (a dropping politician may have eaten them):
+    // longer than resend_s and than 4 block intervals, so that a saturated chain, whose
+    // transfers wait two or three intervals, is not sent its backlog again.
     if (Clock::now() - last_resend_scan > std::chrono::seconds(1)) {
       last_resend_scan = Clock::now();
+      const double resend_after_s = std::max(options_.resend_s, 4 * block_interval_s_.load());
       std::vector<Transaction> resend;
       {
         std::lock_guard<std::mutex> lock(w->mu);
         for (Sender& s : w->senders) {
           if (s.in_flight &&
-              std::chrono::duration<double>(Clock::now() - s.sent).count() > options_.resend_s) {
+              std::chrono::duration<double>(Clock::now() - s.sent).count() > resend_after_s) {
             resend.push_back(*s.in_flight);
             s.sent = Clock::now();
           }
@@ -175,7 +190,8 @@ void LoadGenerator::Run(Worker* w) {
       for (const Transaction& tx : resend) {
         uint32_t hint = 0;
         bool busy = false;
-        (void)Send(w, tx, {}, &hint, &busy);
+        (void)Send(w, tx, {}, 1, &hint, &busy);  // a full politician: it waits for next time
+        ++resent_;
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(std::max<uint32_t>(pause_ms, 5)));
@@ -199,6 +215,11 @@ std::vector<double> LoadGenerator::OnBlock(
   std::vector<double> latencies;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    if (last_block_) {
+      const double interval = std::chrono::duration<double>(now - *last_block_).count();
+      block_interval_s_ = 0.7 * block_interval_s_.load() + 0.3 * interval;
+    }
+    last_block_ = now;
     for (const Transaction& tx : applied) {
       auto it = submitted_.find(std::string(AsChars(TransactionId(tx))));
       if (it == submitted_.end()) continue;

@@ -5,16 +5,17 @@
 // Each account has at most one transfer in flight (its next nonce), so the sustainable rate is
 // about accounts / commit latency. A transfer is sent to `fanout` politicians in random
 // order; a politician that answers RESOURCE_EXHAUSTED (full mempool) is skipped for the next
-// one, and if none takes it the transfer is dropped (the account stays idle) and the thread
-// pauses for the politician's retry hint (at most 200 ms), as a client that respects
-// back-pressure does. Counts:
+// one (at most two busy answers per transfer), and if none takes it the transfer is dropped
+// (the account stays idle) and the thread pauses for the politician's retry hint (at most
+// 200 ms), as a client that respects back-pressure does. Counts:
 //   offered    transfers the schedule called for
 //   submitted  transfers at least one politician accepted
 //   busy       offered transfers no politician had room for
 //   idle_miss  offered transfers not sent because every sampled account had one in flight
 // A fraction of transfers is followed by a double spend: the same nonce to another receiver,
-// sent to other politicians. Transfers in flight for resend_s are sent again (a dropping
-// politician may have eaten them).
+// sent to other politicians. Transfers in flight for longer than resend_s and 4 block
+// intervals are sent again, to one politician (a dropping politician may have eaten them; a
+// saturated chain's own backlog is not sent again).
 #pragma once
 
 #include <atomic>
@@ -46,6 +47,7 @@ struct LoadOptions {
 struct LoadCounts {
   uint64_t offered = 0, submitted = 0, busy = 0, idle_miss = 0, rejected = 0;
   uint64_t double_spend_attempts = 0;
+  uint64_t resent = 0;  // transfers sent again after waiting (not part of offered)
 };
 
 class LoadGenerator {
@@ -81,8 +83,9 @@ class LoadGenerator {
 
   void Run(Worker* w);
   // Sends `tx` to up to fanout politicians, skipping `avoid`; the accepting politicians.
+  // Stops after `max_busy` RESOURCE_EXHAUSTED answers.
   std::vector<uint32_t> Send(Worker* w, const Transaction& tx, const std::vector<uint32_t>& avoid,
-                             uint32_t* retry_after_ms, bool* busy);
+                             uint32_t max_busy, uint32_t* retry_after_ms, bool* busy);
 
   LoadOptions options_;
   std::vector<std::string> addresses_;
@@ -90,10 +93,13 @@ class LoadGenerator {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stop_{false};
   Clock::time_point start_;
+  std::atomic<double> block_interval_s_{0};  // EWMA over OnBlock calls
+  std::atomic<uint64_t> resent_{0};
 
   mutable std::mutex mu_;                                         // guards the members below
   std::unordered_map<std::string, Clock::time_point> submitted_;  // tx id (bytes) -> first sent
   std::optional<Clock::time_point> first_submit_;
+  std::optional<Clock::time_point> last_block_;
   LoadCounts counts_;
 };
 

@@ -18,6 +18,7 @@
 #include "ledger/net/citizen_daemon.h"
 #include "ledger/net/client.h"
 #include "ledger/net/load_generator.h"
+#include "ledger/net/localnet_audit.h"
 #include "ledger/net/process.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/account.h"
@@ -104,7 +105,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
     pols[i].malicious = i < bad_pols;
     pols[i].args = {"--log-level",
-                    "warn",
+                    cfg.log_level,
                     "--genesis",
                     (out_dir / "genesis.toml").string(),
                     "--id",
@@ -179,7 +180,11 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         pols[i].process->Start(bin_dir / "ledger-politician", pols[i].args, pols[i].log));
     pols[i].client = std::make_unique<PoliticianClient>(g.politicians[i].address, 3000);
   }
-  auto deadline = Clock::now() + std::chrono::seconds(30);
+  // A politician parses the genesis file and builds and stores the genesis tree before it
+  // answers: five politicians with 1M accounts took ~3.8 min on the shared 2-core box at load
+  // average ~70, so the wait grows with the account count (30 s + 0.5 ms per account).
+  auto deadline = Clock::now() + std::chrono::seconds(30) +
+                  std::chrono::microseconds(500) * static_cast<int64_t>(cfg.accounts);
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
     while (!pols[i].client->GetStatus().ok()) {
       if (!pols[i].process->running()) {
@@ -204,7 +209,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     d.stats = out_dir / (name + ".json");
     d.process = std::make_unique<ChildProcess>();
     std::vector<std::string> args = {"--log-level",
-                                     "warn",
+                                     cfg.log_level,
                                      "--genesis",
                                      (out_dir / "genesis.toml").string(),
                                      "--keys",
@@ -249,6 +254,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   std::mutex mu;  // guards replay, latencies, block_times (the follower thread writes them)
   std::vector<double> latencies;
   std::vector<Clock::time_point> block_times;
+  std::vector<size_t> block_load_txs;  // per block: the load generator's transfers in it
   ChainReplay replay(g);
   std::atomic<bool> stop_follow{false};
   std::atomic<uint64_t> invalid{0};
@@ -301,7 +307,11 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
         auto leaf = replay.tree().Get(AccountKey(key));
         return leaf ? DecodeAccount(*leaf)->nonce : 0;
       };
-      for (double l : load.OnBlock(*applied, nonce_of, now)) latencies.push_back(l);
+      const std::vector<double> block_latencies = load.OnBlock(*applied, nonce_of, now);
+      latencies.insert(latencies.end(), block_latencies.begin(), block_latencies.end());
+      block_load_txs.push_back(block_latencies.size());
+      progress << "[" << std::fixed << std::setprecision(1) << Seconds(now - start) << "s] block "
+               << replay.height() << ": " << applied->size() << " transfers\n";
     }
   };
   std::thread follower([&] {
@@ -405,6 +415,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.offered_txs = counts.offered;
   report.submitted_txs = counts.submitted;
   report.busy_submissions = counts.busy;
+  report.resent_submissions = counts.resent;
   report.idle_misses = counts.idle_miss;
   report.rejected_submissions = counts.rejected;
   report.offered_tx_per_s = counts.offered / std::max(load_seconds, 1e-9);
@@ -439,6 +450,12 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   if (block_times.size() >= 2) {
     report.block_interval_s =
         Seconds(block_times.back() - block_times.front()) / (block_times.size() - 1);
+    // Steady state: the blocks after the first over the time they took (the first block's
+    // round starts with the chain, before the load has built up).
+    size_t after_first = 0;
+    for (size_t i = 1; i < block_load_txs.size(); ++i) after_first += block_load_txs[i];
+    report.steady_tx_per_s =
+        after_first / std::max(Seconds(block_times.back() - block_times.front()), 1e-9);
   }
   report.txs_per_block = H ? static_cast<double>(report.committed_txs) / H : 0;
 
@@ -458,103 +475,18 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   for (uint32_t i = 0; i < std::min<uint32_t>(cfg.accounts, 32); ++i) {
     probe.push_back(AccountKey(account_keys[i].public_key()));
   }
-  report.politicians_agree = true;
-  report.proofs_ok = true;
-  auto wait_until = Clock::now() + std::chrono::seconds(20);
+  std::vector<AuditedPolitician> audited;
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
     if (pols[i].malicious) continue;
-    bool restarted = static_cast<int>(i) == cfg.kill_politician;
-    uint64_t h = 0;
-    do {  // at least one look, even after an earlier politician used up the shared wait
-      auto s = pols[i].client->GetStatus();
-      if (s.ok() && (h = s->height()) >= H) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    } while (Clock::now() < wait_until);
-    bool caught_up = h >= H;
-    bool same = caught_up;
-    for (uint64_t k = 1; k <= H && same; ++k) {
-      auto b = pols[i].client->GetBlock(k);
-      auto header = b.ok() ? DecodeBlockHeader(AsBytes(b->block().header()))
-                           : Result<BlockHeader>(b.status());
-      if (!header.ok() || BlockHash(*header) != replay.hashes()[k]) {
-        same = false;
-        ++report.forks;
-      }
-    }
-    bool proofs = false;
-    auto state = pols[i].client->ReadState(H, probe);
-    if (state.ok()) {
-      auto proof = StateProof::Decode(AsBytes(state->proof()));
-      if (proof.ok()) {
-        auto values = proof->Verify(replay.latest().state_root, probe);
-        proofs = values.ok();
-        for (size_t k = 0; proofs && k < probe.size(); ++k) {
-          proofs = (*values)[k] == replay.tree().Get(probe[k]);
-        }
-      }
-    }
-    report.politicians_agree &= same;
-    report.proofs_ok &= proofs;
-    if (restarted) {
-      report.restarted_caught_up = same;
-      report.restarted_proofs_ok = proofs;
-    }
-    if (!same || !proofs) {
-      progress << "audit: politician " << i << (caught_up ? "" : " did not catch up")
-               << (same ? "" : " holds other blocks") << (proofs ? "" : " served bad proofs")
-               << "\n";
-    }
+    audited.push_back({i, pols[i].client.get(), static_cast<int>(i) == cfg.kill_politician});
   }
-
+  AuditPoliticians(audited, replay, probe, &report, progress);
   // Honest citizens: their heads must be on the audited chain; their costs per committee block.
-  report.citizens_agree = true;
-  uint64_t up = 0, down = 0, cpu = 0, rounds = 0, following_bytes = 0, following_blocks = 0;
-  for (const CitizenProcess& d : daemons) {
-    auto text = ReadFile(d.stats);
-    if (!text.ok()) {
-      if (!d.malicious) report.citizens_agree = false;
-      continue;
-    }
-    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
-    if (doc.is_discarded()) return DataLossError("bad stats file " + d.stats.string());
-    for (const auto& c : doc["citizens"]) {
-      report.rejected_proposals += c["rejected_proposals"].get<uint64_t>();
-      report.bad_politician_answers += c["bad_politician_answers"].get<uint64_t>();
-      if (d.malicious) continue;
-      report.evidence_refused += c.value("evidence_refused", uint64_t{0});
-      for (const auto& id : c.value("blacklisted", nlohmann::json::array())) {
-        const uint32_t p = id.get<uint32_t>();
-        (p < pols.size() && pols[p].malicious ? report.blacklisted_malicious
-                                              : report.blacklisted_honest) += 1;
-      }
-      report.txs_validated += c["txs_validated"].get<uint64_t>();
-      report.signatures_checked += c["signatures_checked"].get<uint64_t>();
-      uint64_t h = c["height"].get<uint64_t>();
-      if (h > H || ToHex(replay.hashes()[h]) != c["head"].get<std::string>()) {
-        report.citizens_agree = false;
-      }
-      up += c["bytes_up"].get<uint64_t>();
-      down += c["bytes_down"].get<uint64_t>();
-      cpu += c["cpu_ns"].get<uint64_t>();
-      rounds += c["committee_rounds"].get<uint64_t>();
-      following_bytes += c["following_bytes"].get<uint64_t>();
-      following_blocks += c["following_blocks"].get<uint64_t>();
-      report.citizen_storage_bytes =
-          std::max<uint64_t>(report.citizen_storage_bytes, c["storage_bytes"].get<uint64_t>());
-    }
-  }
-  report.committee_rounds = rounds;
-  if (rounds) {
-    report.citizen_bytes_up_per_block = static_cast<double>(up) / rounds;
-    report.citizen_bytes_down_per_block = static_cast<double>(down) / rounds;
-    report.citizen_cpu_ms_per_block = cpu / 1e6 / rounds;
-    report.citizen_member_bytes_per_block =
-        static_cast<double>(up + down - std::min(up + down, following_bytes)) / rounds;
-  }
-  if (following_blocks) {
-    report.citizen_nonmember_bytes_per_block =
-        static_cast<double>(following_bytes) / following_blocks;
-  }
+  std::vector<CitizenStatsFile> stats;
+  for (const CitizenProcess& d : daemons) stats.push_back({d.stats, d.malicious});
+  std::vector<bool> malicious_politicians;
+  for (const auto& p : pols) malicious_politicians.push_back(p.malicious);
+  TESSERA_RETURN_IF_ERROR(AddCitizenStats(stats, replay, malicious_politicians, &report));
   for (PoliticianProcess& p : pols) p.process->Stop();
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "report.json", report.ToJson() + "\n"));
   return report;

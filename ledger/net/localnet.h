@@ -70,6 +70,9 @@ struct LocalnetConfig {
   uint32_t keep_versions = 64;
   double target_round_s = 0;  // 0: half the citizens' round timeout
   double backlog_pools = 2;
+  // The politicians' and citizen daemons' spdlog level (their logs under out/logs): "warn"
+  // keeps long runs quiet; "info" logs every commit with its duration and block size.
+  std::string log_level = "warn";
   std::vector<AppParams> apps;
 
   double rate = 50;
@@ -105,11 +108,14 @@ struct LocalnetReport {
   // rejected_submissions.
   uint64_t offered_txs = 0;
   uint64_t submitted_txs = 0;
-  uint64_t busy_submissions = 0;  // turned away by full mempools (RESOURCE_EXHAUSTED)
-  uint64_t idle_misses = 0;       // no idle account to send from
+  uint64_t busy_submissions = 0;    // turned away by full mempools (RESOURCE_EXHAUSTED)
+  uint64_t resent_submissions = 0;  // waited too long and sent again (not part of offered)
+  uint64_t idle_misses = 0;         // no idle account to send from
   uint64_t rejected_submissions = 0;
   double seconds = 0;   // from the first submission to the last committed block
   double tx_per_s = 0;  // committed
+  // Committed in the blocks after the first, over the time from the first block to the last.
+  double steady_tx_per_s = 0;
   double offered_tx_per_s = 0, submitted_tx_per_s = 0;  // over the load's duration
   double latency_p50_s = 0, latency_p90_s = 0, latency_p99_s = 0, latency_max_s = 0;
   double block_interval_s = 0;

@@ -1,4 +1,6 @@
 // The localnet's config file and its report (localnet.h documents both).
+#include <spdlog/spdlog.h>
+
 #include <nlohmann/json.hpp>
 
 #include "ledger/net/localnet.h"
@@ -58,6 +60,11 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0, 3600));
   TESSERA_RETURN_IF_ERROR(real("network.backlog_pools", l.backlog_pools, 1, 1000));
+  TESSERA_ASSIGN_OR_RETURN(l.log_level, c.GetStringOr("network.log_level", l.log_level));
+  if (spdlog::level::from_str(l.log_level) == spdlog::level::off && l.log_level != "off") {
+    return InvalidArgumentError("network.log_level '" + l.log_level +
+                                "' is not a spdlog level (trace, debug, info, warn, err, off)");
+  }
   TESSERA_RETURN_IF_ERROR(real("adversary.politicians", l.malicious_politicians, 0, 1));
   TESSERA_RETURN_IF_ERROR(real("adversary.citizens", l.malicious_citizens, 0, 1));
   if (c.Has("adversary.politician_behaviours")) {
@@ -129,12 +136,14 @@ std::string LocalnetReport::ToJson() const {
                       {"offered_txs", offered_txs},
                       {"submitted_txs", submitted_txs},
                       {"busy_submissions", busy_submissions},
+                      {"resent_submissions", resent_submissions},
                       {"idle_misses", idle_misses},
                       {"rejected_submissions", rejected_submissions},
                       {"offered_tx_per_s", offered_tx_per_s},
                       {"submitted_tx_per_s", submitted_tx_per_s},
                       {"seconds", seconds},
                       {"tx_per_s", tx_per_s},
+                      {"steady_tx_per_s", steady_tx_per_s},
                       {"txs_per_block", txs_per_block},
                       {"block_interval_s", block_interval_s},
                       {"latency_p50_s", latency_p50_s},

@@ -37,6 +37,17 @@ PoolTally TallyWitnesses(const std::map<PublicKey, WitnessList>& lists, const Ge
   return tally;
 }
 
+std::vector<Hash256> PoolsAwaitingEligibility(const std::vector<WitnessEntry>& own,
+                                              const PoolTally& tally) {
+  const std::set<Hash256> eligible(tally.eligible.begin(), tally.eligible.end());
+  const Hash256 empty = PoolHash({});
+  std::vector<Hash256> out;
+  for (const WitnessEntry& e : own) {
+    if (e.pool_hash != empty && !eligible.count(e.pool_hash)) out.push_back(e.pool_hash);
+  }
+  return out;
+}
+
 Status CheckBody(const std::vector<Hash256>& body, const PoolTally& tally) {
   const std::set<Hash256> eligible(tally.eligible.begin(), tally.eligible.end());
   std::set<Hash256> seen;

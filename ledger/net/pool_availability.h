@@ -46,6 +46,15 @@ struct PoolTally {
 // Counts each (politician, pool) once per witness list.
 PoolTally TallyWitnesses(const std::map<PublicKey, WitnessList>& lists, const Genesis& genesis);
 
+// The pools of `own` (a proposer's own witness entries: pools whose data it downloaded and
+// checked) that are not eligible in `tally` yet, the empty pool aside. An honest proposer
+// waits for these, up to a fraction of the round, before it builds its body: every honest
+// member witnesses a pool of honest data, so such a pool becomes eligible as their lists
+// arrive, and proposing before then leaves it out -- with a committee of 64 on a loaded
+// machine, blocks came out (nearly) empty (docs/ledger-engine.md).
+std::vector<Hash256> PoolsAwaitingEligibility(const std::vector<WitnessEntry>& own,
+                                              const PoolTally& tally);
+
 // A proposal's pools against the tally: no duplicates, every pool eligible (UNAVAILABLE: it
 // may become eligible once more witness lists arrive), every required pool present
 // (INVALID_ARGUMENT: censorship).

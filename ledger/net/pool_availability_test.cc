@@ -118,6 +118,21 @@ TEST(PoolAvailabilityTest, ProposalLeavingOutARequiredPoolIsRejectedAndTheEmptyB
   EXPECT_EQ(CheckBody({a, unknown}, t).code(), StatusCode::kUnavailable);
 }
 
+// The proposer's wait (citizen.cc): the pools it witnessed itself that the committee's lists
+// do not make eligible yet; the empty pool is never waited for.
+TEST(PoolAvailabilityTest, AProposerWaitsOnlyForItsOwnWitnessedPoolsNotYetEligible) {
+  const Genesis g = SmallGenesis();
+  const Hash256 a = HashOf(MakePool(0, 1, 0, 2)), b = HashOf(MakePool(1, 1, 1, 2));
+  const Hash256 empty = PoolHash({});
+  const std::vector<WitnessEntry> own = {{0, a}, {1, b}, {2, empty}};
+  std::map<PublicKey, WitnessList> lists;
+  Witness(lists, 0, 3, {{0, a}});  // a eligible (T_w = 3)
+  Witness(lists, 3, 2, {{1, b}});  // b at 2 witnesses
+  EXPECT_EQ(PoolsAwaitingEligibility(own, TallyWitnesses(lists, g)), std::vector<Hash256>{b});
+  Witness(lists, 5, 1, {{1, b}});
+  EXPECT_TRUE(PoolsAwaitingEligibility(own, TallyWitnesses(lists, g)).empty());
+}
+
 TEST(PoolAvailabilityTest, DownloadedPoolIsCheckedAgainstItsSignedCommitment) {
   const Genesis g = SmallGenesis();
   Pool pool = MakePool(1, 7, 0, 3);

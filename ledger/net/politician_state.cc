@@ -1,0 +1,177 @@
+// State served to clients: ReadState (multi-proofs at a version in memory) and Execute (a block
+// body executed for committee members), each authenticated (request_auth.h) and rate-limited
+// (rate_limiter.h) before any proof work.
+#include <algorithm>
+
+#include "ledger/net/politician.h"
+#include "ledger/net/request_auth.h"
+#include "ledger/net/wire_bytes.h"
+
+namespace tessera::ledger::net {
+
+namespace {
+
+ByteSpan Span(const std::string& s) {
+  return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
+}
+
+Status BudgetExhausted(std::string_view what, RateLimiter& limiter, const std::string& key) {
+  return ResourceExhaustedError(std::string(what) + " over its rate budget; retry after " +
+                                std::to_string(limiter.RetryAfterMs(key)) + " ms");
+}
+
+}  // namespace
+
+Status PoliticianNode::AuthorizeRead(const StateRequest& req) {
+  if (req.identity().empty()) {
+    if (anonymous_limiter_.Allow("")) return Status::Ok();
+    return BudgetExhausted(
+        "unauthenticated ReadState (all anonymous callers share one budget; sign the request "
+        "with a registered identity for your own)",
+        anonymous_limiter_, "");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(Span(req.identity())));
+  if (!VerifyIdentity(id, options_.genesis.registrar)) {
+    return PermissionDeniedError("ReadState: identity not signed by the registrar");
+  }
+  Signature sig{};
+  if (req.signature().size() != sig.size() ||
+      !Verify(id.citizen, kStateDomain, Span(StateSigningBytes(req)),
+              *reinterpret_cast<const Signature*>(req.signature().data()))) {
+    return PermissionDeniedError("ReadState: bad request signature");
+  }
+  const std::string key(AsChars(id.citizen));
+  if (!read_limiter_.Allow(key)) return BudgetExhausted("ReadState caller", read_limiter_, key);
+  return Status::Ok();
+}
+
+Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
+  if (req.identity().empty()) {
+    return PermissionDeniedError(
+        "Execute is for committee members: the request needs an identity, committee credential "
+        "and signature (request_auth.h)");
+  }
+  TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(Span(req.identity())));
+  TESSERA_RETURN_IF_ERROR(CheckIdentity(options_.genesis, id, id.citizen, req.height()));
+  VrfProof credential{};
+  Signature sig{};
+  if (req.credential().size() != credential.size() || req.signature().size() != sig.size()) {
+    return PermissionDeniedError("Execute: malformed committee credential or signature");
+  }
+  std::copy(req.credential().begin(), req.credential().end(), credential.begin());
+  std::copy(req.signature().begin(), req.signature().end(), sig.begin());
+  if (!Verify(id.citizen, kExecuteDomain, Span(ExecuteSigningBytes(req)), sig)) {
+    return PermissionDeniedError("Execute: bad request signature");
+  }
+  bool member;
+  {
+    std::lock_guard<std::mutex> lock(mu_);  // tickets_ is not thread-safe
+    member =
+        req.height() == latest_.height + 1 &&
+        tickets_.Selected(options_.genesis, id.citizen, req.height(), latest_.seed, credential);
+  }
+  if (!member) {
+    return PermissionDeniedError("Execute: caller is not on the committee of block " +
+                                 std::to_string(req.height()));
+  }
+  const std::string key(AsChars(id.citizen));
+  if (!execute_limiter_.Allow(key)) {
+    return BudgetExhausted("Execute caller", execute_limiter_, key);
+  }
+  return Status::Ok();
+}
+
+Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
+  Delay();
+  TESSERA_RETURN_IF_ERROR(AuthorizeRead(req));
+  std::vector<Hash256> keys;
+  for (const std::string& k : req.keys()) {
+    TESSERA_ASSIGN_OR_RETURN(Hash256 key, HashFromBytes(k, "state key"));
+    keys.push_back(key);
+  }
+  SparseMerkleTree tree;
+  uint64_t h;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Height 0 is the genesis state, not "latest": a light client still at the genesis header
+    // must get a proof against the genesis root (it read "latest" once and refused the proof).
+    h = req.height();
+    if (h > latest_.height) {
+      return NotFoundError("height " + std::to_string(h) + " not committed yet (latest " +
+                           std::to_string(latest_.height) + ")");
+    }
+    uint64_t version = h + 1;
+    if (options_.faults.stale_state && version > 1) --version;
+    // Only versions in memory: an old height costs no rebuild (state_store.h).
+    TESSERA_ASSIGN_OR_RETURN(tree, state_->CachedTreeAt(version));
+  }
+  rep->set_height(h);
+  rep->set_root(std::string(AsChars(tree.root_hash())));
+  rep->set_proof(tree.Prove(keys).Encode());
+  return Status::Ok();
+}
+
+Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
+  Delay();
+  // The withholding adversary refuses every caller, members included.
+  if (options_.faults.withhold_data) return UnavailableError("execution refused");
+  TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
+  if (options_.faults.slow_execute_ms > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.faults.slow_execute_ms));
+  }
+  SignatureCache::Scope scope(&signatures_);  // the pool's signatures were checked on arrival
+  std::vector<Hash256> hashes;
+  std::string cache_key = std::to_string(req.height()) + ":";
+  for (const std::string& b : req.pool_hashes()) {
+    TESSERA_ASSIGN_OR_RETURN(Hash256 ph, HashFromBytes(b, "pool hash"));
+    hashes.push_back(ph);
+    cache_key += b;
+  }
+  SparseMerkleTree tree;
+  std::vector<LedgerTx> txs;
+  BlockContext ctx;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    // Citizens of one committee ask for the same body at about the same time: execute it once.
+    executed_cv_.wait_for(lock, std::chrono::seconds(20),
+                          [&] { return !executing_.count(cache_key); });
+    if (req.height() != latest_.height + 1) {
+      return FailedPreconditionError("can only execute block " +
+                                     std::to_string(latest_.height + 1));
+    }
+    auto cached = execute_cache_.find(cache_key);
+    if (cached != execute_cache_.end()) {
+      *rep = cached->second;
+      return Status::Ok();
+    }
+    TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
+    ctx = NextContext();
+    for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
+    uint64_t version = latest_.height + 1;  // a commit may have stored the next one already
+    if (options_.faults.stale_state && version > 1) --version;
+    TESSERA_ASSIGN_OR_RETURN(tree, state_->CachedTreeAt(version));
+    executing_.insert(cache_key);  // erased below on every path
+  }
+  // The heavy part runs outside the lock, on an immutable tree.
+  Status status = [&]() -> Status {
+    TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome,
+                             ledger::ApplyBlock(TreeLookup(tree), txs, ctx, apps_));
+    TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
+    rep->set_proof(tree.Prove(BlockKeys(txs, ctx, apps_)).Encode());
+    for (uint32_t i : outcome.crypto_rejected) rep->add_crypto_rejected(i);
+    if (options_.faults.forge && !outcome.crypto_rejected.empty()) {
+      rep->clear_crypto_rejected();  // claims every signature checks out
+    }
+    Hash256 root = next.root_hash();
+    if (options_.faults.wrong_state) root[0] ^= 0x5a;
+    rep->set_new_root(std::string(AsChars(root)));
+    return Status::Ok();
+  }();
+  std::lock_guard<std::mutex> lock(mu_);
+  executing_.erase(cache_key);
+  executed_cv_.notify_all();
+  if (status.ok() && req.height() == latest_.height + 1) execute_cache_[cache_key] = *rep;
+  return status;
+}
+
+}  // namespace tessera::ledger::net
