@@ -92,12 +92,15 @@ double ResidentBytes() {
 
 std::atomic<int> g_signal_notices{0};
 void OnPreemptionSignal(int) { g_signal_notices.fetch_add(1); }
-// SIGTERM or SIGINT (a scheduler's preemption, Ctrl-C): the workers stop at the next step
-// boundary with a checkpoint (when --save-dir is set), their last step lines printed, and the
-// launcher reports and writes --json before it exits; a second signal kills it as before.
+// SIGTERM or SIGINT (a scheduler's preemption, Ctrl-C): once workers are being launched, they
+// stop at the next step boundary with a checkpoint (when --save-dir is set), their last step
+// lines printed, and the launcher reports and writes --json before it exits. Before that
+// (profiling, configuring) there is nothing to save, and a second signal means now: either way
+// the signal's default action, as before.
 std::atomic<bool> g_terminate{false};
+std::atomic<bool> g_launching{false};
 void OnTerminateSignal(int signo) {
-  if (g_terminate.exchange(true)) {
+  if (!g_launching.load() || g_terminate.exchange(true)) {
     signal(signo, SIG_DFL);
     raise(signo);
   }
@@ -380,6 +383,7 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", line);
         std::fflush(stdout);
       };
+      g_launching = true;
       auto result = pl::RunElastic(options);
       if (!result.ok() && result.status().code() == tessera::StatusCode::kInvalidArgument) {
         return tessera::cli::UsageError(result.status().message());
@@ -475,6 +479,7 @@ int main(int argc, char** argv) {
         job.model.kind, units, schedule, job.stages, job.replicas, job.micro_batch,
         pl::MicroBatches(job), job.global_batch, cuts);
     std::fflush(stdout);
+    g_launching = true;
     pl::LaunchOutcome outcome =
         pl::LaunchWatched(options, nullptr, [] { return g_terminate.load(); });
     TESSERA_RETURN_IF_ERROR(outcome.status);
