@@ -15,18 +15,13 @@
 # Uses $TESSERA_BUILD/bin, writes $TESSERA_BENCH_OUT/gpt2-throughput/{rounds.csv,summary.md,...}.
 # Knobs: GPT2_ROUNDS (default 3), GPT2_STEPS (3; the first step is excluded), GPT2_BATCH (8).
 set -uo pipefail
-BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
+source "$(dirname "$0")/gpt2_common.sh"
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/gpt2-throughput
 ROUNDS=${GPT2_ROUNDS:-3}
-STEPS=${GPT2_STEPS:-3}
-BATCH=${GPT2_BATCH:-8}
 mkdir -p "$OUT"
-SHAPE=(--layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64)
-LAUNCH=("$BUILD/bin/pipeline-launch" --model gpt "${SHAPE[@]}" --dropout 0 --global-batch "$BATCH"
-        --micro-batch 2 --steps "$STEPS" --lr 0.01 --lr-schedule constant --timeout 1800)
+gpt2_launch 2 1800
 CSV=$OUT/rounds.csv
 echo "round,run,samples_per_s,step_s,peak_rss_mb,load_before,load_after" > "$CSV"
-load() { cut -d' ' -f1 /proc/loadavg; }
 
 plain() {  # round
   local before after
