@@ -110,8 +110,7 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
   // Without a contention profile for this many workers: workers beyond the cores take turns,
   // each compute task taking workers / cores as long. With one, the measured times, and the
   // optimizer slowed by the same factor as the whole model's forward and backward.
-  double slowdown =
-      r.cores > 0 && workers > r.cores ? static_cast<double>(workers) / r.cores : 1.0;
+  double slowdown = r.cores > 0 && workers > r.cores ? static_cast<double>(workers) / r.cores : 1.0;
   const int units = static_cast<int>(profile.forward_s.size());
   if (contended) {
     const double alone = Sum(profile.forward_s, 0, units) + Sum(profile.backward_s, 0, units);
@@ -122,11 +121,11 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
   for (int s = 0; s < c.stages; ++s) {
     const int b = c.boundaries[s], e = c.boundaries[s + 1];
     StageCost cost;
-    cost.forward_s = contended ? Sum(contended->forward_s, b, e)
-                               : slowdown * Sum(profile.forward_s, b, e);
+    cost.forward_s =
+        contended ? Sum(contended->forward_s, b, e) : slowdown * Sum(profile.forward_s, b, e);
     cost.recompute_s = cost.forward_s;  // the simulator runs it only where the schedule does
-    cost.backward_s = contended ? Sum(contended->backward_s, b, e)
-                                : slowdown * Sum(profile.backward_s, b, e);
+    cost.backward_s =
+        contended ? Sum(contended->backward_s, b, e) : slowdown * Sum(profile.backward_s, b, e);
     cost.gradient_bytes = Sum(profile.param_bytes, b, e);
     if (r.bucket_bytes > 0) {
       cost.allreduce_buckets =

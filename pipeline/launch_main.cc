@@ -271,10 +271,9 @@ int main(int argc, char** argv) {
     // Varuna's profiler measures every cut point on the target machine; ours runs here (or,
     // for a model registered only in --worker, in that binary), before any worker starts.
     auto profile = [&](const std::vector<int>& sizes, int sharing) {
-      return model_in_worker ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed,
-                                                     job.optimizer, sharing)
-                             : pl::ProfileMicroBatches(job.model, sizes, job.seed,
-                                                       job.optimizer, sharing);
+      return model_in_worker
+                 ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed, job.optimizer, sharing)
+                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing);
     };
     if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
     if (max_restarts < 0) return tessera::cli::UsageError("--max-restarts must be >= 0");

@@ -128,12 +128,9 @@ Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSp
   }
 }
 
-Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(const std::string& worker_binary,
-                                                          const ModelSpec& spec,
-                                                          const std::vector<int>& sizes,
-                                                          uint64_t seed,
-                                                          const std::string& optimizer,
-                                                          int contended_workers) {
+Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
+    const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
+    uint64_t seed, const std::string& optimizer, int contended_workers) {
   if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
   if (optimizer.find('\'') != std::string::npos) return InvalidArgumentError("bad optimizer");
   const std::filesystem::path out =
@@ -151,7 +148,8 @@ Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(const std::string& wor
   std::filesystem::remove(out, ec);
   if (!text.ok()) return text.status();
   nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return DataLossError(worker_binary + " wrote a profile that is not JSON");
+  if (json.is_discarded())
+    return DataLossError(worker_binary + " wrote a profile that is not JSON");
   return ProfilesFromJson(json);
 }
 

@@ -54,12 +54,9 @@ Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSp
 
 // ProfileMicroBatches (pipeline/profile.h) run by that worker binary (`--profile`), for the
 // auto-configuration and `--partition profiled` of a model registered only there.
-Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(const std::string& worker_binary,
-                                                          const ModelSpec& spec,
-                                                          const std::vector<int>& sizes,
-                                                          uint64_t seed,
-                                                          const std::string& optimizer,
-                                                          int contended_workers);
+Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
+    const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
+    uint64_t seed, const std::string& optimizer, int contended_workers);
 
 // Starts every worker, waits for all of them and reads their reports. If one fails or the
 // timeout passes, the others are stopped (SIGTERM, then SIGKILL) and the error names the rank.

@@ -504,7 +504,8 @@ UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, 
         sizes->activation_bytes[u] = std::max(0.0, HeapInUse() - heap_before);
       }
       if (sizes) {
-        sizes->output_bytes[u] = static_cast<double>(outputs[u].numel() * outputs[u].element_size());
+        sizes->output_bytes[u] =
+            static_cast<double>(outputs[u].numel() * outputs[u].element_size());
       }
       x = outputs[u];
     }
@@ -554,8 +555,7 @@ ContendedTimes MeansOf(int workers, const std::vector<UnitSamples>& copies) {
 }  // namespace
 
 Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
-                                 uint64_t seed, const std::string& optimizer,
-                                 double min_timed_s) {
+                                 uint64_t seed, const std::string& optimizer, double min_timed_s) {
   TESSERA_RETURN_IF_ERROR(ValidateModelSpec(spec));
   if (micro_batch < 1 || warmup < 0 || timed < 1) {
     return InvalidArgumentError("profile: micro-batch and timed runs must be >= 1, warm-up >= 0");
@@ -616,8 +616,8 @@ Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         try {
-          copies[w] = TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s,
-                                   seed, 1000 * (w + 1), nullptr);
+          copies[w] = TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed,
+                                   1000 * (w + 1), nullptr);
         } catch (const std::exception& e) {
           errors[w] = e.what();
         }

@@ -77,8 +77,8 @@ struct Segment {
 
 struct ElasticResult {
   std::vector<Segment> segments;
-  RunSummary summary;      // of the finished segment
-  int64_t lost_steps = 0;  // trained, then repeated after a restart (sum of reached - checkpoint)
+  RunSummary summary;       // of the finished segment
+  int64_t lost_steps = 0;   // trained, then repeated after a restart (sum of reached - checkpoint)
   bool terminated = false;  // ended by `terminate` before the last step
 };
 

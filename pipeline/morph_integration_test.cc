@@ -193,8 +193,8 @@ bool Alive(pid_t pid) {
   auto stat = ReadFile(fmt::format("/proc/{}/stat", pid));
   if (!stat.ok()) return false;
   const size_t paren = stat->rfind(')');
-  return paren != std::string::npos && paren + 2 < stat->size() &&
-         (*stat)[paren + 2] != 'Z' && (*stat)[paren + 2] != 'X';
+  return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] != 'Z' &&
+         (*stat)[paren + 2] != 'X';
 }
 
 nlohmann::json ResultJson(const fs::path& dir) {

@@ -42,8 +42,8 @@ int WorkerMain(int argc, char** argv) {
                            "Profile the model described in this JSON file (how pipeline-launch "
                            "auto-configures models registered here) and write --profile-out");
   program.app().add_option("--profile-out", profile_out, "Where --profile writes (JSON)");
-  program.app().add_option("--profile-micro-batches", profile_sizes,
-                           "Micro-batch sizes to profile")
+  program.app()
+      .add_option("--profile-micro-batches", profile_sizes, "Micro-batch sizes to profile")
       ->delimiter(',');
   program.app().add_option("--profile-workers", profile_workers,
                            "Also time the units under contention of 2 .. this many workers");
@@ -60,12 +60,10 @@ int WorkerMain(int argc, char** argv) {
       if (json.is_discarded()) return InvalidArgumentError(profile_spec + " is not valid JSON");
       TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ModelSpecFromJson(json));
       TESSERA_RETURN_IF_ERROR(ResolveModel(spec));
-      TESSERA_ASSIGN_OR_RETURN(
-          std::vector<ProfiledMicroBatch> profiles,
-          ProfileMicroBatches(spec, profile_sizes, profile_seed, profile_optimizer,
-                              profile_workers));
-      return tessera::WriteFileAtomically(profile_out,
-                                          ProfilesToJson(profiles).dump(1) + "\n");
+      TESSERA_ASSIGN_OR_RETURN(std::vector<ProfiledMicroBatch> profiles,
+                               ProfileMicroBatches(spec, profile_sizes, profile_seed,
+                                                   profile_optimizer, profile_workers));
+      return tessera::WriteFileAtomically(profile_out, ProfilesToJson(profiles).dump(1) + "\n");
     }
     if (!count_units.empty()) {
       TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(count_units));
