@@ -41,6 +41,19 @@ Status ValidateProfile(const ProfiledMicroBatch& p, size_t units) {
       if (!std::isfinite(x) || x < 0) return InvalidArgumentError("profile: bad entry");
     }
   }
+  std::set<int> counts;
+  for (const ContendedTimes& c : u.contended) {
+    if (c.workers < 1 || !counts.insert(c.workers).second || c.forward_s.size() != units ||
+        c.backward_s.size() != units) {
+      return InvalidArgumentError(
+          "profile: contended times need distinct worker counts >= 1 and one entry per unit");
+    }
+    for (const auto* list : {&c.forward_s, &c.backward_s}) {
+      for (double x : *list) {
+        if (!std::isfinite(x) || x < 0) return InvalidArgumentError("profile: bad entry");
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -74,6 +87,13 @@ double Sum(const std::vector<double>& v, int begin, int end) {
   return s;
 }
 
+const ContendedTimes* ContendedFor(const UnitProfile& profile, int workers) {
+  for (const ContendedTimes& c : profile.contended) {
+    if (c.workers == workers) return &c;
+  }
+  return nullptr;
+}
+
 // Simulates one candidate whose partition is already set.
 Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& profile,
                                  const Candidate& c) {
@@ -86,16 +106,31 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
   sim.allreduce_link = r.allreduce_link.value_or(r.link);
   sim.steps = r.steps;
   const int workers = c.stages * c.replicas;
-  // Workers beyond the cores take turns: each compute task takes workers / cores as long.
-  const double slowdown =
-      r.cores > 0 && workers > r.cores ? static_cast<double>(workers) / r.cores : 1.0;
+  const ContendedTimes* contended = ContendedFor(profile, workers);
+  // Without a contention profile for this many workers: workers beyond the cores take turns,
+  // each compute task taking workers / cores as long. With one, the measured times, and the
+  // optimizer slowed by the same factor as the whole model's forward and backward.
+  double slowdown = r.cores > 0 && workers > r.cores ? static_cast<double>(workers) / r.cores : 1.0;
+  const int units = static_cast<int>(profile.forward_s.size());
+  if (contended) {
+    const double alone = Sum(profile.forward_s, 0, units) + Sum(profile.backward_s, 0, units);
+    const double shared =
+        Sum(contended->forward_s, 0, units) + Sum(contended->backward_s, 0, units);
+    slowdown = alone > 0 ? shared / alone : 1.0;
+  }
   for (int s = 0; s < c.stages; ++s) {
     const int b = c.boundaries[s], e = c.boundaries[s + 1];
     StageCost cost;
-    cost.forward_s = slowdown * Sum(profile.forward_s, b, e);
+    cost.forward_s =
+        contended ? Sum(contended->forward_s, b, e) : slowdown * Sum(profile.forward_s, b, e);
     cost.recompute_s = cost.forward_s;  // the simulator runs it only where the schedule does
-    cost.backward_s = slowdown * Sum(profile.backward_s, b, e);
+    cost.backward_s =
+        contended ? Sum(contended->backward_s, b, e) : slowdown * Sum(profile.backward_s, b, e);
     cost.gradient_bytes = Sum(profile.param_bytes, b, e);
+    if (r.bucket_bytes > 0) {
+      cost.allreduce_buckets =
+          std::max(1, static_cast<int>(std::ceil(cost.gradient_bytes / r.bucket_bytes)));
+    }
     if (!profile.optimizer_s.empty()) cost.optimizer_s = slowdown * Sum(profile.optimizer_s, b, e);
     sim.stages.push_back(cost);
     if (s + 1 < c.stages) sim.boundary_bytes.push_back(profile.output_bytes[e - 1]);
@@ -226,6 +261,19 @@ std::string FormatCandidates(const AutoConfigResult& result, int limit) {
   return out;
 }
 
+namespace {
+
+nlohmann::json ContendedToJson(const std::vector<ContendedTimes>& contended) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const ContendedTimes& c : contended) {
+    out.push_back(
+        {{"workers", c.workers}, {"forward_s", c.forward_s}, {"backward_s", c.backward_s}});
+  }
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json ProfilesToJson(const std::vector<ProfiledMicroBatch>& profiles) {
   nlohmann::json out = nlohmann::json::array();
   for (const ProfiledMicroBatch& p : profiles) {
@@ -236,7 +284,8 @@ nlohmann::json ProfilesToJson(const std::vector<ProfiledMicroBatch>& profiles) {
                    {"param_bytes", p.profile.param_bytes},
                    {"input_bytes", p.profile.input_bytes},
                    {"optimizer_s", p.profile.optimizer_s},
-                   {"activation_bytes", p.profile.activation_bytes}});
+                   {"activation_bytes", p.profile.activation_bytes},
+                   {"contended", ContendedToJson(p.profile.contended)}});
   }
   return out;
 }
@@ -257,6 +306,11 @@ Result<std::vector<ProfiledMicroBatch>> ProfilesFromJson(const nlohmann::json& j
       p.profile.input_bytes = j.at("input_bytes").get<double>();
       p.profile.optimizer_s = j.value("optimizer_s", std::vector<double>{});
       p.profile.activation_bytes = j.value("activation_bytes", std::vector<double>{});
+      for (const auto& c : j.value("contended", nlohmann::json::array())) {
+        p.profile.contended.push_back({c.at("workers").get<int>(),
+                                       c.at("forward_s").get<std::vector<double>>(),
+                                       c.at("backward_s").get<std::vector<double>>()});
+      }
       out.push_back(std::move(p));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -33,12 +33,6 @@
 
 namespace tessera::pipeline {
 
-// A profile measured at one micro-batch size (times scale with it, so each size is measured).
-struct ProfiledMicroBatch {
-  int micro_batch = 1;
-  UnitProfile profile;
-};
-
 // What a worker holds besides its activation stash, for StageMemoryBytes.
 struct MemoryModel {
   // A worker process before its model: libtorch, the data, buffers (pipeline-launch measures
@@ -64,6 +58,9 @@ struct AutoConfigRequest {
   // Processors the workers share; 0 = one per worker (Varuna: one GPU each).
   int cores = 0;
   int steps = 3;  // simulated back to back; the step time is the steady-state period
+  // Bytes per all-reduce bucket started during the backward (gloo: --bucket-kb); 0 = the whole
+  // gradient after the backward (our ring).
+  double bucket_bytes = 0;
 };
 
 struct Candidate {

@@ -126,6 +126,44 @@ TEST(AutoConfig, SharedCoresSlowCrowdedConfigurations) {
   EXPECT_NEAR(best.step_s, 2 * 2 * 6e-3, 1e-9);
 }
 
+// A contention profile replaces the cores model: the measured times for the candidate's worker
+// count are what it is simulated with, and the optimizer is slowed by the same factor. Here two
+// concurrent copies measured 3x the lone times (a loaded machine), so P=1 D=2 loses to one
+// worker with the whole batch (4 micro-batches x 2 units x 6 ms + 2 ms = 50 ms against
+// 2 x 2 x 18 ms + 6 ms = 78 ms), which the cores model (2 workers on 2 cores: no slowdown,
+// 26 ms) ranks first.
+TEST(AutoConfig, ContentionProfileSetsTheCrowdedTimes) {
+  ProfiledMicroBatch p = Uniform(2, 2, 1e-3, 1e3, 1e3);
+  p.profile.optimizer_s.assign(2, 1e-3);
+  ContendedTimes two;
+  two.workers = 2;
+  for (int u = 0; u < 2; ++u) {
+    two.forward_s.push_back(3 * p.profile.forward_s[u]);
+    two.backward_s.push_back(3 * p.profile.backward_s[u]);
+  }
+  AutoConfigRequest r = Request(2, 8, {p});
+  r.cores = 2;
+  auto plain = AutoConfigure(r);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->ranked.front().replicas, 2);  // without the profile: D = 2 wins
+  r.profiles[0].profile.contended = {two};
+  auto result = AutoConfigure(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  const Candidate& best = result->ranked.front();
+  EXPECT_EQ(best.stages * best.replicas, 1);
+  for (const Candidate& c : result->ranked) {
+    if (c.replicas == 2) {  // 2 micro-batches x 2 units x (6 + 12) ms, then 3 x 2 ms optimizer
+      EXPECT_NEAR(c.step_s, 2 * 2 * 18e-3 + 3 * 2e-3, 1e-9);
+    }
+  }
+  ContendedTimes ragged = two;
+  ragged.backward_s.pop_back();
+  r.profiles[0].profile.contended = {ragged};
+  EXPECT_FALSE(AutoConfigure(r).ok());
+  r.profiles[0].profile.contended = {two, two};  // the same worker count twice
+  EXPECT_FALSE(AutoConfigure(r).ok());
+}
+
 // Varuna's non-last stages stash only their input; the last stage (1F1B) keeps its outputs
 // too. P=2, M=4, one unit per stage, input 8 B, output 100 B, params 10 B per micro-batch of 1.
 TEST(AutoConfig, MemoryEstimateFollowsTheSchedule) {
@@ -198,6 +236,12 @@ TEST(AutoConfig, ProfilesRoundTripThroughJson) {
   EXPECT_EQ((*out)[1].profile.forward_s, in[1].profile.forward_s);
   EXPECT_EQ((*out)[0].profile.param_bytes, in[0].profile.param_bytes);
   EXPECT_DOUBLE_EQ((*out)[0].profile.input_bytes, in[0].profile.input_bytes);
+  in[0].profile.contended = {{.workers = 2, .forward_s = {1, 2, 3}, .backward_s = {4, 5, 6}}};
+  auto contended = ProfilesFromJson(ProfilesToJson(in));
+  ASSERT_TRUE(contended.ok()) << contended.status();
+  ASSERT_EQ((*contended)[0].profile.contended.size(), 1u);
+  EXPECT_EQ((*contended)[0].profile.contended[0].workers, 2);
+  EXPECT_EQ((*contended)[0].profile.contended[0].backward_s, (std::vector<double>{4, 5, 6}));
   EXPECT_FALSE(ProfilesFromJson(nlohmann::json::object()).ok());
   EXPECT_FALSE(ProfilesFromJson(nlohmann::json::parse(R"([{"micro_batch": 1}])")).ok());
 }

@@ -64,6 +64,19 @@ void PrintProfile(const pl::ProfiledMicroBatch& p) {
                1e3 * p.profile.backward_s[u], p.profile.output_bytes[u] / 1024);
   }
   fmt::print("\n");
+  if (p.profile.contended.size() > 1) {
+    fmt::print("contention (ms per micro-batch of {}, forward + backward of every unit, mean):",
+               p.micro_batch);
+    double alone = 0;
+    for (const pl::ContendedTimes& c : p.profile.contended) {
+      double sum = 0;
+      for (size_t u = 0; u < c.forward_s.size(); ++u) sum += c.forward_s[u] + c.backward_s[u];
+      if (c.workers == 1) alone = sum;
+      fmt::print(" {} worker(s) {:.2f} (x{:.2f});", c.workers, 1e3 * sum,
+                 alone > 0 ? sum / alone : 0.0);
+    }
+    fmt::print("\n");
+  }
 }
 
 // This process's resident set now (/proc/self/statm): a worker's base before its model, since
@@ -79,6 +92,20 @@ double ResidentBytes() {
 
 std::atomic<int> g_signal_notices{0};
 void OnPreemptionSignal(int) { g_signal_notices.fetch_add(1); }
+// SIGTERM or SIGINT (a scheduler's preemption, Ctrl-C): once workers are being launched, they
+// stop at the next step boundary with a checkpoint (when --save-dir is set), their last step
+// lines printed, and the launcher reports and writes --json before it exits. Before that
+// (profiling, configuring) there is nothing to save, and a second signal means now: either way
+// the signal's default action, as before.
+std::atomic<bool> g_terminate{false};
+std::atomic<bool> g_launching{false};
+void OnTerminateSignal(int signo) {
+  if (!g_launching.load() || g_terminate.exchange(true)) {
+    signal(signo, SIG_DFL);
+    raise(signo);
+  }
+}
+constexpr int kExitTerminated = 143;  // 128 + SIGTERM, as a shell reports a job ended by it
 
 }  // namespace
 
@@ -225,18 +252,29 @@ int main(int argc, char** argv) {
   return program.Run(argc, argv, [&]() -> tessera::Status {
     // Bad flags are usage errors (exit 2), reported before any worker starts.
     auto usage = [](const tessera::Status& s) { return tessera::cli::UsageError(s.message()); };
+    signal(SIGTERM, OnTerminateSignal);
+    signal(SIGINT, OnTerminateSignal);
     auto kind = pl::ParseScheduleKind(schedule);
     if (!kind.ok()) return usage(kind.status());
     job.schedule = *kind;
     job.opportunistic = !no_opportunistic;
+    bool model_in_worker = false;  // registered only in --worker: that binary profiles it
     if (auto s = pl::ResolveModel(job.model); !s.ok()) {
       if (s.code() != tessera::StatusCode::kNotFound) return usage(s);
+      model_in_worker = true;
       // Not built in: perhaps registered in the --worker binary (pipeline/worker_cli.h).
       auto units = pl::CountUnitsWithWorker(worker, job.model);
       if (!units.ok()) return usage(units.status());
       job.model.units = *units;
     }
     if (auto s = pl::ValidateModelSpec(job.model); !s.ok()) return usage(s);
+    // Varuna's profiler measures every cut point on the target machine; ours runs here (or,
+    // for a model registered only in --worker, in that binary), before any worker starts.
+    auto profile = [&](const std::vector<int>& sizes, int sharing) {
+      return model_in_worker
+                 ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed, job.optimizer, sharing)
+                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing);
+    };
     if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
     if (max_restarts < 0) return tessera::cli::UsageError("--max-restarts must be >= 0");
     const int units = pl::NumUnits(job.model);
@@ -273,10 +311,17 @@ int main(int argc, char** argv) {
       if (memory_limit_mb < 0) return tessera::cli::UsageError("--memory-limit-mb must be >= 0");
       TESSERA_ASSIGN_OR_RETURN(std::vector<int> sizes,
                                MicroBatchSizes(micro_batch_list, job.global_batch));
-      // Varuna's profiler measures every cut point on the target machine; ours runs here,
-      // before any worker starts, once per candidate micro-batch size.
-      TESSERA_ASSIGN_OR_RETURN(request.profiles,
-                               pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer));
+      // Workers sharing this machine slow each other (and foreign load slows them all): time
+      // the units with as many concurrent copies as there may be workers, right now.
+      int sharing = 1;
+      if (hosts.empty() && cores != 0) {  // --cores 0: every worker has a processor of its own
+        sharing = workers;
+        if (!workers_file.empty()) {
+          if (auto n = pl::ReadWorkerCount(workers_file); n.ok()) sharing = std::max(sharing, *n);
+        }
+        sharing = std::max(sharing, 1);
+      }
+      TESSERA_ASSIGN_OR_RETURN(request.profiles, profile(sizes, sharing));
       for (const auto& p : request.profiles) PrintProfile(p);
       if (!profile_out.empty()) {
         TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
@@ -307,6 +352,7 @@ int main(int argc, char** argv) {
                       : hosts.empty() ? static_cast<int>(std::thread::hardware_concurrency())
                                       : 0;
       request.global_batch = job.global_batch;
+      request.bucket_bytes = job.collective == "gloo" ? job.bucket_kb * 1024.0 : 0;
       request.schedule = job.schedule;
       request.opportunistic = job.opportunistic;
     }
@@ -322,6 +368,7 @@ int main(int argc, char** argv) {
       options.max_restarts = max_restarts;
       options.autoconfig = request;
       signal(SIGUSR1, OnPreemptionSignal);
+      options.terminate = [] { return g_terminate.load(); };
       options.take_notices = [notice_file]() {
         int n = g_signal_notices.exchange(0);
         std::error_code ec;
@@ -335,6 +382,7 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", line);
         std::fflush(stdout);
       };
+      g_launching = true;
       auto result = pl::RunElastic(options);
       if (!result.ok() && result.status().code() == tessera::StatusCode::kInvalidArgument) {
         return tessera::cli::UsageError(result.status().message());
@@ -345,15 +393,22 @@ int main(int argc, char** argv) {
                    seg.config.stages, seg.config.replicas, seg.config.micro_batch, seg.first_step,
                    seg.ended == "finished" ? job.steps : seg.checkpoint, seg.ended);
       }
+      double final_loss = 0;  // of the last segment that reported losses
+      for (const pl::Segment& seg : result->segments) {
+        if (!seg.losses.empty()) final_loss = seg.losses.back();
+      }
       fmt::print(
           "result: {:.1f} samples/s in the last segment, final loss {:.4f}, {} morph(s), {} "
           "step(s) lost\n",
-          result->summary.samples_per_s,
-          result->summary.losses.empty() ? 0.0 : result->summary.losses.back(),
-          result->segments.size() - 1, result->lost_steps);
+          result->summary.samples_per_s, final_loss,
+          std::max<int>(0, static_cast<int>(result->segments.size()) - 1), result->lost_steps);
       if (!json_out.empty()) {
         TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
             json_out, pl::ElasticResultToJson(*result).dump(2) + "\n"));
+      }
+      if (result->terminated) {
+        std::fflush(stdout);
+        std::exit(kExitTerminated);
       }
       return tessera::Status::Ok();
     }
@@ -388,16 +443,15 @@ int main(int argc, char** argv) {
                                pl::BalancedPartition(pl::EstimateUnitFlops(job.model), job.stages));
     } else if (partition == "profiled") {
       // Varuna's profiler measures per-cut compute on the target machine; so do we, in this
-      // process, before the workers start (a fraction of a second for the models here).
-      TESSERA_ASSIGN_OR_RETURN(
-          pl::UnitProfile profile,
-          pl::ProfileUnits(job.model, job.micro_batch, 2, 5, job.seed, job.optimizer));
-      PrintProfile({job.micro_batch, profile});
+      // process (or in --worker), before the workers start (about a second).
+      TESSERA_ASSIGN_OR_RETURN(std::vector<pl::ProfiledMicroBatch> profiled,
+                               profile({job.micro_batch}, 1));
+      PrintProfile(profiled[0]);
       TESSERA_ASSIGN_OR_RETURN(
           job.boundaries,
-          pl::BalancedPartition(
-              pl::ProfiledUnitCosts(profile, job.schedule != pl::ScheduleKind::kOneFOneB),
-              job.stages));
+          pl::BalancedPartition(pl::ProfiledUnitCosts(profiled[0].profile,
+                                                      job.schedule != pl::ScheduleKind::kOneFOneB),
+                                job.stages));
     } else if (partition == "uniform") {
       TESSERA_ASSIGN_OR_RETURN(job.boundaries, pl::UniformPartition(units, job.stages));
     } else {
@@ -424,7 +478,15 @@ int main(int argc, char** argv) {
         job.model.kind, units, schedule, job.stages, job.replicas, job.micro_batch,
         pl::MicroBatches(job), job.global_batch, cuts);
     std::fflush(stdout);
-    TESSERA_ASSIGN_OR_RETURN(pl::LaunchResult run, pl::Launch(options));
+    g_launching = true;
+    pl::LaunchOutcome outcome =
+        pl::LaunchWatched(options, nullptr, [] { return g_terminate.load(); });
+    TESSERA_RETURN_IF_ERROR(outcome.status);
+    pl::LaunchResult run = std::move(*outcome.result);
+    if (outcome.stopped_at >= 0) {
+      fmt::print("stopped: every worker stopped at step {}{}\n", outcome.stopped_at,
+                 job.save_dir.empty() ? "" : fmt::format(", checkpoint in {}", job.save_dir));
+    }
     TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
     TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
                                                     run.job, run.reports, link, link)));
@@ -474,7 +536,12 @@ int main(int argc, char** argv) {
                           {"predicted_step_s", predicted_step_s},
                           {"predicted_memory_mb", predicted_memory_mb},
                           {"wall_s", run.wall_s}};
+      if (outcome.stopped_at >= 0) j["stopped_at"] = outcome.stopped_at;
       TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
+    }
+    if (outcome.stopped_at >= 0) {
+      std::fflush(stdout);
+      std::exit(kExitTerminated);
     }
     return tessera::Status::Ok();
   });

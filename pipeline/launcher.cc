@@ -1,16 +1,19 @@
 #include "pipeline/launcher.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <sstream>
 #include <thread>
 
 #include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/autoconfig.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::pipeline {
@@ -44,8 +47,12 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>
   args.push_back(nullptr);
   for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
+  const pid_t launcher = getpid();
   pid_t pid = fork();
   if (pid == 0) {
+    // The worker (or its wrapper: ip netns exec execs, ssh-like forwards) dies with this
+    // launcher, even one killed with -9; kept across exec. The launcher may already be gone.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) _exit(127);
     execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
@@ -74,28 +81,44 @@ void StopAll(std::vector<pid_t>& pids) {
 
 }  // namespace
 
-Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSpec& spec) {
+namespace {
+
+// Runs `worker_binary <flag> <spec as a JSON file> <extra>` (quoted for the shell) and returns
+// what it printed; NOT_FOUND when it fails (it does not know the model, or the flag).
+Result<std::string> AskWorker(const std::string& worker_binary, const ModelSpec& spec,
+                              const std::string& flag, const std::string& extra = "") {
+  static std::atomic<int> calls{0};
   const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / fmt::format("pipeline-model-{}.json", getpid());
+      std::filesystem::temp_directory_path() /
+      fmt::format("pipeline-model-{}-{}.json", getpid(), calls.fetch_add(1));
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(path, ModelSpecToJson(spec).dump() + "\n"));
   // Single quotes around both paths; neither may hold one.
   if (worker_binary.find('\'') != std::string::npos) {
     return InvalidArgumentError("the worker binary's path may not contain a quote");
   }
   const std::string command =
-      fmt::format("'{}' --count-units '{}' 2>&1", worker_binary, path.string());
+      fmt::format("'{}' {} '{}' {} 2>&1", worker_binary, flag, path.string(), extra);
   std::string output;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return UnavailableError("could not run " + worker_binary);
   char buffer[256];
-  while (output.size() < 4096 && fgets(buffer, sizeof buffer, pipe) != nullptr) output += buffer;
+  while (fgets(buffer, sizeof buffer, pipe) != nullptr) {
+    if (output.size() < 4096) output += buffer;
+  }
   const int status = pclose(pipe);
   std::error_code ec;
   std::filesystem::remove(path, ec);
   if (status != 0) {
-    return NotFoundError(fmt::format("{} does not know model '{}': {}", worker_binary, spec.kind,
-                                     output.substr(0, 300)));
+    return NotFoundError(fmt::format("{} {} failed for model '{}': {}", worker_binary, flag,
+                                     spec.kind, output.substr(0, 300)));
   }
+  return output;
+}
+
+}  // namespace
+
+Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSpec& spec) {
+  TESSERA_ASSIGN_OR_RETURN(std::string output, AskWorker(worker_binary, spec, "--count-units"));
   try {
     const int units = std::stoi(output);
     if (units < 1) throw std::invalid_argument(output);
@@ -103,6 +126,31 @@ Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSp
   } catch (const std::exception&) {
     return DataLossError(fmt::format("{} --count-units printed '{}'", worker_binary, output));
   }
+}
+
+Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
+    const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
+    uint64_t seed, const std::string& optimizer, int contended_workers) {
+  if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
+  if (optimizer.find('\'') != std::string::npos) return InvalidArgumentError("bad optimizer");
+  const std::filesystem::path out =
+      std::filesystem::temp_directory_path() / fmt::format("pipeline-profile-{}.json", getpid());
+  std::string list;
+  for (int m : sizes) list += fmt::format("{}{}", list.empty() ? "" : ",", m);
+  TESSERA_RETURN_IF_ERROR(
+      AskWorker(worker_binary, spec, "--profile",
+                fmt::format("--profile-out '{}' --profile-micro-batches {} --profile-workers {} "
+                            "--profile-optimizer '{}' --profile-seed {}",
+                            out.string(), list, contended_workers, optimizer, seed))
+          .status());
+  auto text = ReadFile(out);
+  std::error_code ec;
+  std::filesystem::remove(out, ec);
+  if (!text.ok()) return text.status();
+  nlohmann::json json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded())
+    return DataLossError(worker_binary + " wrote a profile that is not JSON");
+  return ProfilesFromJson(json);
 }
 
 Result<std::vector<Host>> ParseHosts(const std::string& text) {

@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "pipeline/job.h"
+#include "pipeline/profile.h"
 #include "pipeline/runtime.h"
 #include "pipeline/simulator.h"
 
@@ -50,6 +51,12 @@ struct LaunchResult {
 // (pipeline/worker_cli.h): runs `worker_binary --count-units <spec as JSON>`. NOT_FOUND when the
 // binary does not know the model either.
 Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSpec& spec);
+
+// ProfileMicroBatches (pipeline/profile.h) run by that worker binary (`--profile`), for the
+// auto-configuration and `--partition profiled` of a model registered only there.
+Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
+    const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
+    uint64_t seed, const std::string& optimizer, int contended_workers);
 
 // Starts every worker, waits for all of them and reads their reports. If one fails or the
 // timeout passes, the others are stopped (SIGTERM, then SIGKILL) and the error names the rank.

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include "core/file.h"
 #include "fmt/format.h"
@@ -450,21 +451,119 @@ Batch Dataset::Rows(int64_t step, int global_batch, int first, int count) const 
   return {inputs_.index_select(0, idx), targets_.index_select(0, idx)};
 }
 
+namespace {
+
+using ProfileClock = std::chrono::steady_clock;
+
+double SecondsBetween(ProfileClock::time_point a, ProfileClock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Per unit, the durations of its forwards and backwards over the timed micro-batches.
+struct UnitSamples {
+  std::vector<std::vector<double>> forward, backward;
+};
+
+// Runs `warmup` + `timed` micro-batches through `model` unit by unit, each unit on a detached
+// input as a stage boundary would give it, and backward from the loss unit by unit (the last
+// unit's backward includes its loss). Micro-batch k is step `first_run` + k's first rows, so
+// concurrent copies train on different data. With `sizes`, also records output, input and
+// saved-activation bytes there (single-threaded only: the heap counter is per process).
+//
+// At least `timed` micro-batches are timed, and more (up to kMaxTimedRuns) until the timed ones
+// have taken `min_timed_s`: on a shared machine a few micro-batches of a small model sample the
+// other processes' load too briefly for a mean that predicts a whole run.
+constexpr int kMaxTimedRuns = 500;
+UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, int warmup,
+                         int timed, double min_timed_s, uint64_t seed, int64_t first_run,
+                         UnitProfile* sizes) {
+  const int units = model.num_units();
+  UnitSamples samples{std::vector<std::vector<double>>(units),
+                      std::vector<std::vector<double>>(units)};
+  ProfileClock::time_point timed_start;
+  for (int run = 0;; ++run) {
+    if (run == warmup) timed_start = ProfileClock::now();
+    if (run >= warmup + timed &&
+        (run >= warmup + kMaxTimedRuns ||
+         SecondsBetween(timed_start, ProfileClock::now()) >= min_timed_s)) {
+      break;
+    }
+    Batch b = data.Rows(first_run + run, micro_batch, 0, micro_batch);
+    const RngKey key{seed, first_run + run, 0};
+    std::vector<torch::Tensor> inputs(units), outputs(units);
+    torch::Tensor x = b.input;
+    if (sizes) sizes->input_bytes = static_cast<double>(x.numel() * x.element_size());
+    if (sizes && run == warmup) sizes->activation_bytes.assign(units, 0);
+    for (int u = 0; u < units; ++u) {
+      inputs[u] = u == 0 ? x : x.detach().requires_grad_(true);
+      const double heap_before = sizes ? HeapInUse() : 0;
+      const auto t0 = ProfileClock::now();
+      outputs[u] = model.ForwardRange(u, u + 1, inputs[u], key);
+      if (run >= warmup) samples.forward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+      if (sizes && run == warmup) {
+        sizes->activation_bytes[u] = std::max(0.0, HeapInUse() - heap_before);
+      }
+      if (sizes) {
+        sizes->output_bytes[u] =
+            static_cast<double>(outputs[u].numel() * outputs[u].element_size());
+      }
+      x = outputs[u];
+    }
+    torch::Tensor grad;
+    for (int u = units - 1; u >= 0; --u) {
+      const auto t0 = ProfileClock::now();
+      if (u == units - 1) {
+        model.Loss(outputs[u], b.target).backward();
+      } else {
+        outputs[u].backward(grad);
+      }
+      if (run >= warmup) samples.backward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+      if (u > 0) grad = inputs[u].grad();
+    }
+  }
+  return samples;
+}
+
+double Median(std::vector<double> v) {
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+double MeanOf(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return v.empty() ? 0.0 : sum / v.size();
+}
+
+// The per-unit means of samples pooled over concurrent copies.
+ContendedTimes MeansOf(int workers, const std::vector<UnitSamples>& copies) {
+  ContendedTimes out;
+  out.workers = workers;
+  const size_t units = copies.front().forward.size();
+  for (size_t u = 0; u < units; ++u) {
+    std::vector<double> f, b;
+    for (const UnitSamples& c : copies) {
+      f.insert(f.end(), c.forward[u].begin(), c.forward[u].end());
+      b.insert(b.end(), c.backward[u].begin(), c.backward[u].end());
+    }
+    out.forward_s.push_back(MeanOf(f));
+    out.backward_s.push_back(MeanOf(b));
+  }
+  return out;
+}
+
+}  // namespace
+
 Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
-                                 uint64_t seed, const std::string& optimizer) {
+                                 uint64_t seed, const std::string& optimizer, double min_timed_s) {
   TESSERA_RETURN_IF_ERROR(ValidateModelSpec(spec));
   if (micro_batch < 1 || warmup < 0 || timed < 1) {
     return InvalidArgumentError("profile: micro-batch and timed runs must be >= 1, warm-up >= 0");
   }
-  using Clock = std::chrono::steady_clock;
-  auto seconds = [](Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  };
   torch::set_num_threads(1);
   TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(spec, seed));
   TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(spec, seed));
   const int units = model->num_units();
-  std::vector<std::vector<double>> fwd(units), bwd(units);
   UnitProfile profile;
   profile.output_bytes.assign(units, 0);
   for (int u = 0; u < units; ++u) {
@@ -474,47 +573,13 @@ Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int war
     }
     profile.param_bytes.push_back(bytes);
   }
-  for (int run = 0; run < warmup + timed; ++run) {
-    Batch b = data->Rows(run, micro_batch, 0, micro_batch);
-    const RngKey key{seed, run, 0};
-    // Forward unit by unit, each on a detached input as a stage boundary would have it.
-    std::vector<torch::Tensor> inputs(units), outputs(units);
-    torch::Tensor x = b.input;
-    profile.input_bytes = static_cast<double>(x.numel() * x.element_size());
-    if (run == warmup) profile.activation_bytes.assign(units, 0);
-    for (int u = 0; u < units; ++u) {
-      inputs[u] = u == 0 ? x : x.detach().requires_grad_(true);
-      const double heap_before = HeapInUse();
-      const auto t0 = Clock::now();
-      outputs[u] = model->ForwardRange(u, u + 1, inputs[u], key);
-      if (run >= warmup) fwd[u].push_back(seconds(t0, Clock::now()));
-      if (run == warmup) {
-        profile.activation_bytes[u] = std::max(0.0, HeapInUse() - heap_before);
-      }
-      profile.output_bytes[u] = static_cast<double>(outputs[u].numel() * outputs[u].element_size());
-      x = outputs[u];
-    }
-    // Backward from the loss, unit by unit, passing each input's gradient down.
-    torch::Tensor grad;
-    for (int u = units - 1; u >= 0; --u) {
-      const auto t0 = Clock::now();
-      if (u == units - 1) {
-        model->Loss(outputs[u], b.target).backward();
-      } else {
-        outputs[u].backward(grad);
-      }
-      if (run >= warmup) bwd[u].push_back(seconds(t0, Clock::now()));
-      if (u > 0) grad = inputs[u].grad();
-    }
-  }
-  auto median = [](std::vector<double> v) {
-    std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-    return v[v.size() / 2];
-  };
+  const UnitSamples samples =
+      TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed, 0, &profile);
   for (int u = 0; u < units; ++u) {
-    profile.forward_s.push_back(median(fwd[u]));
-    profile.backward_s.push_back(median(bwd[u]));
+    profile.forward_s.push_back(Median(samples.forward[u]));
+    profile.backward_s.push_back(Median(samples.backward[u]));
   }
+  profile.contended.push_back(MeansOf(1, {samples}));
   // One update per unit with the job's optimizer on the gradients of the last backward.
   JobConfig job;
   job.optimizer = optimizer;
@@ -523,13 +588,48 @@ Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int war
     TESSERA_ASSIGN_OR_RETURN(auto opt, MakeOptimizer(job, params));
     std::vector<double> times;
     for (int run = 0; run < timed + 1; ++run) {
-      const auto t0 = Clock::now();
+      const auto t0 = ProfileClock::now();
       opt->step();
-      if (run > 0) times.push_back(seconds(t0, Clock::now()));  // the first allocates state
+      if (run > 0) times.push_back(SecondsBetween(t0, ProfileClock::now()));  // 1st allocates
     }
-    profile.optimizer_s.push_back(median(times));
+    profile.optimizer_s.push_back(Median(times));
   }
   return profile;
+}
+
+Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers, int warmup,
+                         int timed, double min_timed_s, uint64_t seed, UnitProfile& profile) {
+  TESSERA_RETURN_IF_ERROR(ValidateModelSpec(spec));
+  if (micro_batch < 1 || warmup < 0 || timed < 1 || max_workers < 1) {
+    return InvalidArgumentError("contention profile: counts must be >= 1, warm-up >= 0");
+  }
+  torch::set_num_threads(1);  // each copy computes on its own thread, as a worker does
+  TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(spec, seed));
+  TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(spec, seed));
+  std::erase_if(profile.contended, [](const ContendedTimes& c) { return c.workers > 1; });
+  for (int workers = 2; workers <= max_workers; ++workers) {
+    // The copies share the parameters (autograd serializes their gradient accumulation), so
+    // the probe holds one model plus a micro-batch's activations per copy.
+    std::vector<UnitSamples> copies(workers);
+    std::vector<std::string> errors(workers);
+    std::vector<std::thread> threads;
+    for (int w = 0; w < workers; ++w) {
+      threads.emplace_back([&, w] {
+        try {
+          copies[w] = TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed,
+                                   1000 * (w + 1), nullptr);
+        } catch (const std::exception& e) {
+          errors[w] = e.what();
+        }
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (const std::string& e : errors) {
+      if (!e.empty()) return InternalError(fmt::format("contention profile: {}", e));
+    }
+    profile.contended.push_back(MeansOf(workers, copies));
+  }
+  return Status::Ok();
 }
 
 std::vector<double> ProfiledUnitCosts(const UnitProfile& profile, bool recompute) {

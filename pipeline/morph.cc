@@ -79,19 +79,6 @@ Result<int> ReadWorkerCount(const std::string& path) {
       fmt::format("workers file {} must hold one non-negative integer", path));
 }
 
-Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
-                                                            const std::vector<int>& sizes,
-                                                            uint64_t seed,
-                                                            const std::string& optimizer) {
-  if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
-  std::vector<ProfiledMicroBatch> out;
-  for (int m : sizes) {
-    TESSERA_ASSIGN_OR_RETURN(UnitProfile p, ProfileUnits(spec, m, 2, 5, seed, optimizer));
-    out.push_back({m, std::move(p)});
-  }
-  return out;
-}
-
 Result<ElasticResult> RunElastic(const ElasticOptions& o) {
   const JobConfig& base = o.launch.job;
   if (base.save_dir.empty()) return InvalidArgumentError("an elastic run needs a save dir");
@@ -121,6 +108,11 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
           fmt::format("{} already holds a checkpoint at step {}, not before the requested {} steps",
                       base.save_dir, done, base.steps));
     }
+    if (o.terminate && o.terminate()) {
+      result.terminated = true;
+      Say(o, fmt::format("elastic: terminated; newest complete checkpoint: step {}", done));
+      return result;
+    }
     if (restarts > o.max_restarts) {
       return AbortedError(fmt::format("gave up after {} restarts", o.max_restarts));
     }
@@ -128,6 +120,11 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
     // No worker left: wait for the workers file to announce some (or the timeout).
     const auto wait_start = Clock::now();
     while (available < 1) {
+      if (o.terminate && o.terminate()) {
+        result.terminated = true;
+        Say(o, fmt::format("elastic: terminated; newest complete checkpoint: step {}", done));
+        return result;
+      }
       if (o.workers_file.empty() || Clock::now() - wait_start > o.launch.timeout) {
         return UnavailableError(fmt::format("no worker available to continue from step {}", done));
       }
@@ -177,6 +174,10 @@ Result<ElasticResult> RunElastic(const ElasticOptions& o) {
     auto notice = [&]() -> bool {
       if (Clock::now() - last_poll < std::chrono::milliseconds(100)) return false;
       last_poll = Clock::now();
+      if (o.terminate && o.terminate()) {
+        change = "terminated";
+        return true;
+      }
       if (o.take_notices) {
         if (const int n = o.take_notices(); n > 0) {
           lost += n;
@@ -252,6 +253,7 @@ nlohmann::json ElasticResultToJson(const ElasticResult& result) {
   return {{"segments", segments},
           {"samples_per_s", result.summary.samples_per_s},
           {"lost_steps", result.lost_steps},
+          {"terminated", result.terminated},
           {"morphs", std::max<int>(0, static_cast<int>(result.segments.size()) - 1)}};
 }
 

@@ -56,6 +56,11 @@ struct ElasticOptions {
   // Polled while a segment runs: the number of preemption notices that arrived since the last
   // call (each announces one worker fewer). May be empty.
   std::function<int()> take_notices;
+  // Polled like the notices: true once the job is to end (pipeline-launch: SIGTERM or SIGINT,
+  // a scheduler's preemption). The running segment stops at the next step boundary with a
+  // checkpoint, as for a notice, and RunElastic returns instead of restarting (also while it
+  // waits for workers). May be empty.
+  std::function<bool()> terminate;
 };
 
 // One launch of the job between two morphs.
@@ -72,8 +77,9 @@ struct Segment {
 
 struct ElasticResult {
   std::vector<Segment> segments;
-  RunSummary summary;      // of the finished segment
-  int64_t lost_steps = 0;  // trained, then repeated after a restart (sum of reached - checkpoint)
+  RunSummary summary;       // of the finished segment
+  int64_t lost_steps = 0;   // trained, then repeated after a restart (sum of reached - checkpoint)
+  bool terminated = false;  // ended by `terminate` before the last step
 };
 
 // INVALID_ARGUMENT for bad options; the launch's error for a worker that failed on its own.
@@ -86,12 +92,5 @@ nlohmann::json ElasticResultToJson(const ElasticResult& result);
 
 // The workers file's number (a positive integer, surrounding whitespace allowed).
 Result<int> ReadWorkerCount(const std::string& path);
-
-// Profiles `spec` at each micro-batch size (ProfileUnits: 2 warm-up and 5 timed micro-batches
-// each, in this process).
-Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
-                                                            const std::vector<int>& sizes,
-                                                            uint64_t seed,
-                                                            const std::string& optimizer = "sgd");
 
 }  // namespace tessera::pipeline

@@ -23,6 +23,7 @@
 #include "fmt/format.h"
 #include "pipeline/checkpoint.h"
 #include "pipeline/runtime.h"
+#include "pipeline/test_paths.h"
 
 namespace tessera::pipeline {
 namespace {
@@ -70,21 +71,8 @@ JobConfig Model() {
   return job;
 }
 
-// The source tree: TESSERA_SOURCE_DIR, else three levels above this binary
-// (<source>/build/<preset>/tests/<binary>).
-std::string SourceDir() {
-  const char* dir = std::getenv("TESSERA_SOURCE_DIR");
-  if (dir) return dir;
-  return std::filesystem::canonical("/proc/self/exe")
-      .parent_path()
-      .parent_path()
-      .parent_path()
-      .parent_path()
-      .string();
-}
-
 pid_t StartElastic(const fs::path& dir, std::vector<std::string> extra = {},
-                   int checkpoint_every = 2) {
+                   int checkpoint_every = 2, int steps = kSteps) {
   const JobConfig job = Model();
   std::vector<std::string> args = {Binary("pipeline-launch"),
                                    "--elastic",
@@ -125,7 +113,7 @@ pid_t StartElastic(const fs::path& dir, std::vector<std::string> extra = {},
                                    "--global-batch",
                                    std::to_string(job.global_batch),
                                    "--steps",
-                                   std::to_string(job.steps),
+                                   std::to_string(steps),
                                    "--lr",
                                    "0.05",
                                    "--momentum",
@@ -181,6 +169,59 @@ int WaitExit(pid_t pid) {
 
 std::string Log(const fs::path& dir) { return ReadFile(dir / "launch.log").value_or(""); }
 
+// The pid the launcher started for `rank` in segment 0 (<run-dir>/segment-0/pids); -1 if absent.
+pid_t PidOfRank(const fs::path& dir, int rank) {
+  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
+  if (!pids.ok()) return -1;
+  std::istringstream lines(*pids);
+  int r = -1;
+  pid_t pid = -1;
+  while (lines >> r >> pid) {
+    if (r == rank) return pid;
+  }
+  return -1;
+}
+
+// The first child of `pid` (a wrapper's worker); -1 if none.
+pid_t ChildOf(pid_t pid) {
+  auto children = ReadFile(fmt::format("/proc/{}/task/{}/children", pid, pid));
+  return children.ok() && std::atoi(children->c_str()) > 0 ? std::atoi(children->c_str()) : -1;
+}
+
+// Alive: exists and is neither a zombie nor dead (a reparented zombie may wait to be reaped).
+bool Alive(pid_t pid) {
+  auto stat = ReadFile(fmt::format("/proc/{}/stat", pid));
+  if (!stat.ok()) return false;
+  const size_t paren = stat->rfind(')');
+  return paren != std::string::npos && paren + 2 < stat->size() && (*stat)[paren + 2] != 'Z' &&
+         (*stat)[paren + 2] != 'X';
+}
+
+nlohmann::json ResultJson(const fs::path& dir) {
+  auto text = ReadFile(dir / "out.json");
+  return text.ok() ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+}
+
+// The launch every loss test shares: an elastic job on 4 workers (launcher flags `extra`);
+// once its checkpoint of kKillAfter is complete, `signo` goes to rank `rank` of the first
+// launch (to the worker behind it when that rank runs behind a wrapper); the launcher must then
+// finish by itself. Returns its --json.
+nlohmann::json LoseAWorker(const fs::path& dir, int rank, int signo,
+                           std::vector<std::string> extra = {}, bool behind_wrapper = false) {
+  EXPECT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const pid_t launcher = StartElastic(dir, std::move(extra));
+  EXPECT_GT(launcher, 0);
+  if (!WaitForCheckpoint(dir, kKillAfter, launcher)) {
+    ADD_FAILURE() << "no checkpoint of step " << kKillAfter << "\n" << Log(dir);
+    return {};
+  }
+  const pid_t victim = behind_wrapper ? ChildOf(PidOfRank(dir, rank)) : PidOfRank(dir, rank);
+  EXPECT_GT(victim, 0) << Log(dir);
+  EXPECT_EQ(kill(victim, signo), 0);
+  EXPECT_EQ(WaitExit(launcher), 0) << Log(dir);
+  return ResultJson(dir);
+}
+
 double RelativeError(const std::vector<float>& a, const std::vector<float>& b) {
   double diff = 0, norm = 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -226,25 +267,9 @@ void ExpectUninterruptedTrajectory(const fs::path& dir, const nlohmann::json& la
 
 TEST(Morph, ShrinksWhenAWorkerIsKilledAndContinuesTheSameTraining) {
   const fs::path dir = TempDir("shrink");
-  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
-  const pid_t launcher = StartElastic(dir);
-  ASSERT_GT(launcher, 0);
-  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
   // Kill the worker of rank 1 of the first launch, as a machine would vanish.
-  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
-  ASSERT_TRUE(pids.ok()) << pids.status();
-  std::istringstream lines(*pids);
-  int rank = -1;
-  pid_t victim = -1;
-  while (lines >> rank >> victim && rank != 1) {
-  }
-  ASSERT_EQ(rank, 1) << *pids;
-  ASSERT_EQ(kill(victim, SIGKILL), 0);
-  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
-
-  auto out = ReadFile(dir / "out.json");
-  ASSERT_TRUE(out.ok()) << out.status();
-  const auto json = nlohmann::json::parse(*out);
+  const auto json = LoseAWorker(dir, 1, SIGKILL);
+  ASSERT_TRUE(json.contains("segments")) << Log(dir);
   const auto& segments = json.at("segments");
   ASSERT_GE(segments.size(), 2u) << json.dump(1);
   EXPECT_EQ(segments[0].at("workers").get<int>(), 4);
@@ -269,9 +294,7 @@ TEST(Morph, GrowsWhenWorkersReturn) {
   ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
   ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
 
-  auto out = ReadFile(dir / "out.json");
-  ASSERT_TRUE(out.ok()) << out.status();
-  const auto json = nlohmann::json::parse(*out);
+  const auto json = ResultJson(dir);
   const auto& segments = json.at("segments");
   ASSERT_EQ(segments.size(), 2u) << json.dump(1);
   EXPECT_EQ(segments[0].at("workers").get<int>(), 2);
@@ -289,30 +312,14 @@ TEST(Morph, GrowsWhenWorkersReturn) {
 // worker itself, not the wrapper, must be reported as that worker lost, and the job morphs.
 TEST(Morph, RemoteWorkerKilledBehindSshWrapperIsLost) {
   const fs::path dir = TempDir("ssh");
-  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
   const std::string wrapper = SourceDir() + "/pipeline/testdata/ssh-like";
   ASSERT_TRUE(
       WriteFileAtomically(dir / "hosts", "127.0.0.1 " + wrapper + "\n127.0.0.1 " + wrapper + "\n")
           .ok());
-  const pid_t launcher = StartElastic(dir, {"--hosts", (dir / "hosts").string()});
-  ASSERT_GT(launcher, 0);
-  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
-  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
-  ASSERT_TRUE(pids.ok()) << pids.status();
-  std::istringstream lines(*pids);
-  int rank = -1;
-  pid_t wrapper_pid = -1;
-  while (lines >> rank >> wrapper_pid && rank != 2) {
-  }
-  ASSERT_EQ(rank, 2) << *pids;
   // The worker is the wrapper's child: kill it, not the wrapper.
-  auto children = ReadFile(fmt::format("/proc/{}/task/{}/children", wrapper_pid, wrapper_pid));
-  ASSERT_TRUE(children.ok()) << children.status();
-  const pid_t worker = std::atoi(children->c_str());
-  ASSERT_GT(worker, 0);
-  ASSERT_EQ(kill(worker, SIGKILL), 0);
-  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
-  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto json = LoseAWorker(dir, 2, SIGKILL, {"--hosts", (dir / "hosts").string()},
+                                /*behind_wrapper=*/true);
+  ASSERT_TRUE(json.contains("segments")) << Log(dir);
   const auto& segments = json.at("segments");
   ASSERT_GE(segments.size(), 2u) << json.dump(1);
   EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 2 lost") << Log(dir);
@@ -325,21 +332,8 @@ TEST(Morph, RemoteWorkerKilledBehindSshWrapperIsLost) {
 // job reports that worker lost and morphs, instead of waiting for the transport's deadlines.
 TEST(Morph, StoppedWorkerIsLostByHeartbeat) {
   const fs::path dir = TempDir("frozen");
-  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
-  const pid_t launcher = StartElastic(dir, {"--heartbeat-timeout", "5"});
-  ASSERT_GT(launcher, 0);
-  ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
-  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
-  ASSERT_TRUE(pids.ok()) << pids.status();
-  std::istringstream lines(*pids);
-  int rank = -1;
-  pid_t victim = -1;
-  while (lines >> rank >> victim && rank != 3) {
-  }
-  ASSERT_EQ(rank, 3) << *pids;
-  ASSERT_EQ(kill(victim, SIGSTOP), 0);
-  ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
-  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto json = LoseAWorker(dir, 3, SIGSTOP, {"--heartbeat-timeout", "5"});
+  ASSERT_TRUE(json.contains("segments")) << Log(dir);
   const auto& segments = json.at("segments");
   ASSERT_GE(segments.size(), 2u) << json.dump(1);
   EXPECT_EQ(segments[0].at("ended").get<std::string>(), "worker 3 lost") << Log(dir);
@@ -362,7 +356,7 @@ TEST(Morph, SpotNoticeCheckpointsAtTheNextStepAndLosesNothing) {
   ASSERT_TRUE(WriteFileAtomically(dir / "notice", "terminate\n").ok());
   ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
   EXPECT_FALSE(fs::exists(dir / "notice")) << "the notice is consumed";
-  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto json = ResultJson(dir);
   const auto& segments = json.at("segments");
   ASSERT_EQ(segments.size(), 2u) << json.dump(1);
   EXPECT_EQ(segments[0].at("ended").get<std::string>(), "preemption notice");
@@ -449,18 +443,9 @@ TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
                          std::to_string(base_port), "--notice-file", (dir / "notice").string()});
   ASSERT_GT(launcher, 0);
   ASSERT_TRUE(WaitForCheckpoint(dir, kKillAfter, launcher)) << Log(dir);
-  auto pids = ReadFile(dir / "run" / "segment-0" / "pids");
-  ASSERT_TRUE(pids.ok()) << pids.status();
-  std::istringstream lines(*pids);
-  int rank = -1;
-  pid_t wrapper_pid = -1;
-  while (lines >> rank >> wrapper_pid && rank != 2) {
-  }
-  ASSERT_EQ(rank, 2) << *pids;  // on the third host (ranks go round-robin over the hosts)
-  auto children = ReadFile(fmt::format("/proc/{}/task/{}/children", wrapper_pid, wrapper_pid));
-  ASSERT_TRUE(children.ok()) << children.status();
-  const pid_t worker = std::atoi(children->c_str());
-  ASSERT_GT(worker, 0);
+  // Rank 2 is on the third host (ranks go round-robin over the hosts).
+  const pid_t worker = ChildOf(PidOfRank(dir, 2));
+  ASSERT_GT(worker, 0) << Log(dir);
   ASSERT_EQ(kill(worker, SIGKILL), 0);
   // The second segment: wait until its rank 0 is a few steps past its start, then the notice.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
@@ -476,7 +461,7 @@ TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
   }
   ASSERT_TRUE(WriteFileAtomically(dir / "notice", "terminate\n").ok());
   ASSERT_EQ(WaitExit(launcher), 0) << Log(dir);
-  const auto json = nlohmann::json::parse(*ReadFile(dir / "out.json"));
+  const auto json = ResultJson(dir);
   const auto& segments = json.at("segments");
   ASSERT_EQ(segments.size(), 3u) << json.dump(1);
   // 4 workers under the memory limit: P=2 D=2, so each stage's gloo group spans two hosts.
@@ -493,6 +478,78 @@ TEST(Morph, RemoteHostsInNetworkNamespacesKillAndNotice) {
   EXPECT_EQ(json.at("lost_steps").get<int64_t>(),
             segments[0].at("reached").get<int64_t>() - segments[0].at("checkpoint").get<int64_t>());
   ExpectUninterruptedTrajectory(dir, segments[2]);
+  fs::remove_all(dir);
+}
+
+// A scheduler preempts the launcher with SIGTERM (Kubernetes, Slurm, the cluster's agent): every
+// worker stops at the next step boundary with a checkpoint there, the log holds the step line of
+// every trained step, --json is written with their exact losses, and the launcher exits 143.
+TEST(Morph, TerminateStopsAtAStepBoundaryAndReportsEveryStep) {
+  const fs::path dir = TempDir("term");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const pid_t launcher = StartElastic(dir, {}, /*checkpoint_every=*/1000);
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForStep(dir, kKillAfter, launcher)) << Log(dir);
+  ASSERT_EQ(kill(launcher, SIGTERM), 0);
+  EXPECT_EQ(WaitExit(launcher), 143) << Log(dir);
+  const auto json = ResultJson(dir);
+  ASSERT_TRUE(json.is_object()) << "no --json after SIGTERM\n" << Log(dir);
+  EXPECT_TRUE(json.at("terminated").get<bool>());
+  const auto& segments = json.at("segments");
+  ASSERT_EQ(segments.size(), 1u) << json.dump(1);
+  EXPECT_EQ(segments[0].at("ended").get<std::string>(), "terminated");
+  const int64_t stopped = segments[0].at("checkpoint").get<int64_t>();
+  EXPECT_GE(stopped, kKillAfter);
+  EXPECT_LT(stopped, kSteps);
+  EXPECT_EQ(segments[0].at("reached").get<int64_t>(), stopped);
+  const auto losses = segments[0].at("losses").get<std::vector<double>>();
+  ASSERT_EQ(static_cast<int64_t>(losses.size()), stopped);
+  const std::string log = Log(dir);
+  for (int64_t k = 1; k <= stopped; ++k) {
+    EXPECT_NE(log.find(fmt::format("step {}/{} loss ", k, kSteps)), std::string::npos)
+        << "step " << k << " is missing from the log:\n"
+        << log;
+  }
+  auto state = ReadUnitState(dir / "ckpt", stopped, 0);
+  EXPECT_TRUE(state.ok()) << state.status();
+  fs::remove_all(dir);
+}
+
+// A launcher killed with -9 takes its workers with it (PR_SET_PDEATHSIG), also behind a
+// wrapper: the wrapper dies with the launcher and the worker with the wrapper. Without it they
+// would train on until the transport's deadline (--timeout 120 here).
+TEST(Morph, WorkersDieWithTheirLauncher) {
+  const fs::path dir = TempDir("orphans");
+  ASSERT_TRUE(WriteFileAtomically(dir / "workers", "4\n").ok());
+  const std::string wrapper = SourceDir() + "/pipeline/testdata/ssh-like";
+  ASSERT_TRUE(WriteFileAtomically(dir / "hosts", "127.0.0.1\n127.0.0.1 " + wrapper + "\n").ok());
+  // Far more steps than the 20 s below can train, so no worker ends by finishing.
+  const pid_t launcher = StartElastic(dir, {"--hosts", (dir / "hosts").string()},
+                                      /*checkpoint_every=*/1000, /*steps=*/1000000);
+  ASSERT_GT(launcher, 0);
+  ASSERT_TRUE(WaitForStep(dir, 2, launcher)) << Log(dir);
+  std::vector<pid_t> processes;  // ranks 0 and 2 directly, 1 and 3 as wrapper and worker
+  for (int rank = 0; rank < 4; ++rank) {
+    const pid_t pid = PidOfRank(dir, rank);
+    ASSERT_GT(pid, 0) << Log(dir);
+    processes.push_back(pid);
+    if (rank % 2 == 1) {
+      const pid_t worker = ChildOf(pid);
+      ASSERT_GT(worker, 0) << "no worker under the wrapper of rank " << rank;
+      processes.push_back(worker);
+    }
+  }
+  ASSERT_EQ(kill(launcher, SIGKILL), 0);
+  WaitExit(launcher);
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::vector<pid_t> alive = processes;
+  while (!alive.empty() && std::chrono::steady_clock::now() < give_up) {
+    std::erase_if(alive, [](pid_t p) { return !Alive(p); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(alive.empty()) << alive.size() << " of " << processes.size()
+                             << " worker processes outlived their launcher";
+  for (pid_t p : alive) kill(p, SIGKILL);
   fs::remove_all(dir);
 }
 

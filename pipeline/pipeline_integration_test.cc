@@ -22,6 +22,7 @@
 #include "pipeline/partition.h"
 #include "pipeline/profile.h"
 #include "pipeline/runtime.h"
+#include "pipeline/test_paths.h"
 
 namespace tessera::pipeline {
 namespace {
@@ -32,19 +33,6 @@ constexpr int kSteps = 20;
 std::string WorkerBinary() {
   const char* dir = std::getenv("TESSERA_BIN_DIR");
   return std::string(dir ? dir : "bin") + "/pipeline-worker";
-}
-
-// The source tree: TESSERA_SOURCE_DIR, else three levels above this binary
-// (<source>/build/<preset>/tests/<binary>).
-std::string SourceDir() {
-  const char* dir = std::getenv("TESSERA_SOURCE_DIR");
-  if (dir) return dir;
-  return std::filesystem::canonical("/proc/self/exe")
-      .parent_path()
-      .parent_path()
-      .parent_path()
-      .parent_path()
-      .string();
 }
 
 std::filesystem::path TempDir(const std::string& name) {
@@ -426,6 +414,33 @@ TEST(RegisteredModel, TrainsThroughItsOwnWorkerBinary) {
   // Held-out evaluation ran every 5 steps on the last stage.
   EXPECT_FALSE(std::isnan(run->reports[1].steps[4].eval_loss));
   EXPECT_TRUE(std::isnan(run->reports[1].steps[3].eval_loss));
+}
+
+// `pipeline-launch --auto` for a model registered only in the user's worker binary: the launcher
+// has that binary profile the model's units (`--profile`), ranks the candidates from that
+// profile, trains the chosen one and predicts its step time before running.
+TEST(RegisteredModel, AutoConfiguresFromItsOwnWorkerBinary) {
+  const std::string bin = std::getenv("TESSERA_BIN_DIR") ? std::getenv("TESSERA_BIN_DIR") : "bin";
+  const JobConfig data = Script(1, 1);  // its data file: 8 features, 4 classes
+  const auto dir = TempDir("registered_auto");
+  std::filesystem::create_directories(dir);
+  const std::string command = fmt::format(
+      "'{0}/pipeline-launch' --model residual-mlp --worker '{0}/pipeline-example-worker' "
+      "--data '{1}' --layers 2 --width 16 --classes 4 --global-batch 16 --steps 6 --auto "
+      "--workers 2 --auto-micro-batches 2,4 --json '{2}/out.json' --run-dir '{2}/run' "
+      "> '{2}/log' 2>&1",
+      bin, data.model.data_path, dir.string());
+  const int rc = std::system(command.c_str());
+  const std::string log = ReadFile(dir / "log").value_or("");
+  ASSERT_EQ(rc, 0) << log;
+  EXPECT_NE(log.find("auto-config for 2 workers"), std::string::npos) << log;
+  EXPECT_NE(log.find("profile (ms per micro-batch of 2): u0"), std::string::npos) << log;
+  const auto json = nlohmann::json::parse(ReadFile(dir / "out.json").value_or("{}"));
+  EXPECT_GT(json.value("predicted_step_s", 0.0), 0.0) << log;
+  const auto losses = json.value("losses", std::vector<double>{});
+  ASSERT_EQ(losses.size(), 6u) << log;
+  EXPECT_LT(losses.back(), losses.front());
+  std::filesystem::remove_all(dir);
 }
 
 // A stage constructs only its own units: the parameters each worker built are its stage's, and

@@ -8,7 +8,8 @@
 // work (layer norms, softmax, the embedding gather), and the constant factors between kinds
 // of unit.
 //
-// This header is torch-free; the implementation lives with the models (pipeline/model.cc).
+// This header is torch-free; the implementation lives with the models (pipeline/model.cc,
+// ProfileMicroBatches in pipeline/profile.cc).
 #pragma once
 
 #include <string>
@@ -18,6 +19,16 @@
 #include "pipeline/job.h"
 
 namespace tessera::pipeline {
+
+// Per unit, mean seconds per micro-batch of forward and backward while `workers` copies of the
+// model's unit loop run at once on their own threads (ProfileContention): what a worker's
+// tasks cost when that many workers share this machine's cores, its memory bandwidth and
+// whatever else runs on it at profiling time. Means, not medians: a step is a sum of tasks, so
+// stalls behind other processes count.
+struct ContendedTimes {
+  int workers = 1;
+  std::vector<double> forward_s, backward_s;
+};
 
 struct UnitProfile {
   // Per unit, seconds per micro-batch: the forward with autograd, and the backward from the
@@ -38,13 +49,42 @@ struct UnitProfile {
   // (growth of the heap in use while the output is held, glibc's mallinfo2): the attention
   // scores and MLP hidden layers that output_bytes does not see. Empty in older profiles.
   std::vector<double> activation_bytes;
+  // Task times under contention, by number of concurrent workers (1 = the timed runs above,
+  // as means). The auto-config simulates a candidate of W workers with the entry for W when
+  // there is one. Empty in older profiles.
+  std::vector<ContendedTimes> contended;
 };
 
+// A profile measured at one micro-batch size (times scale with it, so each size is measured).
+struct ProfiledMicroBatch {
+  int micro_batch = 1;
+  UnitProfile profile;
+};
+
+// Profiles `spec` at each micro-batch size (ProfileUnits: 2 warm-up and at least 5 timed
+// micro-batches and 1 s each, in this process), and with contended_workers > 1 also under
+// contention for 2 .. contended_workers concurrent workers (ProfileContention; for workers
+// sharing this machine). What the auto-configuration ranks (pipeline/autoconfig.h).
+Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
+                                                            const std::vector<int>& sizes,
+                                                            uint64_t seed,
+                                                            const std::string& optimizer = "sgd",
+                                                            int contended_workers = 1);
+
 // Times every unit of `spec` on micro-batches of `micro_batch` samples: `warmup` untimed
-// micro-batches, then `timed` ones, and `timed` updates of `optimizer` (pipeline/job.h) per
-// unit. INVALID_ARGUMENT for a bad spec or counts.
+// micro-batches, then `timed` ones, or more (at most 500) until the timed ones took
+// `min_timed_s` seconds, and `timed` updates of `optimizer` (pipeline/job.h) per unit.
+// INVALID_ARGUMENT for a bad spec or counts.
 Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
-                                 uint64_t seed, const std::string& optimizer = "sgd");
+                                 uint64_t seed, const std::string& optimizer = "sgd",
+                                 double min_timed_s = 0);
+
+// Replaces profile.contended's entries for 2..max_workers workers: `max_workers` - 1 runs,
+// each with that many threads (one intra-op thread each, sharing one copy of the parameters)
+// running micro-batches through every unit as ProfileUnits does (the same counts), timed
+// concurrently. Run it right before the job, since it measures the machine's load as it is.
+Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers, int warmup,
+                         int timed, double min_timed_s, uint64_t seed, UnitProfile& profile);
 
 // Fills spec.units for a torchscript or registered model (pipeline/model_registry.h; gpt and cnn
 // count their own). NOT_FOUND for an unknown model, INVALID_ARGUMENT for one that cannot load.

@@ -261,10 +261,12 @@ void Simulation::EndStep(int w, int step, double finish, double allreduce_end) {
 // all-reduce is not simulated on the links: it takes its measured (or ring-model) time.
 void Simulation::FinishStage(int stage, int step, double now) {
   const StageCost& cost = c_.stages[stage];
+  const double whole = cost.allreduce_s > 0 ? cost.allreduce_s
+                                            : RingAllreduceSeconds(cost.gradient_bytes, c_.replicas,
+                                                                   c_.allreduce_link);
+  const int buckets = std::max(1, cost.allreduce_buckets);
   const double allreduce =
-      cost.allreduce_s > 0
-          ? cost.allreduce_s
-          : RingAllreduceSeconds(cost.gradient_bytes, c_.replicas, c_.allreduce_link);
+      std::max(whole / buckets, whole - cost.backward_s * (buckets - 1) / buckets);
   for (int r = 0; r < c_.replicas; ++r) {
     const int w = Index(stage, r);
     EndStep(w, step, workers_[w].finish, now + allreduce);

@@ -42,6 +42,13 @@ struct StageCost {
   // time there contains the waits the simulation reproduces). The optimizer step follows it.
   double allreduce_s = 0;
   double optimizer_s = 0;
+  // Buckets the all-reduce is cut into when each starts as soon as the last backward has
+  // produced its gradients (gloo with gradient_buckets.h; 1 = all after the backward, as our
+  // ring and a measured wait). The last backward produces the gradient evenly, so bucket k of
+  // n is ready (n - k) / n of a backward before its end and the buckets run one after another:
+  // the step waits max(T / n, T - backward x (n - 1) / n) after the backward for an all-reduce
+  // of T seconds. Applies where the all-reduce is not simulated on the links.
+  int allreduce_buckets = 1;
 };
 
 struct LinkModel {

@@ -116,6 +116,28 @@ TEST(Simulator, AllreduceAddsRingTime) {
   EXPECT_DOUBLE_EQ(m->step_s, std::max(m->finish_s[0] + 1.5, m->finish_s[1] + 0.25));
 }
 
+// Buckets started during the last backward (gloo) hide the all-reduce behind it: of a 6 s
+// all-reduce in 4 buckets after a 2 s backward (UnitConfig), 3/4 of the backward (1.5 s) runs
+// during it, and at least the last bucket's 1.5 s always follows it.
+TEST(Simulator, BucketsOverlapTheLastBackward) {
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 1, 2);
+  c.stages[0].gradient_bytes = 4000;
+  c.replicas = 4;
+  c.allreduce_link = {.bandwidth_bytes_per_s = 1000.0, .latency_s = 0.0};
+  auto whole = Simulate(c);
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_DOUBLE_EQ(whole->allreduce_s[0], 6.0);
+  c.stages[0].allreduce_buckets = 4;
+  auto overlapped = Simulate(c);
+  ASSERT_TRUE(overlapped.ok()) << overlapped.status();
+  EXPECT_DOUBLE_EQ(overlapped->allreduce_s[0], 6.0 - c.stages[0].backward_s * 3 / 4);
+  EXPECT_DOUBLE_EQ(overlapped->step_s, whole->step_s - c.stages[0].backward_s * 3 / 4);
+  c.stages[0].backward_s = 100;  // a long backward hides all but the last bucket
+  auto hidden = Simulate(c);
+  ASSERT_TRUE(hidden.ok());
+  EXPECT_DOUBLE_EQ(hidden->allreduce_s[0], 1.5);
+}
+
 TEST(Simulator, WireBytesCountFramesAndAcks) {
   LinkModel l{.bandwidth_bytes_per_s = 100.0};
   EXPECT_DOUBLE_EQ(l.WireBytes(1000), 1000);  // payload only

@@ -1,10 +1,15 @@
 #include "pipeline/worker_cli.h"
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "core/cli.h"
 #include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/autoconfig.h"
 #include "pipeline/gloo_collective.h"
 #include "pipeline/job.h"
 #include "pipeline/profile.h"
@@ -29,7 +34,37 @@ int WorkerMain(int argc, char** argv) {
   program.app().add_option("--count-units", count_units,
                            "Print the number of units of the model described in this JSON "
                            "file (how pipeline-launch learns about models registered here)");
+  std::string profile_spec, profile_out, profile_optimizer = "sgd";
+  std::vector<int> profile_sizes;
+  int profile_workers = 1;
+  uint64_t profile_seed = 1;
+  program.app().add_option("--profile", profile_spec,
+                           "Profile the model described in this JSON file (how pipeline-launch "
+                           "auto-configures models registered here) and write --profile-out");
+  program.app().add_option("--profile-out", profile_out, "Where --profile writes (JSON)");
+  program.app()
+      .add_option("--profile-micro-batches", profile_sizes, "Micro-batch sizes to profile")
+      ->delimiter(',');
+  program.app().add_option("--profile-workers", profile_workers,
+                           "Also time the units under contention of 2 .. this many workers");
+  program.app().add_option("--profile-optimizer", profile_optimizer, "sgd, adam or adamw");
+  program.app().add_option("--profile-seed", profile_seed, "The model's seed");
   return program.Run(argc, argv, [&]() -> tessera::Status {
+    if (!profile_spec.empty()) {
+      if (profile_out.empty() || profile_sizes.empty() || profile_workers < 1) {
+        return tessera::cli::UsageError(
+            "--profile needs --profile-out, --profile-micro-batches and --profile-workers >= 1");
+      }
+      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(profile_spec));
+      nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (json.is_discarded()) return InvalidArgumentError(profile_spec + " is not valid JSON");
+      TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ModelSpecFromJson(json));
+      TESSERA_RETURN_IF_ERROR(ResolveModel(spec));
+      TESSERA_ASSIGN_OR_RETURN(std::vector<ProfiledMicroBatch> profiles,
+                               ProfileMicroBatches(spec, profile_sizes, profile_seed,
+                                                   profile_optimizer, profile_workers));
+      return tessera::WriteFileAtomically(profile_out, ProfilesToJson(profiles).dump(1) + "\n");
+    }
     if (!count_units.empty()) {
       TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(count_units));
       nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -40,6 +75,13 @@ int WorkerMain(int argc, char** argv) {
       return tessera::Status::Ok();
     }
     if (job_path.empty()) return tessera::cli::UsageError("--job is required");
+    // A worker dies with whatever started it (pipeline-launch, a wrapper such as ssh or
+    // ip netns exec, torchrun): a launcher killed with -9 leaves no worker training alone
+    // until its deadline. (pipeline-launch also sets it before exec, where it can check that
+    // it is not too late; a parent that is PID 1 may be a container's torchrun, so no check.)
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+      return tessera::InternalError("pipeline-worker: prctl(PR_SET_PDEATHSIG) failed");
+    }
     TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(job_path));
     nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) {

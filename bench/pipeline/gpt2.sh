@@ -18,19 +18,14 @@
 # GPT2_BATCH (global batch, default 8), GPT2_MICRO (micro-batch, default 2), GPT2_ONLY_MEMORY=1
 # (only p1d1 and p2d1u: the peak-RSS ratio, which the machine's load does not change).
 set -uo pipefail
-BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
+source "$(dirname "$0")/gpt2_common.sh"
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/gpt2
-STEPS=${GPT2_STEPS:-3}
-BATCH=${GPT2_BATCH:-8}
 MICRO=${GPT2_MICRO:-2}
 mkdir -p "$OUT"
-SHAPE=(--layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64)
-LAUNCH=("$BUILD/bin/pipeline-launch" --model gpt "${SHAPE[@]}" --dropout 0 --global-batch "$BATCH"
-        --micro-batch "$MICRO" --steps "$STEPS" --lr 0.01 --lr-schedule constant --timeout 900)
+gpt2_launch "$MICRO" 900
 CSV=$OUT/results.csv
 echo "name,workers,samples_per_s,step_s,predicted_step_s,peak_rss_mb_max,peak_rss_mb_all,predicted_memory_mb,load" > "$CSV"
 
-load() { cut -d' ' -f1 /proc/loadavg; }
 
 if [ -z "${GPT2_ONLY_MEMORY:-}" ]; then
 echo "== plain: libtorch loop, 2 threads (load $(load))"

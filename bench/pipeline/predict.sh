@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The auto-config's step time, predicted BEFORE running, against the measured step time.
+#
+# Every case is the user's path: `pipeline-launch --auto --workers W` profiles the model in
+# its own process (per unit, alone and under contention: W concurrent copies, see
+# ProfileContention in pipeline/profile.h), simulates every (P, D, m), prints the prediction
+# for the configuration it chose and trains it; the JSON holds both figures. Cases:
+#   toy-w1, toy-w2, toy-w4   the bench GPT (4 blocks x 64, 32 tokens, global batch 32,
+#                            micro-batches 4 or 8), 1, 2 and 4 workers on this machine
+#   gpt2-w1, gpt2-w2         GPT-2-small shape (12 x 768, 12 heads, vocab 50257, 64 tokens,
+#                            global batch 8, micro-batch 2), 1 and 2 workers
+# in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
+# machine's load falls on every case alike), with the 1-minute load average before and after
+# each run. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
+# (predicted against measured with the +-10 % band), the logs and JSON of every run.
+# Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
+# PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time).
+set -uo pipefail
+BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
+OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/predict
+ROUNDS=${PREDICT_ROUNDS:-2}
+CASES=${PREDICT_CASES:-toy-w1 toy-w2 toy-w4 gpt2-w1 gpt2-w2}
+LAUNCH=$BUILD/bin/pipeline-launch
+[ -x "$LAUNCH" ] || { echo "bench: $LAUNCH not built"; exit 1; }
+mkdir -p "$OUT"
+TOY=(--model gpt --layers 4 --width 64 --heads 4 --vocab 64 --seq-len 32 --global-batch 32
+     --steps "${PREDICT_TOY_STEPS:-20}" --auto-micro-batches 4,8)
+GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 --dropout 0
+      --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
+      --lr-schedule constant)
+CSV=$OUT/predict.csv
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after" > "$CSV"
+load() { cut -d' ' -f1 /proc/loadavg; }
+
+for round in $(seq "$ROUNDS"); do
+  for case in $CASES; do
+    model=${case%-w*}
+    workers=${case#*-w}
+    if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
+    name=$case.$round
+    before=$(load)
+    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" --timeout 900 \
+        --run-dir "$OUT/run-$name" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
+      echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
+    fi
+    after=$(load)
+    /usr/bin/python3 - "$OUT/$name.json" "$round" "$case" "$before" "$after" >> "$CSV" <<'EOF'
+import json, sys
+j = json.load(open(sys.argv[1]))
+p, m = j["predicted_step_s"], j["step_s"]
+print(f"{sys.argv[2]},{sys.argv[3]},{j['stages']},{j['replicas']},{j['micro_batch']},"
+      f"{p:.5f},{m:.5f},{100 * (p / m - 1):+.1f},{sys.argv[4]},{sys.argv[5]}")
+EOF
+    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10}'
+    grep -E '^contention' "$OUT/$name.log" | sed 's/^/   /'
+  done
+done
+
+/usr/bin/python3 - "$CSV" > "$OUT/predict.md" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print("| round | case | P | D | m | predicted s | measured s | error | load before / after |")
+print("|---|---|---|---|---|---|---|---|---|")
+for r in rows:
+    print(f"| {r['round']} | {r['case']} | {r['P']} | {r['D']} | {r['m']} | "
+          f"{float(r['predicted_step_s']):.4f} | {float(r['measured_step_s']):.4f} | "
+          f"{r['error_pct']} % | {r['load_before']} / {r['load_after']} |")
+errors = [abs(float(r["error_pct"])) for r in rows]
+if errors:
+    within = sum(e <= 10 for e in errors)
+    print(f"\n{within} of {len(errors)} runs within 10 %; mean |error| "
+          f"{sum(errors) / len(errors):.1f} %, largest {max(errors):.1f} %")
+EOF
+cat "$OUT/predict.md"
+if command -v gnuplot > /dev/null && [ "$(wc -l < "$CSV")" -gt 1 ]; then
+  gnuplot <<EOF
+set terminal png size 700,600
+set output "$OUT/predict.png"
+set datafile separator ","
+set logscale xy
+set xlabel "measured step (s)"
+set ylabel "predicted before running (s)"
+set key top left
+plot "$CSV" every ::1 using 7:6 with points pt 7 title "runs", \
+     x title "y = x" lt -1, 1.1*x title "+10 %" dt 2 lc rgb "gray", 0.9*x title "-10 %" dt 2 lc rgb "gray"
+EOF
+fi
