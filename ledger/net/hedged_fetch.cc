@@ -29,13 +29,7 @@ PoliticianCalls::PoliticianCalls(
     auto w = std::make_unique<Worker>();
     w->thread = std::thread([raw = w.get()] { raw->Loop(); });
     workers_.emplace(p.get(), std::move(w));
-    slow_.emplace(p.get(), std::make_shared<std::atomic<bool>>(false));
   }
-}
-
-std::shared_ptr<std::atomic<bool>> PoliticianCalls::SlowFlag(PoliticianClient* p) const {
-  auto it = slow_.find(p);
-  return it == slow_.end() ? nullptr : it->second;
 }
 
 PoliticianCalls::~PoliticianCalls() {

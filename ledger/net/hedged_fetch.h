@@ -22,7 +22,6 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -92,16 +91,10 @@ class PoliticianCalls {
   };
   // Starts `job` on p's worker; false if p is busy or not one of the politicians.
   bool Start(PoliticianClient* p, std::function<void()> job);
-  // Set while p's last call took longer than kSlowCall (a stopped politician's calls run to
-  // their deadline): All() does not hold its wait open for such a politician, only takes its
-  // answer if it comes in time. Null for an unknown politician.
-  std::shared_ptr<std::atomic<bool>> SlowFlag(PoliticianClient* p) const;
-  static constexpr std::chrono::milliseconds kSlowCall{1000};
   template <typename T>
   bool Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p, Call<T> call);
 
   std::map<PoliticianClient*, std::unique_ptr<Worker>> workers_;
-  std::map<PoliticianClient*, std::shared_ptr<std::atomic<bool>>> slow_;
 };
 
 // ---- Implementation -----------------------------------------------------------------------
@@ -109,10 +102,8 @@ class PoliticianCalls {
 template <typename T>
 bool PoliticianCalls::Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p,
                              Call<T> call) {
-  return Start(p, [box, i, p, call = std::move(call), slow = SlowFlag(p)] {
-    const auto start = std::chrono::steady_clock::now();
+  return Start(p, [box, i, p, call = std::move(call)] {
     Result<T> answer = call(*p);
-    if (slow) *slow = std::chrono::steady_clock::now() - start > kSlowCall;
     std::lock_guard<std::mutex> lock(box->mu);
     box->answers[i] = std::move(answer);
     box->arrived.push_back(i);
@@ -128,20 +119,10 @@ std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianC
   const auto start = std::chrono::steady_clock::now();
   auto box = std::make_shared<Inbox<T>>(targets.size());
   size_t started = 0;
-  std::vector<size_t> awaited;  // started, and not slow lately
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (!Launch<T>(box, i, targets[i], call)) continue;
-    ++started;
-    auto slow = SlowFlag(targets[i]);
-    if (!slow || !slow->load()) awaited.push_back(i);
-  }
+  for (size_t i = 0; i < targets.size(); ++i) started += Launch<T>(box, i, targets[i], call);
   std::vector<std::optional<T>> out(targets.size());
   std::unique_lock<std::mutex> lock(box->mu);
-  box->cv.wait_for(lock, wait, [&] {
-    return box->arrived.size() >= started ||
-           std::all_of(awaited.begin(), awaited.end(),
-                       [&](size_t i) { return box->answers[i].has_value(); });
-  });
+  box->cv.wait_for(lock, wait, [&] { return box->arrived.size() >= started; });
   auto answered = [&] {
     return box->arrived.size() >= started ||
            std::any_of(box->arrived.begin(), box->arrived.end(),
