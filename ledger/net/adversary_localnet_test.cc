@@ -32,10 +32,9 @@ TEST(AdversaryTest, EightyPercentPoliticiansAndQuarterOfCitizensMaliciousStaySaf
   ASSERT_GT(honest_tx_per_s, 0);
   // Every run is audited. Liveness: committed transactions per second over the whole load
   // period at half the honest run's or more (issue #12) -- asserted for every adversary
-  // marked `live`. `slow_execute` and `unresponsive` measured 56% and 46% in the run that
-  // fixed the stall (load average 50-78 on the 2 cores): too close to the bar to hold CI to
-  // it, so their ratios are printed (docs/ledger-network.md, "Adversaries and their measured
-  // effect").
+  // marked `live`. After the stall fixes `unresponsive` measured 11-46% (below the bar) and
+  // `slow_execute` 56-68% (too close to it to hold CI to it) in three runs, so their ratios
+  // are printed (docs/ledger-network.md, "The 80/25 stall, diagnosed").
   struct Adversary {
     std::vector<std::string> behaviours;
     bool live;
