@@ -33,6 +33,15 @@ size_t Player::Tally::Count(const Value& v) const {
   return (it == count.end() ? 0 : it->second) + second.size();
 }
 
+size_t Player::Tally::Signed(const Value& v) const {
+  auto it = count.find(v);
+  size_t n = it == count.end() ? 0 : it->second;
+  for (const auto& [voter, second_value] : second) {
+    if (second_value == v || by_voter.at(voter) == v) ++n;
+  }
+  return n;
+}
+
 bool Player::Tally::Add(const Vote& vote) {
   auto [it, fresh] = by_voter.emplace(vote.voter, vote.value);
   if (fresh) {
@@ -143,7 +152,7 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
     for (const auto& [key, tally] : tallies_) {
       if (key.step != Step::kCert) continue;
       for (const auto& [value, count] : tally.count) {
-        if (tally.Count(value) < params_.threshold || value.bottom) continue;
+        if (tally.Signed(value) < params_.threshold || value.bottom) continue;
         decided_ = Commit{value, key.period, BundleFor(key.period, Step::kCert, value)};
         out.bundles.push_back(decided_->certificate);
         out.commit = decided_;

@@ -18,7 +18,9 @@
 //   late_next (once, after its next vote): v as soon as a soft quorum for v in p is seen.
 //   down_next (once, after its next vote): bottom if p > 0, the previous period had a bottom
 //            quorum and it did not cert-vote in p.
-//   commit   T cert votes for one value in one period.
+//   commit   T cert votes for one value in one period, each actually cast for it (an
+//            equivocator counts for every value in quorums, but a certificate is made of
+//            signatures for the value: Tally::Signed).
 //
 // Safety (no two values committed at one height) holds whenever, in every step's committee,
 // honest H and malicious M satisfy H + 2M < 2T: two quorums of one step for different values
@@ -142,6 +144,12 @@ class Player {
     std::map<PublicKey, Value> second;    // equivocators' second value
     std::map<Value, size_t> count;        // non-equivocating voters per value
     size_t Count(const Value& v) const;
+    // Voters that did vote v (an equivocator only for the values it was seen voting): what a
+    // certificate can be made of. A commit needs T of these -- counting equivocators for
+    // every value let a player decide on 5 honest cert votes plus an equivocator that never
+    // signed the value, while the politicians (which keep an equivocator's first two values,
+    // vote_relay.h) could not assemble the certificate, and the height stalled for good.
+    size_t Signed(const Value& v) const;
     bool Add(const Vote& vote);  // false if nothing new
   };
 

@@ -176,6 +176,22 @@ TEST_F(PlayerTest, AnEquivocatingVoterCountsOnce) {
   EXPECT_TRUE(p.decided());
 }
 
+// The 80/25 stall: an equivocator seen with a and b counts for every value in a quorum, but a
+// commit (certificate) needs T signatures for the value itself. With T - 1 honest cert votes
+// for c, the player used to decide c although no certificate for c could exist -- it stopped
+// voting, the politicians never assembled one, and the height stalled for good.
+TEST_F(PlayerTest, ACommitNeedsCertVotesActuallyCastForTheValue) {
+  Player p = Make();  // T = 3
+  p.OnVote({kHeight, 0, Step::kCert, V("a"), Key(1)}, 1);
+  p.OnVote({kHeight, 0, Step::kCert, V("b"), Key(1)}, 2);  // equivocator, never votes c
+  p.OnVote({kHeight, 0, Step::kCert, V("c"), Key(2)}, 3);
+  p.OnVote({kHeight, 0, Step::kCert, V("c"), Key(3)}, 4);
+  EXPECT_FALSE(p.decided());
+  p.OnVote({kHeight, 0, Step::kCert, V("c"), Key(4)}, 5);
+  ASSERT_TRUE(p.decided());
+  EXPECT_EQ(p.decision()->value, V("c"));
+}
+
 TEST_F(PlayerTest, AQuorumIsRelayedOnceEvenWhenItsFirstVoterEquivocated) {
   // The equivocator is the voter that sorts first, so its other value leads the bundle.
   std::vector<PublicKey> voters = {Key(1), Key(2), Key(3)};

@@ -4,97 +4,70 @@
 // invalid or unappliable block at any honest politician) and, where the bar is met, held to at
 // least half the committed tx/s of an honest network measured first in the same test.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 
-#include "ledger/net/localnet.h"
+#include "ledger/net/localnet_testing.h"
 
 namespace tessera::ledger::net {
 namespace {
 
-Result<LocalnetReport> RunNetwork(const std::string& name, const LocalnetConfig& cfg) {
-  const char* bin = std::getenv("TESSERA_BIN_DIR");
-  if (bin == nullptr) return FailedPreconditionError("TESSERA_BIN_DIR not set (run through ctest)");
-  auto out = std::filesystem::temp_directory_path() /
-             ("ledger_adversary_" + name + "_" + std::to_string(::getpid()));
-  auto report = RunLocalnet(cfg, bin, out, std::cerr);
-  if (report.ok()) {
-    std::filesystem::remove_all(out);
-    std::cerr << "RESULT " << name << ": " << report->blocks << " blocks, " << report->committed_txs
-              << " txs, " << report->tx_per_s << " tx/s\n";
-  }
-  return report;
-}
-
+// The five-politician network with clients that send each transfer to every politician (the
+// safe sample of a client facing 80% malicious politicians): with fanout 2, 60% of transfers
+// reach only censoring politicians and wait for the load generator's 6 s resend, which capped
+// the 80/25 runs at about 35% of the honest tx/s while blocks came as fast as in the honest
+// run (docs/ledger-network.md). The honest run uses the same clients.
 LocalnetConfig Five() {
-  LocalnetConfig c;
-  c.politicians = 5;
-  c.citizens = 8;
-  c.citizens_per_process = 8;
-  // Four expected proposers, not two: with two, no citizen of 8 wins a period-0 ticket at
-  // about 10% of heights and the round waits out its 8 s timeout -- in a 20 s run that noise
-  // swamps any adversary's effect (docs/ledger-network.md).
-  c.proposers = 4;
-  c.accounts = 120;
-  c.rate = 40;
-  c.duration_s = 20;
-  c.double_spend_fraction = 0.1;
+  LocalnetConfig c = FivePoliticianNetwork();
+  c.fanout = 5;
   return c;
 }
 
 TEST(AdversaryTest, EightyPercentPoliticiansAndQuarterOfCitizensMaliciousStaySafeAndLive) {
-  auto honest = RunNetwork("honest", Five());
+  const LocalnetConfig base = Five();
+  auto honest = RunNetwork("honest", base);
   ASSERT_TRUE(honest.ok()) << honest.status();
-  ASSERT_GT(honest->tx_per_s, 0);
-  // Safety is asserted against every adversary. Liveness (committed tx/s >= 50% of the honest
-  // run's) is issue #12's bar and is NOT met on the merged tree: the ratios are printed and
-  // asserted only for adversaries marked `live`, none so far. Two clean-clone CI runs of the
-  // same tree: withhold_data 35% / 26%, slow_execute 12% / 43%, equivocate 0% / 38%, flood 36%
-  // / 36%, mix 40% / 40%, unresponsive >= 50% / 0%, forge >= 50% / 101% -- a run stalls at 0
-  // under a different adversary each time, a liveness bug still to be found
-  // (docs/ledger-network.md, "Adversaries and their measured effect").
+  ExpectSafe(*honest);
+  const double honest_tx_per_s = CommittedPerSecond(*honest, base);
+  ASSERT_GT(honest_tx_per_s, 0);
+  // Every run is audited. Liveness: committed transactions per second over the whole load
+  // period at half the honest run's or more (issue #12) -- asserted for every adversary
+  // marked `live`. After the stall fixes `unresponsive` measured 11-46% (below the bar) and
+  // `slow_execute` 56-68% (too close to it to hold CI to it) in three runs, so their ratios
+  // are printed (docs/ledger-network.md, "The 80/25 stall, diagnosed").
   struct Adversary {
     std::vector<std::string> behaviours;
     bool live;
   };
   const std::vector<Adversary> adversaries = {
-      {{"withhold_data"}, false},
+      {{"withhold_data"}, true},
       {{"slow_execute"}, false},
       {{"unresponsive"}, false},
-      {{"equivocate"}, false},
-      {{"flood"}, false},
-      {{"forge"}, false},
-      {{"withhold_data", "unresponsive", "equivocate", "flood"}, false}};
+      {{"equivocate"}, true},
+      {{"flood"}, true},
+      {{"forge"}, true},
+      {{"withhold_data", "unresponsive", "equivocate", "flood"}, true}};
   for (const auto& [behaviours, live] : adversaries) {
-    LocalnetConfig c = Five();
+    LocalnetConfig c = base;
     c.malicious_politicians = 0.8;
     c.politician_behaviours = behaviours;
     c.malicious_citizens = 0.25;
     // Forging at the bench's 0.25, which citizens raise to the sound sample
     // (validation_sample.h).
     if (behaviours[0] == "forge") c.validation_sample = 0.25;
-    std::string name = behaviours.size() == 1 ? behaviours[0] : "mix";
+    const std::string name = behaviours.size() == 1 ? behaviours[0] : "mix";
     SCOPED_TRACE(name);
     auto r = RunNetwork(name, c);
     EXPECT_TRUE(r.ok()) << r.status();
     if (!r.ok()) continue;
     EXPECT_EQ(r->malicious_politicians, 4u);
     EXPECT_EQ(r->malicious_citizens, 2u);
-    EXPECT_EQ(r->forks, 0u);
-    EXPECT_EQ(r->invalid_blocks, 0u);
-    EXPECT_TRUE(r->politicians_agree);
-    EXPECT_TRUE(r->citizens_agree);
-    EXPECT_TRUE(r->balances_conserved);
-    EXPECT_EQ(r->double_spends_committed, 0u);
-    EXPECT_TRUE(r->proofs_ok);
-    std::cerr << name << ": " << r->tx_per_s << " tx/s vs honest " << honest->tx_per_s << " ("
-              << 100 * r->tx_per_s / honest->tx_per_s << "%)" << (live ? "" : " [bar not met yet]")
-              << "\n";
-    if (live) {
-      EXPECT_GE(r->tx_per_s, 0.5 * honest->tx_per_s) << "honest " << honest->tx_per_s;
-    }
+    ExpectSafe(*r);
+    const double tx_per_s = CommittedPerSecond(*r, c);
+    std::cerr << name << ": " << tx_per_s << " tx/s vs honest " << honest_tx_per_s << " ("
+              << 100 * tx_per_s / honest_tx_per_s << "%), " << r->blocks << " blocks"
+              << (live ? "" : " [bar printed, not asserted]") << "\n";
+    if (live) EXPECT_GE(tx_per_s, 0.5 * honest_tx_per_s) << name << "; honest " << honest_tx_per_s;
   }
 }
 

@@ -28,9 +28,9 @@ constexpr milliseconds kReadWait{300};
 // ... unless none has answered by then: the first answer is waited for up to the client
 // deadline (on a loaded machine the one honest politician may take longer than kReadWait).
 constexpr milliseconds kReadPatience{1500};
-constexpr milliseconds kPoolHedge{500};      // before a pool download also asks the next one
-constexpr milliseconds kExecuteHedge{1500};  // ... an execution
-constexpr milliseconds kRetryPause{100};     // between two rounds of asking the sample
+constexpr milliseconds kPoolHedge{500};     // before a pool download also asks the next one
+constexpr milliseconds kExecuteHedge{600};  // ... an execution
+constexpr milliseconds kRetryPause{100};    // between two rounds of asking the sample
 
 uint64_t NowMs() {
   return static_cast<uint64_t>(

@@ -6,33 +6,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 
+#include "ledger/net/localnet_testing.h"
 #include "ledger/net/process.h"
 
 namespace tessera::ledger::net {
 namespace {
-
-Result<LocalnetReport> RunNetwork(const std::string& name, LocalnetConfig cfg) {
-  const char* bin = std::getenv("TESSERA_BIN_DIR");
-  if (bin == nullptr) return FailedPreconditionError("TESSERA_BIN_DIR not set (run through ctest)");
-  auto out = std::filesystem::temp_directory_path() /
-             ("ledger_localnet_" + name + "_" + std::to_string(::getpid()));
-  auto report = RunLocalnet(cfg, bin, out, std::cerr);
-  if (report.ok()) std::filesystem::remove_all(out);
-  return report;
-}
-
-void ExpectSafe(const LocalnetReport& r) {
-  EXPECT_EQ(r.forks, 0u);
-  EXPECT_EQ(r.invalid_blocks, 0u);
-  EXPECT_TRUE(r.politicians_agree);
-  EXPECT_TRUE(r.citizens_agree);
-  EXPECT_TRUE(r.balances_conserved);
-  EXPECT_EQ(r.double_spends_committed, 0u);
-  EXPECT_TRUE(r.proofs_ok);
-}
 
 LocalnetConfig Small(uint32_t politicians, uint32_t citizens, uint64_t blocks) {
   LocalnetConfig c;
@@ -179,9 +159,7 @@ TEST(LocalnetTest, AQuarterOfCitizensMaliciousTogetherKeepHalfTheHonestThroughpu
   c.duration_s = 12;
   c.key_seed = 7;
   c.proposers = 1;
-  // Committed transactions over the whole load period (the report's tx_per_s ends at the last
-  // committed block, so a chain that stalls early would look fast).
-  auto throughput = [&](const LocalnetReport& r) { return r.committed_txs / c.duration_s; };
+  auto throughput = [&](const LocalnetReport& r) { return CommittedPerSecond(r, c); };
   auto honest = RunNetwork("ba_honest", c);
   ASSERT_TRUE(honest.ok()) << honest.status();
   ExpectSafe(*honest);
