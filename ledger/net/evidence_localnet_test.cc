@@ -8,65 +8,35 @@
 //    period-0 value can gather a quorum; heights must still commit (in later periods), and
 //    must not with recovery switched off.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <cstdlib>
 #include <iostream>
 
-#include "ledger/net/localnet.h"
+#include "ledger/net/localnet_testing.h"
 
 namespace tessera::ledger::net {
 namespace {
 
-Result<LocalnetReport> RunNetwork(const std::string& name, const LocalnetConfig& cfg) {
-  const char* bin = std::getenv("TESSERA_BIN_DIR");
-  if (bin == nullptr) return FailedPreconditionError("TESSERA_BIN_DIR not set (run through ctest)");
-  auto out = std::filesystem::temp_directory_path() /
-             ("ledger_evidence_" + name + "_" + std::to_string(::getpid()));
-  auto report = RunLocalnet(cfg, bin, out, std::cerr);
-  if (report.ok()) std::filesystem::remove_all(out);
-  if (report.ok()) {
-    std::cerr << name << ": " << report->blocks << " blocks, " << report->committed_txs << " txs, "
-              << report->tx_per_s
-              << " tx/s, blacklisted (citizen, politician) pairs: " << report->blacklisted_malicious
-              << " malicious, " << report->blacklisted_honest << " honest; evidence refused "
-              << report->evidence_refused << "\n";
-  }
-  return report;
-}
-
-void ExpectSafe(const LocalnetReport& r) {
-  EXPECT_EQ(r.forks, 0u);
-  EXPECT_EQ(r.invalid_blocks, 0u);
-  EXPECT_TRUE(r.politicians_agree);
-  EXPECT_TRUE(r.citizens_agree);
-  EXPECT_TRUE(r.balances_conserved);
-  EXPECT_EQ(r.double_spends_committed, 0u);
-  EXPECT_TRUE(r.proofs_ok);
-}
-
-// Five politicians, eight citizens (committee = all), four expected proposers (see
-// availability_localnet_test.cc for why), 15 s of load.
+// The shared five-politician network (localnet_testing.h) with 15 s of load.
 LocalnetConfig Five() {
-  LocalnetConfig c;
-  c.politicians = 5;
-  c.citizens = 8;
-  c.citizens_per_process = 8;
-  c.proposers = 4;
-  c.accounts = 120;
-  c.rate = 40;
+  LocalnetConfig c = FivePoliticianNetwork();
   c.duration_s = 15;
-  c.double_spend_fraction = 0.1;
   return c;
+}
+
+void PrintBlacklisting(const LocalnetReport& r) {
+  std::cerr << "blacklisted (citizen, politician) pairs: " << r.blacklisted_malicious
+            << " malicious, " << r.blacklisted_honest << " honest; evidence refused "
+            << r.evidence_refused << "\n";
 }
 
 TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPolitician) {
   auto honest = RunNetwork("honest", Five());
   ASSERT_TRUE(honest.ok()) << honest.status();
+  PrintBlacklisting(*honest);
   ExpectSafe(*honest);
   EXPECT_EQ(honest->blacklisted_malicious + honest->blacklisted_honest, 0u);
   EXPECT_EQ(honest->evidence_refused, 0u);
-  ASSERT_GT(honest->tx_per_s, 0);
+  ASSERT_GT(CommittedPerSecond(*honest, Five()), 0);
 
   LocalnetConfig c = Five();
   c.malicious_politicians = 0.4;  // politician 0 equivocates, politician 1 frames politician 4
@@ -74,6 +44,7 @@ TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPoliti
   auto r = RunNetwork("equivocate_frame", c);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->malicious_politicians, 2u);
+  PrintBlacklisting(*r);
   ExpectSafe(*r);
   // Every honest citizen holds verified evidence against the equivocator (the framer signed
   // nothing contradictory: it is not blacklisted) ...
@@ -84,7 +55,7 @@ TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPoliti
   // Liveness does not depend on blacklisting, and blacklisting costs none: two of five
   // politicians lying, the chain keeps the honest network's throughput (0.7: this shared
   // machine's run-to-run noise, docs/ledger-network.md).
-  EXPECT_GE(r->tx_per_s, 0.7 * honest->tx_per_s);
+  EXPECT_GE(CommittedPerSecond(*r, c), 0.7 * CommittedPerSecond(*honest, Five()));
 }
 
 // The split network fault (citizen.h CitizenTiming::split_proposals) cuts the eight honest
