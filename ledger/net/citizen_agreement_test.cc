@@ -46,6 +46,26 @@ class CitizenAgreementTest : public ::testing::Test {
     }
     return out;
   }
+  // Steps `ba` every 50 ms over [from, to) and expects no vote at all in that time.
+  static void ExpectNoVoteBetween(CitizenAgreement& ba, uint64_t from, uint64_t to) {
+    for (uint64_t t = from; t < to; t += 50) {
+      auto items = ba.Step(t);
+      ASSERT_TRUE(items.ok());
+      EXPECT_TRUE(Votes(*items).empty()) << "soft vote cast at " << t << " ms";
+    }
+  }
+  // Steps `ba` once at `t` and expects at least one soft vote, each for `value`.
+  static void ExpectSoftVoteFor(CitizenAgreement& ba, uint64_t t, const Hash256& value) {
+    auto items = ba.Step(t);
+    ASSERT_TRUE(items.ok());
+    size_t soft = 0;
+    for (const Vote& v : Votes(*items)) {
+      if (v.step != VoteStep::kSoft) continue;
+      ++soft;
+      EXPECT_EQ(v.value, value);
+    }
+    EXPECT_GE(soft, 1u);
+  }
 
   std::filesystem::path dir_;
   KeyPair keys_ = KeyPair::FromSeed(Sha256("citizen"));
@@ -152,21 +172,9 @@ TEST_F(CitizenAgreementTest, ABetterProposalAwaitingItsVerdictIsNotSkippedForAWo
   ba.OnProposal(a_, 0, Beta(1), 0);    // full body, ranked first: pools not eligible yet
   ba.OnProposal(b_, 0, Beta(200), 0);  // the empty block, ranked second
   ba.SetVerdict(b_, true, 0);          // validated at once
-  for (uint64_t t = 10; t < 1500; t += 50) {
-    auto items = ba.Step(t);
-    ASSERT_TRUE(items.ok());
-    EXPECT_TRUE(Votes(*items).empty()) << "soft vote cast at " << t << " ms";
-  }
+  ExpectNoVoteBetween(ba, 10, 1500);
   ba.SetVerdict(a_, true, 1500);  // its pools became eligible
-  auto items = ba.Step(1510);
-  ASSERT_TRUE(items.ok());
-  size_t soft = 0;
-  for (const Vote& v : Votes(*items)) {
-    if (v.step != VoteStep::kSoft) continue;
-    ++soft;
-    EXPECT_EQ(v.value, a_);
-  }
-  EXPECT_GE(soft, 1u);
+  ExpectSoftVoteFor(ba, 1510, a_);
 }
 
 // ... but only for a while: a better proposal that never gets a verdict (its pools withheld)
@@ -203,22 +211,10 @@ TEST_F(CitizenAgreementTest, TheSoftVoteWaitsForTheRestOfTheProposalBurst) {
   CitizenAgreement ba(config, 0);
   ba.OnProposal(b_, 0, Beta(200), 1000);  // the first of the burst, valid
   ba.SetVerdict(b_, true, 1000);
-  for (uint64_t t = 1000; t < 1300; t += 50) {
-    auto items = ba.Step(t);
-    ASSERT_TRUE(items.ok());
-    EXPECT_TRUE(Votes(*items).empty()) << "soft vote cast at " << t << " ms";
-  }
+  ExpectNoVoteBetween(ba, 1000, 1300);
   ba.OnProposal(a_, 0, Beta(1), 1300);  // better, 300 ms later
   ba.SetVerdict(a_, true, 1300);
-  auto items = ba.Step(1450);
-  ASSERT_TRUE(items.ok());
-  size_t soft = 0;
-  for (const Vote& v : Votes(*items)) {
-    if (v.step != VoteStep::kSoft) continue;
-    ++soft;
-    EXPECT_EQ(v.value, a_);
-  }
-  EXPECT_GE(soft, 1u);
+  ExpectSoftVoteFor(ba, 1450, a_);
 }
 
 TEST_F(CitizenAgreementTest, WireAndPlayerVotesConvertBothWays) {
