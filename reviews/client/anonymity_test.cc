@@ -45,6 +45,7 @@ struct View {                       // what the adversary holds
   std::vector<ledger::PublicKey> identities;  // in request order: identity 0, identity 1
   std::string server_received;
   onchain::ReviewBatch review;
+  urs::Ring ring;  // the item's ring, as the ledger's state holds it (RingOpen)
 };
 
 class Experiment {
@@ -102,7 +103,9 @@ class Experiment {
     const onchain::ItemId item = onchain::ItemIdOf("cafe");
     Review signed_review =
         SignReview(keys[b].review, ring, onchain::ItemBytes(item), epoch, 4, "fine").value();
-    view.review = {item, epoch, ring, {{4, "fine", signed_review.signature}}};
+    view.review = {
+        item, epoch, static_cast<uint16_t>(ring.size()), {{4, "fine", signed_review.signature}}};
+    view.ring = ring;
     view.ledger.push_back(EncodePayload(view.review));
     view.server_received = EncodeSignedReview(view.review);
     if (v.server_gets_key_files) {
@@ -124,8 +127,8 @@ class Experiment {
       if (Contains(view.server_received, view.identities[i])) return i;
     }
     // 2. The signer's key, when the ring gives it away.
-    if (view.review.ring.size() == 1) {
-      const urs::Point signer = view.review.ring.members()[0];
+    if (view.ring.size() == 1) {
+      const urs::Point signer = view.ring.members()[0];
       // 3a. By unblinding: a credential equal to the blind signature of an issue.
       for (const onchain::RegisterKey& reg : view.registrations) {
         if (reg.review_key != signer) continue;

@@ -33,9 +33,8 @@ void ChainIndex::Add(uint64_t height, const std::vector<ledger::LedgerTx>& txs) 
     } else if (auto* i = std::get_if<onchain::KeyIssue>(&p)) {
       issues_[{i->epoch, i->citizen}].push_back({height, i->blinded_msg, i->blind_sig});
     } else if (auto* b = std::get_if<onchain::ReviewBatch>(&p)) {
-      auto ring = std::make_shared<const urs::Ring>(b->ring);
       for (onchain::ReviewEntry& e : b->reviews) {
-        reviews_[b->item].push_back({height, b->item, b->epoch, ring, std::move(e)});
+        reviews_[b->item].push_back({height, b->item, b->epoch, b->ring_size, std::move(e)});
       }
     }
   }

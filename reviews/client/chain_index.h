@@ -31,7 +31,7 @@ struct PostedReview {
   uint64_t height = 0;
   ItemId item{};
   uint64_t epoch = 0;
-  std::shared_ptr<const urs::Ring> ring;
+  uint16_t ring_size = 0;  // the item's ring for the epoch is in state (RingOpen)
   onchain::ReviewEntry entry;
 };
 

@@ -233,7 +233,6 @@ Status ReviewsClient::VerifyReviews(const ItemId& item, const std::vector<Posted
   Lock lock(mu_);
   for (const PostedReview& r : reviews) {
     if (r.item != item) return InvalidArgumentError("a review of another item is in the list");
-    if (r.ring == nullptr) return InvalidArgumentError("a review without its ring is in the list");
   }
   TESSERA_ASSIGN_OR_RETURN(auto leaves, ProvedLeaves({leaf::Tally(item), leaf::Chain(item)}));
   TESSERA_ASSIGN_OR_RETURN(Tally tally, DecodeTally(leaves[0]));
@@ -277,6 +276,74 @@ Result<urs::Ring> ReviewsClient::EligibleRingLocked(const ItemId& item, uint64_t
   TESSERA_ASSIGN_OR_RETURN(std::vector<urs::Point> keys, RegisteredKeysLocked(epoch));
   if (keys.empty()) return FailedPreconditionError("no review keys are registered for " + E(epoch));
   return drac::EligibleRing(keys, ItemBytes(item), epoch, *seed[0], params_.ring_size);
+}
+
+Result<std::optional<urs::Ring>> ReviewsClient::LedgerRing(const ItemId& item, uint64_t epoch) {
+  Lock lock(mu_);
+  return LedgerRingLocked(item, epoch);
+}
+
+Result<std::optional<urs::Ring>> ReviewsClient::LedgerRingLocked(const ItemId& item,
+                                                                 uint64_t epoch) {
+  TESSERA_ASSIGN_OR_RETURN(auto size_leaf, ProvedLeaves({leaf::RingSize(item, epoch)}));
+  if (!size_leaf[0]) return std::optional<urs::Ring>();
+  TESSERA_ASSIGN_OR_RETURN(uint64_t size, DecodeCounter(size_leaf[0]));
+  if (size == 0) {
+    return FailedPreconditionError("no review key won the lottery for this item in " + E(epoch));
+  }
+  TESSERA_ASSIGN_OR_RETURN(auto leaves, ProvedLeaves(leaf::RingMembers(item, epoch, size)));
+  std::vector<urs::Point> members;
+  for (const auto& l : leaves) {
+    if (!l) return DataLossError("a member of the item's ring is missing from the proved state");
+    members.push_back(*l);
+  }
+  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, urs::Ring::Create(std::move(members)));
+  return std::optional<urs::Ring>(std::move(ring));
+}
+
+Result<urs::Ring> ReviewsClient::OpenRing(const ItemId& item, uint64_t epoch) {
+  Lock lock(mu_);
+  return OpenRingLocked(item, epoch);
+}
+
+Result<urs::Ring> ReviewsClient::OpenRingLocked(const ItemId& item, uint64_t epoch) {
+  for (;;) {
+    TESSERA_ASSIGN_OR_RETURN(auto ring, LedgerRingLocked(item, epoch));
+    if (ring) return std::move(*ring);
+    TESSERA_ASSIGN_OR_RETURN(
+        auto l, ProvedLeaves({leaf::EpochSeed(epoch), leaf::RingProgress(item, epoch)}));
+    if (!l[0]) {
+      return FailedPreconditionError("the seed of " + E(epoch) + " is drawn at height " +
+                                     std::to_string(epoch * params_.epoch_blocks));
+    }
+    TESSERA_ASSIGN_OR_RETURN(RingProgress done, DecodeRingProgress(l[1]));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<urs::Point> keys, RegisteredKeysLocked(epoch));
+    if (keys.empty())
+      return FailedPreconditionError("no review keys are registered for " + E(epoch));
+    TESSERA_ASSIGN_OR_RETURN(std::vector<RingOpen> parts,
+                             PlanRingOpen(params_, item, epoch, keys, *l[0], done));
+    if (parts.empty()) return DataLossError("every key is listed but the ring is not open");
+    // One part at a time: each continues where the committed ones stopped. Another client
+    // opening the same ring at the same time makes ours fail; the loop then reads its result.
+    const RingOpen& part = parts.front();
+    const uint64_t listed = part.key_offset + part.keys.size();
+    auto progressed = [&]() -> Result<bool> {
+      TESSERA_ASSIGN_OR_RETURN(auto p, ProvedLeaves({leaf::RingProgress(item, epoch)}));
+      TESSERA_ASSIGN_OR_RETURN(RingProgress now, DecodeRingProgress(p[0]));
+      return now.keys_listed > done.keys_listed;
+    };
+    if (Status submitted = Submit(part); !submitted.ok()) {
+      TESSERA_RETURN_IF_ERROR(RefreshLocked(nullptr));
+      TESSERA_ASSIGN_OR_RETURN(bool moved, progressed());
+      if (moved) continue;  // another client's part committed meanwhile
+      return submitted.WithContext("opening the item's ring for " + E(epoch));
+    }
+    TESSERA_RETURN_IF_ERROR(WaitFor("the item's ring to be opened", [&]() -> Result<bool> {
+      TESSERA_ASSIGN_OR_RETURN(auto p, ProvedLeaves({leaf::RingProgress(item, epoch)}));
+      TESSERA_ASSIGN_OR_RETURN(RingProgress now, DecodeRingProgress(p[0]));
+      return now.keys_listed >= listed;
+    }));
+  }
 }
 
 // ---- Writing ----
@@ -483,7 +550,8 @@ Result<ReviewBatch> ReviewsClient::SignReview(const ReviewKeyFile& key, const It
                                     [&]() -> Result<bool> { return index_.height() >= opens; }));
   }
   TESSERA_RETURN_IF_ERROR(CheckWindowOpen(key.epoch));
-  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, EligibleRingLocked(item, key.epoch));
+  // The ring is the ledger's: the eligible set it computed from every registered key.
+  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, OpenRingLocked(item, key.epoch));
   if (!ring.IndexOf(key.review.public_key)) {
     return PermissionDeniedError(
         "this review key is not eligible for the item: the DRAC lottery of " + E(key.epoch) +
@@ -499,8 +567,10 @@ Result<ReviewBatch> ReviewsClient::SignReview(const ReviewKeyFile& key, const It
   }
   TESSERA_ASSIGN_OR_RETURN(Review signed_review, reviews::SignReview(key.review, ring, item_bytes,
                                                                      key.epoch, rating, text));
-  return ReviewBatch{
-      item, key.epoch, ring, {ReviewEntry{rating, std::string(text), signed_review.signature}}};
+  return ReviewBatch{item,
+                     key.epoch,
+                     static_cast<uint16_t>(ring.size()),
+                     {ReviewEntry{rating, std::string(text), signed_review.signature}}};
 }
 
 Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOptions& options) {
@@ -513,10 +583,16 @@ Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOp
   TESSERA_ASSIGN_OR_RETURN(ItemRecord rec, ItemRecordLocked(review.item));
   TESSERA_RETURN_IF_ERROR(CheckKeyForItem(rec, review.epoch));
   TESSERA_RETURN_IF_ERROR(CheckWindowOpen(review.epoch));
-  // The ring must be the item's whole eligible set: a smaller ring would shrink the reviewer's
-  // anonymity set, another one is rejected by the ledger anyway.
-  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, EligibleRingLocked(review.item, review.epoch));
-  if (!(ring.members() == review.ring.members())) {
+  // The ring is the item's whole eligible set as the ledger holds it (the payload does not
+  // carry it); the ledger verifies over the same ring.
+  TESSERA_ASSIGN_OR_RETURN(auto ledger_ring, LedgerRingLocked(review.item, review.epoch));
+  if (!ledger_ring) {
+    return FailedPreconditionError("the item's ring for " + E(review.epoch) +
+                                   " is not open yet (the signer's client opens it: reviews-net "
+                                   "sign-review)");
+  }
+  const urs::Ring& ring = *ledger_ring;
+  if (ring.size() != review.ring_size) {
     return InvalidArgumentError("the review is not signed over the item's eligible ring of " +
                                 E(review.epoch) + " (" + std::to_string(ring.size()) +
                                 " keys); sign it again with reviews-net sign-review");
@@ -529,12 +605,12 @@ Status ReviewsClient::SubmitSignedReview(const ReviewBatch& review, const PostOp
   // Checked here, before anything reaches a politician: a relay forwards only reviews that
   // verify, so a forger costs the relay one verification and the network none.
   Review check{ItemBytes(review.item), review.epoch, entry.rating, entry.text, entry.signature};
-  if (Status st = VerifyReview(review.ring, check); !st.ok()) {
+  if (Status st = VerifyReview(ring, check); !st.ok()) {
     return InvalidArgumentError("the review's ring signature does not verify: " + st.message());
   }
   TESSERA_RETURN_IF_ERROR(Submit(review));
   if (!options.wait) return Status::Ok();
-  const ledger::Hash256 record = ReviewRecordHash(review.item, review.epoch, review.ring, entry);
+  const ledger::Hash256 record = ReviewRecordHash(review.item, review.epoch, entry);
   return WaitFor("the review to be committed", [&]() -> Result<bool> {
     TESSERA_ASSIGN_OR_RETURN(auto l, ProvedLeaves({tag_leaf}));
     if (l[0] && *l[0] != record) {

@@ -117,6 +117,12 @@ class ReviewsClient {
   Result<std::vector<urs::Point>> RegisteredKeys(uint64_t epoch);
   // The item's DRAC ring for `epoch` from proved N_e, seed_e and keys.
   Result<urs::Ring> EligibleRing(const ItemId& item, uint64_t epoch);
+  // The item's ring for `epoch` as the ledger holds it (proved ring size and member leaves),
+  // nullopt while it is not open.
+  Result<std::optional<urs::Ring>> LedgerRing(const ItemId& item, uint64_t epoch);
+  // The same, opening it first if nobody has: submits the RingOpen parts (payload.h) that list
+  // every registered key of the epoch, one after the other, waiting for each to commit.
+  Result<urs::Ring> OpenRing(const ItemId& item, uint64_t epoch);
   // Replays `reviews` (e.g. a local copy) against the item's proved tally and chain: OK, or
   // DATA_LOSS saying what differs.
   Status VerifyReviews(const ItemId& item, const std::vector<PostedReview>& reviews);
@@ -138,13 +144,15 @@ class ReviewsClient {
   // The same with the key already in memory: SignReview, then SubmitSignedReview.
   Status PostReview(const ReviewKeyFile& key, const ItemId& item, int rating, std::string_view text,
                     const PostOptions& options);
-  // The user's side: checks the key against the item (the errors of PostReview) and signs a
-  // review over the item's full eligible ring, without submitting it. The result is what a
+  // The user's side: checks the key against the item (the errors of PostReview), opens the
+  // item's ring for the key's epoch if nobody has (OpenRing: this waits for commits), and signs
+  // a review over it, without submitting the review. The result is what a
   // relay (the web page) receives (signed_review.h): no identity and no secret.
   Result<onchain::ReviewBatch> SignReview(const ReviewKeyFile& key, const ItemId& item, int rating,
                                           std::string_view text, const PostOptions& options);
-  // The relay's side: a review signed elsewhere is checked (item, open window, the ring is the
-  // item's whole eligible ring, tag unused, the ring signature verifies) and then submitted.
+  // The relay's side: a review signed elsewhere is checked (item, open window, the item's ring
+  // open on the ledger and of the stated size, tag unused, the ring signature verifies over
+  // it) and then submitted.
   // INVALID_ARGUMENT for a review that does not verify or is over another ring; the other
   // errors as PostReview.
   Status SubmitSignedReview(const onchain::ReviewBatch& review, const PostOptions& options);
@@ -179,6 +187,8 @@ class ReviewsClient {
       const std::function<void(uint64_t, const std::vector<onchain::Payload>&)>& on_block);
   Result<std::vector<urs::Point>> RegisteredKeysLocked(uint64_t epoch);
   Result<urs::Ring> EligibleRingLocked(const ItemId& item, uint64_t epoch);
+  Result<std::optional<urs::Ring>> LedgerRingLocked(const ItemId& item, uint64_t epoch);
+  Result<urs::Ring> OpenRingLocked(const ItemId& item, uint64_t epoch);
   Result<ItemView> GetItemLocked(const ItemId& item);
   Result<onchain::ItemRecord> ItemRecordLocked(const ItemId& item);
   // FAILED_PRECONDITION unless a key of `epoch` may review the item / the window is open now.

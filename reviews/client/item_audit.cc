@@ -21,7 +21,7 @@ std::vector<PostedReview> SelectCommitted(
   for (size_t i = 0; i < candidates.size() && i < tags.size(); ++i) {
     const PostedReview& r = candidates[i];
     if (!tags[i]) continue;
-    ledger::Hash256 record = onchain::ReviewRecordHash(r.item, r.epoch, *r.ring, r.entry);
+    ledger::Hash256 record = onchain::ReviewRecordHash(r.item, r.epoch, r.entry);
     if (*tags[i] != record) continue;
     if (!taken.insert(onchain::leaf::Tag(r.item, r.epoch, r.entry.signature.tag)).second) continue;
     out.push_back(r);
@@ -33,8 +33,8 @@ ItemAudit Replay(std::vector<PostedReview> reviews) {
   ItemAudit audit;
   for (const PostedReview& r : reviews) {
     if (r.entry.rating >= 1 && r.entry.rating <= 5) audit.tally.histogram[r.entry.rating - 1] += 1;
-    audit.chain = onchain::NextChain(audit.chain,
-                                     onchain::ReviewRecordHash(r.item, r.epoch, *r.ring, r.entry));
+    audit.chain =
+        onchain::NextChain(audit.chain, onchain::ReviewRecordHash(r.item, r.epoch, r.entry));
   }
   audit.reviews = std::move(reviews);
   return audit;

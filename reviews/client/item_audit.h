@@ -8,7 +8,7 @@
 //
 // The chain leaf is a hash chain over the record hashes of every committed review in commit
 // order, so equality proves the list is exactly the committed one: nothing added, dropped,
-// reordered or altered (rating, text, ring or signature), not only that the counts add up.
+// reordered or altered (rating, text or signature), not only that the counts add up.
 #pragma once
 
 #include <optional>

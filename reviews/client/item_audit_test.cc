@@ -36,7 +36,7 @@ TEST(ChainIndex, IndexesReviewsPayloadsAndIgnoresEverythingElse) {
                 ledger::AppTransaction{kReviewsAppId, "\x05junk"}, ledger::Transaction{},
                 f.Tx(RegisterKey{2, k1, {}, Bytes(256, 1)})});
   index.Add(2, {f.Tx(CreateItem{"tea", {}, {}}), f.Tx(RegisterKey{2, k1, {}, Bytes(256, 2)}),
-                f.Tx(ReviewBatch{f.item, 2, f.ring, {f.Entry(0, 5, "a"), f.Entry(1, 4, "b")}}),
+                f.Tx(ReviewBatch{f.item, 2, 3, {f.Entry(0, 5, "a"), f.Entry(1, 4, "b")}}),
                 f.Tx(KeyIssue{2, {}, Bytes(256, 3), Bytes(256, 4)})});
   EXPECT_EQ(index.height(), 2u);
   ASSERT_EQ(index.creations().size(), 1u);  // the second CreateItem of "tea" is a duplicate
@@ -55,14 +55,14 @@ TEST(ItemAudit, SelectsCommittedReviewsAndCatchesEveryTampering) {
   ChainIndex index;
   ReviewEntry first = f.Entry(0, 5, "great");
   ReviewEntry dup = f.Entry(0, 1, "changed my mind");  // same key: same tag, rejected on chain
-  index.Add(1, {f.Tx(ReviewBatch{f.item, 2, f.ring, {first, f.Entry(1, 2, "meh")}})});
-  index.Add(2, {f.Tx(ReviewBatch{f.item, 2, f.ring, {dup, f.Entry(2, 4, "good")}})});
+  index.Add(1, {f.Tx(ReviewBatch{f.item, 2, 3, {first, f.Entry(1, 2, "meh")}})});
+  index.Add(2, {f.Tx(ReviewBatch{f.item, 2, 3, {dup, f.Entry(2, 4, "good")}})});
   auto candidates = index.ReviewCandidates(f.item);
   ASSERT_EQ(candidates.size(), 4u);
   // What the ledger committed: 0, 1 and 3; the tag of 2 holds review 0's record.
   auto record = [&](size_t i) {
     const PostedReview& r = candidates[i];
-    return ReviewRecordHash(r.item, r.epoch, *r.ring, r.entry);
+    return ReviewRecordHash(r.item, r.epoch, r.entry);
   };
   std::vector<std::optional<ledger::LeafValue>> tags = {record(0), record(1), record(0), record(3)};
   std::vector<PostedReview> committed = SelectCommitted(candidates, tags);

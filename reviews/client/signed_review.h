@@ -3,9 +3,10 @@
 //
 //   { "format": "tessera-signed-review v1", "payload": "<hex of a Reviews payload>" }
 //
-// The payload (reviews/ledger/payload.h) holds the item, the epoch, the ring (public review
-// keys), the rating, the text and the unique ring signature with its tag: no identity, no
-// secret, no blinding value. A relay learns what the ledger will publish anyway.
+// The payload (reviews/ledger/payload.h) holds the item, the epoch, the size of the item's ring
+// (the ring itself is in the ledger's state: RingOpen), the rating, the text and the unique
+// ring signature with its tag: no identity, no secret, no blinding value. A relay learns what
+// the ledger will publish anyway.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@
 
 namespace tessera::reviews::client {
 
-// A ring of kMaxRing members and its signature, hex-encoded, with room for the text.
+// A signature over a ring of kMaxRing members, hex-encoded, with room for the text.
 inline constexpr size_t kMaxSignedReviewBytes = 160 * 1024;
 
 std::string EncodeSignedReview(const onchain::ReviewBatch& review);

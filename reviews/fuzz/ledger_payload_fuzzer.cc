@@ -20,8 +20,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)onchain::KindName(*payload);
   if (const auto* batch = std::get_if<onchain::ReviewBatch>(&*payload)) {
     for (const onchain::ReviewEntry& r : batch->reviews) {
-      if (r.signature.s.size() != batch->ring.size()) std::abort();
-      (void)onchain::ReviewRecordHash(batch->item, batch->epoch, batch->ring, r);
+      if (r.signature.s.size() != batch->ring_size) std::abort();
+      (void)onchain::ReviewRecordHash(batch->item, batch->epoch, r);
+    }
+  }
+  if (const auto* open = std::get_if<onchain::RingOpen>(&*payload)) {
+    if (open->members > open->keys.size()) std::abort();
+    for (size_t i = 1; i < open->keys.size(); ++i) {
+      if (!(open->keys[i - 1] < open->keys[i])) std::abort();
     }
   }
   return 0;

@@ -10,9 +10,6 @@
 namespace tessera::reviews::onchain {
 namespace {
 
-// The urs/codec.h ring encoding of kMaxRing members: version, u16 count, the keys.
-constexpr size_t kMaxRingBytes = 3 + 32 * kMaxRing;
-
 // A strict reader over the payload. Fixed-size fields go through ledger::CanonicalReader's
 // rules (the same error wording); variable-length byte fields, which that reader does not
 // offer, are bounded here before anything is copied.
@@ -228,16 +225,12 @@ Status DecodeRegisterKey(Reader& r, RegisterKey* out) {
 Status DecodeReviews(Reader& r, ReviewBatch* out) {
   TESSERA_RETURN_IF_ERROR(r.Array(&out->item, "item"));
   TESSERA_RETURN_IF_ERROR(r.U64(&out->epoch, "epoch"));
-  ByteSpan ring;
   size_t at = r.offset();
-  TESSERA_RETURN_IF_ERROR(r.Bytes(&ring, 1, kMaxRingBytes, "ring"));
-  auto decoded = urs::DecodeRing(ring);
-  if (!decoded.ok()) return r.Error(at, "'ring': " + decoded.status().message());
-  if (decoded->size() > kMaxRing) {
-    return r.Error(at, "'ring' has " + std::to_string(decoded->size()) + " members, at most " +
+  TESSERA_RETURN_IF_ERROR(r.U16(&out->ring_size, "ring_size"));
+  if (out->ring_size == 0 || out->ring_size > kMaxRing) {
+    return r.Error(at, "'ring_size' is " + std::to_string(out->ring_size) + ", must be 1.." +
                            std::to_string(kMaxRing));
   }
-  out->ring = std::move(*decoded);
   uint16_t count = 0;
   at = r.offset();
   TESSERA_RETURN_IF_ERROR(r.U16(&count, "count"));
@@ -245,7 +238,7 @@ Status DecodeReviews(Reader& r, ReviewBatch* out) {
     return r.Error(
         at, "'count' is " + std::to_string(count) + ", must be 1.." + std::to_string(kMaxBatch));
   }
-  const size_t sig_size = urs::SignatureSize(out->ring.size());
+  const size_t sig_size = urs::SignatureSize(out->ring_size);
   for (uint16_t i = 0; i < count; ++i) {
     const std::string n = " of review " + std::to_string(i);
     ReviewEntry e;
@@ -265,6 +258,42 @@ Status DecodeReviews(Reader& r, ReviewBatch* out) {
     if (!s.ok()) return r.Error(at, "'signature'" + n + ": " + s.status().message());
     e.signature = std::move(*s);
     out->reviews.push_back(std::move(e));
+  }
+  return Status::Ok();
+}
+
+Status DecodeRingOpen(Reader& r, RingOpen* out) {
+  TESSERA_RETURN_IF_ERROR(r.Array(&out->item, "item"));
+  TESSERA_RETURN_IF_ERROR(r.U64(&out->epoch, "epoch"));
+  TESSERA_RETURN_IF_ERROR(r.U64(&out->key_offset, "key_offset"));
+  TESSERA_RETURN_IF_ERROR(r.U64(&out->member_offset, "member_offset"));
+  TESSERA_RETURN_IF_ERROR(r.U16(&out->members, "members"));
+  uint16_t count = 0;
+  size_t at = r.offset();
+  TESSERA_RETURN_IF_ERROR(r.U16(&count, "count"));
+  if (count == 0 || count > kMaxRingOpenKeys) {
+    return r.Error(at, "'count' is " + std::to_string(count) + ", must be 1.." +
+                           std::to_string(kMaxRingOpenKeys));
+  }
+  if (out->members > count) {
+    return r.Error(at, "'members' is " + std::to_string(out->members) + ", more than the " +
+                           std::to_string(count) + " keys listed");
+  }
+  if (out->key_offset > (uint64_t{1} << 40) || out->member_offset > out->key_offset) {
+    return r.Error(at, "'key_offset' / 'member_offset' out of range");
+  }
+  out->keys.resize(count);
+  for (uint16_t i = 0; i < count; ++i) {
+    at = r.offset();
+    const std::string field = "key " + std::to_string(i);
+    TESSERA_RETURN_IF_ERROR(r.Array(&out->keys[i], field));
+    if (i > 0 && !(out->keys[i - 1] < out->keys[i])) {
+      return r.Error(at, "'" + field +
+                             "' is not above the key before it (keys are listed in "
+                             "strictly increasing order)");
+    }
+    // Not validated as points here: Apply refuses any key without a registration leaf, and
+    // registration validated it (a square root per key, 4,096 of them per decode, saved).
   }
   return Status::Ok();
 }
@@ -308,11 +337,20 @@ std::string EncodePayload(const Payload& payload) {
               .Raw(p.review_key)
               .Raw(p.msg_prefix)
               .Bytes(p.signature);
+        } else if constexpr (std::is_same_v<T, RingOpen>) {
+          w.U8(static_cast<uint8_t>(TxKind::kRingOpen))
+              .Raw(p.item)
+              .U64(p.epoch)
+              .U64(p.key_offset)
+              .U64(p.member_offset)
+              .U16(p.members)
+              .U16(static_cast<uint16_t>(p.keys.size()));
+          for (const urs::Point& k : p.keys) w.Raw(k);
         } else {
           w.U8(static_cast<uint8_t>(TxKind::kReviews))
               .Raw(p.item)
               .U64(p.epoch)
-              .Bytes(urs::EncodeRing(p.ring))
+              .U16(p.ring_size)
               .U16(static_cast<uint16_t>(p.reviews.size()));
           for (const ReviewEntry& e : p.reviews) EncodeReviewEntry(w, e);
         }
@@ -349,6 +387,9 @@ Result<Payload> DecodePayload(ByteSpan bytes) {
     case TxKind::kFrontRunProof:
       TESSERA_RETURN_IF_ERROR(DecodeFrontRunProof(r, &out.emplace<FrontRunProof>()));
       break;
+    case TxKind::kRingOpen:
+      TESSERA_RETURN_IF_ERROR(DecodeRingOpen(r, &out.emplace<RingOpen>()));
+      break;
     default:
       return r.Error(0, "unknown kind " + std::to_string(kind));
   }
@@ -358,7 +399,8 @@ Result<Payload> DecodePayload(ByteSpan bytes) {
 
 std::string_view KindName(const Payload& payload) {
   static constexpr std::string_view kNames[] = {"create-item",  "key-request", "key-issue",
-                                                "register-key", "reviews",     "front-run-proof"};
+                                                "register-key", "reviews",     "front-run-proof",
+                                                "ring-open"};
   return kNames[payload.index()];
 }
 
@@ -410,13 +452,9 @@ void SignKeyRequest(KeyRequest& request, const ledger::KeyPair& citizen) {
       ledger::Sign(citizen, kKeyRequestDomain, AsBytes(KeyRequestSigningBytes(request)));
 }
 
-ledger::Hash256 ReviewRecordHash(const ItemId& item, uint64_t epoch, const urs::Ring& ring,
-                                 const ReviewEntry& review) {
+ledger::Hash256 ReviewRecordHash(const ItemId& item, uint64_t epoch, const ReviewEntry& review) {
   Writer w;
-  w.Raw(AsBytes(std::string_view("tessera/reviews/review/v1")))
-      .Raw(item)
-      .U64(epoch)
-      .Bytes(urs::EncodeRing(ring));
+  w.Raw(AsBytes(std::string_view("tessera/reviews/review/v2"))).Raw(item).U64(epoch);
   EncodeReviewEntry(w, review);
   return ledger::Sha256(AsBytes(w.Take()));
 }

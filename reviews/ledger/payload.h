@@ -12,13 +12,18 @@
 //   3 KeyIssue     epoch: u64 | citizen: 32 | blinded_msg: bytes | blind_sig: bytes (256..1024)
 //   4 RegisterKey  epoch: u64 | review_key: 32 (ristretto255) | msg_prefix: 32 |
 //                  signature: bytes (256..1024; RFC 9474 over msg_prefix || CredentialMessage)
-//   5 Reviews      item: 32 | epoch: u64 | ring: bytes (urs/codec.h ring, 1..kMaxRing members) |
+//   5 Reviews      item: 32 | epoch: u64 | ring_size: u16 (1..kMaxRing) |
 //                  count: u16 (1..kMaxBatch) | count x { rating: u8 (1..5) |
-//                  text: bytes (0..1000) | signature: bytes (urs/codec.h, one response per
-//                  ring member) }
+//                  text: bytes (0..1000) | signature: bytes (urs/codec.h, ring_size
+//                  responses) }
+//                  The ring itself is not in the payload: it is the item's eligible set for
+//                  the epoch, written into state by RingOpen (reviews_app.h).
 //   6 FrontRunProof  epoch: u64 | citizen: 32 | blinded_msg: bytes (256..1024) |
 //                  inv: bytes (same length) | salt: 32 | review_key: 32 | msg_prefix: 32 |
 //                  signature: bytes (same length)
+//   7 RingOpen     item: 32 | epoch: u64 | key_offset: u64 | member_offset: u64 |
+//                  members: u16 | count: u16 (1..kMaxRingOpenKeys) | count x key: 32
+//                  (ristretto255, strictly increasing)
 //
 // Every value has one encoding, so the transaction id (a hash of the encoding) names one
 // transaction. Decoders never trust a length: each is bounded before anything is allocated,
@@ -51,6 +56,7 @@ inline constexpr size_t kMaxRsaBytes = 1024;  // 8192-bit modulus
 inline constexpr size_t kMaxRing = 1024;      // ring members of one review
 inline constexpr size_t kMaxBatch = 256;      // reviews in one Reviews payload
 inline constexpr size_t kIdentityBytes = 105;
+inline constexpr size_t kMaxRingOpenKeys = 4096;  // registered keys listed by one RingOpen
 
 enum class TxKind : uint8_t {
   kCreateItem = 1,
@@ -59,6 +65,7 @@ enum class TxKind : uint8_t {
   kRegisterKey = 4,
   kReviews = 5,
   kFrontRunProof = 6,
+  kRingOpen = 7,
 };
 
 // An item, created by an identity in its own namespace: the item id is
@@ -109,12 +116,33 @@ struct ReviewEntry {
   urs::Signature signature;
 };
 
-// Reviews of one item in one epoch over one ring (a single review is a batch of one).
+// Reviews of one item in one epoch (a single review is a batch of one). Each signature is over
+// the item's eligible ring of the epoch, which the ledger reads from state (RingOpen wrote it);
+// the payload says only its size, so that the read set names its member leaves.
 struct ReviewBatch {
   ItemId item{};
   uint64_t epoch = 0;
-  urs::Ring ring;
+  uint16_t ring_size = 0;
   std::vector<ReviewEntry> reviews;
+};
+
+// One part of the opening of an item's ring for an epoch: the ledger itself computes the DRAC
+// ring from the full list of the epoch's registered keys, so the ring a review is verified over
+// is exactly the eligible set, neither smaller (a shrunken anonymity set) nor larger. The keys
+// are listed in strictly increasing byte order across parts: part j starts at `key_offset`
+// (keys listed by the earlier parts) and `member_offset` (eligible keys found by them), and
+// `members` is how many of its own keys win the lottery (the leaves it writes must be named
+// by the payload). The part that brings the count of listed keys to N_e closes the opening and
+// records the ring's size. Anybody may submit it (it carries no secret and nothing to sign);
+// it is refused when it lists a key that is not registered, skips or repeats one, or states a
+// wrong count.
+struct RingOpen {
+  ItemId item{};
+  uint64_t epoch = 0;
+  uint64_t key_offset = 0;
+  uint64_t member_offset = 0;
+  uint16_t members = 0;
+  std::vector<urs::Point> keys;
 };
 
 // A requester's proof that the issuer front-ran it: every key request of the epoch has a
@@ -135,8 +163,8 @@ struct FrontRunProof {
   Bytes signature;
 };
 
-using Payload =
-    std::variant<CreateItem, KeyRequest, KeyIssue, RegisterKey, ReviewBatch, FrontRunProof>;
+using Payload = std::variant<CreateItem, KeyRequest, KeyIssue, RegisterKey, ReviewBatch,
+                             FrontRunProof, RingOpen>;
 
 std::string EncodePayload(const Payload& payload);
 // INVALID_ARGUMENT naming the field and offset for anything that is not exactly one encoding.
@@ -166,9 +194,10 @@ void SignKeyRequest(KeyRequest& request, const ledger::KeyPair& citizen);
 // SHA-256("tessera/reviews/em-commitment" || salt || encoded_msg).
 ledger::Hash256 EncodedMessageCommitment(ByteSpan encoded_msg, const std::array<uint8_t, 32>& salt);
 
-// The identifier of one review inside the item's chain (reviews_state.h): SHA-256 over the
-// item, the epoch, the ring, the rating, the text and the signature, canonically encoded.
-ledger::Hash256 ReviewRecordHash(const ItemId& item, uint64_t epoch, const urs::Ring& ring,
-                                 const ReviewEntry& review);
+// The identifier of one review inside the item's chain (state_layout.h): SHA-256 over the
+// item, the epoch, the rating, the text and the signature, canonically encoded. The ring is a
+// function of (item, epoch) on the ledger (written once by RingOpen, never changed), and the
+// signature binds its digest, so the hash names everything a verification depends on.
+ledger::Hash256 ReviewRecordHash(const ItemId& item, uint64_t epoch, const ReviewEntry& review);
 
 }  // namespace tessera::reviews::onchain

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "reviews/review/review.h"
 #include "reviews/urs/codec.h"
 
@@ -28,9 +30,10 @@ ReviewBatch TestBatch(int reviews) {
   ReviewBatch b;
   b.item = ItemIdOf("espresso machine");
   b.epoch = 7;
-  b.ring = urs::Ring::Create(pubs).value();
+  const urs::Ring ring = urs::Ring::Create(pubs).value();
+  b.ring_size = static_cast<uint16_t>(ring.size());
   for (int i = 0; i < reviews; ++i) {
-    auto r = SignReview(keys[i % 3], b.ring, ItemBytes(b.item), b.epoch, 1 + i % 5,
+    auto r = SignReview(keys[i % 3], ring, ItemBytes(b.item), b.epoch, 1 + i % 5,
                         "ok " + std::to_string(i));
     b.reviews.push_back({r->rating, r->text, r->signature});
   }
@@ -38,6 +41,13 @@ ReviewBatch TestBatch(int reviews) {
 }
 
 std::string Encoded(const Payload& p) { return EncodePayload(p); }
+
+RingOpen TestRingOpen() {
+  RingOpen open{ItemIdOf("espresso machine"), 7, 4096, 40, 2, {}};
+  for (int i = 0; i < 5; ++i) open.keys.push_back(urs::GenerateKeyPair().public_key);
+  std::sort(open.keys.begin(), open.keys.end());
+  return open;
+}
 
 TEST(Payload, EveryKindRoundTrips) {
   auto registrar = ledger::KeyPair::Generate();
@@ -58,6 +68,7 @@ TEST(Payload, EveryKindRoundTrips) {
                     urs::GenerateKeyPair().public_key,
                     {5},
                     Bytes(256, 6)},
+      TestRingOpen(),
   };
   for (const Payload& p : payloads) {
     std::string bytes = Encoded(p);
@@ -143,13 +154,28 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   size_t last_response = tampered.size() - 32;
   std::fill(tampered.begin() + static_cast<long>(last_response), tampered.end(), '\xff');
   EXPECT_THAT(error(tampered), HasSubstr("'signature' of review 1: malformed signature"));
-  // Ring members out of order.
-  std::string unsorted = good;
-  size_t ring_at = 1 + 32 + 8 + 4 + 3;
-  std::swap_ranges(unsorted.begin() + static_cast<long>(ring_at),
-                   unsorted.begin() + static_cast<long>(ring_at + 32),
-                   unsorted.begin() + static_cast<long>(ring_at + 32));
-  EXPECT_THAT(error(unsorted), HasSubstr("'ring'"));
+  bad = batch;
+  bad.ring_size = 0;
+  EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 0, must be 1..1024 (at offset 41)"));
+  bad.ring_size = 1025;
+  EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 1025"));
+  // A ring opening: keys out of order or repeated, more winners than keys, no keys.
+  RingOpen open = TestRingOpen();
+  std::swap(open.keys[1], open.keys[2]);
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("'key 2' is not above the key before it"));
+  open = TestRingOpen();
+  open.keys[3] = open.keys[2];
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("'key 3' is not above"));
+  open = TestRingOpen();
+  open.members = 6;
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("'members' is 6, more than the 5 keys listed"));
+  open = TestRingOpen();
+  open.keys.clear();
+  open.members = 0;
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("'count' is 0, must be 1..4096"));
+  open = TestRingOpen();
+  open.member_offset = open.key_offset + 1;
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("out of range"));
   // A count of zero reviews, and a lying length that would overrun the buffer.
   bad = batch;
   bad.reviews.clear();
@@ -166,16 +192,19 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
 TEST(Payload, ReviewRecordHashCoversEveryField) {
   ReviewBatch b = TestBatch(1);
   const ReviewEntry& r = b.reviews[0];
-  auto h = ReviewRecordHash(b.item, b.epoch, b.ring, r);
+  auto h = ReviewRecordHash(b.item, b.epoch, r);
   ReviewEntry other = r;
   other.rating = r.rating % 5 + 1;
-  EXPECT_NE(ReviewRecordHash(b.item, b.epoch, b.ring, other), h);
+  EXPECT_NE(ReviewRecordHash(b.item, b.epoch, other), h);
   other = r;
   other.text += ".";
-  EXPECT_NE(ReviewRecordHash(b.item, b.epoch, b.ring, other), h);
-  EXPECT_NE(ReviewRecordHash(b.item, b.epoch + 1, b.ring, r), h);
-  EXPECT_NE(ReviewRecordHash(ItemIdOf("other"), b.epoch, b.ring, r), h);
-  EXPECT_EQ(ReviewRecordHash(b.item, b.epoch, b.ring, r), h);
+  EXPECT_NE(ReviewRecordHash(b.item, b.epoch, other), h);
+  other = r;
+  other.signature.s[0][0] ^= 1;
+  EXPECT_NE(ReviewRecordHash(b.item, b.epoch, other), h);
+  EXPECT_NE(ReviewRecordHash(b.item, b.epoch + 1, r), h);
+  EXPECT_NE(ReviewRecordHash(ItemIdOf("other"), b.epoch, r), h);
+  EXPECT_EQ(ReviewRecordHash(b.item, b.epoch, r), h);
 }
 
 }  // namespace

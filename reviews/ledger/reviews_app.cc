@@ -6,10 +6,12 @@
 #include <openssl/x509.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "ledger/crypto/hash.h"
 #include "reviews/drac/eligibility.h"
@@ -171,12 +173,24 @@ class ReviewsApp final : public ledger::Application {
             leaf::RequestCount(tx.epoch)};
   }
   static std::vector<Hash256> Keys(const ReviewBatch& tx) {
-    std::vector<Hash256> keys = {leaf::Item(tx.item), leaf::EpochSeed(tx.epoch),
-                                 leaf::KeyCount(tx.epoch), leaf::Tally(tx.item),
-                                 leaf::Chain(tx.item)};
-    for (const urs::Point& m : tx.ring.members()) keys.push_back(leaf::ReviewKey(tx.epoch, m));
+    std::vector<Hash256> keys = {leaf::Item(tx.item), leaf::RingSize(tx.item, tx.epoch),
+                                 leaf::Tally(tx.item), leaf::Chain(tx.item)};
+    for (const Hash256& m : leaf::RingMembers(tx.item, tx.epoch, tx.ring_size)) keys.push_back(m);
     for (const ReviewEntry& r : tx.reviews) {
       keys.push_back(leaf::Tag(tx.item, tx.epoch, r.signature.tag));
+    }
+    return keys;
+  }
+  static std::vector<Hash256> Keys(const RingOpen& tx) {
+    std::vector<Hash256> keys = {leaf::Item(tx.item),
+                                 leaf::EpochSeed(tx.epoch),
+                                 leaf::KeyCount(tx.epoch),
+                                 leaf::RingSize(tx.item, tx.epoch),
+                                 leaf::RingProgress(tx.item, tx.epoch),
+                                 leaf::RingCursor(tx.item, tx.epoch)};
+    for (const urs::Point& k : tx.keys) keys.push_back(leaf::ReviewKey(tx.epoch, k));
+    for (uint64_t j = 0; j < tx.members; ++j) {
+      keys.push_back(leaf::RingMember(tx.item, tx.epoch, tx.member_offset + j));
     }
     return keys;
   }
@@ -364,40 +378,123 @@ class ReviewsApp final : public ledger::Application {
                                {leaf::KeyCount(tx.epoch), EncodeCounter(registered + 1)}});
   }
 
-  Result<AppVerdict> Run(const ReviewBatch& tx, const BlockContext& ctx, const LeafReader& state,
-                         bool verify_crypto) const {
-    TESSERA_ASSIGN_OR_RETURN(auto item_leaf, state.Get(leaf::Item(tx.item)));
-    if (!item_leaf) return AppVerdict::Reject("no item " + ToHex(tx.item));
+  // The item exists and `epoch` is its open review window now.
+  Result<std::optional<std::string>> WindowRule(const ItemId& item_id, uint64_t epoch,
+                                                const BlockContext& ctx,
+                                                const LeafReader& state) const {
+    TESSERA_ASSIGN_OR_RETURN(auto item_leaf, state.Get(leaf::Item(item_id)));
+    if (!item_leaf) return std::optional<std::string>("no item " + ToHex(item_id));
     TESSERA_ASSIGN_OR_RETURN(ItemRecord item, DecodeItemRecord(*item_leaf));
     const uint64_t now = p_.EpochOf(ctx.height);
-    if (tx.epoch != now) {
-      return AppVerdict::Reject("reviews for " + E(tx.epoch) +
-                                " are accepted only during it (now " + E(now) + ")");
+    if (epoch != now) {
+      return std::optional<std::string>("reviews for " + E(epoch) +
+                                        " are accepted only during it (now " + E(now) + ")");
     }
-    if (tx.epoch < item.first_review_epoch()) {
-      return AppVerdict::Reject("the item's reviews open in " + E(item.first_review_epoch()) +
-                                " (two epochs after its creation, so its rings come from a seed "
-                                "drawn after it was created)");
+    if (epoch < item.first_review_epoch()) {
+      return std::optional<std::string>(
+          "the item's reviews open in " + E(item.first_review_epoch()) +
+          " (two epochs after its creation, so its rings come from a seed drawn after it was "
+          "created)");
+    }
+    return std::optional<std::string>();
+  }
+
+  // The ledger computes the item's ring itself from the full list of registered keys, so the
+  // ring reviews are verified over is exactly the eligible set (docs/reviews.md, "the ring").
+  Result<AppVerdict> Run(const RingOpen& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool) const {
+    TESSERA_ASSIGN_OR_RETURN(auto window, WindowRule(tx.item, tx.epoch, ctx, state));
+    if (window) return AppVerdict::Reject("ring opening: " + *window);
+    TESSERA_ASSIGN_OR_RETURN(auto size_leaf, state.Get(leaf::RingSize(tx.item, tx.epoch)));
+    if (size_leaf) {
+      return AppVerdict::Reject("the item's ring for " + E(tx.epoch) + " is open already");
     }
     TESSERA_ASSIGN_OR_RETURN(auto seed_leaf, state.Get(leaf::EpochSeed(tx.epoch)));
     if (!seed_leaf) return AppVerdict::Reject("no seed recorded for " + E(tx.epoch));
     TESSERA_ASSIGN_OR_RETURN(auto count_leaf, state.Get(leaf::KeyCount(tx.epoch)));
     TESSERA_ASSIGN_OR_RETURN(uint64_t registered, DecodeCounter(count_leaf));
     if (registered == 0) return AppVerdict::Reject("no review keys registered for " + E(tx.epoch));
-    TESSERA_ASSIGN_OR_RETURN(uint64_t threshold, drac::Threshold({p_.ring_size, registered}));
-    const std::string item_bytes = ItemBytes(tx.item);
-    const auto& members = tx.ring.members();
-    for (size_t i = 0; i < members.size(); ++i) {
-      TESSERA_ASSIGN_OR_RETURN(auto reg, state.Get(leaf::ReviewKey(tx.epoch, members[i])));
-      if (!reg) {
-        return AppVerdict::Reject("ring member " + std::to_string(i) +
-                                  " is not a key registered for " + E(tx.epoch));
-      }
-      if (!drac::IsEligible(members[i], item_bytes, tx.epoch, *seed_leaf, threshold)) {
-        return AppVerdict::Reject("ring member " + std::to_string(i) +
-                                  " is not eligible for this item (DRAC lottery)");
+    TESSERA_ASSIGN_OR_RETURN(auto progress_leaf, state.Get(leaf::RingProgress(tx.item, tx.epoch)));
+    TESSERA_ASSIGN_OR_RETURN(RingProgress progress, DecodeRingProgress(progress_leaf));
+    if (progress.keys_listed != tx.key_offset || progress.members_found != tx.member_offset) {
+      return AppVerdict::Reject(
+          "ring opening: " + std::to_string(progress.keys_listed) + " keys listed and " +
+          std::to_string(progress.members_found) + " members found so far; this part starts at " +
+          std::to_string(tx.key_offset) + " and " + std::to_string(tx.member_offset));
+    }
+    if (tx.key_offset > 0) {
+      TESSERA_ASSIGN_OR_RETURN(auto cursor, state.Get(leaf::RingCursor(tx.item, tx.epoch)));
+      if (!cursor || !(*cursor < tx.keys.front())) {
+        return AppVerdict::Reject(
+            "ring opening: the part's first key is not above the last key listed");
       }
     }
+    if (tx.key_offset + tx.keys.size() > registered) {
+      return AppVerdict::Reject("ring opening: lists " +
+                                std::to_string(tx.key_offset + tx.keys.size()) + " keys, but " +
+                                std::to_string(registered) + " are registered for " + E(tx.epoch));
+    }
+    TESSERA_ASSIGN_OR_RETURN(uint64_t threshold, drac::Threshold({p_.ring_size, registered}));
+    const std::string item_bytes = ItemBytes(tx.item);
+    std::vector<urs::Point> winners;
+    for (size_t i = 0; i < tx.keys.size(); ++i) {
+      TESSERA_ASSIGN_OR_RETURN(auto reg, state.Get(leaf::ReviewKey(tx.epoch, tx.keys[i])));
+      if (!reg) {
+        return AppVerdict::Reject("ring opening: key " + std::to_string(i) +
+                                  " is not registered for " + E(tx.epoch));
+      }
+      if (drac::IsEligible(tx.keys[i], item_bytes, tx.epoch, *seed_leaf, threshold)) {
+        winners.push_back(tx.keys[i]);
+      }
+    }
+    if (winners.size() != tx.members) {
+      return AppVerdict::Reject("ring opening: " + std::to_string(winners.size()) +
+                                " of the part's keys win the lottery, it says " +
+                                std::to_string(tx.members));
+    }
+    const uint64_t found = tx.member_offset + tx.members;
+    if (found > kMaxRing) {
+      return AppVerdict::Reject("ring opening: the eligible set has more than " +
+                                std::to_string(kMaxRing) + " members (ring_size too large)");
+    }
+    std::vector<LeafUpdate> updates;
+    for (size_t j = 0; j < winners.size(); ++j) {
+      updates.push_back({leaf::RingMember(tx.item, tx.epoch, tx.member_offset + j), winners[j]});
+    }
+    const uint64_t listed = tx.key_offset + tx.keys.size();
+    updates.push_back({leaf::RingProgress(tx.item, tx.epoch), EncodeRingProgress({listed, found})});
+    updates.push_back({leaf::RingCursor(tx.item, tx.epoch), tx.keys.back()});
+    if (listed == registered) {
+      updates.push_back({leaf::RingSize(tx.item, tx.epoch), EncodeCounter(found)});
+    }
+    return AppVerdict::Accept(std::move(updates));
+  }
+
+  Result<AppVerdict> Run(const ReviewBatch& tx, const BlockContext& ctx, const LeafReader& state,
+                         bool verify_crypto) const {
+    TESSERA_ASSIGN_OR_RETURN(auto window, WindowRule(tx.item, tx.epoch, ctx, state));
+    if (window) return AppVerdict::Reject(*window);
+    TESSERA_ASSIGN_OR_RETURN(auto size_leaf, state.Get(leaf::RingSize(tx.item, tx.epoch)));
+    if (!size_leaf) {
+      return AppVerdict::Reject("the item's ring for " + E(tx.epoch) +
+                                " is not open yet (a RingOpen lists the registered keys first)");
+    }
+    TESSERA_ASSIGN_OR_RETURN(uint64_t ring_size, DecodeCounter(size_leaf));
+    if (ring_size != tx.ring_size) {
+      return AppVerdict::Reject("the item's eligible ring for " + E(tx.epoch) + " has " +
+                                std::to_string(ring_size) + " members; the review says " +
+                                std::to_string(tx.ring_size));
+    }
+    std::vector<urs::Point> members;
+    members.reserve(ring_size);
+    for (const Hash256& key : leaf::RingMembers(tx.item, tx.epoch, ring_size)) {
+      TESSERA_ASSIGN_OR_RETURN(auto member, state.Get(key));
+      if (!member) return InternalError("ring member leaf missing below the ring's size");
+      members.push_back(*member);
+    }
+    auto ring = urs::Ring::Create(std::move(members));
+    if (!ring.ok()) return ring.status().WithContext("the item's ring in state");
+    const std::string item_bytes = ItemBytes(tx.item);
     TESSERA_ASSIGN_OR_RETURN(auto tally_leaf, state.Get(leaf::Tally(tx.item)));
     TESSERA_ASSIGN_OR_RETURN(Tally tally, DecodeTally(tally_leaf));
     TESSERA_ASSIGN_OR_RETURN(auto chain_leaf, state.Get(leaf::Chain(tx.item)));
@@ -415,10 +512,10 @@ class ReviewsApp final : public ledger::Application {
                    ": this key already reviewed the item (tag used)";
         continue;
       }
-      const Hash256 record = ReviewRecordHash(tx.item, tx.epoch, tx.ring, r);
+      const Hash256 record = ReviewRecordHash(tx.item, tx.epoch, r);
       if (verify_crypto) {
         Status st = verified_.VerifyOnce(record, [&] {
-          return VerifyReview(tx.ring, Review{item_bytes, tx.epoch, r.rating, r.text, r.signature});
+          return VerifyReview(*ring, Review{item_bytes, tx.epoch, r.rating, r.text, r.signature});
         });
         if (!st.ok()) {
           return AppVerdict::RejectCrypto("review " + std::to_string(i) + ": " + st.message());
@@ -437,14 +534,15 @@ class ReviewsApp final : public ledger::Application {
 
   ReviewsParams p_;
   // Reviews whose ring signature this node verified, by record hash (which covers the item,
-  // epoch, ring, rating, text and signature): a politician verifies a review at admission and
-  // finds it here when it executes or re-admits it.
+  // epoch, rating, text and signature; the ring is fixed by (item, epoch) once opened): a
+  // politician verifies a review at admission and finds it here when it executes or re-admits it.
   mutable VerifiedReviewCache verified_;
 };
 
-// Merges Reviews payloads sharing (item, epoch, ring) into the position of the first of them.
-// Moving a review earlier is exact as long as it does not cross a payload that touches the
-// same item (its creation, or reviews of it over another ring): those close the open batch.
+// Merges Reviews payloads sharing (item, epoch, ring size) into the position of the first of
+// them. Moving a review earlier is exact as long as it does not cross a payload that touches the
+// same item (its creation, the opening of its ring, or reviews of it stating another ring
+// size): those close the open batch.
 // Other kinds use disjoint leaves. Inputs are payloads a politician admitted, so their
 // signatures verified; the merged batch then applies review by review exactly as the inputs
 // would (reviews_app.h).
@@ -456,10 +554,10 @@ std::vector<std::string> ReviewsApp::Coalesce(std::vector<std::string> payloads)
   // Each output is either a (possibly merged) batch or a payload passed through untouched.
   std::vector<std::optional<ReviewBatch>> out;
   std::vector<std::string> raw;
-  std::map<std::pair<ItemId, std::string>, Open> open;  // (item, epoch || ring) -> batch
+  std::map<std::tuple<ItemId, uint64_t, uint16_t>, Open> open;  // (item, epoch, ring size)
   auto close_item = [&](const ItemId& item) {
     for (auto it = open.begin(); it != open.end();) {
-      it = it->first.first == item ? open.erase(it) : std::next(it);
+      it = std::get<0>(it->first) == item ? open.erase(it) : std::next(it);
     }
   };
   for (std::string& p : payloads) {
@@ -467,19 +565,18 @@ std::vector<std::string> ReviewsApp::Coalesce(std::vector<std::string> payloads)
     if (decoded.ok() && std::holds_alternative<CreateItem>(*decoded)) {
       close_item(ItemIdOf(std::get<CreateItem>(*decoded)));
     }
+    if (decoded.ok() && std::holds_alternative<RingOpen>(*decoded)) {
+      close_item(std::get<RingOpen>(*decoded).item);
+    }
     if (!decoded.ok() || !std::holds_alternative<ReviewBatch>(*decoded)) {
       out.emplace_back();
       raw.push_back(std::move(p));
       continue;
     }
     ReviewBatch& batch = std::get<ReviewBatch>(*decoded);
-    const Bytes ring = urs::EncodeRing(batch.ring);
-    std::string group(8, '\0');
-    for (int i = 0; i < 8; ++i) group[i] = static_cast<char>(batch.epoch >> (56 - 8 * i));
-    group.append(ring.begin(), ring.end());
-    const auto key = std::make_pair(batch.item, std::move(group));
+    const auto key = std::make_tuple(batch.item, batch.epoch, batch.ring_size);
     // Bytes a review adds to a batch: its payload minus the shared header.
-    const size_t header = 1 + 32 + 8 + 4 + ring.size() + 2;
+    const size_t header = 1 + 32 + 8 + 2 + 2;
     auto it = open.find(key);
     if (it != open.end()) {
       ReviewBatch& target = *out[it->second.index];
@@ -568,6 +665,39 @@ Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params) {
   p.ring_size = static_cast<uint64_t>(k);
   p.epoch_blocks = static_cast<uint64_t>(e);
   return p;
+}
+
+Result<std::vector<RingOpen>> PlanRingOpen(const ReviewsParams& params, const ItemId& item,
+                                           uint64_t epoch, std::vector<urs::Point> registered,
+                                           const Hash256& seed, const RingProgress& done,
+                                           size_t keys_per_part) {
+  if (keys_per_part == 0 || keys_per_part > kMaxRingOpenKeys) {
+    return InvalidArgumentError("keys_per_part must be 1.." + std::to_string(kMaxRingOpenKeys));
+  }
+  std::sort(registered.begin(), registered.end());
+  if (std::adjacent_find(registered.begin(), registered.end()) != registered.end()) {
+    return InvalidArgumentError("a registered key is listed twice");
+  }
+  if (done.keys_listed > registered.size()) {
+    return InvalidArgumentError("the opening listed more keys than are registered");
+  }
+  TESSERA_ASSIGN_OR_RETURN(uint64_t threshold,
+                           drac::Threshold({params.ring_size, registered.size()}));
+  const std::string item_bytes = ItemBytes(item);
+  std::vector<RingOpen> parts;
+  uint64_t members = done.members_found;
+  for (size_t at = done.keys_listed; at < registered.size(); at += keys_per_part) {
+    RingOpen part{item, epoch, at, members, 0, {}};
+    const size_t end = std::min(registered.size(), at + keys_per_part);
+    part.keys.assign(registered.begin() + static_cast<long>(at),
+                     registered.begin() + static_cast<long>(end));
+    for (const urs::Point& k : part.keys) {
+      part.members += drac::IsEligible(k, item_bytes, epoch, seed, threshold) ? 1 : 0;
+    }
+    members += part.members;
+    parts.push_back(std::move(part));
+  }
+  return parts;
 }
 
 ReviewsAppStats StatsOf(const ledger::Application& app) {

@@ -30,12 +30,20 @@
 //                matches the request's commitment and the credential signs the committed
 //                message. Records the evidence (front-run count of e) and, before the close,
 //                registers the key beyond the count (payload.h explains why this is sound).
-//   Reviews      epoch e is the current epoch and e >= c + 2 (the item's rolling window), every
-//                ring member is a
-//                key registered for e that wins the DRAC lottery for (item, e, seed_e) with
-//                N_e = registered(e), each signature verifies over the ring, each tag unused.
-//                Reviews of a batch are applied one by one: one failing a state rule is
-//                skipped, the others count (so Coalesce is exact).
+//   RingOpen     (anyone) e is the current epoch and the item's window; seed_e recorded; the
+//                ring not open yet; the part continues the opening where the last one stopped
+//                (keys listed, members found, keys strictly above the last listed); every
+//                listed key is registered for e; `members` is exactly the number of listed keys
+//                that win the DRAC lottery for (item, e, seed_e) with N_e = registered(e). Writes
+//                the winners as ring member leaves; the part that lists the N_e-th key records
+//                the ring's size. N_e distinct registered keys listed = every registered key,
+//                so the ring is the whole eligible set, computed by the ledger.
+//   Reviews      epoch e is the current epoch and e >= c + 2 (the item's rolling window), the
+//                item's ring for e is open and has exactly ring_size members, each signature
+//                verifies over that ring (read from state, not from the payload), each tag
+//                unused. A review signed over any other ring (one key fewer, one more) fails
+//                its signature check. Reviews of a batch are applied one by one: one failing a
+//                state rule is skipped, the others count (so Coalesce is exact).
 // Signature checks (registrar, identity, RSA, URS) are skipped when verify_crypto is false and
 // reported with crypto_failure when they fail. BeginBlock records seed_e at height e * E.
 #pragma once
@@ -52,6 +60,8 @@
 #include "core/status.h"
 #include "ledger/state/application.h"
 #include "reviews/blind/blind_rsa.h"
+#include "reviews/ledger/payload.h"
+#include "reviews/ledger/state_layout.h"
 
 namespace tessera::reviews {
 
@@ -119,6 +129,14 @@ class VerifiedReviewCache {
 
 // The stats of a reviews application (zeros for another application).
 ReviewsAppStats StatsOf(const ledger::Application& app);
+
+// The RingOpen parts that open `item`'s ring for `epoch`, given every key registered for the
+// epoch (any order) and seed_e, resuming after `done` (the ring progress leaf). Parts list at
+// most `keys_per_part` keys each and must be committed in order. Empty when nothing is left.
+Result<std::vector<onchain::RingOpen>> PlanRingOpen(
+    const ReviewsParams& params, const onchain::ItemId& item, uint64_t epoch,
+    std::vector<urs::Point> registered, const ledger::Hash256& seed,
+    const onchain::RingProgress& done = {}, size_t keys_per_part = onchain::kMaxRingOpenKeys);
 
 std::shared_ptr<const ledger::Application> MakeReviewsApp(ReviewsParams params);
 Result<std::shared_ptr<const ledger::Application>> MakeReviewsApp(const ledger::AppParams& params);

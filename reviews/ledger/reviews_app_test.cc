@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "ledger/crypto/hash.h"
@@ -14,6 +16,7 @@
 #include "reviews/ledger/payload.h"
 #include "reviews/ledger/state_layout.h"
 #include "reviews/review/review.h"
+#include "reviews/urs/codec.h"
 
 namespace tessera::reviews {
 namespace {
@@ -93,6 +96,11 @@ class ReviewsAppTest : public ::testing::Test {
   std::string One(const std::string& payload) {
     BlockOutcome o = Block({payload});
     return o.applied == 1 ? "" : Reason(o, 0);
+  }
+
+  // Why the app refuses `payload` on the committed state (all checks, nothing committed).
+  std::string Refusal(const std::string& payload) {
+    return Verdict(payload, true).rejected.value_or("(applied)");
   }
 
   // Runs the app directly on the committed state (no commit), with or without crypto.
@@ -179,8 +187,35 @@ class ReviewsAppTest : public ::testing::Test {
     for (const Applicant& a : as) regs.push_back(RegisterOf(a, epoch));
     EXPECT_EQ(Block(regs).applied, n);
     std::vector<urs::KeyPair> keys;
-    for (const Applicant& a : as) keys.push_back(a.review);
+    for (const Applicant& a : as) {
+      keys.push_back(a.review);
+      registered_[epoch].push_back(a.review.public_key);
+    }
     return keys;
+  }
+
+  // The parts that open the item's ring for `epoch` over every key registered for it.
+  std::vector<RingOpen> RingOpenParts(const ItemId& item, uint64_t epoch,
+                                      size_t keys_per_part = kMaxRingOpenKeys) {
+    auto seed = Leaf(leaf::EpochSeed(epoch));
+    EXPECT_TRUE(seed.has_value());
+    auto parts = PlanRingOpen(params_, item, epoch, registered_[epoch], seed.value_or(LeafValue{}),
+                              {}, keys_per_part);
+    EXPECT_TRUE(parts.ok()) << parts.status();
+    return parts.value_or(std::vector<RingOpen>{});
+  }
+  // Opens the item's ring for `epoch` (one block per part) and returns it as the ledger holds it.
+  urs::Ring OpenRing(const ItemId& item, uint64_t epoch) {
+    for (const RingOpen& part : RingOpenParts(item, epoch)) {
+      EXPECT_EQ(One(EncodePayload(part)), "");
+    }
+    return LedgerRing(item, epoch);
+  }
+  urs::Ring LedgerRing(const ItemId& item, uint64_t epoch) {
+    uint64_t n = Counter(leaf::RingSize(item, epoch));
+    std::vector<urs::Point> members;
+    for (const auto& key : leaf::RingMembers(item, epoch, n)) members.push_back(*Leaf(key));
+    return *urs::Ring::Create(members);
   }
 
   urs::Ring RingOf(const std::vector<urs::KeyPair>& keys) {
@@ -194,17 +229,21 @@ class ReviewsAppTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status();
     return {rating, text, r->signature};
   }
+  // A review payload stating the size of the ring its signatures were made over.
   std::string ReviewTx(const ItemId& item, uint64_t epoch, const urs::Ring& ring,
                        std::vector<ReviewEntry> entries) {
-    return EncodePayload(ReviewBatch{item, epoch, ring, std::move(entries)});
+    return EncodePayload(
+        ReviewBatch{item, epoch, static_cast<uint16_t>(ring.size()), std::move(entries)});
   }
 
   // The standard scene: n keys for epoch 2, item "tea" created in epoch 0, block 20 (the
-  // first of epoch 2, the item's first review window, which records seed_2) committed.
+  // first of epoch 2, the item's first review window, which records seed_2) committed, and
+  // tea's ring for epoch 2 opened (k = 100 >= n: every key is eligible).
   std::vector<urs::KeyPair> Scene(size_t n) {
     auto keys = RegisterKeys(n, 2);
     EXPECT_EQ(Block({CreateTx("tea")}).applied, 1u);
     AdvanceTo(2 * kEpochBlocks + 1);
+    OpenRing(Id("tea"), 2);
     return keys;
   }
 
@@ -218,6 +257,7 @@ class ReviewsAppTest : public ::testing::Test {
   ledger::AppRegistry registry_;
   ledger::SparseMerkleTree tree_;
   uint64_t next_height_ = 1;
+  std::map<uint64_t, std::vector<urs::Point>> registered_;  // review keys by epoch
 };
 
 blind::SecretKey* ReviewsAppTest::issuer_ = nullptr;
@@ -241,14 +281,14 @@ TEST_F(ReviewsAppTest, ReviewsCommitIntoTallyAndChain) {
   EXPECT_EQ(tally.sum(), 12u);
   EXPECT_EQ(tally.histogram, (std::array<uint32_t, 5>{0, 0, 1, 1, 1}));
   LeafValue chain{};
-  for (const ReviewEntry& e : entries) chain = NextChain(chain, ReviewRecordHash(tea, 2, ring, e));
+  for (const ReviewEntry& e : entries) chain = NextChain(chain, ReviewRecordHash(tea, 2, e));
   EXPECT_EQ(Leaf(leaf::Chain(tea)), chain);
   // A tampered local copy (another rating) replays to another chain.
   ReviewEntry changed = entries[1];
   changed.rating = 5;
   LeafValue forged{};
   for (const ReviewEntry& e : {entries[0], changed, entries[2]}) {
-    forged = NextChain(forged, ReviewRecordHash(tea, 2, ring, e));
+    forged = NextChain(forged, ReviewRecordHash(tea, 2, e));
   }
   EXPECT_NE(Leaf(leaf::Chain(tea)), forged);
 }
@@ -362,7 +402,7 @@ TEST_F(ReviewsAppTest, StateRuleViolationsCostNoRingVerification) {
   urs::Ring bigger = RingOf(with_outsider);
   EXPECT_THAT(
       *Verdict(ReviewTx(tea, 2, bigger, {Sign(keys[1], bigger, tea, 2, 1, "x")}), true).rejected,
-      HasSubstr("is not a key registered"));
+      HasSubstr("has 4 members; the review says 5"));
   EXPECT_THAT(
       *Verdict(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "again")}), true).rejected,
       HasSubstr("tag used"));
@@ -374,9 +414,8 @@ TEST_F(ReviewsAppTest, SecondReviewOfOneItemByOneKeyIsRejected) {
   const ItemId tea = Id("tea");
   urs::Ring ring = RingOf(keys);
   EXPECT_EQ(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "first")})), "");
-  // Another message and another (smaller) ring: the tag depends on the scope only.
-  urs::Ring smaller = RingOf({keys[0], keys[1]});
-  EXPECT_THAT(One(ReviewTx(tea, 2, smaller, {Sign(keys[0], smaller, tea, 2, 1, "again")})),
+  // Another message: the tag depends on the scope only.
+  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "again")})),
               HasSubstr("already reviewed the item"));
   // Within one batch: the second review of a key is skipped, the other review counts.
   BlockOutcome o =
@@ -392,8 +431,10 @@ TEST_F(ReviewsAppTest, SecondReviewOfOneItemByOneKeyIsRejected) {
 TEST_F(ReviewsAppTest, OneKeyReviewsTwoItemsWithDifferentTags) {
   auto keys = RegisterKeys(3, 2);
   EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
-  AdvanceTo(2 * kEpochBlocks);
+  AdvanceTo(2 * kEpochBlocks + 1);
   urs::Ring ring = RingOf(keys);
+  EXPECT_EQ(OpenRing(Id("tea"), 2).members(), ring.members());
+  EXPECT_EQ(OpenRing(Id("coffee"), 2).members(), ring.members());
   ReviewEntry a = Sign(keys[0], ring, Id("tea"), 2, 5, "x");
   ReviewEntry b = Sign(keys[0], ring, Id("coffee"), 2, 5, "x");
   EXPECT_NE(a.signature.tag, b.signature.tag);
@@ -401,32 +442,117 @@ TEST_F(ReviewsAppTest, OneKeyReviewsTwoItemsWithDifferentTags) {
   EXPECT_EQ(One(ReviewTx(Id("coffee"), 2, ring, {b})), "");
 }
 
-TEST_F(ReviewsAppTest, IneligibleRingMemberIsRejected) {
-  Configure(2);  // k = 2 of N = 12: most keys lose the lottery
-  auto keys = Scene(12);
+// Issue 16 (ring = the full eligible set, enforced by the ledger): the ledger computes the ring
+// from every registered key, and verifies each review over that ring, which the payload does
+// not carry. A review signed over the eligible ring with one key missing, or with one extra
+// (ineligible) key, is refused by the ledger, whatever the relay does: as a state rule when the
+// payload states its true size, by the decoder when it states the ledger's size with a
+// signature of another size, and as a failed signature over a ring of the same size with one
+// eligible key swapped for an ineligible one. Broken on
+// purpose once (RingOpen closing the opening after any part, not only after the N_e-th key):
+// the ring opened after the first part with 3 of the 6 eligible keys, and 7 checks failed.
+TEST_F(ReviewsAppTest, TheRingIsExactlyTheEligibleSetComputedByTheLedger) {
+  Configure(8);  // k = 8 of N = 16: about half the keys lose the lottery
+  auto keys = RegisterKeys(16, 2);
+  EXPECT_EQ(One(CreateTx("tea")), "");
+  AdvanceTo(2 * kEpochBlocks + 1);
   const ItemId tea = Id("tea");
   drac::Seed seed = *Leaf(leaf::EpochSeed(2));
-  uint64_t threshold = *drac::Threshold({2, 12});
+  uint64_t threshold = *drac::Threshold({8, 16});
   std::vector<urs::KeyPair> eligible, ineligible;
   for (const auto& k : keys) {
     (drac::IsEligible(k.public_key, ItemBytes(tea), 2, seed, threshold) ? eligible : ineligible)
         .push_back(k);
   }
+  ASSERT_GE(eligible.size(), 2u) << "this seed draws a ring too small for the test";
   ASSERT_FALSE(ineligible.empty());
-  std::vector<urs::KeyPair> with_outsider = eligible;
-  with_outsider.push_back(ineligible[0]);
-  urs::Ring ring = RingOf(with_outsider);
-  EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(ineligible[0], ring, tea, 2, 1, "hijack")})),
-              HasSubstr("is not eligible for this item (DRAC lottery)"));
-  if (!eligible.empty()) {
-    urs::Ring fair = RingOf(eligible);
-    EXPECT_EQ(One(ReviewTx(tea, 2, fair, {Sign(eligible[0], fair, tea, 2, 4, "ok")})), "");
+  const urs::Ring full = RingOf(eligible);
+
+  // Before the ring is open, no review applies.
+  EXPECT_THAT(Refusal(ReviewTx(tea, 2, full, {Sign(eligible[0], full, tea, 2, 4, "early")})),
+              HasSubstr("is not open yet"));
+
+  // Opening it: in two parts of 8 keys; a part that leaves a registered key out cannot close
+  // the opening (the ring stays closed), one that lists an unregistered key or states another
+  // number of winners is refused, and parts must come in order.
+  std::vector<RingOpen> parts = RingOpenParts(tea, 2, 8);
+  ASSERT_EQ(parts.size(), 2u);
+  RingOpen stranger = parts[0];
+  stranger.keys.back() = urs::GenerateKeyPair().public_key;
+  std::sort(stranger.keys.begin(), stranger.keys.end());
+  EXPECT_THAT(Refusal(EncodePayload(stranger)), HasSubstr("is not registered for epoch 2"));
+  RingOpen miscounted = parts[0];
+  miscounted.members = miscounted.members == 0 ? 1 : miscounted.members - 1;
+  EXPECT_THAT(Refusal(EncodePayload(miscounted)), HasSubstr("win the lottery, it says"));
+  EXPECT_THAT(Refusal(EncodePayload(parts[1])), HasSubstr("this part starts at 8"));
+  EXPECT_EQ(One(EncodePayload(parts[0])), "");
+  EXPECT_FALSE(Leaf(leaf::RingSize(tea, 2)).has_value());  // 8 of 16 keys listed: not open
+  EXPECT_THAT(Refusal(ReviewTx(tea, 2, full, {Sign(eligible[0], full, tea, 2, 4, "early")})),
+              HasSubstr("is not open yet"));
+  RingOpen repeated = parts[1];
+  repeated.keys.front() = parts[0].keys.back();  // a key the first part listed
+  repeated.members = static_cast<uint16_t>(
+      std::count_if(repeated.keys.begin(), repeated.keys.end(), [&](const urs::Point& k) {
+        return drac::IsEligible(k, ItemBytes(tea), 2, seed, threshold);
+      }));
+  EXPECT_THAT(Refusal(EncodePayload(repeated)), HasSubstr("not above the last key listed"));
+  EXPECT_EQ(One(EncodePayload(parts[1])), "");
+  const urs::Ring ledger_ring = LedgerRing(tea, 2);
+  EXPECT_EQ(ledger_ring.members(), full.members());
+  EXPECT_THAT(Refusal(EncodePayload(parts[1])), HasSubstr("open already"));
+
+  // A ring missing one eligible key: refused by its size, and by its signature when the
+  // payload claims the full size.
+  std::vector<urs::KeyPair> short_keys(eligible.begin() + 1, eligible.end());
+  const urs::Ring missing_one = RingOf(short_keys);
+  const ReviewEntry over_short = Sign(short_keys[0], missing_one, tea, 2, 1, "small set");
+  EXPECT_THAT(Refusal(ReviewTx(tea, 2, missing_one, {over_short})),
+              HasSubstr("has " + std::to_string(full.size()) + " members; the review says " +
+                        std::to_string(full.size() - 1)));
+  // Claiming the full size does not even decode: a signature has one response per member.
+  EXPECT_THAT(Refusal(ReviewTx(tea, 2, full, {over_short})),
+              HasSubstr("'signature of review 0' is " +
+                        std::to_string(urs::SignatureSize(full.size() - 1)) + " bytes"));
+  // A ring with an extra (ineligible) key, by size and by signature (one eligible key swapped
+  // for an ineligible one keeps the size).
+  std::vector<urs::KeyPair> extra_keys = eligible;
+  extra_keys.push_back(ineligible[0]);
+  const urs::Ring with_extra = RingOf(extra_keys);
+  EXPECT_THAT(
+      Refusal(ReviewTx(tea, 2, with_extra, {Sign(ineligible[0], with_extra, tea, 2, 1, "hijack")})),
+      HasSubstr("the review says " + std::to_string(full.size() + 1)));
+  std::vector<urs::KeyPair> swapped = short_keys;
+  swapped.push_back(ineligible[0]);
+  const urs::Ring swapped_ring = RingOf(swapped);
+  ledger::AppVerdict outsider = Verdict(
+      ReviewTx(tea, 2, swapped_ring, {Sign(ineligible[0], swapped_ring, tea, 2, 1, "x")}), true);
+  ASSERT_TRUE(outsider.rejected);
+  EXPECT_TRUE(outsider.crypto_failure);
+  // Over the ledger's ring, the review applies.
+  EXPECT_EQ(One(ReviewTx(tea, 2, full, {Sign(eligible[0], full, tea, 2, 4, "ok")})), "");
+}
+
+// Issue 16: the ring left the payload. A review at k = 50 (50 registered keys, all eligible)
+// carries 2 bytes for its ring instead of 1,607 (the urs/codec.h ring of 50 keys, length
+// prefixed), so one review with a 12-byte text went from 3,338 bytes (measured on the previous
+// encoding) to 1,733.
+TEST_F(ReviewsAppTest, TheRingIsNotInThePayload) {
+  Configure(50);
+  auto keys = Scene(50);
+  const ItemId tea = Id("tea");
+  const urs::Ring ring = LedgerRing(tea, 2);
+  ASSERT_EQ(ring.size(), 50u);
+  const std::string one = ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "great coffee")});
+  EXPECT_EQ(one.size(), 1733u);
+  EXPECT_EQ(one.size(), 1 + 32 + 8 + 2 + 2 + (1 + 4 + 12 + 4 + urs::SignatureSize(50)));
+  std::vector<ReviewEntry> eight;
+  for (int i = 0; i < 8; ++i) eight.push_back(Sign(keys[i], ring, tea, 2, 5, "great coffee"));
+  EXPECT_EQ(ReviewTx(tea, 2, ring, eight).size(), 45u + 8 * 1688u);
+  for (const urs::Point& m : ring.members()) {
+    EXPECT_EQ(one.find(std::string(reinterpret_cast<const char*>(m.data()), m.size())),
+              std::string::npos);
   }
-  // A key that is not registered at all.
-  auto stranger = urs::GenerateKeyPair();
-  urs::Ring strange = RingOf({stranger});
-  EXPECT_THAT(One(ReviewTx(tea, 2, strange, {Sign(stranger, strange, tea, 2, 1, "x")})),
-              HasSubstr("is not a key registered for epoch 2"));
+  EXPECT_EQ(One(one), "");
 }
 
 // Issue 16, part 4: an item created in epoch c is reviewable from c + 2 on, so its ring in
@@ -445,6 +571,9 @@ TEST_F(ReviewsAppTest, ReviewsOpenTwoEpochsAfterCreationNotBefore) {
   AdvanceTo(2 * kEpochBlocks + 1);
   EXPECT_THAT(One(ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 1, "ground")})),
               HasSubstr("the item's reviews open in epoch 3"));
+  // Nor can its ring be opened.
+  EXPECT_THAT(One(EncodePayload(RingOpenParts(tea, 2).at(0))),
+              HasSubstr("the item's reviews open in epoch 3"));
   // The payload's epoch must be the current one.
   EXPECT_THAT(One(ReviewTx(tea, 3, ring, {Sign(keys[0], ring, tea, 3, 1, "early")})),
               HasSubstr("reviews for epoch 3 are accepted only during it (now epoch 2)"));
@@ -458,7 +587,8 @@ TEST_F(ReviewsAppTest, ItemsAreReviewedInEveryEpochWithAFreshRing) {
   EXPECT_EQ(One(CreateTx("tea")), "");
   const ItemId tea = Id("tea");
   AdvanceTo(2 * kEpochBlocks + 1);
-  urs::Ring ring2 = RingOf(keys2);
+  urs::Ring ring2 = OpenRing(tea, 2);
+  EXPECT_EQ(ring2.members(), RingOf(keys2).members());
   EXPECT_EQ(One(ReviewTx(tea, 2, ring2, {Sign(keys2[0], ring2, tea, 2, 5, "e2")})), "");
   // An epoch-3 key cannot review in epoch 2, and epoch 2's ring is refused in epoch 3.
   urs::Ring ring3 = RingOf(keys3);
@@ -467,6 +597,7 @@ TEST_F(ReviewsAppTest, ItemsAreReviewedInEveryEpochWithAFreshRing) {
   AdvanceTo(3 * kEpochBlocks + 1);
   EXPECT_THAT(One(ReviewTx(tea, 2, ring2, {Sign(keys2[1], ring2, tea, 2, 4, "late")})),
               HasSubstr("now epoch 3"));
+  EXPECT_EQ(OpenRing(tea, 3).members(), ring3.members());
   EXPECT_EQ(One(ReviewTx(tea, 3, ring3, {Sign(keys3[0], ring3, tea, 3, 3, "e3")})), "");
   EXPECT_NE(Leaf(leaf::EpochSeed(3)), Leaf(leaf::EpochSeed(2)));
   Tally tally = *DecodeTally(Leaf(leaf::Tally(tea)));
@@ -698,9 +829,10 @@ TEST_F(ReviewsAppTest, BeginBlockRecordsTheSeedAtEpochStartsOnly) {
 TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
   auto keys = RegisterKeys(4, 2);
   EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
-  AdvanceTo(2 * kEpochBlocks);
+  AdvanceTo(2 * kEpochBlocks + 1);
   const ItemId tea = Id("tea"), coffee = Id("coffee");
-  urs::Ring ring = RingOf(keys);
+  urs::Ring ring = OpenRing(tea, 2);
+  EXPECT_EQ(OpenRing(coffee, 2).members(), ring.members());
   std::vector<std::string> pending = {
       ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "a")}),
       ReviewTx(coffee, 2, ring, {Sign(keys[0], ring, coffee, 2, 2, "b")}),
@@ -724,14 +856,14 @@ TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
   EXPECT_EQ(DecodeTally(Leaf(leaf::Tally(tea)))->count(), 3u);
 }
 
-TEST_F(ReviewsAppTest, CoalesceNeverMovesAReviewAcrossItsItemsCreation) {
-  urs::Ring ring = RingOf({urs::GenerateKeyPair()});
-  ReviewBatch r{Id("tea"), 2, ring, {}};
+TEST_F(ReviewsAppTest, CoalesceNeverMovesAReviewAcrossItsItemsCreationOrRingOpening) {
   auto key = urs::GenerateKeyPair();
-  ring = RingOf({key});
-  r.ring = ring;
-  r.reviews = {Sign(key, ring, r.item, 2, 3, "x")};
+  urs::Ring ring = RingOf({key});
+  ReviewBatch r{Id("tea"), 2, 1, {Sign(key, ring, Id("tea"), 2, 3, "x")}};
   std::vector<std::string> pending = {EncodePayload(r), CreateTx("tea"), EncodePayload(r)};
+  EXPECT_EQ(app_->Coalesce(pending), pending);
+  RingOpen open{Id("tea"), 2, 0, 0, 1, {key.public_key}};
+  pending = {EncodePayload(r), EncodePayload(open), EncodePayload(r)};
   EXPECT_EQ(app_->Coalesce(pending), pending);
 }
 

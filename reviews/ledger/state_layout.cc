@@ -34,6 +34,7 @@ ByteSpan Label(std::string_view s) { return AsBytes(s); }
 constexpr uint8_t kCounterType = 0xC1;
 constexpr uint8_t kItemType = 0xC2;
 constexpr uint8_t kTallyType = 0xC3;
+constexpr uint8_t kRingProgressType = 0xC4;
 constexpr size_t kTypeByte = 31;
 
 bool Typed(const LeafValue& v, size_t payload_end, uint8_t type) {
@@ -89,7 +90,41 @@ Hash256 FrontRunCount(uint64_t epoch) {
 Hash256 ItemQuota(uint64_t epoch, const ledger::PublicKey& creator) {
   return ledger::AppLeafKey(kReviewsAppId, {Label("item-quota"), Be64(epoch), creator});
 }
+Hash256 RingSize(const ItemId& item, uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("ring-size"), item, Be64(epoch)});
+}
+Hash256 RingMember(const ItemId& item, uint64_t epoch, uint64_t index) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("ring-member"), item, Be64(epoch), Be64(index)});
+}
+Hash256 RingProgress(const ItemId& item, uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("ring-progress"), item, Be64(epoch)});
+}
+Hash256 RingCursor(const ItemId& item, uint64_t epoch) {
+  return ledger::AppLeafKey(kReviewsAppId, {Label("ring-cursor"), item, Be64(epoch)});
+}
+std::vector<Hash256> RingMembers(const ItemId& item, uint64_t epoch, uint64_t size) {
+  std::vector<Hash256> keys;
+  keys.reserve(size);
+  for (uint64_t i = 0; i < size; ++i) keys.push_back(RingMember(item, epoch, i));
+  return keys;
+}
 }  // namespace leaf
+
+LeafValue EncodeRingProgress(const RingProgress& p) {
+  LeafValue v{};
+  WriteBe(v, 0, 8, p.keys_listed);
+  WriteBe(v, 8, 8, p.members_found);
+  v[kTypeByte] = kRingProgressType;
+  return v;
+}
+
+Result<RingProgress> DecodeRingProgress(const std::optional<LeafValue>& value) {
+  if (!value) return RingProgress{};
+  if (!Typed(*value, 16, kRingProgressType)) {
+    return InvalidArgumentError("reviews leaf is not a ring opening's progress");
+  }
+  return RingProgress{ReadBe(*value, 0, 8), ReadBe(*value, 8, 8)};
+}
 
 LeafValue EncodeCounter(uint64_t n) {
   LeafValue v{};

@@ -24,6 +24,12 @@
 //   front-run proof               epoch, citizen key        SHA-256 of the applied proof
 //   front-run count               epoch                     Counter: proofs applied (evidence
 //                                                           that the issuer minted keys)
+//   ring size                     item id, epoch            Counter: members of the item's
+//                                                           eligible ring (present = opened)
+//   ring member                   item id, epoch, index     the index-th member (sorted), the
+//                                                           key's 32 bytes
+//   ring progress                 item id, epoch            RingProgress of an opening
+//   ring cursor                   item id, epoch            the last key an opening listed
 //
 // An absent leaf reads as "none" (zero count, no item, unused tag).
 #pragma once
@@ -31,6 +37,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "core/status.h"
 #include "ledger/state/account.h"
@@ -54,6 +61,12 @@ ledger::Hash256 RequestCommitment(uint64_t epoch, const ledger::PublicKey& citiz
 ledger::Hash256 FrontRunProof(uint64_t epoch, const ledger::PublicKey& citizen);
 ledger::Hash256 FrontRunCount(uint64_t epoch);
 ledger::Hash256 ItemQuota(uint64_t epoch, const ledger::PublicKey& creator);
+ledger::Hash256 RingSize(const ItemId& item, uint64_t epoch);
+ledger::Hash256 RingMember(const ItemId& item, uint64_t epoch, uint64_t index);
+ledger::Hash256 RingProgress(const ItemId& item, uint64_t epoch);
+ledger::Hash256 RingCursor(const ItemId& item, uint64_t epoch);
+// RingMember(item, epoch, i) for i < size.
+std::vector<ledger::Hash256> RingMembers(const ItemId& item, uint64_t epoch, uint64_t size);
 }  // namespace leaf
 
 // Structured values end in a type byte (counter, item, tally), so no record reads as another
@@ -70,6 +83,15 @@ struct ItemRecord {
 };
 ledger::LeafValue EncodeItemRecord(const ItemRecord& r);
 Result<ItemRecord> DecodeItemRecord(const ledger::LeafValue& value);
+
+// How far the opening of an item's ring for an epoch got (RingOpen, payload.h): registered
+// keys listed so far and eligible keys found among them. Absent: nothing listed yet.
+struct RingProgress {
+  uint64_t keys_listed = 0;
+  uint64_t members_found = 0;
+};
+ledger::LeafValue EncodeRingProgress(const RingProgress& p);
+Result<RingProgress> DecodeRingProgress(const std::optional<ledger::LeafValue>& value);
 
 // The committed tally of an item: how many reviews gave each rating. The count, the sum and
 // the mean follow from it. Five u32 big-endian counters, zero bytes, type byte.

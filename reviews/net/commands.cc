@@ -93,7 +93,7 @@ Status SignReviewCommand(client::ReviewsClient& c, const SignReviewArgs& args, s
                            c.SignReview(*key, id, args.rating, args.text, {}));
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(args.out, client::EncodeSignedReview(review)));
   out << "signed review of " << ToHex(id) << " (" << args.rating << "/5, ring of "
-      << review.ring.size() << ") in " << args.out.string()
+      << review.ring_size << ") in " << args.out.string()
       << ": it holds no key; post it on the web page or with `submit`\n";
   return Status::Ok();
 }
@@ -150,7 +150,7 @@ Status ShowCommand(client::ReviewsClient& c, const std::string& item, bool json,
   for (const auto& r : v.reviews) {
     out << fmt::format("  [{}] {}/5  {}   (height {}, ring of {})\n",
                        ToHex(r.entry.signature.tag).substr(0, 8), r.entry.rating, r.entry.text,
-                       r.height, r.ring->size());
+                       r.height, r.ring_size);
   }
   return Status::Ok();
 }

@@ -33,14 +33,12 @@ json SummaryToJson(const client::ItemSummary& s, uint64_t ring_size) {
 json ItemToJson(const client::ItemView& view, uint64_t ring_size) {
   json reviews = json::array();
   for (const client::PostedReview& r : view.reviews) {
-    json ring = json::array();
-    for (const urs::Point& m : r.ring->members()) ring.push_back(ToHex(m));
     reviews.push_back({{"height", r.height},
                        {"epoch", r.epoch},
                        {"rating", r.entry.rating},
                        {"text", r.entry.text},
                        {"tag", ToHex(r.entry.signature.tag)},
-                       {"ring", ring},
+                       {"ring_size", r.ring_size},
                        {"signature", ToHex(urs::EncodeSignature(r.entry.signature))}});
   }
   return {{"item", SummaryToJson(view.summary, ring_size)},
@@ -73,17 +71,10 @@ Result<LocalReviews> ReviewsFromJson(std::string_view text) {
     if (!r.contains("height") || !r["height"].is_number_unsigned()) return bad("'height' missing");
     if (!r.contains("rating") || !r["rating"].is_number_integer()) return bad("'rating' missing");
     if (!r.contains("text") || !r["text"].is_string()) return bad("'text' missing");
-    if (!r.contains("ring") || !r["ring"].is_array()) return bad("'ring' missing");
-    if (!r.contains("signature") || !r["signature"].is_string()) return bad("'signature' missing");
-    std::vector<urs::Point> members;
-    for (const json& m : r["ring"]) {
-      if (!m.is_string()) return bad("a ring member is not a string");
-      auto p = ArrayFromHex<32>(m.get<std::string>());
-      if (!p.ok()) return bad("ring member: " + p.status().message());
-      members.push_back(*p);
+    if (!r.contains("ring_size") || !r["ring_size"].is_number_unsigned()) {
+      return bad("'ring_size' missing");
     }
-    auto ring = urs::Ring::Create(members);
-    if (!ring.ok()) return bad("ring: " + ring.status().message());
+    if (!r.contains("signature") || !r["signature"].is_string()) return bad("'signature' missing");
     auto sig_bytes = FromHex(r["signature"].get<std::string>());
     if (!sig_bytes.ok()) return bad("signature: " + sig_bytes.status().message());
     auto sig = urs::DecodeSignature(*sig_bytes);
@@ -92,7 +83,7 @@ Result<LocalReviews> ReviewsFromJson(std::string_view text) {
     p.height = r["height"].get<uint64_t>();
     p.item = out.item;
     p.epoch = r["epoch"].get<uint64_t>();
-    p.ring = std::make_shared<const urs::Ring>(std::move(*ring));
+    p.ring_size = static_cast<uint16_t>(std::min<uint64_t>(r["ring_size"].get<uint64_t>(), 65535));
     p.entry = {r["rating"].get<int>(), r["text"].get<std::string>(), std::move(*sig)};
     out.reviews.push_back(std::move(p));
   }

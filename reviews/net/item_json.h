@@ -7,9 +7,10 @@
 //                           "identities_with_drac", "predicted_factor" } | null },
 //     "verified": true | false, "verify_error": "...", "chain": "<hex>",
 //     "reviews": [ { "height", "epoch", "rating", "text", "tag": "<hex>",
-//                    "ring": ["<hex>", ...], "signature": "<hex>" }, ... ] }
-// Each review carries its ring and signature, so the list can be verified again later
-// against the proved state (`reviews-net verify-tally --reviews FILE`).
+//                    "ring_size", "signature": "<hex>" }, ... ] }
+// Each review carries its signature (its ring is the item's ring of the epoch, in state), so
+// the list can be checked again later against the proved state (`reviews-net verify-tally
+// --reviews FILE`).
 #pragma once
 
 #include <nlohmann/json.hpp>

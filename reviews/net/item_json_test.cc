@@ -12,16 +12,15 @@ using ::testing::HasSubstr;
 
 client::ItemView SampleView() {
   std::vector<urs::KeyPair> keys = {urs::GenerateKeyPair(), urs::GenerateKeyPair()};
-  auto ring = std::make_shared<const urs::Ring>(
-      *urs::Ring::Create({keys[0].public_key, keys[1].public_key}));
+  const urs::Ring ring = *urs::Ring::Create({keys[0].public_key, keys[1].public_key});
   client::ItemView v;
   v.summary.id = onchain::ItemIdOf("tea");
   v.summary.name = "tea";
   v.summary.review_epoch = 3;
   for (int i = 0; i < 2; ++i) {
-    auto r = SignReview(keys[i], *ring, onchain::ItemBytes(v.summary.id), 3, 4 + i,
+    auto r = SignReview(keys[i], ring, onchain::ItemBytes(v.summary.id), 3, 4 + i,
                         "t" + std::to_string(i));
-    v.reviews.push_back({40u + i, v.summary.id, 3, ring, {4 + i, r->text, r->signature}});
+    v.reviews.push_back({40u + i, v.summary.id, 3, 2, {4 + i, r->text, r->signature}});
     v.summary.tally.histogram[3 + i] += 1;
   }
   v.chain = client::Replay(v.reviews).chain;
@@ -52,8 +51,8 @@ TEST(ItemJson, MalformedCopiesGetClearErrors) {
   bad["item"].erase("id");
   EXPECT_THAT(error(bad), HasSubstr("'item.id' is missing"));
   bad = j;
-  bad["reviews"][1]["ring"][0] = "zz";
-  EXPECT_THAT(error(bad), HasSubstr("review 1: ring member"));
+  bad["reviews"][1]["ring_size"] = "zz";
+  EXPECT_THAT(error(bad), HasSubstr("review 1: 'ring_size' missing"));
   bad = j;
   bad["reviews"][0]["signature"] = "00";
   EXPECT_THAT(error(bad), HasSubstr("review 0: "));
