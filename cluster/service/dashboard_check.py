@@ -26,18 +26,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "..", "scripts", "testing"))
 import browser_checks  # noqa: E402
-from browser_checks import CheckFailed, check  # noqa: E402
-
-
-def wait_for(page, expression, what, seconds=30):
-    deadline = time.monotonic() + seconds
-    while True:
-        value = page.evaluate(expression)
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise CheckFailed(f"timed out waiting for {what}")
-        time.sleep(0.2)
+from browser_checks import CheckFailed, check, wait_for  # noqa: E402
 
 
 def column(page, table, index):

@@ -1,6 +1,6 @@
 """What every headless-Chromium check script repeats around cdp.py: a check that prints what it
-verified, a browser in a throw-away profile that is always closed, and a main that turns a
-failed check or a DevTools error into exit status 1.
+verified, a bounded wait for something on the page, a browser in a throw-away profile that is
+always closed, and a main that turns a failed check or a DevTools error into exit status 1.
 
     import browser_checks
     from browser_checks import check
@@ -17,6 +17,7 @@ failed check or a DevTools error into exit status 1.
 import contextlib
 import sys
 import tempfile
+import time
 
 import cdp
 
@@ -32,6 +33,21 @@ def check(condition, what):
     if not condition:
         raise CheckFailed(what)
     print(f"ok: {what}")
+
+
+def wait_for(page, expression, what, seconds=30, reload_url=None, interval=0.2):
+    """Evaluates `expression` on the page (after loading `reload_url` again each time, when
+    given) until it is truthy, and returns it; CheckFailed naming `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if reload_url is not None:
+            page.navigate(reload_url)
+        value = page.evaluate(expression)
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise CheckFailed(f"timed out waiting for {what}")
+        time.sleep(interval)
 
 
 @contextlib.contextmanager
