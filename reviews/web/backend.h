@@ -62,6 +62,13 @@ struct ItemDetail {
   std::vector<ReviewView> reviews;
 };
 
+// The item's ring for the epoch open now, as the ledger holds it: what a page script signs over.
+struct RingView {
+  std::string item;  // 64 hex digits
+  uint64_t epoch = 0;
+  std::vector<std::string> members;  // hex, in the ledger's (sorted) order
+};
+
 // Calls may come from several HTTP threads at once: implementations synchronize themselves.
 class Backend {
  public:
@@ -82,6 +89,11 @@ class Backend {
   // unreachable).
   virtual Result<std::string> PostSignedReview(std::string_view item_id,
                                                std::string_view signed_review) = 0;
+
+  // The item's ring for the current epoch (opened on the ledger first if nobody has: a
+  // RingOpen, which holds no secret). NOT_FOUND, INVALID_ARGUMENT as GetItem;
+  // FAILED_PRECONDITION when the item's reviews are not open now.
+  virtual Result<RingView> GetRing(std::string_view item_id) = 0;
 };
 
 }  // namespace tessera::reviews::web

@@ -20,6 +20,15 @@ page only relays it. Steps:
      400 and a warning never to hand it out; a box holding no signed review gets 400.
   5. The items page now counts the review. Screenshots of the items page and the item page
      are written to DIR as reviews-web.png and reviews-web-item.png.
+  0. (First, so that it commits within the review epoch.) With --browser-key/--browser-item/
+     --browser-text: a review signed IN THE BROWSER. On that
+     item's page the "sign in this browser" form's module script has loaded; its key file input
+     has no name and sits outside the posting form. The script attaches the review key file to
+     it, writes the text, and clicks "Sign here and post": the page script (libsodium from npm)
+     fetches the item's ring, signs, and posts only the signed review, which the server's C++
+     client library verifies before relaying it ("Review submitted"), and the ledger's
+     politicians and citizens verify again: the review must then appear on the item page.
+     (What the server received is checked by browser_test.sh from the proxy's recording.)
 """
 
 import argparse
@@ -44,6 +53,47 @@ def review_count_on_page(page):
     return page.evaluate("document.querySelectorAll('#reviews .review').length")
 
 
+def sign_in_browser(page, args):
+    url = args.url + "/item/" + urllib.parse.quote(args.browser_item, safe="")
+    marker = args.browser_text.split(" ")[0]
+    browser_checks.wait_for(page, "document.querySelector('#browser-sign') && "
+                            "document.querySelector('#browser-sign').dataset.ready === '1'",
+                            "the browser-signing form's script to load", 30, reload_url=url,
+                            interval=1)
+    check(page.evaluate("(() => { const k = document.querySelector('#browser-key');"
+                        " return !k.name && !k.closest('form[method=post]'); })()"),
+          "the key file input has no name and is outside the posting form")
+    page.set_file("#browser-key", args.browser_key)
+    page.set_value("#browser-text", args.browser_text)
+    page.set_value("#browser-rating", "2")
+    page.evaluate("document.querySelector('#browser-sign button[type=submit]').click()")
+    # The script signs, then submits the posting form: wait for that page, or for the error
+    # the script reports on the form.
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            title, error = page.evaluate(
+                "[document.title, document.body.dataset.browserSignError || '']")
+        except browser_checks.CdpError:  # the document is being replaced
+            title, error = "", ""
+        if error:
+            raise CheckFailed(f"signing in the browser failed: {error}")
+        if title == "Review submitted" or title[:1] in ("4", "5"):
+            break
+        if time.monotonic() > deadline:
+            raise CheckFailed("signing in the browser posted nothing within 60 s")
+        time.sleep(0.2)
+    if title != "Review submitted":
+        raise CheckFailed(f"posting the browser-signed review: '{title}': {page_text(page)}")
+    check(True, "a review signed in the browser was verified by the server and relayed: " +
+          page.evaluate("document.querySelector('#message').innerText"))
+    shown = browser_checks.wait_for(
+        page, f"[...document.querySelectorAll('#reviews .review p')].map(p => p.innerText)"
+        f".filter(t => t.includes({marker!r}))",
+        "the browser-signed review to be committed", args.commit_wait, reload_url=url, interval=1)
+    check(shown == [args.browser_text], "the ledger committed the browser-signed review")
+
+
 def run(args):
     item_path = "/item/" + urllib.parse.quote(args.item, safe="")
     review_text = args.text
@@ -53,6 +103,10 @@ def run(args):
     with browser_checks.chromium("reviews-web-chromium-", args.chromium) as browser:
         page = browser.page()
         page.set_viewport(1200, 900)
+
+        # 0. Signed in the browser, first: its review must commit within the epoch.
+        if args.browser_key:
+            sign_in_browser(page, args)
 
         # 1. The listing.
         page.navigate(args.url + "/")
@@ -153,6 +207,10 @@ def main():
     parser.add_argument("--commit-wait", type=float, default=120,
                         help="seconds to wait for the review to be committed")
     parser.add_argument("--chromium", default="chromium", help="the browser binary")
+    parser.add_argument("--browser-key", help="a registered review key file, signed with in the "
+                        "browser (step 6)")
+    parser.add_argument("--browser-item", help="the item the browser-signed review is for")
+    parser.add_argument("--browser-text", help="its text (starting with a unique marker)")
     args = parser.parse_args()
     args.url = args.url.rstrip("/")
     return browser_checks.main(run, args, "browser check passed")

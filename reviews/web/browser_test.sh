@@ -72,7 +72,7 @@ wait_for_height() {
 
 # Long enough that bob's reviews, alice's browser session and the refusals all fit in one window
 # with blocks to spare on a loaded machine; short enough to keep the test near a minute.
-epoch_blocks=16
+epoch_blocks=20  # room for the browser-signed review and the relayed one in one epoch
 
 # 1. A network whose genesis runs the reviews app with a fresh issuer key. Ring size 50 over
 #    two registered keys: both keys are eligible for every item (randomized eligibility is the
@@ -219,12 +219,18 @@ until [ -s "$work/proxy.port" ]; do
   sleep 0.1
 done
 proxy_url="http://127.0.0.1:$(cat "$work/proxy.port")/"
+# Step 0 of the check: alice reviews the bakery signing IN THE BROWSER (the page script over
+# libsodium from npm), from her key file, which the page reads and must not send.
+browser_text="browser-signed-$$-$(date +%s) signed by the page script"
 python3 "$here/browser_check.py" --url "$proxy_url" --item "$cafe_id" --name "$cafe" \
-  --signed-review "$work/alice.review.json" --text "$text" --screenshots "$shots" ||
+  --signed-review "$work/alice.review.json" --text "$text" --screenshots "$shots" \
+  --browser-key "$work/alice.key.json" --browser-item "$bakery_id" \
+  --browser-text "$browser_text" ||
   fail "the browser check failed"
 # Nothing the server received names alice's identity or holds her review secret.
 python3 - "$work/received.bin" "$work/alice.key.json" "$work/net/keys/citizen-0.key" \
-  "$work/net/keys/citizen-0.id" "$work/alice.key.json.request" "$work/alice.review.json" << 'PY' ||
+  "$work/net/keys/citizen-0.id" "$work/alice.key.json.request" "$work/alice.review.json" \
+  "$browser_text" << 'PY' ||
 import json, sys
 received = open(sys.argv[1], "rb").read().lower()
 key = json.load(open(sys.argv[2]))
@@ -233,6 +239,10 @@ identity = open(sys.argv[4]).read().strip()
 request = json.load(open(sys.argv[5]))
 signed = json.load(open(sys.argv[6]))
 assert signed["payload"].lower().encode() in received, "the recording does not hold the review"
+# The browser-signed review arrived as a signed review (its text, hex in the payload) and the
+# key file it was signed with did not (its format line, raw or in any field).
+assert sys.argv[7].encode().hex().encode() in received, "no browser-signed review was received"
+assert b"tessera-review-key" not in received, "the server received the review key file"
 forbidden = {
     "review secret": key["review_secret"],
     "identity (citizen) public key": identity[2:66],

@@ -136,6 +136,29 @@ std::string ReviewFormHtml(const ItemSummary& item) {
       EscapeHtml(ItemLink(item.id)), EscapeHtml(item.id));
 }
 
+// The second way to sign: in this page, by a module script over libsodium from npm. The key
+// file input has no name and is outside the posting form, so no submission carries it; the
+// script reads it, signs, and posts only the signed review through the form above.
+std::string BrowserSignFormHtml(const ItemSummary& item) {
+  if (item.window != Window::kOpen) return "";
+  return fmt::format(
+      "<h2>Or sign in this browser</h2>\n"
+      "<form class=\"box\" id=\"browser-sign\" data-ring-url=\"/api/item/{}/ring\">\n"
+      "<p>This page reads your review key file and signs here; the key never leaves the "
+      "browser, only the signed review is posted.</p>\n"
+      "<label for=\"browser-key\">Review key file (read here, not uploaded)</label>\n"
+      "<input id=\"browser-key\" type=\"file\" accept=\".json,application/json\">\n"
+      "<label for=\"browser-rating\">Rating</label>\n<select id=\"browser-rating\">"
+      "<option>5</option><option>4</option><option selected>3</option><option>2</option>"
+      "<option>1</option></select>\n"
+      "<label for=\"browser-text\">Review</label>\n"
+      "<textarea id=\"browser-text\" rows=\"3\" maxlength=\"1000\"></textarea>\n"
+      "<button type=\"submit\">Sign here and post</button>\n"
+      "<p id=\"browser-sign-status\" class=\"muted\"></p>\n</form>\n"
+      "<script type=\"module\" src=\"/static/sign_page.mjs\"></script>\n",
+      EscapeHtml(EncodePathSegment(item.id)));
+}
+
 }  // namespace
 
 std::string_view WindowName(Window window) {
@@ -255,7 +278,7 @@ std::string RenderItemsPage(const std::vector<ItemSummary>& items, std::string_v
   return Page("Tessera reviews", body);
 }
 
-std::string RenderItemPage(const ItemDetail& detail, std::string_view pager) {
+std::string RenderItemPage(const ItemDetail& detail, std::string_view pager, bool browser_signing) {
   const ItemSummary& item = detail.summary;
   std::string body = fmt::format(
       "<h2>{}</h2>\n<div class=\"box\" id=\"summary\">\n"
@@ -278,6 +301,7 @@ std::string RenderItemPage(const ItemDetail& detail, std::string_view pager) {
   body += "</div>\n";
   body += pager;
   body += ReviewFormHtml(item);
+  if (browser_signing) body += BrowserSignFormHtml(item);
   return Page(item.name, body);
 }
 

@@ -38,8 +38,10 @@ std::string RenderPager(std::string_view path, size_t page, size_t pages);
 std::string RenderItemsPage(const std::vector<ItemSummary>& items, std::string_view pager = {});
 
 // GET /item/<id>: the item's numbers, its reviews (one page of them), `pager` and, while its
-// window is open, the form that posts a signed review.
-std::string RenderItemPage(const ItemDetail& item, std::string_view pager = {});
+// window is open, the form that posts a signed review and, with `browser_signing`, the form
+// whose page script (static/sign_page.mjs) signs one in the browser.
+std::string RenderItemPage(const ItemDetail& item, std::string_view pager = {},
+                           bool browser_signing = false);
 
 // The answer to a successful POST /item/<id>/review: the backend's message and a way back.
 std::string RenderPostedPage(std::string_view item_id, std::string_view message);

@@ -68,6 +68,21 @@ Result<ItemDetail> LedgerBackend::GetItem(std::string_view id) {
   return ToItemDetail(view, Context());
 }
 
+Result<RingView> LedgerBackend::GetRing(std::string_view id) {
+  TESSERA_ASSIGN_OR_RETURN(onchain::ItemId item, ItemIdFromText(id));
+  TESSERA_RETURN_IF_ERROR(RefreshIfStale());
+  TESSERA_ASSIGN_OR_RETURN(client::ItemView view, client_->GetItem(item));
+  const uint64_t epoch = client_->CurrentEpoch();
+  if (epoch < view.summary.first_review_epoch) {
+    return FailedPreconditionError("the item's reviews open in epoch " +
+                                   std::to_string(view.summary.first_review_epoch));
+  }
+  TESSERA_ASSIGN_OR_RETURN(urs::Ring ring, client_->OpenRing(item, epoch));
+  RingView out{ToHex(item), epoch, {}};
+  for (const urs::Point& m : ring.members()) out.members.push_back(ToHex(m));
+  return out;
+}
+
 Result<std::string> LedgerBackend::PostSignedReview(std::string_view item_id,
                                                     std::string_view signed_review) {
   TESSERA_ASSIGN_OR_RETURN(onchain::ItemId item, ItemIdFromText(item_id));

@@ -40,6 +40,7 @@ class LedgerBackend final : public Backend {
   Result<ItemDetail> GetItem(std::string_view id) override;
   // Decodes the uploaded key file in memory, signs with it and submits without waiting for the
   // commit; the message says the review shows once a block commits it.
+  Result<RingView> GetRing(std::string_view item_id) override;
   Result<std::string> PostSignedReview(std::string_view item_id,
                                        std::string_view signed_review) override;
 

@@ -5,6 +5,7 @@
 // Prints "serving http://HOST:PORT/" on stdout once it listens (with --listen HOST:0 the port
 // is the one the system chose), and stops cleanly on SIGINT or SIGTERM.
 #include <cstdio>
+#include <filesystem>
 
 #include "core/cli.h"
 #include "core/stop_signal.h"
@@ -74,6 +75,16 @@ int main(int argc, char** argv) {
   app.add_option("--request-timeout-s", server.request_timeout_seconds,
                  "A request must arrive whole this soon after its connection (else 408)")
       ->check(CLI::Range(1, 600))
+      ->capture_default_str();
+  // `npm root -g` is /usr/lib/node_modules with Debian's npm and nodesource's, /usr/local/lib
+  // with a self-built node: the first that holds the package.
+  for (const char* root : {"/usr/lib/node_modules", "/usr/local/lib/node_modules"}) {
+    const std::string dir = std::string(root) + "/libsodium-wrappers-sumo";
+    if (server.sodium_package.empty() && std::filesystem::exists(dir)) server.sodium_package = dir;
+  }
+  app.add_option("--sodium-package", server.sodium_package,
+                 "Directory of the npm package libsodium-wrappers-sumo, for signing in the "
+                 "browser ('': no browser signing)")
       ->capture_default_str();
   return program.Run(argc, argv, [&]() -> Status {
     backend.client.genesis = genesis;

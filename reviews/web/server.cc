@@ -15,11 +15,13 @@
 #include <thread>
 
 #include "core/cli.h"
+#include "core/file.h"
 #include "reviews/web/api.h"
 #include "reviews/web/connection_guard.h"
 #include "reviews/web/form.h"
 #include "reviews/web/html.h"
 #include "reviews/web/http_status.h"
+#include "reviews/web/static_scripts.h"
 
 namespace tessera::reviews::web {
 
@@ -27,6 +29,7 @@ namespace {
 
 constexpr const char* kHtml = "text/html; charset=utf-8";
 constexpr const char* kJson = "application/json";
+constexpr const char* kJs = "text/javascript; charset=utf-8";
 constexpr size_t kSpareThreads = 32;
 constexpr int kListenBacklog = 1024;
 
@@ -279,8 +282,12 @@ struct Server::Impl {
   void PostReview(const httplib::Request& req, httplib::Response& res);
   void ApiItems(const httplib::Request& req, httplib::Response& res);
   void ApiItem(const httplib::Request& req, httplib::Response& res);
+  void ApiRing(const httplib::Request& req, httplib::Response& res);
+  // Reads libsodium's two ES modules from options.sodium_package; false when they are not there.
+  bool LoadSodium();
 
   Backend& backend;
+  std::string sodium_wrappers_js, sodium_js;  // empty: no browser signing
   const ServerOptions options;
   GuardedHttpServer http;
   bool bound = false;
@@ -311,10 +318,14 @@ void Server::Impl::Install() {
   };
   // Defence in depth behind the escaping: no script runs and nothing loads from elsewhere even
   // if some text slipped through unescaped.
+  // Scripts: only this server's own modules (the browser-signing form), never inline ones, so
+  // an unescaped review text still could not run anything; 'wasm-unsafe-eval' lets libsodium
+  // compile its WebAssembly, and connect-src 'self' lets the form fetch the item's ring.
   http.set_default_headers({
       {"Content-Security-Policy",
-       "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
-       "base-uri 'none'; frame-ancestors 'none'"},
+       "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; connect-src 'self'; "
+       "style-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; "
+       "frame-ancestors 'none'"},
       {"X-Content-Type-Options", "nosniff"},
       {"Referrer-Policy", "no-referrer"},
   });
@@ -324,7 +335,25 @@ void Server::Impl::Install() {
   http.Post(R"(/item/([\s\S]+)/review)",
             [this](const auto& req, auto& res) { PostReview(req, res); });
   http.Get("/api/items", [this](const auto& req, auto& res) { ApiItems(req, res); });
+  http.Get(R"(/api/item/([0-9a-f]{64})/ring)",
+           [this](const auto& req, auto& res) { ApiRing(req, res); });
   http.Get(R"(/api/item/([\s\S]+))", [this](const auto& req, auto& res) { ApiItem(req, res); });
+  if (LoadSodium()) {
+    http.Get("/static/review_sign.mjs", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(ReviewSignScript()), kJs);
+    });
+    http.Get("/static/sign_page.mjs", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(std::string(SignPageScript()), kJs);
+    });
+    http.Get("/static/libsodium-wrappers.mjs",
+             [this](const httplib::Request&, httplib::Response& res) {
+               res.set_content(sodium_wrappers_js, kJs);
+             });
+    // The wrappers import "libsodium-sumo" by name; the page's import map points it here.
+    http.Get("/static/libsodium-sumo.mjs", [this](const httplib::Request&, httplib::Response& res) {
+      res.set_content(sodium_js, kJs);
+    });
+  }
   http.Get("/style.css", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(std::string(kStyleSheet), "text/css; charset=utf-8");
   });
@@ -385,7 +414,9 @@ void Server::Impl::Item(const httplib::Request& req, httplib::Response& res) {
   Result<PageOf> page = Paginate(req, item->reviews.size(), options.page_size);
   if (!page.ok()) return SendError(req, res, page.status(), id);
   Keep(item->reviews, *page);
-  res.set_content(RenderItemPage(*item, RenderPager(ItemLink(id), page->page, page->pages)), kHtml);
+  res.set_content(
+      RenderItemPage(*item, RenderPager(ItemLink(id), page->page, page->pages), !sodium_js.empty()),
+      kHtml);
 }
 
 void Server::Impl::PostReview(const httplib::Request& req, httplib::Response& res) {
@@ -427,6 +458,48 @@ void Server::Impl::ApiItem(const httplib::Request& req, httplib::Response& res) 
   j["page"] = page->page;
   j["pages"] = page->pages;
   res.set_content(Dump(j), kJson);
+}
+
+void Server::Impl::ApiRing(const httplib::Request& req, httplib::Response& res) {
+  Result<RingView> ring = backend.GetRing(std::string(req.matches[1]));
+  if (!ring.ok()) return SendError(req, res, ring.status());
+  res.set_content(
+      Dump(nlohmann::json{{"item", ring->item}, {"epoch", ring->epoch}, {"ring", ring->members}}),
+      kJson);
+}
+
+bool Server::Impl::LoadSodium() {
+  if (options.sodium_package.empty()) return false;
+  const std::string root = options.sodium_package;
+  auto read = [](const std::string& path, std::string& out) {
+    Result<std::string> text = ReadFile(path);
+    if (!text.ok()) return false;
+    out = std::move(*text);
+    return true;
+  };
+  const bool ok =
+      read(root + "/dist/modules-sumo-esm/libsodium-wrappers.mjs", sodium_wrappers_js) &&
+      (read(root + "/node_modules/libsodium-sumo/dist/modules-sumo-esm/libsodium-sumo.mjs",
+            sodium_js) ||
+       read(root + "/../libsodium-sumo/dist/modules-sumo-esm/libsodium-sumo.mjs", sodium_js));
+  // The wrappers import their dependency by package name, which a browser resolves only with
+  // an import map (an inline script, which the Content-Security-Policy forbids): point it at
+  // the copy served here instead.
+  constexpr std::string_view kBareImport = "from\"libsodium-sumo\"";
+  const size_t at = ok ? sodium_wrappers_js.find(kBareImport) : std::string::npos;
+  if (at != std::string::npos) {
+    sodium_wrappers_js.replace(at, kBareImport.size(), "from\"/static/libsodium-sumo.mjs\"");
+  }
+  if (!ok || at == std::string::npos) {
+    sodium_wrappers_js.clear();
+    sodium_js.clear();
+    spdlog::warn(
+        "libsodium-wrappers-sumo 0.8 not found under {} (scripts/setup installs it): "
+        "the page offers no signing in the browser",
+        root);
+    return false;
+  }
+  return true;
 }
 
 Server::Server(Backend& backend, ServerOptions options)

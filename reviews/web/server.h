@@ -56,6 +56,11 @@ struct ServerOptions {
   // many seconds of the connection being admitted, however slowly it trickles (else 408 and
   // close): a client sending a byte every few seconds cannot hold a thread for long.
   int request_timeout_seconds = 10;
+  // The npm package libsodium-wrappers-sumo (scripts/setup installs it into `npm root -g`):
+  // its ES module and that of its libsodium-sumo dependency are served under /static/ for the
+  // item page's "sign in this browser" form. Empty, or a directory without them: no such form
+  // (the page still relays reviews signed by the user's own client).
+  std::string sodium_package;
 };
 
 struct ListenAddress {

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -20,6 +21,7 @@
 #include <set>
 #include <thread>
 
+#include "core/file.h"
 #include "reviews/web/form.h"
 #include "reviews/web/html.h"
 
@@ -65,6 +67,14 @@ class FakeBackend : public Backend {
     auto it = items_.find(std::string(id));
     if (it == items_.end()) return NotFoundError("no item '" + std::string(id) + "'");
     return it->second;
+  }
+
+  Result<RingView> GetRing(std::string_view item_id) override {
+    std::lock_guard lock(mu_);
+    if (!items_.contains(std::string(item_id))) {
+      return NotFoundError("no item '" + std::string(item_id) + "'");
+    }
+    return RingView{std::string(item_id), 3, {std::string(64, 'a'), std::string(64, 'b')}};
   }
 
   Result<std::string> PostSignedReview(std::string_view item_id,
@@ -243,6 +253,67 @@ TEST_F(ReviewsWebServerTest, ListsItemsWithSecurityHeaders) {
   ASSERT_TRUE(css);
   EXPECT_EQ(css->status, 200);
   EXPECT_THAT(css->get_header_value("Content-Type"), HasSubstr("text/css"));
+}
+
+// Signing in the browser (issue 16): with the npm package present, the item page offers a form
+// whose module script signs in the page; the key file input has no name (no form sends it) and
+// the scripts are this server's own (no inline script is allowed). Without the package the
+// page has no such form and serves no scripts.
+TEST(ReviewsWebBrowserSigning, ServesTheScriptsAndTheRingOnlyWithThePackage) {
+  const std::filesystem::path pkg =
+      std::filesystem::temp_directory_path() / ("reviews-web-sodium-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(pkg / "dist/modules-sumo-esm");
+  std::filesystem::create_directories(pkg / "node_modules/libsodium-sumo/dist/modules-sumo-esm");
+  ASSERT_TRUE(WriteFileAtomically(pkg / "dist/modules-sumo-esm/libsodium-wrappers.mjs",
+                                  "import e from\"libsodium-sumo\";export default e;")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(
+                  pkg / "node_modules/libsodium-sumo/dist/modules-sumo-esm/libsodium-sumo.mjs",
+                  "export default {};")
+                  .ok());
+  FakeBackend backend;
+  const std::string id(64, 'c');
+  backend.AddItem(id, "Hex cafe");
+  for (bool with_package : {true, false}) {
+    ServerOptions options;
+    if (with_package) options.sodium_package = pkg.string();
+    ServingServer server(backend, options);
+    httplib::Client client("127.0.0.1", server.port());
+    auto page = client.Get("/item/" + id);
+    ASSERT_TRUE(page);
+    auto script = client.Get("/static/review_sign.mjs");
+    ASSERT_TRUE(script);
+    auto wrappers = client.Get("/static/libsodium-wrappers.mjs");
+    ASSERT_TRUE(wrappers);
+    if (!with_package) {
+      EXPECT_THAT(page->body, Not(HasSubstr("browser-sign")));
+      EXPECT_EQ(script->status, 404);
+      continue;
+    }
+    EXPECT_THAT(page->body, HasSubstr("<form class=\"box\" id=\"browser-sign\" "
+                                      "data-ring-url=\"/api/item/" +
+                                      id + "/ring\">"));
+    EXPECT_THAT(page->body, HasSubstr("<input id=\"browser-key\" type=\"file\""));
+    EXPECT_THAT(page->body, Not(HasSubstr("name=\"browser-key\"")));
+    EXPECT_THAT(page->body, HasSubstr("<script type=\"module\" src=\"/static/sign_page.mjs\">"));
+    const std::string csp = page->get_header_value("Content-Security-Policy");
+    EXPECT_THAT(csp, HasSubstr("script-src 'self' 'wasm-unsafe-eval'"));
+    EXPECT_THAT(csp, Not(HasSubstr("unsafe-inline")));
+    EXPECT_EQ(script->status, 200);
+    EXPECT_THAT(script->get_header_value("Content-Type"), HasSubstr("text/javascript"));
+    EXPECT_THAT(script->body, HasSubstr("export function signReview"));
+    EXPECT_EQ(wrappers->body, "import e from\"/static/libsodium-sumo.mjs\";export default e;");
+    auto ring = client.Get("/api/item/" + id + "/ring");
+    ASSERT_TRUE(ring);
+    EXPECT_EQ(ring->status, 200);
+    auto j = nlohmann::json::parse(ring->body);
+    EXPECT_EQ(j["epoch"], 3);
+    EXPECT_EQ(j["ring"].size(), 2u);
+    auto unknown = client.Get("/api/item/" + std::string(64, 'd') + "/ring");
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(unknown->status, 404);
+  }
+  std::filesystem::remove_all(pkg);
 }
 
 TEST_F(ReviewsWebServerTest, ShowsAnItemWhoseIdNeedsEncoding) {
