@@ -213,6 +213,9 @@ Result<AutoConfigResult> AutoConfigure(const AutoConfigRequest& r) {
           continue;
         }
         TESSERA_ASSIGN_OR_RETURN(c.step_s, SimulateCandidate(r, p.profile, c));
+        const ContendedTimes* measured = ContendedFor(p.profile, stages * replicas);
+        if (!measured) measured = ContendedFor(p.profile, 1);
+        c.cpu_share = measured ? measured->cpu_share : 0;
         c.samples_per_s = c.step_s > 0 ? r.global_batch / c.step_s : 0;
         result.ranked.push_back(std::move(c));
       }
@@ -266,8 +269,10 @@ namespace {
 nlohmann::json ContendedToJson(const std::vector<ContendedTimes>& contended) {
   nlohmann::json out = nlohmann::json::array();
   for (const ContendedTimes& c : contended) {
-    out.push_back(
-        {{"workers", c.workers}, {"forward_s", c.forward_s}, {"backward_s", c.backward_s}});
+    out.push_back({{"workers", c.workers},
+                   {"forward_s", c.forward_s},
+                   {"backward_s", c.backward_s},
+                   {"cpu_share", c.cpu_share}});
   }
   return out;
 }
@@ -307,9 +312,9 @@ Result<std::vector<ProfiledMicroBatch>> ProfilesFromJson(const nlohmann::json& j
       p.profile.optimizer_s = j.value("optimizer_s", std::vector<double>{});
       p.profile.activation_bytes = j.value("activation_bytes", std::vector<double>{});
       for (const auto& c : j.value("contended", nlohmann::json::array())) {
-        p.profile.contended.push_back({c.at("workers").get<int>(),
-                                       c.at("forward_s").get<std::vector<double>>(),
-                                       c.at("backward_s").get<std::vector<double>>()});
+        p.profile.contended.push_back(
+            {c.at("workers").get<int>(), c.at("forward_s").get<std::vector<double>>(),
+             c.at("backward_s").get<std::vector<double>>(), c.value("cpu_share", 0.0)});
       }
       out.push_back(std::move(p));
     }

@@ -71,6 +71,11 @@ struct Candidate {
   double samples_per_s = 0;     // global_batch / step_s
   double memory_bytes = 0;      // the largest StageMemoryBytes over the stages
   bool fits = true;             // memory_bytes within the limit
+  // The share of a core the profiled tasks this prediction rests on got while they were
+  // measured (ContendedTimes::cpu_share of the entry for this many workers, else of the lone
+  // run; 0 when the profile did not measure it). step_s * cpu_share is the prediction with the
+  // profile's foreign load taken out.
+  double cpu_share = 0;
 };
 
 struct AutoConfigResult {

@@ -146,7 +146,11 @@ TEST(AutoConfig, ContentionProfileSetsTheCrowdedTimes) {
   auto plain = AutoConfigure(r);
   ASSERT_TRUE(plain.ok()) << plain.status();
   EXPECT_EQ(plain->ranked.front().replicas, 2);  // without the profile: D = 2 wins
-  r.profiles[0].profile.contended = {two};
+  two.cpu_share = 0.45;
+  ContendedTimes one{.workers = 1, .cpu_share = 0.9};
+  one.forward_s = p.profile.forward_s;
+  one.backward_s = p.profile.backward_s;
+  r.profiles[0].profile.contended = {one, two};
   auto result = AutoConfigure(r);
   ASSERT_TRUE(result.ok()) << result.status();
   const Candidate& best = result->ranked.front();
@@ -155,6 +159,8 @@ TEST(AutoConfig, ContentionProfileSetsTheCrowdedTimes) {
     if (c.replicas == 2) {  // 2 micro-batches x 2 units x (6 + 12) ms, then 3 x 2 ms optimizer
       EXPECT_NEAR(c.step_s, 2 * 2 * 18e-3 + 3 * 2e-3, 1e-9);
     }
+    // The core share the prediction rests on: that of the entry for the candidate's workers.
+    EXPECT_DOUBLE_EQ(c.cpu_share, c.stages * c.replicas == 2 ? 0.45 : 0.9) << c.stages;
   }
   ContendedTimes ragged = two;
   ragged.backward_s.pop_back();
@@ -236,12 +242,14 @@ TEST(AutoConfig, ProfilesRoundTripThroughJson) {
   EXPECT_EQ((*out)[1].profile.forward_s, in[1].profile.forward_s);
   EXPECT_EQ((*out)[0].profile.param_bytes, in[0].profile.param_bytes);
   EXPECT_DOUBLE_EQ((*out)[0].profile.input_bytes, in[0].profile.input_bytes);
-  in[0].profile.contended = {{.workers = 2, .forward_s = {1, 2, 3}, .backward_s = {4, 5, 6}}};
+  in[0].profile.contended = {
+      {.workers = 2, .forward_s = {1, 2, 3}, .backward_s = {4, 5, 6}, .cpu_share = 0.25}};
   auto contended = ProfilesFromJson(ProfilesToJson(in));
   ASSERT_TRUE(contended.ok()) << contended.status();
   ASSERT_EQ((*contended)[0].profile.contended.size(), 1u);
   EXPECT_EQ((*contended)[0].profile.contended[0].workers, 2);
   EXPECT_EQ((*contended)[0].profile.contended[0].backward_s, (std::vector<double>{4, 5, 6}));
+  EXPECT_DOUBLE_EQ((*contended)[0].profile.contended[0].cpu_share, 0.25);
   EXPECT_FALSE(ProfilesFromJson(nlohmann::json::object()).ok());
   EXPECT_FALSE(ProfilesFromJson(nlohmann::json::parse(R"([{"micro_batch": 1}])")).ok());
 }

@@ -3,6 +3,7 @@
 
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -108,6 +109,67 @@ struct GlooGroup::Impl {
 };
 
 GlooGroup::GlooGroup(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+
+// The group index of global rank `member`, or -1.
+int IndexOf(const std::vector<int>& members, int member) {
+  auto it = std::find(members.begin(), members.end(), member);
+  return it == members.end() ? -1 : static_cast<int>(it - members.begin());
+}
+
+}  // namespace
+
+Status GlooGroup::PointToPoint(bool send, int member, int tag, std::span<float> data,
+                               Transport::Duration timeout) {
+  if (impl_->broken) return FailedPreconditionError("the gloo group failed earlier");
+  const int index = IndexOf(impl_->options.members, member);
+  if (index < 0 || member == impl_->options.rank) {
+    return InvalidArgumentError(
+        fmt::format("gloo group {}: rank {} is not another member", impl_->options.prefix, member));
+  }
+  const char* what = send ? "send to" : "receive from";
+  std::vector<at::Tensor> tensors{
+      torch::from_blob(data.data(), {static_cast<int64_t>(data.size())}, torch::kFloat)};
+  const auto start = Clock::now();
+  try {
+    auto work =
+        send ? impl_->group->send(tensors, index, tag) : impl_->group->recv(tensors, index, tag);
+    work->wait(timeout);
+    return Status::Ok();
+  } catch (const std::exception& e) {
+    const std::string why = e.what();
+    const bool timed_out = Clock::now() - start >= timeout;
+    // Gloo sees the closed socket before our transport's reader may: give it a moment to name
+    // the rank, as Wait does.
+    const auto grace = Clock::now() + std::chrono::milliseconds(500);
+    while (Clock::now() < grace) {
+      if (Status dead = impl_->DeadMember(); !dead.ok()) {
+        return impl_->Abandon(UnavailableError(fmt::format("{} (gloo: {})", dead.message(), why)));
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (timed_out) {
+      return impl_->Abandon(DeadlineExceededError(
+          fmt::format("gloo group {}: {} rank {} did not finish in {} ms ({})",
+                      impl_->options.prefix, what, member, timeout.count(), why)));
+    }
+    return impl_->Abandon(UnavailableError(
+        fmt::format("gloo group {}: {} rank {}: {}", impl_->options.prefix, what, member, why)));
+  }
+}
+
+Status GlooGroup::SendTo(int member, int tag, std::span<const float> data,
+                         Transport::Duration timeout) {
+  // c10d takes a mutable tensor; a send only reads it.
+  return PointToPoint(true, member, tag,
+                      std::span<float>(const_cast<float*>(data.data()), data.size()), timeout);
+}
+
+Status GlooGroup::RecvFrom(int member, int tag, std::span<float> data,
+                           Transport::Duration timeout) {
+  return PointToPoint(false, member, tag, data, timeout);
+}
 
 GlooGroup::~GlooGroup() {
   if (impl_ && !impl_->broken && !impl_->pending.empty()) {

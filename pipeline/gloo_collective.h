@@ -76,8 +76,20 @@ class GlooGroup {
   Status Wait(Transport::Duration timeout);
   int pending() const;
 
+  // Point-to-point within the group through c10d's send/recv (gloo's unbound buffers): what a
+  // pipeline stage's activations and gradients would travel as. `member` is a global rank of
+  // the group. Both block until the message is through (gloo has no cheap arrival probe for a
+  // receive: Work::isCompleted() stays false until wait() is called), at most `timeout`;
+  // RecvFrom needs the message's exact size up front. DEADLINE_EXCEEDED at the deadline,
+  // UNAVAILABLE naming the peer's rank when its process is gone; either leaves the group
+  // unusable, as for Wait. Measured against our transport by pipeline-collective-bench --p2p.
+  Status SendTo(int member, int tag, std::span<const float> data, Transport::Duration timeout);
+  Status RecvFrom(int member, int tag, std::span<float> data, Transport::Duration timeout);
+
  private:
   struct Impl;
+  Status PointToPoint(bool send, int member, int tag, std::span<float> data,
+                      Transport::Duration timeout);
   explicit GlooGroup(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

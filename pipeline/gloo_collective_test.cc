@@ -112,6 +112,56 @@ TEST(GlooGroup, SilentMemberHitsTheDeadline) {
   EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
 }
 
+// Point-to-point through gloo: messages of different tags between two members arrive intact,
+// each in its own buffer, in both directions.
+TEST(GlooGroup, SendsAndReceivesPointToPoint) {
+  Members m = Join(2);
+  ASSERT_EQ(m.groups.size(), 2u);
+  std::vector<float> a(1000), b(3);
+  for (int i = 0; i < 1000; ++i) a[i] = 0.5f * i;
+  std::vector<float> got_a(1000, -1), got_b(3, -1), back(1000, -1);
+  std::thread sender([&] {
+    EXPECT_TRUE(m.groups[0]->SendTo(1, 7, a, milliseconds(10000)).ok());
+    EXPECT_TRUE(m.groups[0]->SendTo(1, 8, std::vector<float>{1, 2, 3}, milliseconds(10000)).ok());
+    Status s = m.groups[0]->RecvFrom(1, 9, back, milliseconds(10000));
+    EXPECT_TRUE(s.ok()) << s;
+  });
+  Status s = m.groups[1]->RecvFrom(0, 7, got_a, milliseconds(10000));
+  EXPECT_TRUE(s.ok()) << s;
+  s = m.groups[1]->RecvFrom(0, 8, got_b, milliseconds(10000));
+  EXPECT_TRUE(s.ok()) << s;
+  EXPECT_TRUE(m.groups[1]->SendTo(0, 9, got_a, milliseconds(10000)).ok());
+  sender.join();
+  EXPECT_EQ(got_a, a);
+  EXPECT_EQ(got_b, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(back, a);
+  EXPECT_EQ(m.groups[0]->SendTo(0, 1, a, milliseconds(100)).code(), StatusCode::kInvalidArgument);
+}
+
+// A receive from a member whose process is gone fails as UNAVAILABLE naming its rank, long
+// before the deadline; one from a member that is alive but never sends ends at the deadline.
+TEST(GlooGroup, PointToPointKeepsTheFailureSemantics) {
+  {
+    Members m = Join(2);
+    ASSERT_EQ(m.groups.size(), 2u);
+    m.groups[1].reset();
+    m.transports[1].reset();
+    std::vector<float> data(64);
+    const auto start = std::chrono::steady_clock::now();
+    Status s = m.groups[0]->RecvFrom(1, 3, data, milliseconds(60000));
+    EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+    EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+    EXPECT_EQ(m.groups[0]->SendTo(1, 3, data, milliseconds(100)).code(),
+              StatusCode::kFailedPrecondition);
+  }
+  Members m = Join(2);
+  ASSERT_EQ(m.groups.size(), 2u);
+  std::vector<float> data(64);
+  Status s = m.groups[0]->RecvFrom(1, 4, data, milliseconds(300));
+  EXPECT_EQ(s.code(), StatusCode::kDeadlineExceeded) << s;
+}
+
 TEST(TorchrunEnvironment, ReadsTorchrunsVariables) {
   std::map<std::string, std::string> vars{{"MASTER_ADDR", "10.0.0.1"},
                                           {"MASTER_PORT", "29500"},

@@ -129,6 +129,7 @@ int main(int argc, char** argv) {
   int heartbeat_s = 0;
   int max_restarts = 20;
   double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
+  double predicted_cpu_share = 0;  // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
   app.add_option("--model", job.model.kind,
                  "gpt, cnn, torchscript (with --script) or a model registered in this binary "
@@ -424,6 +425,7 @@ int main(int argc, char** argv) {
       job.boundaries = best.boundaries;
       partition = "auto";
       predicted_step_s = best.step_s;
+      predicted_cpu_share = best.cpu_share;
       predicted_memory_mb = best.memory_bytes / 1e6;
     }
     if (job.stages < 1 || job.stages > units) {
@@ -506,12 +508,24 @@ int main(int argc, char** argv) {
       rss_line += fmt::format(" {:.0f}", r.peak_rss_bytes / 1e6);
     }
     fmt::print("peak RSS per worker (MB, by rank):{}\n", rss_line);
+    fmt::print("CPU per step, all workers: {:.4f} s ({:.2f} cores busy on average)\n",
+               summary.cpu_step_s, summary.step_s > 0 ? summary.cpu_step_s / summary.step_s : 0);
     if (predicted_step_s > 0) {
       fmt::print(
           "predicted before running (auto-config, from the profile): step {:.4f} s ({:+.1f} % "
           "vs measured), largest worker {:.0f} MB ({:+.1f} % vs measured peak RSS)\n",
           predicted_step_s, 100 * (predicted_step_s / summary.step_s - 1), predicted_memory_mb,
           100 * (predicted_memory_mb / (*std::max_element(rss_mb.begin(), rss_mb.end())) - 1));
+      if (predicted_cpu_share > 0 && summary.busy_cpu_share > 0) {
+        // Both sides times the share of a core their tasks got: the step each would take on
+        // cores of its own, so a change of the machine's load between profile and run cancels.
+        const double p = predicted_step_s * predicted_cpu_share;
+        const double m = summary.step_s * summary.busy_cpu_share;
+        fmt::print(
+            "CPU-normalized: predicted {:.4f} s (profile's tasks got {:.2f} of a core), measured "
+            "{:.4f} s (run's tasks got {:.2f}), {:+.1f} %\n",
+            p, predicted_cpu_share, m, summary.busy_cpu_share, 100 * (p / m - 1));
+      }
     }
     fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
     fmt::print("job description and worker reports: {}\n", run_dir);
@@ -524,6 +538,7 @@ int main(int argc, char** argv) {
                           {"global_batch", job.global_batch},
                           {"samples_per_s", summary.samples_per_s},
                           {"step_s", summary.step_s},
+                          {"cpu_step_s", summary.cpu_step_s},
                           {"sim_step_s", sim.step_s},
                           {"bubble_stage0", summary.bubble_stage0},
                           {"sim_bubble_stage0", sim.bubble_stage0},
@@ -535,6 +550,8 @@ int main(int argc, char** argv) {
                           {"peak_rss_mb", rss_mb},
                           {"predicted_step_s", predicted_step_s},
                           {"predicted_memory_mb", predicted_memory_mb},
+                          {"predicted_cpu_share", predicted_cpu_share},
+                          {"busy_cpu_share", summary.busy_cpu_share},
                           {"wall_s", run.wall_s}};
       if (outcome.stopped_at >= 0) j["stopped_at"] = outcome.stopped_at;
       TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));

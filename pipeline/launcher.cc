@@ -412,6 +412,19 @@ Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerRepor
   for (size_t k = skip; k < steps; ++k) walls.push_back(reports[0].steps[k].wall_s);
   s.step_s = Mean(walls);
   s.samples_per_s = s.step_s > 0 ? job.global_batch / s.step_s : 0;
+  double cpu = 0;
+  for (const auto& r : reports) {
+    for (size_t k = skip; k < steps; ++k) cpu += r.steps[k].cpu_s;
+  }
+  s.cpu_step_s = steps > skip ? cpu / static_cast<double>(steps - skip) : 0;
+  double busy_cpu = 0, busy_wall = 0;
+  for (const auto& r : reports) {
+    for (size_t k = skip; k < steps; ++k) {
+      busy_cpu += r.steps[k].busy_cpu_s;
+      busy_wall += r.steps[k].busy_s;
+    }
+  }
+  s.busy_cpu_share = busy_wall > 0 ? busy_cpu / busy_wall : 0;
   s.bubble_stage0 = bubble(reports[0]);
   double sum = 0;
   for (int st = 0; st < job.stages; ++st) sum += bubble(reports[RankOf(job, st, 0)]);

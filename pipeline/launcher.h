@@ -89,9 +89,14 @@ struct RunSummary {
   std::vector<double> losses;  // global mean loss per step (sum over last-stage replicas)
   double step_s = 0;           // mean step time of stage 0, replica 0, warm-up step excluded
   double samples_per_s = 0;    // global_batch / step_s
-  double bubble_stage0 = 0;    // 1 - busy / pipeline time, stage 0 (replica 0), summed steps
-  double bubble_mean = 0;      // the same, averaged over all stages of replica 0
-  int pulled_ahead = 0;        // Varuna's opportunistic forwards, all workers and steps
+  double cpu_step_s = 0;       // CPU seconds of all workers together per step, warm-up excluded
+  // CPU over wall time of every worker's compute tasks, warm-up excluded: the share of a core
+  // the tasks got (0 when the reports carry no CPU times). Compared with the profile's
+  // (Candidate::cpu_share) it tells how the machine's load changed between profile and run.
+  double busy_cpu_share = 0;
+  double bubble_stage0 = 0;  // 1 - busy / pipeline time, stage 0 (replica 0), summed steps
+  double bubble_mean = 0;    // the same, averaged over all stages of replica 0
+  int pulled_ahead = 0;      // Varuna's opportunistic forwards, all workers and steps
 };
 Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerReport>& reports);
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -462,7 +463,14 @@ double SecondsBetween(ProfileClock::time_point a, ProfileClock::time_point b) {
 // Per unit, the durations of its forwards and backwards over the timed micro-batches.
 struct UnitSamples {
   std::vector<std::vector<double>> forward, backward;
+  double cpu_s = 0, wall_s = 0;  // thread CPU and wall time of the timed tasks
 };
+
+double ThreadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
 
 // Runs `warmup` + `timed` micro-batches through `model` unit by unit, each unit on a detached
 // input as a stage boundary would give it, and backward from the loss unit by unit (the last
@@ -497,9 +505,14 @@ UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, 
     for (int u = 0; u < units; ++u) {
       inputs[u] = u == 0 ? x : x.detach().requires_grad_(true);
       const double heap_before = sizes ? HeapInUse() : 0;
+      const double c0 = ThreadCpuSeconds();
       const auto t0 = ProfileClock::now();
       outputs[u] = model.ForwardRange(u, u + 1, inputs[u], key);
-      if (run >= warmup) samples.forward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+      if (run >= warmup) {
+        samples.forward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+        samples.wall_s += samples.forward[u].back();
+        samples.cpu_s += ThreadCpuSeconds() - c0;
+      }
       if (sizes && run == warmup) {
         sizes->activation_bytes[u] = std::max(0.0, HeapInUse() - heap_before);
       }
@@ -511,13 +524,18 @@ UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, 
     }
     torch::Tensor grad;
     for (int u = units - 1; u >= 0; --u) {
+      const double c0 = ThreadCpuSeconds();
       const auto t0 = ProfileClock::now();
       if (u == units - 1) {
         model.Loss(outputs[u], b.target).backward();
       } else {
         outputs[u].backward(grad);
       }
-      if (run >= warmup) samples.backward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+      if (run >= warmup) {
+        samples.backward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+        samples.wall_s += samples.backward[u].back();
+        samples.cpu_s += ThreadCpuSeconds() - c0;
+      }
       if (u > 0) grad = inputs[u].grad();
     }
   }
@@ -539,6 +557,12 @@ double MeanOf(const std::vector<double>& v) {
 ContendedTimes MeansOf(int workers, const std::vector<UnitSamples>& copies) {
   ContendedTimes out;
   out.workers = workers;
+  double cpu = 0, wall = 0;
+  for (const UnitSamples& c : copies) {
+    cpu += c.cpu_s;
+    wall += c.wall_s;
+  }
+  out.cpu_share = wall > 0 ? cpu / wall : 0;
   const size_t units = copies.front().forward.size();
   for (size_t u = 0; u < units; ++u) {
     std::vector<double> f, b;

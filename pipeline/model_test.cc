@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "pipeline/profile.h"
 
 namespace tessera::pipeline {
@@ -120,11 +123,29 @@ TEST(Profile, TimesAndSizesEveryUnit) {
     EXPECT_DOUBLE_EQ(with[u], 2 * p->forward_s[u] + p->backward_s[u]);
     EXPECT_DOUBLE_EQ(without[u], p->forward_s[u] + p->backward_s[u]);
   }
+  ASSERT_FALSE(p->contended.empty());
+  EXPECT_GT(p->contended[0].cpu_share, 0);  // the lone run's share of a core, measured
+  EXPECT_LE(p->contended[0].cpu_share, 1.05);
   EXPECT_FALSE(ProfileUnits(spec, 0, 1, 3, 7).ok());
   EXPECT_FALSE(ProfileUnits(spec, 4, 1, 0, 7).ok());
   ModelSpec bad = spec;
   bad.width = 15;  // not a multiple of the heads
   EXPECT_FALSE(ProfileUnits(bad, 4, 1, 3, 7).ok());
+}
+
+// The contention profile's core share sees the contention: twice as many timing threads as the
+// machine has cores cannot get more than half a core each, whatever else runs; a share computed
+// from wall time alone (1) or not measured (0) fails here. (The run's share, the other side of
+// the launcher's CPU-normalized comparison, is checked in pipeline_integration_test.)
+TEST(Profile, ContentionShareSeesSharedCores) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto p = ProfileUnits(Gpt(0), 4, 1, 3, 7, "sgd", 0.2);
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_TRUE(ProfileContention(Gpt(0), 4, 2 * cores, 1, 3, 0.3, 7, *p).ok());
+  const ContendedTimes& crowded = p->contended.back();
+  ASSERT_EQ(crowded.workers, 2 * cores);
+  EXPECT_GT(crowded.cpu_share, 0);
+  EXPECT_LE(crowded.cpu_share, 0.6) << "threads: " << 2 * cores << ", cores: " << cores;
 }
 
 }  // namespace

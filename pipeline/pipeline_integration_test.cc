@@ -375,6 +375,18 @@ TEST(Dropout, PipelineRepeatsTheSingleProcessMasks) {
   ASSERT_TRUE(state.ok()) << state.status();
   EXPECT_LT(RelativeError(state->params[4].values, ref->units[1].params[4].values), kTolerance);
   std::filesystem::remove_all(job.save_dir);
+  // CPU time per step, what the benches compare besides wall time: every worker measured its
+  // process's and its computing thread's, and a thread cannot get more than its wall time.
+  for (const WorkerReport& r : run->reports) {
+    for (const StepStats& s : r.steps) {
+      EXPECT_GT(s.cpu_s, 0) << "rank " << r.rank << " step " << s.step;
+      EXPECT_GT(s.busy_cpu_s, 0) << "rank " << r.rank << " step " << s.step;
+      EXPECT_LE(s.busy_cpu_s, 1.05 * s.busy_s + 1e-3) << "rank " << r.rank << " step " << s.step;
+    }
+  }
+  EXPECT_GT(summary->cpu_step_s, 0);
+  EXPECT_GT(summary->busy_cpu_share, 0);
+  EXPECT_LE(summary->busy_cpu_share, 1.05);
 }
 
 // A model of the user's own, registered in a worker binary of its own

@@ -28,6 +28,12 @@ namespace tessera::pipeline {
 struct ContendedTimes {
   int workers = 1;
   std::vector<double> forward_s, backward_s;
+  // CPU time of the timing threads over the wall time of their timed tasks (thread CPU clocks):
+  // the share of a core a task got while this was measured (below 1 when other processes or
+  // the other copies took the cores). 0: not measured (older profiles). The launcher compares
+  // it with the run's own share to tell load that changed between profile and run from a
+  // wrong prediction (RunSummary::busy_cpu_share).
+  double cpu_share = 0;
 };
 
 struct UnitProfile {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -332,14 +333,29 @@ class StageStep {
 
 }  // namespace
 
+namespace {
+double ClockSeconds(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+// The calling thread's: a worker computes its tasks on one thread (one intra-op thread; the
+// CPU autograd engine runs a backward on the thread that calls it).
+double ThreadCpuSeconds() { return ClockSeconds(CLOCK_THREAD_CPUTIME_ID); }
+}  // namespace
+
+double ProcessCpuSeconds() { return ClockSeconds(CLOCK_PROCESS_CPUTIME_ID); }
+
 nlohmann::json ReportToJson(const WorkerReport& r) {
   nlohmann::json steps = nlohmann::json::array();
   for (const StepStats& s : r.steps) {
     steps.push_back({{"step", s.step},
                      {"loss", s.loss},
                      {"wall_s", s.wall_s},
+                     {"cpu_s", s.cpu_s},
                      {"pipeline_s", s.pipeline_s},
                      {"busy_s", s.busy_s},
+                     {"busy_cpu_s", s.busy_cpu_s},
                      {"allreduce_s", s.allreduce_s},
                      {"optimizer_s", s.optimizer_s},
                      {"lr", s.lr},
@@ -376,8 +392,10 @@ Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
       x.step = s.at("step").get<int64_t>();
       x.loss = s.at("loss").get<double>();
       x.wall_s = s.at("wall_s").get<double>();
+      x.cpu_s = s.value("cpu_s", 0.0);
       x.pipeline_s = s.at("pipeline_s").get<double>();
       x.busy_s = s.at("busy_s").get<double>();
+      x.busy_cpu_s = s.value("busy_cpu_s", 0.0);
       x.allreduce_s = s.at("allreduce_s").get<double>();
       x.optimizer_s = s.value("optimizer_s", 0.0);
       x.lr = s.value("lr", 0.0);
@@ -601,6 +619,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
       break;
     }
     const auto start = Clock::now();
+    const double cpu_start = ProcessCpuSeconds();
     flat_grads.zero_();
     StageStep work(job, rank, *model, *data, *transport, step, buckets.get());
     TaskCursor cursor(tasks, opportunistic);
@@ -625,10 +644,12 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
         continue;
       }
       const auto t0 = Clock::now();
+      const double cpu0 = ThreadCpuSeconds();
       TESSERA_RETURN_IF_ERROR(work.Run(*next).WithContext(
           fmt::format("rank {} step {} task {}", rank, step, FormatTasks({*next}))));
       const double d = Seconds(t0, Clock::now());
       stats.busy_s += d;
+      stats.busy_cpu_s += ThreadCpuSeconds() - cpu0;
       if (step > first_step || job.steps == 1) {
         task_s[static_cast<int>(next->kind)].push_back(d);
       }
@@ -689,6 +710,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
     stats.loss = work.loss();
     stats.lr = lr;
     stats.wall_s = Seconds(start, Clock::now());
+    stats.cpu_s = ProcessCpuSeconds() - cpu_start;
     done = step + 1;
     if (job.eval_every > 0 && replica == 0 &&
         (done % job.eval_every == 0 || done == first_step + job.steps)) {

@@ -8,9 +8,9 @@
 // gradient back. Messages go over pipeline/transport.h; while the next task waits, the worker
 // sleeps on "a message arrived". The replicas of the stage sum their gradients (skipped at
 // D = 1) through c10d/gloo, bucket by bucket as the last backward produces them
-// (pipeline/gradient_buckets.h), or with our ring after the backward (collective "tcp"); the stages sum their squared gradient
-// norms for clipping (if asked), and every replica applies the same torch::optim step (SGD,
-// Adam or AdamW) at the learning rate of the job's lr/ schedule.
+// (pipeline/gradient_buckets.h), or with our ring after the backward (collective "tcp"); the stages
+// sum their squared gradient norms for clipping (if asked), and every replica applies the same
+// torch::optim step (SGD, Adam or AdamW) at the learning rate of the job's lr/ schedule.
 //
 // A worker builds only its stage's units (pipeline/model.h). Every parameter's gradient is a
 // view into one flat buffer of the stage, so the all-reduce reads and writes the gradients in
@@ -37,8 +37,10 @@ struct StepStats {
   int64_t step = 0;
   double loss = 0;         // last stage: this replica's share of the global mean loss; else 0
   double wall_s = 0;       // the whole step, including all-reduce and optimizer
+  double cpu_s = 0;        // CPU time of this worker process (all its threads) in the step
   double pipeline_s = 0;   // step start to this stage's last backward
   double busy_s = 0;       // time in forward, recompute and backward tasks
+  double busy_cpu_s = 0;   // CPU time of the computing thread in those tasks
   double allreduce_s = 0;  // gradient all-reduce with the other replicas
   double optimizer_s = 0;  // clipping (with its norm exchange) and the optimizer step
   double lr = 0;           // the learning rate of this step's update
@@ -60,6 +62,11 @@ struct WorkerReport {
   int64_t stopped_at = -1;       // the step boundary a preemption notice stopped it at; -1: none
   std::string first_step_order;  // tasks as executed in the first step ("F0 F1 R0 B0 ...")
 };
+
+// CPU time consumed so far by this process, all threads (CLOCK_PROCESS_CPUTIME_ID). A step's
+// CPU time does not grow when other processes take the cores, its wall time does: the benches
+// report both.
+double ProcessCpuSeconds();
 
 nlohmann::json ReportToJson(const WorkerReport& report);
 Result<WorkerReport> ReportFromJson(const nlohmann::json& json);

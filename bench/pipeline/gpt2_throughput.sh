@@ -3,7 +3,11 @@
 # as a sound comparison on a shared machine: GPT2_ROUNDS rounds, each running both in
 # alternating order (ABBA: plain first in odd rounds, the pipeline first in even ones), so that
 # a drift of the machine's load falls on both alike; the ratio pipeline / plain of each round,
-# and their mean with a 95 % t-interval over the rounds.
+# and their geometric mean with a 95 % t-interval over the rounds (on the log ratios). Both
+# trainers report their CPU time per step (all threads / all worker processes,
+# CLOCK_PROCESS_CPUTIME_ID) besides wall time: CPU time does not grow when other engineers'
+# processes take the cores, so samples per CPU-second is compared the same way, and CPU / wall
+# shows how much of the 2 cores each run got.
 #   plain   bench/pipeline/plain_loop_main.cc, one process, 2 intra-op threads, one forward
 #           and backward over the global batch, torch::optim::SGD with momentum
 #   p2d1    pipeline-launch --stages 2 --cuts 0,8,14 (the memory-balanced cut of the docs),
@@ -13,7 +17,9 @@
 # 2 cores.
 #
 # Uses $TESSERA_BUILD/bin, writes $TESSERA_BENCH_OUT/gpt2-throughput/{rounds.csv,summary.md,...}.
-# Knobs: GPT2_ROUNDS (default 3), GPT2_STEPS (3; the first step is excluded), GPT2_BATCH (8).
+# Knobs: GPT2_ROUNDS (default 3), GPT2_STEPS (3; the first step is excluded), GPT2_BATCH (8),
+# GPT2_PIN=1: the plain loop under `taskset -c 0,1`, pipeline worker r under `taskset -c r`
+# (through the launcher's hosts file: "127.0.0.1 taskset -c r").
 set -uo pipefail
 source "$(dirname "$0")/gpt2_common.sh"
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/gpt2-throughput
@@ -21,17 +27,24 @@ ROUNDS=${GPT2_ROUNDS:-3}
 mkdir -p "$OUT"
 gpt2_launch 2 1800
 CSV=$OUT/rounds.csv
-echo "round,run,samples_per_s,step_s,peak_rss_mb,load_before,load_after" > "$CSV"
+echo "round,run,samples_per_s,step_s,cpu_step_s,peak_rss_mb,load_before,load_after" > "$CSV"
+PLAIN_PREFIX=()
+PIPE_PIN=()
+if [ -n "${GPT2_PIN:-}" ]; then
+  PLAIN_PREFIX=(taskset -c 0,1)
+  printf '127.0.0.1 taskset -c 0\n127.0.0.1 taskset -c 1\n' > "$OUT/pin-hosts.txt"
+  PIPE_PIN=(--hosts "$OUT/pin-hosts.txt" --base-port $((20000 + RANDOM % 20000)))
+fi
 
 plain() {  # round
   local before after
   before=$(load)
-  "$BUILD/bin/pipeline-plain-loop" "${SHAPE[@]}" --global-batch "$BATCH" --steps "$STEPS" \
+  "${PLAIN_PREFIX[@]}" "$BUILD/bin/pipeline-plain-loop" "${SHAPE[@]}" --global-batch "$BATCH" --steps "$STEPS" \
     --threads 2 --json "$OUT/plain.$1.json" > "$OUT/plain.$1.log" 2>&1 || {
     echo "round $1 plain FAILED"; return; }
   after=$(load)
   jq -r --arg r "$1" --arg b "$before" --arg a "$after" \
-    '"\($r),plain,\(.samples_per_s),\(.step_s),\(.peak_rss_mb),\($b),\($a)"' \
+    '"\($r),plain,\(.samples_per_s),\(.step_s),\(.cpu_step_s),\(.peak_rss_mb),\($b),\($a)"' \
     "$OUT/plain.$1.json" >> "$CSV"
   tail -1 "$CSV"
 }
@@ -45,7 +58,7 @@ pipeline() {  # round name [flags]
     echo "round $round $name FAILED"; tail -3 "$OUT/$name.$round.log"; return; }
   after=$(load)
   jq -r --arg r "$round" --arg n "$name" --arg b "$before" --arg a "$after" \
-    '"\($r),\($n),\(.samples_per_s),\(.step_s),\(.peak_rss_mb | max),\($b),\($a)"' \
+    '"\($r),\($n),\(.samples_per_s),\(.step_s),\(.cpu_step_s),\(.peak_rss_mb | max),\($b),\($a)"' \
     "$OUT/$name.$round.json" >> "$CSV"
   tail -1 "$CSV"
 }
@@ -53,9 +66,9 @@ pipeline() {  # round name [flags]
 for round in $(seq "$ROUNDS"); do
   if [ $((round % 2)) = 1 ]; then
     plain "$round"
-    pipeline "$round" p2d1 --stages 2 --replicas 1 --cuts 0,8,14
+    pipeline "$round" p2d1 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}"
   else
-    pipeline "$round" p2d1 --stages 2 --replicas 1 --cuts 0,8,14
+    pipeline "$round" p2d1 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}"
     plain "$round"
   fi
 done
@@ -89,30 +102,5 @@ if [ -n "${GPT2_NETNS:-}" ]; then
   fi
 fi
 
-/usr/bin/python3 - "$CSV" "$NETNS_LINE" > "$OUT/summary.md" <<'EOF'
-import csv, math, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-by = {}
-for r in rows:
-    by.setdefault(r["round"], {})[r["run"]] = r
-print("| round | plain samples/s | p2d1 samples/s | p2d1 / plain | peak RSS MB plain / p2d1 (largest) | load before plain / p2d1 |")
-print("|---|---|---|---|---|---|")
-ratios = []
-for k in sorted(by, key=lambda x: (len(x), x)):
-    d = by[k]
-    if "plain" not in d or "p2d1" not in d:
-        continue
-    a, b = float(d["plain"]["samples_per_s"]), float(d["p2d1"]["samples_per_s"])
-    ratios.append(b / a)
-    print(f"| {k} | {a:.3f} | {b:.3f} | {b / a:.2f} | {float(d['plain']['peak_rss_mb']):.0f} / "
-          f"{float(d['p2d1']['peak_rss_mb']):.0f} | {d['plain']['load_before']} / {d['p2d1']['load_before']} |")
-if len(ratios) >= 2:
-    m, s = statistics.mean(ratios), statistics.stdev(ratios)
-    t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26}.get(
-        len(ratios) - 1, 2.0)
-    h = t * s / math.sqrt(len(ratios))
-    print(f"\np2d1 / plain over {len(ratios)} rounds: mean {m:.2f}, 95 % interval "
-          f"[{m - h:.2f}, {m + h:.2f}], range {min(ratios):.2f}-{max(ratios):.2f}")
-print(f"\n4 workers in network namespaces (P=4 D=1): {sys.argv[2]}")
-EOF
+/usr/bin/python3 "$(dirname "$0")/ratio_summary.py" "$CSV" "$NETNS_LINE" > "$OUT/summary.md"
 cat "$OUT/summary.md"

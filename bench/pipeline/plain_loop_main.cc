@@ -13,6 +13,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "pipeline/model.h"
+#include "pipeline/runtime.h"
 
 int main(int argc, char** argv) {
   tessera::cli::Program program("pipeline-plain-loop",
@@ -50,9 +51,10 @@ int main(int argc, char** argv) {
       for (auto& p : model->UnitParameters(u)) params.push_back(p);
     }
     torch::optim::SGD sgd(params, torch::optim::SGDOptions(0.01).momentum(0.9));
-    double timed = 0;
+    double timed = 0, timed_cpu = 0;
     for (int step = 0; step < steps; ++step) {
       const auto start = std::chrono::steady_clock::now();
+      const double cpu_start = pl::ProcessCpuSeconds();
       sgd.zero_grad();
       double loss_sum = 0;
       for (int g = 0; g < global_batch / m; ++g) {
@@ -66,19 +68,26 @@ int main(int argc, char** argv) {
       sgd.step();
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      if (step > 0) timed += s;
+      if (step > 0) {
+        timed += s;
+        timed_cpu += pl::ProcessCpuSeconds() - cpu_start;
+      }
       fmt::print("step {}/{} loss {:.4f} ({:.3f} s)\n", step + 1, steps, loss_sum, s);
       std::fflush(stdout);
     }
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);
     const double step_s = timed / (steps - 1);
+    const double cpu_step_s = timed_cpu / (steps - 1);
     const double rss_mb = usage.ru_maxrss / 1024.0;
-    fmt::print("result: {:.3f} samples/s, step {:.3f} s, peak RSS {:.0f} MB, {} threads\n",
-               global_batch / step_s, step_s, rss_mb, threads);
+    fmt::print(
+        "result: {:.3f} samples/s, step {:.3f} s, CPU {:.3f} s per step, peak RSS {:.0f} MB, {} "
+        "threads\n",
+        global_batch / step_s, step_s, cpu_step_s, rss_mb, threads);
     if (!json_out.empty()) {
       nlohmann::json j = {{"samples_per_s", global_batch / step_s},
                           {"step_s", step_s},
+                          {"cpu_step_s", cpu_step_s},
                           {"peak_rss_mb", rss_mb},
                           {"threads", threads}};
       TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));

@@ -11,7 +11,11 @@
 #                            global batch 8, micro-batch 2), 1 and 2 workers
 # in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
 # machine's load falls on every case alike), with the 1-minute load average before and after
-# each run. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
+# each run. Besides the wall-clock error, the CPU-normalized one: the prediction times the share
+# of a core the profiled tasks got (ContendedTimes::cpu_share) against the measured step times
+# the share the run's tasks got (RunSummary::busy_cpu_share, thread CPU clocks): both are then
+# the step on cores of its own, and a change of the other processes' load between the profile
+# and the run cancels. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
 # (predicted against measured with the +-10 % band), the logs and JSON of every run.
 # Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
 # PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time).
@@ -29,7 +33,7 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
@@ -48,10 +52,13 @@ for round in $(seq "$ROUNDS"); do
 import json, sys
 j = json.load(open(sys.argv[1]))
 p, m = j["predicted_step_s"], j["step_s"]
+ps, rs = j.get("predicted_cpu_share", 0), j.get("busy_cpu_share", 0)
+norm = f"{100 * (p * ps / (m * rs) - 1):+.1f}" if ps > 0 and rs > 0 else ""
 print(f"{sys.argv[2]},{sys.argv[3]},{j['stages']},{j['replicas']},{j['micro_batch']},"
-      f"{p:.5f},{m:.5f},{100 * (p / m - 1):+.1f},{sys.argv[4]},{sys.argv[5]}")
+      f"{p:.5f},{m:.5f},{100 * (p / m - 1):+.1f},{sys.argv[4]},{sys.argv[5]},{ps:.3f},{rs:.3f},"
+      f"{norm}")
 EOF
-    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10}'
+    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $9, $10}'
     grep -E '^contention' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
@@ -59,17 +66,32 @@ done
 /usr/bin/python3 - "$CSV" > "$OUT/predict.md" <<'EOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
-print("| round | case | P | D | m | predicted s | measured s | error | load before / after |")
-print("|---|---|---|---|---|---|---|---|---|")
+import statistics
+print("| round | case | P | D | m | predicted s | measured s | error | core share profile / run "
+      "| CPU-normalized error | load before / after |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['round']} | {r['case']} | {r['P']} | {r['D']} | {r['m']} | "
           f"{float(r['predicted_step_s']):.4f} | {float(r['measured_step_s']):.4f} | "
-          f"{r['error_pct']} % | {r['load_before']} / {r['load_after']} |")
-errors = [abs(float(r["error_pct"])) for r in rows]
-if errors:
-    within = sum(e <= 10 for e in errors)
-    print(f"\n{within} of {len(errors)} runs within 10 %; mean |error| "
-          f"{sum(errors) / len(errors):.1f} %, largest {max(errors):.1f} %")
+          f"{r['error_pct']} % | {r['profile_share']} / {r['run_share']} | "
+          f"{r['normalized_error_pct'] or '-'} % | {r['load_before']} / {r['load_after']} |")
+
+
+def describe(name, errors):
+    if not errors:
+        return
+    a = [abs(e) for e in errors]
+    q = statistics.quantiles(errors, n=4) if len(errors) >= 2 else [errors[0]] * 3
+    print(f"\n{name}: {sum(x <= 10 for x in a)} of {len(a)} runs within 10 %; mean |error| "
+          f"{sum(a) / len(a):.1f} %, largest {max(a):.1f} %; median {statistics.median(errors):+.1f} %, "
+          f"quartiles {q[0]:+.1f} / {q[2]:+.1f} %")
+
+
+cases = sorted({r["case"] for r in rows})
+for label, key in (("wall-clock", "error_pct"), ("CPU-normalized", "normalized_error_pct")):
+    describe(f"{label}, all cases", [float(r[key]) for r in rows if r[key]])
+    for c in cases:
+        describe(f"{label}, {c}", [float(r[key]) for r in rows if r[key] and r["case"] == c])
 EOF
 cat "$OUT/predict.md"
 if command -v gnuplot > /dev/null && [ "$(wc -l < "$CSV")" -gt 1 ]; then
