@@ -41,7 +41,10 @@ int main(int argc, char** argv) {
       "Runs pipeline-launch --elastic as a cluster job: one launcher for the slots granted, "
       "resuming from the job directory's newest checkpoint with a new auto-configuration; a "
       "stop order checkpoints every worker at the next step boundary. Every flag not listed "
-      "here goes to pipeline-launch (docs/cluster.md, Varuna jobs).");
+      "here goes to pipeline-launch (docs/cluster.md, Varuna jobs). On the other nodes of a "
+      "multi-node placement it serves the launcher's workers there; `cluster-pipeline-job "
+      "--node-exec HOST:PORT COMMAND...` (as the first argument) is the hosts file's prefix "
+      "that runs COMMAND on such a node.");
   PipelineJobOptions options;
   options.launcher = DefaultLauncher();
   auto& app = program.app();
