@@ -6,6 +6,7 @@ once, and other ranks write none. The clock is simulated: no timing is asserted.
   /usr/bin/python3 cluster/interpose/layer_progress_test.py
 """
 import os
+import shutil
 import sys
 import tempfile
 import unittest
@@ -16,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyt
 class ProgressFileTest(unittest.TestCase):
     def make_layer(self, rank):
         job = tempfile.mkdtemp(prefix="interpose-progress-test-")
+        self.addCleanup(shutil.rmtree, job, True)
         run_dir = os.path.join(job, "runs", "1")
         os.makedirs(run_dir)
         os.environ.update(TESSERA_RUN_DIR=run_dir, TESSERA_JOB_DIR=job, RANK=str(rank),
