@@ -6,8 +6,14 @@ wall time (batch fetch, forward, backward with the gradient allreduce, optimizer
 recorded with the CPU time the process used in it (all its threads, gloo's included: the work
 the step cost, which other processes' load does not inflate as it does wall time); rank 0
 writes "wall cpu" in seconds, one step per line, to --out.
+
+With --toggle N (under the interposition layer only) the timed steps come in blocks of N that
+alternate, ABBA-fashion, between the layer bypassed and the layer at work (Layer.bypass): a
+third column says which (0: bypassed, 1: at work), so that the layer's per-step cost is
+measured against neighbouring steps of the same process.
 """
 import argparse
+import gc
 import time
 
 import torch
@@ -26,7 +32,17 @@ def main():
     parser.add_argument("--hidden", type=int, default=512)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--out", required=True)
+    parser.add_argument("--toggle", type=int, default=0)
+    parser.add_argument("--gc-off", action="store_true",
+                        help="disable Python's garbage collector before the loop (diagnosis)")
     args = parser.parse_args()
+    layer = None
+    if args.toggle:
+        from tessera_interpose import layer as interpose  # noqa: PLC0415 - only when toggling
+
+        layer = interpose._layer
+        if layer is None:
+            raise SystemExit("--toggle needs the interposition layer installed")
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     world = dist.get_world_size()
@@ -47,17 +63,27 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     times = []
     start, cpu_start = time.perf_counter(), time.process_time()
+    on = 1
+    if args.gc_off:
+        gc.disable()
     for i, (xb, yb) in enumerate(loader):
+        if layer is not None and i >= args.warmup:
+            block = (i - args.warmup) // args.toggle
+            on = 1 if block % 4 in (1, 2) else 0  # off, on, on, off, off, on, on, ...
+            layer.bypass = not on
         optimizer.zero_grad()
         F.mse_loss(model(xb), yb).backward()
         optimizer.step()
         now, cpu_now = time.perf_counter(), time.process_time()
         if i >= args.warmup:
-            times.append((now - start, cpu_now - cpu_start))
+            times.append((now - start, cpu_now - cpu_start, on))
         start, cpu_start = now, cpu_now
     if dist.get_rank() == 0:
         with open(args.out, "w") as f:
-            f.write("".join(f"{w:.9f} {c:.9f}\n" for w, c in times))
+            if layer is None:
+                f.write("".join(f"{w:.9f} {c:.9f}\n" for w, c, _ in times))
+            else:
+                f.write("".join(f"{w:.9f} {c:.9f} {on}\n" for w, c, on in times))
     dist.destroy_process_group()
 
 

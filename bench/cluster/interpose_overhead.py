@@ -14,6 +14,32 @@ assumption on the noise). The machine's load average is printed before and after
   /usr/bin/python3 bench/cluster/interpose_overhead.py --out /tmp/overhead --pairs 200 \
       --steps 100 --max-minutes 12
 
+Diagnosis (--variants, Python job): besides A (no layer) and B (the layer), E runs B's
+environment (PYTHONPATH with the layer's directory, the TESSERA_* variables) with
+TESSERA_INTERPOSE=0, so the layer is not installed (what the environment and sitecustomize alone
+cost); X runs the layer with its byte exchange taken out (a patched copy: every rank decides on
+its own need only); N runs the layer without its progress file. Each round runs every variant
+once, in an order rotated and reversed from round to round (ABBA generalised); every variant's
+ratios are to A of the same round. --pin runs rank r on CPU r (taskset), so that the ranks do not
+migrate between cores. Besides the per-step CPU time (CLOCK_PROCESS_CPUTIME_ID, all threads, read
+by the script), the whole-process CPU time of rank 0 (getrusage through wait4: start-up and
+import included) is reported.
+
+  /usr/bin/python3 bench/cluster/interpose_overhead.py --out /tmp/overhead --variants A,B,E,X \
+      --pin --pairs 200 --steps 300 --max-minutes 9
+
+In-process (--toggle N, Python job): every run is B, the job under the layer, whose timed steps
+alternate in blocks of N between the layer bypassed and the layer at work (off, on, on, off, off,
+on, ...: ddp_step_bench.py --toggle); per pair of neighbouring blocks, ratio = median step with
+the layer / median step without it. Neighbouring blocks are a few tens of milliseconds apart in
+the same processes, so the machine's load, the memory layout and the start-up are the same on
+both sides: what is left is the layer's per-step work in a DDP job (order check, byte exchange,
+progress file, wrappers). It does not see what the layer costs outside its step path (the
+import, wrapping DataLoader iteration, a different heap): the variants above do.
+
+  /usr/bin/python3 bench/cluster/interpose_overhead.py --out /tmp/toggle --toggle 10 --pin \
+      --pairs 20 --steps 2030 --max-minutes 8
+
 With --job cc the job is cluster-ddp-example (the libtorch job on the C++ library,
 cluster/interpose/cc): A runs it without the scheduler's run directory (its session is then a
 plain gloo group: the same gradient allreduce, no barrier, no order check, no progress file),
@@ -25,6 +51,7 @@ B with it (what the agent starts). Same pairing and statistics.
 import argparse
 import math
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,7 +64,42 @@ LAYER = os.path.join(REPO, "cluster", "interpose", "python")
 WARMUP = 30  # steps of each run not timed
 
 
-def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None):
+def free_port():
+    """A port nothing listens on now (the kernel's choice): fixed ports collided with other
+    engineers' jobs on the shared machine."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def patched_layer(patch_from, patch_to):
+    """A copy of the layer with one line replaced (for the X and N variants)."""
+    target = tempfile.mkdtemp(prefix="interpose-variant-")
+    shutil.copytree(LAYER, target, dirs_exist_ok=True)
+    path = os.path.join(target, "tessera_interpose", "layer.py")
+    with open(path) as f:
+        text = f.read()
+    if patch_from not in text:
+        raise SystemExit(f"cannot build the variant: {patch_from!r} is not in the layer")
+    with open(path, "w") as f:
+        f.write(text.replace(patch_from, patch_to))
+    return target
+
+
+# name -> (layer environment, layer installed, layer directory or None for the checkout's)
+VARIANTS = {
+    "A": ("no layer", False, False),
+    "B": ("the layer", True, True),
+    "E": ("the layer's environment, layer not installed (TESSERA_INTERPOSE=0)", True, False),
+    "X": ("the layer without its byte exchange", True, True),
+    "N": ("the layer without its progress file", True, True),
+}
+
+
+def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None, install=True,
+        pin=False, toggled=None):
+    """Runs one job; returns (per-step wall, per-step CPU, rank 0's whole-process CPU)."""
     env_common = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
     env_common.pop("PYTHONPATH", None)
@@ -53,28 +115,43 @@ def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None):
                        TESSERA_JOB_WORKERS=str(ranks))
             if cc_bin is None:
                 env.update(PYTHONPATH=layer_dir)
+            if not install:
+                env.update(TESSERA_INTERPOSE="0")
         log = open(f"{out}.rank{rank}.log", "w")  # the ranks' output (and the layer's lines)
         if cc_bin is None:
             command = [sys.executable, os.path.join(HERE, "ddp_step_bench.py"), "--out", out]
         else:  # the same binary; without TESSERA_RUN_DIR its session is a plain gloo group
             command = [cc_bin, "--times", out]
+        if pin:
+            command = ["taskset", "-c", str(rank % os.cpu_count())] + command
         procs.append(subprocess.Popen(command + script_args, env=env, stdout=log,
                                       stderr=subprocess.STDOUT))
-    for p in procs:
-        if p.wait() != 0:
+    whole_cpu = None
+    for rank, p in enumerate(procs):
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if rank == 0:
+            whole_cpu = usage.ru_utime + usage.ru_stime
+        if p.returncode != 0:
             raise SystemExit(f"a rank failed (layer={layer}); see {out}.rank*.log")
-    if layer and not os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer")):
+    installed = os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer"))
+    if layer and install and not installed:
         raise SystemExit("the layer did not install itself")
+    if layer and not install and installed:
+        raise SystemExit("the layer installed itself with TESSERA_INTERPOSE=0")
+    shutil.rmtree(job, ignore_errors=True)
     wall, cpu = [], []
     with open(out) as f:
         lines = f.readlines()
         if cc_bin is not None:
             lines = lines[WARMUP:]  # ddp_step_bench.py leaves out its warm-up steps itself
         for line in lines:
-            w, c = line.split()
-            wall.append(float(w))
-            cpu.append(float(c))
-    return wall, cpu
+            fields = line.split()
+            wall.append(float(fields[0]))
+            cpu.append(float(fields[1]))
+            if toggled is not None:
+                toggled.append(int(fields[2]))
+    return wall, cpu, whole_cpu
 
 
 def median_interval(values, confidence=0.95):
@@ -113,62 +190,160 @@ def main():
                                                          "cluster-ddp-example"))
     parser.add_argument("--layer-dir", default=LAYER,
                         help="the layer to measure (default: this checkout's), e.g. a variant")
+    parser.add_argument("--variants", default="A,B",
+                        help="comma-separated, A first: " + "; ".join(
+                            f"{k}: {v[0]}" for k, v in VARIANTS.items()))
+    parser.add_argument("--pin", action="store_true", help="run rank r on CPU r (taskset)")
+    parser.add_argument("--gc-off", action="store_true",
+                        help="the script disables Python's garbage collector before its loop")
+    parser.add_argument("--toggle", type=int, default=0,
+                        help="in-process mode: blocks of this many steps with and without the "
+                             "layer in every run (see above)")
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    if args.toggle:
+        return toggle_main(args)
+    names = args.variants.split(",")
+    if names[0] != "A" or len(set(names)) != len(names) or any(n not in VARIANTS for n in names):
+        raise SystemExit(f"--variants must start with A and name distinct ones of {list(VARIANTS)}")
     script_args = ["--steps", str(args.steps), "--hidden", str(args.hidden)]
     cc_bin = None
     if args.job == "cc":
+        if names != ["A", "B"]:
+            raise SystemExit("--job cc measures A,B only")
         cc_bin = args.cc_bin
         script_args = ["--steps", str(args.steps), "--hidden", str(args.hidden),
                        "--batch", "64"]
+    layer_dirs = {"A": args.layer_dir, "B": args.layer_dir, "E": args.layer_dir}
+    if "X" in names:
+        layer_dirs["X"] = patched_layer("total = self.meta.exchange(self.need)",
+                                        "total = self.need  # variant X: no byte exchange")
+    if "N" in names:
+        layer_dirs["N"] = patched_layer(
+            "    def report_progress(self, force=False):\n",
+            "    def report_progress(self, force=False):\n        return  # variant N\n")
     before = loadavg()
     print(f"before: {before}", flush=True)
-    pooled = {False: ([], []), True: ([], [])}
-    ratios = {"wall": [], "cpu": []}
-    port = 31000 + os.getpid() % 10000
+    pooled = {n: ([], []) for n in names}
+    whole = {n: [] for n in names}
+    ratios = {n: {"wall": [], "cpu": [], "whole": []} for n in names[1:]}
     started = time.monotonic()
     for pair in range(args.pairs):
         if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
-            print(f"stopping after {pair} pairs (--max-minutes {args.max_minutes:g})", flush=True)
+            print(f"stopping after {pair} rounds (--max-minutes {args.max_minutes:g})", flush=True)
             break
+        # Rotated by the round and reversed every other round: for A,B this is ABBA.
+        order = names[pair % len(names):] + names[:pair % len(names)]
+        if (pair // len(names)) % 2 == 1:
+            order = order[::-1]
         medians = {}
-        # ABBA: A first in even pairs, B first in odd ones.
-        for layer in ([False, True] if pair % 2 == 0 else [True, False]):
-            port += 1
-            wall, cpu = run(args.ranks, layer, port,
-                            os.path.join(args.out, f"steps-{pair}-{int(layer)}"), script_args,
-                            args.layer_dir, cc_bin)
-            pooled[layer][0].extend(wall)
-            pooled[layer][1].extend(cpu)
-            medians[layer] = (statistics.median(wall), statistics.median(cpu))
-        ratios["wall"].append(medians[True][0] / medians[False][0])
-        ratios["cpu"].append(medians[True][1] / medians[False][1])
-        print(f"pair {pair:2d}: wall A {1e3 * medians[False][0]:7.3f} B {1e3 * medians[True][0]:7.3f}"
-              f" ms/step, ratio {ratios['wall'][-1]:.4f}; cpu A {1e3 * medians[False][1]:7.3f}"
-              f" B {1e3 * medians[True][1]:7.3f} ms/step, ratio {ratios['cpu'][-1]:.4f}",
-              flush=True)
+        for name in order:
+            port = free_port()
+            _, layer, install = VARIANTS[name]
+            wall, cpu, whole_cpu = run(
+                args.ranks, layer, port, os.path.join(args.out, f"steps-{pair}-{name}"),
+                script_args, layer_dirs.get(name, args.layer_dir), cc_bin, install, args.pin)
+            pooled[name][0].extend(wall)
+            pooled[name][1].extend(cpu)
+            whole[name].append(whole_cpu)
+            medians[name] = (statistics.median(wall), statistics.median(cpu), whole_cpu)
+        line = [f"round {pair:2d} ({''.join(order)}): A wall {1e3 * medians['A'][0]:7.3f} "
+                f"cpu {1e3 * medians['A'][1]:6.3f} ms/step, whole {medians['A'][2]:.2f} s"]
+        for name in names[1:]:
+            for index, kind in enumerate(("wall", "cpu", "whole")):
+                ratios[name][kind].append(medians[name][index] / medians["A"][index])
+            line.append(f"{name}/A wall {ratios[name]['wall'][-1]:.4f} cpu "
+                        f"{ratios[name]['cpu'][-1]:.4f} whole {ratios[name]['whole'][-1]:.4f}")
+        print("; ".join(line), flush=True)
     after = loadavg()
-    pairs = len(ratios["wall"])
+    rounds = len(ratios[names[1]]["wall"])
     job = ("ddp_step_bench.py (Python layer)" if cc_bin is None
            else "cluster-ddp-example (C++ library)")
     lines = [f"{args.ranks} ranks of {job} (hidden {args.hidden}, batch 64 per rank), "
-             f"{pairs} ABBA pairs x {args.steps} steps (the first {WARMUP} of each run not "
-             f"timed)",
+             f"{rounds} rounds of {','.join(names)} x {args.steps} steps (the first {WARMUP} of "
+             f"each run not timed){', ranks pinned to CPUs' if args.pin else ''}",
              f"before: {before}", f"after:  {after}"]
-    for kind, index in (("wall", 0), ("cpu", 1)):
-        a, b = pooled[False][index], pooled[True][index]
-        lines.append(f"{kind:4s}: A median step {1e3 * statistics.median(a):.3f} ms (p90 "
-                     f"{1e3 * statistics.quantiles(a, n=10)[-1]:.3f}), B median step "
-                     f"{1e3 * statistics.median(b):.3f} ms (p90 "
-                     f"{1e3 * statistics.quantiles(b, n=10)[-1]:.3f})")
+    for name in names:
+        lines.append(f"{name}: {VARIANTS[name][0]}: median step wall "
+                     f"{1e3 * statistics.median(pooled[name][0]):.3f} ms (p90 "
+                     f"{1e3 * statistics.quantiles(pooled[name][0], n=10)[-1]:.3f}), cpu "
+                     f"{1e3 * statistics.median(pooled[name][1]):.3f} ms (p90 "
+                     f"{1e3 * statistics.quantiles(pooled[name][1], n=10)[-1]:.3f}); rank 0's "
+                     f"whole process {statistics.median(whole[name]):.2f} s CPU (median)")
+    for name in names[1:]:
+        for kind in ("wall", "cpu", "whole"):
+            r = ratios[name][kind]
+            interval = median_interval(r)
+            ci = (f"95 % CI [{100 * (interval[0] - 1):+.2f} %, {100 * (interval[1] - 1):+.2f} %] "
+                  f"(coverage {100 * interval[2]:.1f} %)" if interval
+                  else "too few rounds for a CI")
+            what = {"wall": "wall per step", "cpu": "cpu per step",
+                    "whole": "rank 0 process cpu"}[kind]
+            lines.append(f"{name} vs A, {what:18s}: {100 * (statistics.median(r) - 1):+.2f} % "
+                         f"(median of {len(r)} per-round ratios), {ci}; ratios from "
+                         f"{min(r):.3f} to {max(r):.3f}")
+    with open(os.path.join(args.out, "overhead.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def toggle_main(args):
+    before = loadavg()
+    print(f"before: {before}", flush=True)
+    script_args = ["--steps", str(args.steps), "--hidden", str(args.hidden),
+                   "--toggle", str(args.toggle)] + (["--gc-off"] if args.gc_off else [])
+    ratios = {"wall": [], "cpu": []}
+    per_step = {0: ([], []), 1: ([], [])}
+    started = time.monotonic()
+    runs = 0
+    for attempt in range(args.pairs):
+        if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
+            print(f"stopping after {attempt} runs (--max-minutes {args.max_minutes:g})", flush=True)
+            break
+        toggled = []
+        wall, cpu, _ = run(args.ranks, True, free_port(),
+                           os.path.join(args.out, f"steps-{attempt}"), script_args,
+                           args.layer_dir, None, True, args.pin, toggled)
+        runs += 1
+        n = args.toggle
+        blocks = [(toggled[b * n], wall[b * n:(b + 1) * n], cpu[b * n:(b + 1) * n])
+                  for b in range(len(wall) // n)]
+        run_ratios = {"wall": [], "cpu": []}
+        for first, second in zip(blocks[0::2], blocks[1::2]):  # neighbours: (off,on), (on,off)
+            on, off = (first, second) if first[0] == 1 else (second, first)
+            if on[0] != 1 or off[0] != 0:
+                raise SystemExit("blocks do not alternate: is the layer bypass working?")
+            for index, kind in ((1, "wall"), (2, "cpu")):
+                run_ratios[kind].append(statistics.median(on[index]) /
+                                        statistics.median(off[index]))
+        for on_flag, w, c in blocks:
+            per_step[on_flag][0].extend(w)
+            per_step[on_flag][1].extend(c)
+        for kind in ratios:
+            ratios[kind].extend(run_ratios[kind])
+        print(f"run {attempt:2d}: {len(run_ratios['cpu'])} block pairs, median ratio wall "
+              f"{statistics.median(run_ratios['wall']):.4f} cpu "
+              f"{statistics.median(run_ratios['cpu']):.4f}", flush=True)
+    after = loadavg()
+    lines = [f"{args.ranks} ranks of ddp_step_bench.py under the layer (hidden {args.hidden}, "
+             f"batch 64 per rank), {runs} runs x {args.steps} steps (the first {WARMUP} not "
+             f"timed), blocks of {args.toggle} steps with the layer bypassed / at work"
+             f"{', ranks pinned to CPUs' if args.pin else ''}",
+             f"before: {before}", f"after:  {after}"]
+    for flag, label in ((0, "bypassed"), (1, "at work ")):
+        w, c = per_step[flag]
+        lines.append(f"layer {label}: median step wall {1e3 * statistics.median(w):.3f} ms, "
+                     f"cpu {1e3 * statistics.median(c):.3f} ms ({len(w)} steps)")
+    for kind in ("wall", "cpu"):
         r = ratios[kind]
         interval = median_interval(r)
-        ci = (f"95 % CI [{100 * (interval[0] - 1):+.2f} %, {100 * (interval[1] - 1):+.2f} %] "
-              f"(coverage {100 * interval[2]:.1f} %)" if interval else "too few pairs for a CI")
-        lines.append(f"{kind:4s}: overhead (median of {len(r)} per-pair ratios) "
-                     f"{100 * (statistics.median(r) - 1):+.2f} %, {ci}; ratios from "
-                     f"{min(r):.3f} to {max(r):.3f}")
-    with open(os.path.join(args.out, "overhead.txt"), "w") as f:
+        mean = statistics.fmean(r)
+        sem = statistics.stdev(r) / math.sqrt(len(r))
+        lines.append(f"{kind:4s}: layer's per-step cost {100 * (statistics.median(r) - 1):+.2f} % "
+                     f"(median of {len(r)} block-pair ratios), 95 % CI "
+                     f"[{100 * (interval[0] - 1):+.2f} %, {100 * (interval[1] - 1):+.2f} %]; "
+                     f"mean {100 * (mean - 1):+.2f} % +- {100 * 1.96 * sem:.2f} %")
+    with open(os.path.join(args.out, "toggle.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
 

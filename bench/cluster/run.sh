@@ -83,6 +83,9 @@ if [ -x "$build/bench/cluster_decide_bench" ]; then
 fi
 echo
 echo "== Steady-state overhead of the interposition layer on a DDP job (no preemption)"
-/usr/bin/python3 "$repo/bench/cluster/interpose_overhead.py" --out "$out/interpose" \
+/usr/bin/python3 "$repo/bench/cluster/interpose_overhead.py" --out "$out/interpose" --pin \
   | tee "$out/interpose-overhead.txt"
+echo "== The same in process: the layer's step path bypassed / at work in blocks of 10 steps"
+/usr/bin/python3 "$repo/bench/cluster/interpose_overhead.py" --out "$out/interpose-toggle" \
+  --toggle 10 --pin --pairs 10 --steps 2030 | tee "$out/interpose-toggle.txt"
 echo "results in $out"

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "cluster/job/job_type.h"
+#include "cluster/job/pipeline_job.h"
 
 namespace tessera::cluster {
 
@@ -19,6 +20,14 @@ double Seconds(std::chrono::steady_clock::duration d) {
 }  // namespace
 
 RunManager::RunManager(RunManagerOptions options) : options_(std::move(options)) {}
+
+std::filesystem::path RunManager::ControlDir(const rpc::Assignment& a) {
+  if (a.gang()) return GangRun::RunDir(a);
+  if (a.num_nodes() > 1 && a.node_rank() > 0) {
+    return PipelinePartDir(a.job_dir(), a.run(), a.node_rank());
+  }
+  return a.job_dir();
+}
 
 int RunManager::live_runs() const {
   int n = 0;
@@ -113,8 +122,13 @@ void RunManager::Start(Run& run) {
   po.argv.push_back("--world-size");
   po.argv.push_back(std::to_string(a.world_size()));
   po.env = {{kEnvJobId, a.job_id()},
-            {kEnvJobDir, a.job_dir()},
-            {kEnvJobWorkers, std::to_string(a.workers())}};
+            {kEnvJobDir, run.dir.path().string()},
+            {kEnvJobWorkers, std::to_string(a.workers())},
+            {kEnvRun, std::to_string(a.run())},
+            {kEnvNodeRank, std::to_string(a.node_rank())},
+            {kEnvNumNodes, std::to_string(std::max(1, a.num_nodes()))},
+            {kEnvNodeAddress, a.node_address().empty() ? "127.0.0.1" : a.node_address()},
+            {kEnvLocalSlots, std::to_string(a.local_slots() > 0 ? a.local_slots() : a.workers())}};
   po.log_file = options_.log_dir / (a.job_id() + "-run" + std::to_string(a.run()) + ".log");
   Result<Process> process = Process::Spawn(po);
   if (!process.ok()) return fail(process.status());

@@ -15,6 +15,10 @@
 //
 // A run that ignores a stop order for options.stop_timeout is killed.
 //
+// A pipeline job whose placement spans nodes has a part on each of them (the same program, told
+// its part by TESSERA_RUN, TESSERA_NODE_RANK, TESSERA_NUM_NODES, TESSERA_NODE_ADDRESS and
+// TESSERA_LOCAL_SLOTS): the launcher on node rank 0, a server of its workers on the others.
+//
 // A command job's run (assignment.gang) is one process per rank of this node's block of ranks,
 // see gang_run.h: torchrun's environment, a log per rank, SIGTERM -> term_grace -> SIGKILL for
 // programs without the interposition layer, a failed rank fails the part.
@@ -80,10 +84,7 @@ class RunManager {
  private:
   using Clock = std::chrono::steady_clock;
   struct Run {
-    Run(rpc::Assignment a)
-        : assignment(std::move(a)),
-          dir(assignment.gang() ? GangRun::RunDir(assignment)
-                                : std::filesystem::path(assignment.job_dir())) {}
+    Run(rpc::Assignment a) : assignment(std::move(a)), dir(ControlDir(assignment)) {}
     bool alive() const { return (process || gang) && !exited_at; }
     rpc::Assignment assignment;
     JobDir dir;  // the job directory; a gang's: this run's directory (<job dir>/runs/<run>)
@@ -96,6 +97,9 @@ class RunManager {
     rpc::RunReport report;  // last state
   };
 
+  // Where a run's control files are: the job directory; a gang's run directory; a pipeline
+  // job's part on a node other than the launcher's: its part directory (pipeline_job.h).
+  static std::filesystem::path ControlDir(const rpc::Assignment& a);
   void Start(Run& run);
   void Update(Run& run, bool* changed);
   void StartGang(Run& run, const std::vector<std::string>& command);

@@ -77,4 +77,8 @@ bool IsCommandJob(const std::vector<std::string>& args) {
   return !args.empty() && args[0] == fmt::format("{}={}", kJobTypeFlag, kCommandJobType);
 }
 
+bool IsPipelineJob(const std::vector<std::string>& args) {
+  return !args.empty() && args[0] == fmt::format("{}={}", kJobTypeFlag, kPipelineJobType);
+}
+
 }  // namespace tessera::cluster

@@ -28,6 +28,7 @@ namespace tessera::cluster {
 inline constexpr char kJobTypeFlag[] = "--job-type";
 inline constexpr char kDefaultJobType[] = "mlp";
 inline constexpr char kCommandJobType[] = "command";
+inline constexpr char kPipelineJobType[] = "pipeline";
 
 struct JobType {
   std::string_view name;
@@ -53,5 +54,7 @@ std::vector<std::string> JoinJobType(const JobCommand& command);
 Result<JobCommand> SplitJobType(const std::vector<std::string>& args);
 // Whether stored args are a command job's (one process per rank, see above).
 bool IsCommandJob(const std::vector<std::string>& args);
+// Whether stored args are a pipeline job's (pipeline_job.h: a part on every node of its placement).
+bool IsPipelineJob(const std::vector<std::string>& args);
 
 }  // namespace tessera::cluster

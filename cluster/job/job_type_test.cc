@@ -42,6 +42,16 @@ TEST(JobTypeTest, CommandJobCarriesTheUsersCommandLineUntouched) {
   EXPECT_EQ(SplitJobType({"--job-type=command"}).status().code(), StatusCode::kInvalidArgument);
 }
 
+// The scheduler gives these a part on every node of their placement.
+TEST(JobTypeTest, PipelineJobsAreRecognisedByTheirLeadingType) {
+  const std::vector<std::string> args = JoinJobType({.type = "pipeline", .args = {"--steps", "4"}});
+  EXPECT_TRUE(IsPipelineJob(args));
+  EXPECT_FALSE(IsCommandJob(args));
+  EXPECT_FALSE(IsPipelineJob({"--steps", "4"}));
+  EXPECT_FALSE(IsPipelineJob(JoinJobType({.type = "command", .args = {"--job-type=pipeline"}})));
+  EXPECT_FALSE(IsPipelineJob({}));
+}
+
 TEST(JobTypeTest, EveryTypeHasAProgram) {
   ASSERT_FALSE(JobTypes().empty());
   EXPECT_EQ(JobTypes().front().name, kDefaultJobType);

@@ -5,15 +5,18 @@
 #include <unistd.h>
 
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
-#include <cctype>
+#include <cstdlib>
 #include <fstream>
-#include <set>
 #include <optional>
+#include <set>
+#include <sstream>
 #include <thread>
 
+#include "cluster/job/node_exec.h"
 #include "cluster/job/process.h"
 #include "core/file.h"
 #include "fmt/format.h"
@@ -25,9 +28,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::array<std::string_view, 9> kOwnedFlags = {
-    "--elastic", "--workers-file", "--workers", "--save-dir",   "--resume-dir",
-    "--run-dir", "--json",         "--auto",    "--notice-file"};
+constexpr std::array<std::string_view, 10> kOwnedFlags = {
+    "--elastic", "--workers-file", "--workers", "--save-dir",    "--resume-dir",
+    "--run-dir", "--json",         "--auto",    "--notice-file", "--hosts"};
 
 template <typename T>
 std::optional<T> Number(std::string_view text) {
@@ -70,7 +73,55 @@ class LineTail {
 
 void IgnoreTerm(int) {}
 
+int EnvInt(const char* name, int fallback) {
+  const char* value = std::getenv(name);
+  if (value == nullptr) return fallback;
+  return Number<int>(value).value_or(fallback);
+}
+
+// What the leader's part tells the other nodes' parts when the launcher is done.
+std::string LeaderExitLine(ExitReport::Kind kind, int64_t step) {
+  return fmt::format("{} step={}\n",
+                     kind == ExitReport::Kind::kFinished ? "finished" : "checkpointed", step);
+}
+
 }  // namespace
+
+PipelinePart PipelinePartFromEnvironment() {
+  PipelinePart part;
+  part.run = EnvInt(kEnvRun, 0);
+  part.node_rank = EnvInt(kEnvNodeRank, 0);
+  part.num_nodes = std::max(1, EnvInt(kEnvNumNodes, 1));
+  if (const char* address = std::getenv(kEnvNodeAddress); address && *address) {
+    part.node_address = address;
+  }
+  part.local_slots = EnvInt(kEnvLocalSlots, 0);
+  return part;
+}
+
+std::filesystem::path PipelineRunDir(const std::filesystem::path& job_dir, int64_t run) {
+  return job_dir / "pipeline" / fmt::format("run-{}", run);
+}
+
+std::filesystem::path PipelinePartDir(const std::filesystem::path& job_dir, int64_t run,
+                                      int node_rank) {
+  return PipelineRunDir(job_dir, run) / fmt::format("node-{}", node_rank);
+}
+
+std::string PipelineHostsFile(const std::vector<PipelineHost>& nodes) {
+  std::string text;
+  int most = 0;
+  for (const PipelineHost& n : nodes) most = std::max(most, n.slots);
+  for (int round = 0; round < most; ++round) {
+    for (const PipelineHost& n : nodes) {
+      if (round >= n.slots) continue;
+      text += n.address;
+      for (const std::string& word : n.prefix) text += " " + word;
+      text += "\n";
+    }
+  }
+  return text;
+}
 
 Status CheckPipelineFlags(const std::vector<std::string>& flags) {
   for (const std::string& flag : flags) {
@@ -93,7 +144,8 @@ Status CheckFlagsKnownTo(const std::filesystem::path& launcher,
   if (pipe == nullptr) return InternalError(fmt::format("cannot run {}", launcher.string()));
   std::string help;
   std::array<char, 4096> buffer{};
-  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe)) help.append(buffer.data(), n);
+  while (size_t n = std::fread(buffer.data(), 1, buffer.size(), pipe))
+    help.append(buffer.data(), n);
   if (::pclose(pipe) != 0 || help.empty()) {
     return FailedPreconditionError(fmt::format("{} --help failed", launcher.string()));
   }
@@ -158,9 +210,75 @@ Result<PipelineJobOutcome> RunPipelineJob(const PipelineJobOptions& options, Job
   TESSERA_RETURN_IF_ERROR(
       WriteFileAtomically(workers_file, fmt::format("{}\n", control.workers())));
 
+  // The step the job's checkpoints have reached, as far as this adapter has seen (its stops, the
+  // launcher's resume and restart lines): what a stop before the first segment reports.
+  const std::filesystem::path known_file = root / "checkpointed-step";
+  int64_t known = 0;
+  if (auto text = ReadFile(known_file); text.ok()) {
+    known = Number<int64_t>(std::string_view(*text).substr(0, text->find('\n'))).value_or(0);
+  }
+
+  // A placement over several nodes: the other nodes' parts serve this run's workers there.
+  const PipelinePart& part = options.part;
+  const bool multi_node = part.num_nodes > 1;
+  const std::filesystem::path leader_exit = PipelineRunDir(control.dir(), part.run) / "leader-exit";
+  struct TellNodes {  // the other nodes' parts end with this one, whatever its outcome
+    std::filesystem::path path;
+    std::string line = "failed\n";
+    ~TellNodes() {
+      if (!path.empty()) WriteFileAtomically(path, line).ok();
+    }
+  } tell{multi_node ? leader_exit : std::filesystem::path()};
+  std::vector<std::string> hosts_flags;
+  if (multi_node) {
+    std::vector<PipelineHost> nodes = {
+        {.address = part.node_address, .slots = part.local_slots, .prefix = {}}};
+    const Clock::time_point deadline = Clock::now() + options.rendezvous_timeout;
+    for (int i = 1; i < part.num_nodes; ++i) {
+      const std::filesystem::path endpoint_file =
+          PipelinePartDir(control.dir(), part.run, i) / "endpoint";
+      Result<std::string> text = ReadFile(endpoint_file);
+      for (; !text.ok(); text = ReadFile(endpoint_file)) {
+        if (control.PollOrder() == Order::kCheckpointAndExit) {
+          // Stopped before anything started: the job is where its checkpoints are.
+          spdlog::info("job {}: stop ordered while waiting for node {}", control.job_id(), i);
+          tell.line = LeaderExitLine(ExitReport::Kind::kCheckpointed, known);
+          TESSERA_RETURN_IF_ERROR(
+              control.ReportExit({.kind = ExitReport::Kind::kCheckpointed, .step = known}));
+          return PipelineJobOutcome{.kind = ExitReport::Kind::kCheckpointed,
+                                    .step = known,
+                                    .total_steps = 0,
+                                    .incarnation_dir = inc};
+        }
+        if (Clock::now() > deadline) {
+          return UnavailableError(
+              fmt::format("node {} of the placement did not start its part "
+                          "(no {})",
+                          i, endpoint_file.string()));
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      // "HOST:PORT SLOTS"
+      std::istringstream words(*text);
+      std::string endpoint;
+      int slots = 0;
+      if (!(words >> endpoint >> slots) || endpoint.rfind(':') == std::string::npos || slots < 1) {
+        return InternalError(fmt::format("{}: malformed ('{}')", endpoint_file.string(), *text));
+      }
+      nodes.push_back({.address = endpoint.substr(0, endpoint.rfind(':')),
+                       .slots = slots,
+                       .prefix = {options.node_exec.string(), "--node-exec", endpoint}});
+    }
+    TESSERA_RETURN_IF_ERROR(WriteFileAtomically(inc / "hosts", PipelineHostsFile(nodes)));
+    hosts_flags = {"--hosts", (inc / "hosts").string()};
+    spdlog::info("job {}: workers on {} nodes (hosts file {})", control.job_id(), nodes.size(),
+                 (inc / "hosts").string());
+  }
+
   ProcessOptions po;
   po.argv.push_back(options.launcher.string());
   po.argv.insert(po.argv.end(), options.launch_flags.begin(), options.launch_flags.end());
+  po.argv.insert(po.argv.end(), hosts_flags.begin(), hosts_flags.end());
   for (const std::string& flag :
        {std::string("--elastic"), std::string("--workers-file"), workers_file.string(),
         std::string("--save-dir"), (root / "ckpt").string(), std::string("--run-dir"),
@@ -180,13 +298,6 @@ Result<PipelineJobOutcome> RunPipelineJob(const PipelineJobOptions& options, Job
   spdlog::info("job {}: pipeline-launch for {} worker(s) in {}", control.job_id(),
                control.workers(), inc.string());
   TESSERA_ASSIGN_OR_RETURN(Process launcher, Process::Spawn(po));
-  // The step the job's checkpoints have reached, as far as this adapter has seen (its stops, the
-  // launcher's resume and restart lines): what a stop before the first segment reports.
-  const std::filesystem::path known_file = root / "checkpointed-step";
-  int64_t known = 0;
-  if (auto text = ReadFile(known_file); text.ok()) {
-    known = Number<int64_t>(std::string_view(*text).substr(0, text->find('\n'))).value_or(0);
-  }
 
   LineTail tail(po.log_file);
   bool segment_started = false;  // a segment is training: the workers file can stop it
@@ -292,6 +403,42 @@ Result<PipelineJobOutcome> RunPipelineJob(const PipelineJobOptions& options, Job
     TESSERA_RETURN_IF_ERROR(report());
   }
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(known_file, fmt::format("{}\n", outcome.step)));
+  tell.line = LeaderExitLine(outcome.kind, outcome.step);
+  TESSERA_RETURN_IF_ERROR(control.ReportExit({.kind = outcome.kind, .step = outcome.step}));
+  return outcome;
+}
+
+Result<PipelineJobOutcome> RunPipelineNode(const PipelinePart& part, JobControl& control) {
+  TESSERA_ASSIGN_OR_RETURN(NodeExecServer server, NodeExecServer::Listen(part.node_address));
+  std::error_code ec;
+  std::filesystem::create_directories(control.dir(), ec);
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(
+      control.dir() / "endpoint", fmt::format("{} {}\n", server.endpoint(), part.local_slots)));
+  spdlog::info("job {}: node {} of {} serves the launcher's workers on {} ({} slot(s))",
+               control.job_id(), part.node_rank, part.num_nodes, server.endpoint(),
+               part.local_slots);
+  const std::filesystem::path leader_exit = control.dir().parent_path() / "leader-exit";
+  // Until the leader is done and every worker here has exited (a stop order needs no action:
+  // the launcher stops the workers, which checkpoint first).
+  while (!(server.active() == 0 && std::filesystem::exists(leader_exit, ec))) {
+    server.AcceptFor(50);
+  }
+  server.WaitIdle();
+  const std::string line = ReadFile(leader_exit).value_or("failed");
+  std::fputs(
+      fmt::format("node {}: ran {} worker(s); leader: {}", part.node_rank, server.started(), line)
+          .c_str(),
+      stdout);
+  std::fflush(stdout);
+  PipelineJobOutcome outcome;
+  const bool finished = line.starts_with("finished step=");
+  if (!finished && !line.starts_with("checkpointed step=")) {
+    return UnavailableError("the launcher's node failed: " + line);
+  }
+  outcome.kind = finished ? ExitReport::Kind::kFinished : ExitReport::Kind::kCheckpointed;
+  std::string_view rest = std::string_view(line).substr(line.find('=') + 1);
+  outcome.step = Number<int64_t>(rest.substr(0, rest.find('\n'))).value_or(0);
+  outcome.incarnation_dir = control.dir();
   TESSERA_RETURN_IF_ERROR(control.ReportExit({.kind = outcome.kind, .step = outcome.step}));
   return outcome;
 }

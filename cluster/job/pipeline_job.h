@@ -36,8 +36,10 @@
 // they run until their transport's deadline.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,10 +48,57 @@
 
 namespace tessera::cluster {
 
+// A run whose placement spans several nodes (docs/cluster.md, "Varuna jobs across nodes"):
+// every node's agent starts a part; the part on the placement's first node (node rank 0) is the
+// adapter above, every other node's is a NodeExecServer (node_exec.h) through which the
+// launcher starts that node's share of the workers. The parts meet in
+// <job dir>/pipeline/run-<run>: node i's server writes "HOST:PORT SLOTS" to node-<i>/endpoint;
+// the adapter waits for all of them, writes the hosts file (one line per slot, dealt round-robin
+// over the nodes, so P x D workers take slots on every node) and passes --hosts to the
+// launcher; when the launcher is done it writes leader-exit ("finished step=N", "checkpointed
+// step=s" or "failed"), on which every server, once its workers have exited, reports the same
+// and exits.
+struct PipelinePart {
+  int64_t run = 0;
+  int node_rank = 0;  // position of this node in the placement; 0 runs the launcher
+  int num_nodes = 1;
+  std::string node_address = "127.0.0.1";  // where this node's workers listen
+  int local_slots = 0;                     // slots this node gives the run
+};
+// From the agent's environment (TESSERA_RUN, TESSERA_NODE_RANK, TESSERA_NUM_NODES,
+// TESSERA_NODE_ADDRESS, TESSERA_LOCAL_SLOTS); a single-node part when they are absent.
+PipelinePart PipelinePartFromEnvironment();
+inline constexpr char kEnvRun[] = "TESSERA_RUN";
+inline constexpr char kEnvNodeRank[] = "TESSERA_NODE_RANK";
+inline constexpr char kEnvNumNodes[] = "TESSERA_NUM_NODES";
+inline constexpr char kEnvNodeAddress[] = "TESSERA_NODE_ADDRESS";
+inline constexpr char kEnvLocalSlots[] = "TESSERA_LOCAL_SLOTS";
+
+// <job dir>/pipeline/run-<run>: where a run's parts meet.
+std::filesystem::path PipelineRunDir(const std::filesystem::path& job_dir, int64_t run);
+// <run dir>/node-<node_rank>: the control directory (control.h) of a node's part, rank >= 1.
+std::filesystem::path PipelinePartDir(const std::filesystem::path& job_dir, int64_t run,
+                                      int node_rank);
+
+// The hosts file for pipeline-launch --hosts: `nodes` in placement order as (address, slots,
+// prefix words; empty for the launcher's own node); one line per slot, round-robin over the
+// nodes (a, b, a, b, ... then the larger node's remaining slots).
+struct PipelineHost {
+  std::string address;
+  int slots = 0;
+  std::vector<std::string> prefix;
+};
+std::string PipelineHostsFile(const std::vector<PipelineHost>& nodes);
+
 struct PipelineJobOptions {
   std::filesystem::path launcher;         // pipeline-launch
   std::vector<std::string> launch_flags;  // the user's: model, data, optimizer, --steps, ...
   int32_t world_size = 1;                 // the job's requested workers (reported)
+  PipelinePart part;
+  // The program whose "--node-exec HOST:PORT" runs a command on another node (this binary).
+  std::filesystem::path node_exec;
+  // How long the adapter waits for the other nodes' servers before failing the run.
+  std::chrono::milliseconds rendezvous_timeout{120000};
 };
 
 struct PipelineJobOutcome {
@@ -83,5 +132,11 @@ std::optional<int64_t> ParseCheckpointedLine(std::string_view line);
 // Runs one incarnation. INVALID_ARGUMENT for flags the adapter owns; the launcher's failure as
 // UNAVAILABLE with its exit code.
 Result<PipelineJobOutcome> RunPipelineJob(const PipelineJobOptions& options, JobControl& control);
+
+// A node's part of a multi-node run (node rank >= 1): serves the launcher's workers on this
+// node until the leader's part is done and every worker here has exited, then reports the
+// leader's outcome through `control` (whose directory is PipelinePartDir). An error when the
+// leader failed.
+Result<PipelineJobOutcome> RunPipelineNode(const PipelinePart& part, JobControl& control);
 
 }  // namespace tessera::cluster

@@ -221,7 +221,7 @@ Result<rpc::HeartbeatReply> Scheduler::Heartbeat(const rpc::HeartbeatRequest& re
   bool changed = false;
   for (const rpc::RunReport& report : request.runs()) {
     JobRecord* job = FindJob(report.job_id());
-    if (job != nullptr && Active(*job) && job->run == report.run() && IsGang(*job) &&
+    if (job != nullptr && Active(*job) && job->run == report.run() && SpansNodes(*job) &&
         RunUsesNode(*job, index)) {
       TESSERA_ASSIGN_OR_RETURN(bool gang_changed, HandleGangReport(*job, report, index, now));
       changed = changed || gang_changed;
@@ -251,9 +251,13 @@ Result<rpc::HeartbeatReply> Scheduler::Heartbeat(const rpc::HeartbeatRequest& re
 
 bool Scheduler::IsGang(const JobRecord& job) { return IsCommandJob(job.args); }
 
+bool Scheduler::SpansNodes(const JobRecord& job) {
+  return IsCommandJob(job.args) || IsPipelineJob(job.args);
+}
+
 bool Scheduler::RunUsesNode(const JobRecord& job, int node) const {
   if (job.run_node < 0) return false;
-  if (!IsGang(job)) return job.run_node == node;
+  if (!SpansNodes(job)) return job.run_node == node;
   return std::any_of(job.run_placement.begin(), job.run_placement.end(),
                      [&](const Slice& s) { return s.node == node; });
 }
@@ -268,7 +272,7 @@ void Scheduler::AddAssignments(const JobRecord& job, int node, rpc::HeartbeatRep
   for (const std::string& arg : job.args) a.add_args(arg);
   a.set_job_dir((options_.job_root / job.view.spec.id).string());
   a.set_stop(job.stop_requested || job.cancel_requested);
-  if (!IsGang(job)) {
+  if (!SpansNodes(job)) {
     *reply.add_assignments() = std::move(a);
     return;
   }
@@ -277,13 +281,19 @@ void Scheduler::AddAssignments(const JobRecord& job, int node, rpc::HeartbeatRep
   const std::string& master = nodes_[parts.front().node].address;
   for (const GangPart& part : parts) {
     if (part.node != node) continue;
-    a.set_gang(true);
-    a.set_rank_offset(part.rank_offset);
-    a.set_local_ranks(part.local_ranks);
+    const std::string& address = nodes_[node].address;
+    a.set_node_address(address.empty() ? "127.0.0.1" : address);
     a.set_local_slots(part.local_slots);
     a.set_node_rank(part.node_rank);
     a.set_num_nodes(static_cast<int>(parts.size()));
     a.set_master_addr(master.empty() ? "127.0.0.1" : master);
+    if (!IsGang(job)) {  // a pipeline job's part: the launcher's node or a worker host
+      *reply.add_assignments() = a;
+      continue;
+    }
+    a.set_gang(true);
+    a.set_rank_offset(part.rank_offset);
+    a.set_local_ranks(part.local_ranks);
     a.set_master_port(job.master_port);
     *reply.add_assignments() = a;
   }
@@ -293,6 +303,11 @@ Result<bool> Scheduler::HandleGangReport(JobRecord& job, const rpc::RunReport& r
                                          double now) {
   const bool leader = node == job.run_node;  // the node of rank 0, which reports the steps
   if (leader && report.step_reported()) AccountSteps(job, report.step(), now);
+  if (leader && !IsGang(job) &&
+      (report.exit() == rpc::RunReport::FINISHED ||
+       report.exit() == rpc::RunReport::CHECKPOINTED)) {
+    job.step = report.step();  // a pipeline launcher's exit names its checkpoint's step exactly
+  }
   if (report.exit() == rpc::RunReport::RUNNING) {
     if (leader && report.step() != job.step && report.step_reported()) {
       job.step = report.step();
@@ -482,8 +497,9 @@ void Scheduler::StartRunOnPlacement(JobRecord& job, double now) {
     if (slice.slots > host->slots) host = &slice;
   }
   // A gang (command job) runs one process per rank on every node of the placement; its
-  // leader is the node of rank 0, the placement's first.
-  if (IsGang(job)) host = &job.view.placement.front();
+  // leader is the node of rank 0, the placement's first. A pipeline job runs its launcher
+  // there and a part serving its workers on every other node.
+  if (SpansNodes(job)) host = &job.view.placement.front();
   ++job.run;
   const int64_t job_number = &job - jobs_.data() + 1;
   job.master_port =
@@ -549,7 +565,7 @@ Status Scheduler::Tick(double now) {
       bool uses_node = std::any_of(job.view.placement.begin(), job.view.placement.end(),
                                    [&](const Slice& s) { return s.node == static_cast<int>(i); });
       if (job.run_node == static_cast<int>(i) ||
-          (IsGang(job) && RunUsesNode(job, static_cast<int>(i)))) {
+          (SpansNodes(job) && RunUsesNode(job, static_cast<int>(i)))) {
         // A gang with ranks on the node lost them: the others cannot go on without them.
         LoseRun(job, now, "node " + node.id + " died");
       } else if (uses_node && job.run_node >= 0) {

@@ -130,6 +130,8 @@ class Scheduler {
   void StartRunOnPlacement(JobRecord& job, double now);
   // Gang runs (command jobs): one part per node of the run's placement.
   static bool IsGang(const JobRecord& job);
+  // A run with a part on every node of its placement: command (gang) and pipeline jobs.
+  static bool SpansNodes(const JobRecord& job);
   bool RunUsesNode(const JobRecord& job, int node) const;
   void AddAssignments(const JobRecord& job, int node, rpc::HeartbeatReply& reply) const;
   // A part's report; true when the job's run changed (an exit, the first progress).
