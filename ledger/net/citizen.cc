@@ -198,7 +198,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
   const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
   // A long poll goes to the politician that answered fastest lately; the rest are asked at
   // once (chain_follower.h).
-  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, calls_.get());
+  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, *calls_);
   latest_ = follower_.tip();
   if (follower_.tip_verified() && latest_.height != before) SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -210,7 +210,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
 bool Citizen::CertifyHead() {
   if (follower_.tip_verified()) return true;
   const uint64_t bad_before = follower_.bad_answers();
-  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_, calls_.get());
+  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_, *calls_);
   latest_ = follower_.tip();
   SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
