@@ -592,8 +592,18 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   // honest members witnessed (the empty block included) is invalid (pool_availability.h).
   TESSERA_RETURN_IF_ERROR(
       CheckBody(proposal.pool_hashes, TallyWitnesses(r.witnesses, options_.genesis)));
+  if (checked_height_ != r.h) {
+    checked_bodies_.clear();
+    checked_height_ = r.h;
+  }
+  auto checked = checked_bodies_.find(proposal.pool_hashes);
+  if (checked != checked_bodies_.end() && checked->second.first == proposal.state_root) {
+    bodies_[BlockHash(proposal)] = checked->second.second;
+    return Status::Ok();
+  }
   TESSERA_ASSIGN_OR_RETURN(
       auto executed, ExecuteHedged(r, proposal.pool_hashes, proposal.state_root, milliseconds(0)));
+  checked_bodies_[proposal.pool_hashes] = {executed.second, executed.first};
   bodies_[BlockHash(proposal)] = std::move(executed.first);
   return Status::Ok();
 }
