@@ -321,9 +321,11 @@ std::vector<uint32_t> LoadSenders(const LocalnetConfig& cfg) {
 
 class ChainWatch {
  public:
+  // Builds the replay's genesis state (a 1M-leaf tree at 1M accounts: before the load starts,
+  // so that it does not delay the first blocks' arrival times).
   ChainWatch(const Genesis& g, PoliticianClient& source, LoadGenerator& load,
-             Clock::time_point start, std::ostream& progress)
-      : replay_(g), source_(source), load_(load), start_(start), progress_(progress) {}
+             std::ostream& progress)
+      : replay_(g), source_(source), load_(load), progress_(progress) {}
 
   // Replays the source's blocks beyond the replay's height; each block's latencies go to
   // the load's figures.
@@ -354,8 +356,9 @@ class ChainWatch {
                 << replay_.height() << ": " << applied->size() << " transfers\n";
     }
   }
-  // FollowOnce every 100 ms on a thread, until StopThread.
-  void StartThread() {
+  // FollowOnce every 100 ms on a thread, until StopThread; progress times count from `start`.
+  void StartThread(Clock::time_point start) {
+    start_ = start;
     thread_ = std::thread([this] {
       while (!stop_.load()) {
         FollowOnce();
@@ -390,7 +393,7 @@ class ChainWatch {
   std::atomic<uint64_t> invalid_{0};
   PoliticianClient& source_;
   LoadGenerator& load_;
-  const Clock::time_point start_;
+  Clock::time_point start_;
   std::ostream& progress_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -616,10 +619,10 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
                       .fanout = cfg.fanout,
                       .double_spend_fraction = cfg.double_spend_fraction},
                      LoadAddresses(cfg, net), account_keys, LoadSenders(cfg));
+  ChainWatch watch(net.g, *net.pols[source].client, load, progress);
   const auto start = Clock::now();
   load.Start();
-  ChainWatch watch(net.g, *net.pols[source].client, load, start, progress);
-  watch.StartThread();
+  watch.StartThread(start);
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "ready", "started\n"));
   Result<double> load_seconds =
       RunLoad(cfg, bin_dir, start, net.pols, load, watch, report, progress, stop);
