@@ -10,6 +10,7 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "ledger/crypto/hash.h"
@@ -147,7 +148,16 @@ Result<std::array<uint8_t, 32>> VrfEncodeToCurve(const PublicKey& key, ByteSpan 
   return EncodeToCurve(ByteSpan(key), alpha);
 }
 
+namespace {
+std::atomic<uint64_t> vrf_verifications{0};
+std::atomic<uint64_t> vrf_proofs{0};
+}  // namespace
+
+uint64_t VrfVerificationsComputed() { return vrf_verifications.load(); }
+uint64_t VrfProofsComputed() { return vrf_proofs.load(); }
+
 Result<VrfProof> VrfProve(const KeyPair& keys, ByteSpan alpha) {
+  vrf_proofs.fetch_add(1, std::memory_order_relaxed);
   EnsureSodium();
   const PublicKey& y = keys.public_key();
   TESSERA_ASSIGN_OR_RETURN(Point h, EncodeToCurve(ByteSpan(y), alpha));
@@ -186,6 +196,7 @@ Result<VrfProof> VrfProve(const KeyPair& keys, ByteSpan alpha) {
 }
 
 Result<VrfOutput> VrfVerify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof) {
+  vrf_verifications.fetch_add(1, std::memory_order_relaxed);
   EnsureSodium();
   if (crypto_core_ed25519_is_valid_point(key.data()) != 1) {
     return InvalidArgumentError("VRF: public key is not a valid prime-order point");

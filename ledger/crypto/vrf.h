@@ -34,6 +34,11 @@ Result<VrfProof> VrfProve(const KeyPair& keys, ByteSpan alpha);
 // reason (bad key, bad Gamma, s out of range, challenge mismatch).
 Result<VrfOutput> VrfVerify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof);
 
+// VRF verifications and proofs this process has computed: what benchmarks use to see where a
+// citizen daemon's CPU goes (a verification costs ~10 Ed25519 verifications).
+uint64_t VrfVerificationsComputed();
+uint64_t VrfProofsComputed();
+
 // beta from a proof without verifying it (RFC 9381 ECVRF_proof_to_hash). Only meaningful for
 // proofs that were verified or produced locally.
 Result<VrfOutput> VrfProofToHash(const VrfProof& proof);

@@ -56,8 +56,8 @@ bool ChainFollower::FollowOne(PoliticianClient& p, uint32_t wait_ms, Traffic* tr
 void ChainFollower::FollowAll(const std::vector<PoliticianClient*>& sample, Traffic* traffic,
                               PoliticianCalls& calls) {
   // Each round asks everyone for the headers after the tip; answers are tried highest claim
-  // first. A round that extends the tip but leaves a higher claim unserved (more than
-  // max_headers behind) asks again; a claim nobody backs ends it.
+  // first. A round that extends the tip but leaves a higher claim of an honest-looking answer
+  // unserved (more than max_headers behind) asks again; a claim nobody backs ends it.
   for (int round = 0; round < 64; ++round) {
     const uint64_t from = tip().height;
     const uint32_t max_headers = options_.max_headers;
@@ -68,36 +68,33 @@ void ChainFollower::FollowAll(const std::vector<PoliticianClient*>& sample, Traf
         },
         kReadWait, kReadPatience);
     std::vector<size_t> order;
-    uint64_t claimed = from;
     for (size_t i = 0; i < replies.size(); ++i) {
-      if (!replies[i]) continue;
-      order.push_back(i);
-      claimed = std::max(claimed, replies[i]->height());
+      if (replies[i]) order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return replies[a]->height() > replies[b]->height();
     });
+    // Only an answer whose headers all check backs its claim: a liar's claim asks nobody again.
+    uint64_t claimed = from;
     for (size_t i : order) {
-      if (!Extend(*replies[i])) ++bad_answers_;
+      if (Extend(*replies[i])) {
+        claimed = std::max(claimed, replies[i]->height());
+      } else {
+        ++bad_answers_;
+      }
     }
     if (tip().height == from || tip().height >= claimed) return;
   }
 }
 
 uint64_t ChainFollower::Advance(const std::vector<PoliticianClient*>& sample, bool wait,
-                                Traffic* traffic, TicketCache* tickets, PoliticianCalls* calls) {
+                                Traffic* traffic, TicketCache* tickets, PoliticianCalls& calls) {
   const uint64_t before = tip().height;
   bool done = false;
   if (wait && !sample.empty()) {
     done = FollowOne(*sample[0], static_cast<uint32_t>(options_.wait_ms), traffic);
   }
-  if (!done && calls != nullptr) {
-    FollowAll(sample, traffic, *calls);
-  } else if (!done) {
-    for (size_t i = wait ? 1 : 0; i < sample.size(); ++i) {
-      if (FollowOne(*sample[i], 0, traffic) && wait) break;
-    }
-  }
+  if (!done) FollowAll(sample, traffic, calls);
   if (unchecked_.size() >= options_.certify_every) {
     (void)CertifyTip(sample, traffic, tickets, calls);
   }
@@ -134,27 +131,20 @@ Status ChainFollower::CheckCertified(const Result<BlockReply>& reply, Politician
 }
 
 Status ChainFollower::CertifyTip(const std::vector<PoliticianClient*>& sample, Traffic* traffic,
-                                 TicketCache* tickets, PoliticianCalls* calls) {
+                                 TicketCache* tickets, PoliticianCalls& calls) {
   if (unchecked_.empty()) return Status::Ok();
   const uint64_t height = unchecked_.back().height;
-  Status last = UnavailableError("no politician in the sample");
-  if (calls != nullptr) {
-    auto replies = calls->All<BlockReply>(
-        sample,
-        [height, traffic](PoliticianClient& p) {
-          return p.GetBlock(height, traffic, /*header_only=*/true);
-        },
-        kReadWait, kReadPatience);
-    for (size_t i = 0; i < sample.size(); ++i) {
-      if (!replies[i]) continue;
-      last = CheckCertified(std::move(*replies[i]), *sample[i], tickets);
-      if (last.ok()) return last;
-    }
-  } else {
-    for (PoliticianClient* p : sample) {
-      last = CheckCertified(p->GetBlock(height, traffic, /*header_only=*/true), *p, tickets);
-      if (last.ok()) return last;
-    }
+  Status last = UnavailableError("no politician in the sample answered");
+  auto replies = calls.All<BlockReply>(
+      sample,
+      [height, traffic](PoliticianClient& p) {
+        return p.GetBlock(height, traffic, /*header_only=*/true);
+      },
+      kReadWait, kReadPatience);
+  for (size_t i = 0; i < sample.size(); ++i) {
+    if (!replies[i]) continue;
+    last = CheckCertified(std::move(*replies[i]), *sample[i], tickets);
+    if (last.ok()) return last;
   }
   // Nobody certifies the tip: the headers after the last checked one are not believed.
   unchecked_.clear();

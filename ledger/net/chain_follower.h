@@ -63,25 +63,26 @@ class ChainFollower {
 
   // Asks the politicians of `sample` for headers after the tip. With `wait`, only the first is
   // asked, long-polling up to wait_ms (the next call reaches another one, the sample being
-  // reshuffled); the others are asked only if it fails, claims more than it hands out, or
-  // hands out a header that does not extend the tip. Without `wait`, every politician is
-  // asked once with no wait (what a citizen about to draw its committee ticket needs: the
-  // newest head any of them has). Certifies the tip once certify_every headers are unchecked.
-  // Returns how many headers the tip advanced (it may also go back: see CertifyTip).
+  // reshuffled); if it fails, claims more than it hands out, or hands out a header that does
+  // not extend the tip, every politician is asked at once with no wait (what a citizen about
+  // to draw its committee ticket needs: the newest head any of them has). Certifies the tip
+  // once certify_every headers are unchecked. Returns how many headers the tip advanced (it
+  // may also go back: see CertifyTip).
   //
-  // With `calls` (hedged_fetch.h), the politicians asked without waiting are asked all at
-  // once, and what has arrived after a short wait is used: a stopped or slow politician costs
-  // that wait, not its client deadline. Asked one after another, four unresponsive politicians
-  // of five cost 4 x 1.5 s on every call, and a committee member spent 6 s of every 8 s round
-  // here instead of voting: the 80/25 runs stalled (docs/ledger-network.md).
+  // The politicians asked without waiting are asked all at once through `calls`
+  // (hedged_fetch.h), and what has arrived after a short wait is used: a stopped or slow
+  // politician costs that wait, not its client deadline. Asked one after another (as this
+  // class once did), four unresponsive politicians of five cost 4 x 1.5 s on every call, and
+  // a committee member spent 6 s of every 8 s round here instead of voting: the 80/25 runs
+  // stalled (docs/ledger-network.md).
   uint64_t Advance(const std::vector<PoliticianClient*>& sample, bool wait, Traffic* traffic,
-                   TicketCache* tickets, PoliticianCalls* calls = nullptr);
+                   TicketCache* tickets, PoliticianCalls& calls);
 
   // Checks the certificate of the tip against the header below it, asking the sample's
-  // politicians for the certified block (in turn, or with `calls` all at once). On failure the
+  // politicians for the certified block all at once through `calls`. On failure the
   // unchecked headers are dropped (tip() = verified()) and the error says why.
   Status CertifyTip(const std::vector<PoliticianClient*>& sample, Traffic* traffic,
-                    TicketCache* tickets, PoliticianCalls* calls = nullptr);
+                    TicketCache* tickets, PoliticianCalls& calls);
 
   // The citizen verified `head` by other means (a committee round's certified block): follow
   // from it.

@@ -198,7 +198,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
   const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
   // A long poll goes to the politician that answered fastest lately; the rest are asked at
   // once (chain_follower.h).
-  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, calls_.get());
+  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, *calls_);
   latest_ = follower_.tip();
   if (follower_.tip_verified() && latest_.height != before) SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -210,7 +210,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
 bool Citizen::CertifyHead() {
   if (follower_.tip_verified()) return true;
   const uint64_t bad_before = follower_.bad_answers();
-  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_, calls_.get());
+  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_, *calls_);
   latest_ = follower_.tip();
   SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -592,8 +592,18 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
   // honest members witnessed (the empty block included) is invalid (pool_availability.h).
   TESSERA_RETURN_IF_ERROR(
       CheckBody(proposal.pool_hashes, TallyWitnesses(r.witnesses, options_.genesis)));
+  if (checked_height_ != r.h) {
+    checked_bodies_.clear();
+    checked_height_ = r.h;
+  }
+  auto checked = checked_bodies_.find(proposal.pool_hashes);
+  if (checked != checked_bodies_.end() && checked->second.first == proposal.state_root) {
+    bodies_[BlockHash(proposal)] = checked->second.second;
+    return Status::Ok();
+  }
   TESSERA_ASSIGN_OR_RETURN(
       auto executed, ExecuteHedged(r, proposal.pool_hashes, proposal.state_root, milliseconds(0)));
+  checked_bodies_[proposal.pool_hashes] = {executed.second, executed.first};
   bodies_[BlockHash(proposal)] = std::move(executed.first);
   return Status::Ok();
 }

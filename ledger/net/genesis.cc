@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/file.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/state/account.h"
 
@@ -24,21 +25,45 @@ std::string Quote(std::string v) {
 
 }  // namespace
 
-Result<SparseMerkleTree> Genesis::GenesisState() const {
+std::vector<LeafUpdate> Genesis::GenesisUpdates() const {
   std::vector<LeafUpdate> updates;
+  updates.reserve(accounts.size());
   for (const GenesisAccount& a : accounts) {
     updates.push_back({AccountKey(a.key), EncodeAccount({.balance = a.balance, .nonce = 0})});
   }
-  return SparseMerkleTree().Update(std::move(updates));
+  return updates;
+}
+
+Result<SparseMerkleTree> Genesis::GenesisState() const {
+  return SparseMerkleTree().Update(GenesisUpdates());
 }
 
 Result<BlockHeader> Genesis::GenesisHeader() const {
-  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree state, GenesisState());
   BlockHeader h;
   h.height = 0;
   h.seed = Sha256("tessera/genesis" + name);
-  h.state_root = state.root_hash();
+  if (state_root) {
+    h.state_root = *state_root;
+  } else {
+    TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree state, GenesisState());
+    h.state_root = state.root_hash();
+  }
   return h;
+}
+
+Status Genesis::SealStateRoot() {
+  state_root.reset();
+  TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree state, GenesisState());
+  state_root = state.root_hash();
+  return Status::Ok();
+}
+
+Status Genesis::CheckStateRoot(const Hash256& built) const {
+  if (state_root && *state_root != built) {
+    return DataLossError("genesis: the accounts build state root " + ToHex(built) +
+                         ", the file states " + ToHex(*state_root));
+  }
+  return Status::Ok();
 }
 
 const PoliticianInfo* Genesis::Politician(uint32_t id) const {
@@ -103,8 +128,18 @@ Result<Genesis> ParseGenesis(const Config& c) {
     p.address = paddrs[i];
     g.politicians.push_back(std::move(p));
   }
-  TESSERA_ASSIGN_OR_RETURN(std::vector<std::string> akeys, c.GetStringList("accounts.keys"));
-  TESSERA_ASSIGN_OR_RETURN(std::vector<int64_t> balances, c.GetIntList("accounts.balances"));
+  if (c.Has("chain.state_root")) {
+    TESSERA_ASSIGN_OR_RETURN(std::string root, c.GetString("chain.state_root"));
+    TESSERA_ASSIGN_OR_RETURN(g.state_root, ArrayFromHex<32>(root));
+  }
+  // Without a stated root the accounts are the only way to the genesis state.
+  const bool accounts_needed = !g.state_root || c.Has("accounts.keys");
+  std::vector<std::string> akeys;
+  std::vector<int64_t> balances;
+  if (accounts_needed) {
+    TESSERA_ASSIGN_OR_RETURN(akeys, c.GetStringList("accounts.keys"));
+    TESSERA_ASSIGN_OR_RETURN(balances, c.GetIntList("accounts.balances"));
+  }
   if (akeys.size() != balances.size()) {
     return InvalidArgumentError("genesis: accounts.keys and accounts.balances differ in length");
   }
@@ -130,9 +165,31 @@ Result<Genesis> ParseGenesis(const Config& c) {
   return g;
 }
 
-Result<Genesis> LoadGenesis(const std::filesystem::path& path) {
-  TESSERA_ASSIGN_OR_RETURN(Config c, Config::LoadFile(path));
-  auto g = ParseGenesis(c);
+namespace {
+// The text without its [accounts] table (up to the next table header or the end). The
+// account lists are single-line arrays (GenesisToToml), so no line inside them starts a table.
+std::string WithoutAccounts(const std::string& text) {
+  const std::string header = "[accounts]\n";
+  size_t at = text.compare(0, header.size(), header) == 0 ? 0 : text.find("\n" + header);
+  if (at == std::string::npos) return text;
+  if (at > 0) ++at;  // keep the newline before it
+  const size_t next = text.find("\n[", at);
+  return text.substr(0, at) + (next == std::string::npos ? "" : text.substr(next + 1));
+}
+}  // namespace
+
+Result<Genesis> LoadGenesis(const std::filesystem::path& path, GenesisAccounts accounts) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  Result<Config> c = UnavailableError("not parsed");
+  if (accounts == GenesisAccounts::kSkip) {
+    // Only a file that states its root may go without its accounts.
+    c = Config::Parse(WithoutAccounts(text), path.string());
+    if (c.ok() && !c->Has("chain.state_root")) c = UnavailableError("no stated root");
+  }
+  if (!c.ok()) {
+    TESSERA_ASSIGN_OR_RETURN(c, Config::Parse(text, path.string()));
+  }
+  auto g = ParseGenesis(*c);
   if (!g.ok()) return g.status().WithContext(path.string());
   return g;
 }
@@ -154,7 +211,9 @@ std::string GenesisToToml(const Genesis& g) {
     << "registration_delay = " << g.registration_delay << "\n"
     << "safe_sample = " << g.safe_sample << "\n"
     << "max_pool_txs = " << g.max_pool_txs << "\n"
-    << "validation_sample = " << g.validation_sample << "\n\n[politicians]\nkeys = ";
+    << "validation_sample = " << g.validation_sample << "\n";
+  if (g.state_root) o << "state_root = \"" << ToHex(*g.state_root) << "\"\n";
+  o << "\n[politicians]\nkeys = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(ToHex(p.key)); });
   o << "addresses = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(p.address); });

@@ -15,6 +15,7 @@
 //   safe_sample = 5                   # k politicians per citizen read or upload
 //   max_pool_txs = 2000               # transactions a politician freezes per block
 //   validation_sample = 1.0           # fraction of signatures a citizen verifies itself
+//   state_root = "<64 hex>"           # optional: the root the accounts below build
 //   [politicians]
 //   keys = ["<hex>", ...]             # politician i has id i
 //   addresses = ["127.0.0.1:7000", ...]
@@ -26,6 +27,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,12 +67,26 @@ struct Genesis {
   double validation_sample = 1.0;
   std::vector<PoliticianInfo> politicians;
   std::vector<GenesisAccount> accounts;
+  // The genesis state root as the file states it (chain.state_root; SealStateRoot sets it).
+  // A node that never reads the genesis state itself -- a citizen, which re-executes blocks
+  // through multi-proofs -- loads the file without its accounts (GenesisAccounts::kSkip) and
+  // takes the root from here, as it takes the registrar key: with 1M accounts that saved
+  // every citizen two builds of a 1M-leaf tree and the parse of a 77 MB list. A node that
+  // builds the state (a politician, the auditor) checks the accounts against it.
+  std::optional<Hash256> state_root;
   std::vector<AppParams> apps;  // in file order
 
-  // The state tree holding the genesis accounts.
+  // The genesis accounts as leaf updates of an empty state, and the tree holding them (built
+  // from them every call).
+  std::vector<LeafUpdate> GenesisUpdates() const;
   Result<SparseMerkleTree> GenesisState() const;
-  // Block 0: no parent, no proposer, seed_0, the genesis state root.
+  // Block 0: no parent, no proposer, seed_0, the genesis state root: the stated one if set
+  // (no tree is built), else built from the accounts.
   Result<BlockHeader> GenesisHeader() const;
+  // Builds the tree once and states its root (what the writer of a genesis file does).
+  Status SealStateRoot();
+  // DATA_LOSS if a root is stated and `built` (the accounts' root) is another one.
+  Status CheckStateRoot(const Hash256& built) const;
   const PoliticianInfo* Politician(uint32_t id) const;
 };
 
@@ -82,7 +98,11 @@ Result<std::vector<AppParams>> ParseAppParams(const Config& config);
 // chain's identity registrar key) unless its table sets one. INVALID_ARGUMENT for an application
 // this build does not have.
 Result<AppRegistry> LoadApps(const Genesis& genesis);
-Result<Genesis> LoadGenesis(const std::filesystem::path& path);
+// kSkip: the [accounts] table is cut from the text before it is parsed, when the file states
+// its state root (else the accounts are loaded: the root must come from somewhere).
+enum class GenesisAccounts { kLoad, kSkip };
+Result<Genesis> LoadGenesis(const std::filesystem::path& path,
+                            GenesisAccounts accounts = GenesisAccounts::kLoad);
 // The TOML text ParseGenesis reads back to the same value.
 std::string GenesisToToml(const Genesis& genesis);
 

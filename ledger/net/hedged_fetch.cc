@@ -5,7 +5,7 @@ namespace tessera::ledger::net {
 struct PoliticianCalls::Worker {
   std::mutex mu;
   std::condition_variable cv;
-  std::function<void()> job;  // set while busy
+  Job job;  // set while busy
   bool stopping = false;
   std::thread thread;
 
@@ -14,11 +14,14 @@ struct PoliticianCalls::Worker {
     for (;;) {
       cv.wait(lock, [&] { return stopping || job; });
       if (!job) return;  // stopping and idle
-      std::function<void()> run = job;
+      Job run = job;
       lock.unlock();
-      run();  // bounded by the client's deadline
+      std::function<void()> deliver = run();  // bounded by the client's deadline
       lock.lock();
-      job = nullptr;
+      job = nullptr;  // idle before the caller hears the answer
+      lock.unlock();
+      deliver();
+      lock.lock();
     }
   }
 };
@@ -48,7 +51,7 @@ bool PoliticianCalls::Busy(PoliticianClient* p) const {
   return static_cast<bool>(it->second->job);
 }
 
-bool PoliticianCalls::Start(PoliticianClient* p, std::function<void()> job) {
+bool PoliticianCalls::Start(PoliticianClient* p, Job job) {
   auto it = workers_.find(p);
   if (it == workers_.end()) return false;
   Worker& w = *it->second;

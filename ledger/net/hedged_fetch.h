@@ -90,7 +90,10 @@ class PoliticianCalls {
     std::deque<size_t> arrived;
   };
   // Starts `job` on p's worker; false if p is busy or not one of the politicians.
-  bool Start(PoliticianClient* p, std::function<void()> job);
+  // `job` makes the call and returns what delivers its answer; the worker is marked idle
+  // before the delivery runs, so a caller woken by the answer finds p free for its next call.
+  using Job = std::function<std::function<void()>()>;
+  bool Start(PoliticianClient* p, Job job);
   template <typename T>
   bool Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p, Call<T> call);
 
@@ -102,12 +105,14 @@ class PoliticianCalls {
 template <typename T>
 bool PoliticianCalls::Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p,
                              Call<T> call) {
-  return Start(p, [box, i, p, call = std::move(call)] {
-    Result<T> answer = call(*p);
-    std::lock_guard<std::mutex> lock(box->mu);
-    box->answers[i] = std::move(answer);
-    box->arrived.push_back(i);
-    box->cv.notify_all();
+  return Start(p, [box, i, p, call = std::move(call)]() -> std::function<void()> {
+    auto answer = std::make_shared<Result<T>>(call(*p));
+    return [box, i, answer] {
+      std::lock_guard<std::mutex> lock(box->mu);
+      box->answers[i] = std::move(*answer);
+      box->arrived.push_back(i);
+      box->cv.notify_all();
+    };
   });
 }
 

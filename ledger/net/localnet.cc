@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <functional>
 #include <iomanip>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -25,6 +27,11 @@
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
 
+// RunLocalnet, by purpose: the network's files (keys, identities, genesis), starting the
+// politicians and the citizen daemons, the chain watch (the auditor's replay of every block
+// as it commits, and the load's latencies), the run loop (progress and the kill -9 / SIGSTOP
+// faults), and the report (load figures, CPU by role, the audit).
+
 namespace tessera::ledger::net {
 namespace {
 
@@ -38,6 +45,8 @@ double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 KeyPair AccountKeys(uint32_t i) {
   return KeyPair::FromSeed(Sha256("tessera/localnet/account/" + std::to_string(i)));
 }
+
+uint32_t OrDefault(uint32_t v, uint32_t fallback) { return v ? v : fallback; }
 
 struct PoliticianProcess {
   std::unique_ptr<ChildProcess> process;
@@ -53,19 +62,62 @@ struct CitizenProcess {
   bool malicious = false;
 };
 
-uint32_t OrDefault(uint32_t v, uint32_t fallback) { return v ? v : fallback; }
+// ---- The network's files ------------------------------------------------------------------
 
-}  // namespace
-
-Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bin_dir,
-                                   const fs::path& out_dir, std::ostream& progress,
-                                   const std::atomic<bool>* stop) {
-  fs::remove_all(out_dir);
-  fs::create_directories(out_dir / "keys");
-  fs::create_directories(out_dir / "logs");
-
-  // ---- Keys, identities and the genesis file ----
+struct Network {
   Genesis g;
+  bool designed_threshold = false;  // T_cert is ledger-thresholds' choice
+  std::vector<PoliticianProcess> pols;
+  uint32_t bad_pols = 0;
+  uint64_t total_balance = 0;
+  std::vector<KeyPair> account_keys;  // account i's keys (derived once: ~55 s at 1M accounts)
+};
+
+// The politicians' command lines (not started yet) and their genesis entries.
+Status PlanPoliticians(const LocalnetConfig& cfg, const fs::path& out_dir,
+                       const std::function<KeyPair(const std::string&, uint32_t)>& make_key,
+                       Network& net) {
+  net.pols.resize(cfg.politicians);
+  net.bad_pols =
+      static_cast<uint32_t>(std::floor(cfg.malicious_politicians * cfg.politicians + 1e-9));
+  for (uint32_t i = 0; i < cfg.politicians; ++i) {
+    PoliticianProcess& p = net.pols[i];
+    KeyPair k = make_key("politician", i);
+    fs::path key = out_dir / "keys" / ("politician-" + std::to_string(i) + ".key");
+    TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(key, k));
+    TESSERA_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
+    net.g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
+    p.malicious = i < net.bad_pols;
+    p.args = {"--log-level",
+              cfg.log_level,
+              "--genesis",
+              (out_dir / "genesis.toml").string(),
+              "--id",
+              std::to_string(i),
+              "--key",
+              key.string(),
+              "--dir",
+              (out_dir / ("politician-" + std::to_string(i))).string(),
+              "--keep-versions",
+              std::to_string(cfg.keep_versions),
+              "--target-round-s",
+              std::to_string(cfg.target_round_s > 0 ? cfg.target_round_s
+                                                    : cfg.timing.round_timeout_ms / 2000.0),
+              "--backlog-pools",
+              std::to_string(cfg.backlog_pools)};
+    if (p.malicious) {
+      p.args.push_back("--fault");
+      p.args.push_back(cfg.politician_behaviours[i % cfg.politician_behaviours.size()]);
+    }
+    p.log = out_dir / "logs" / ("politician-" + std::to_string(i) + ".log");
+  }
+  return Status::Ok();
+}
+
+// Keys, identities, the politicians' plans and the genesis file under out_dir.
+Result<Network> WriteNetworkFiles(const LocalnetConfig& cfg, const fs::path& out_dir) {
+  Network net;
+  Genesis& g = net.g;
   g.name = "localnet";
   // Fixed keys make the whole committee sequence reproducible (sortition depends only on keys
   // and seeds); a key_seed of 0 draws fresh keys.
@@ -87,6 +139,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   g.cert_threshold =
       OrDefault(cfg.cert_threshold,
                 designed.ok() ? static_cast<uint32_t>(designed->threshold) : 2 * committee / 3 + 1);
+  net.designed_threshold = designed.ok() && g.cert_threshold == designed->threshold;
   g.soft_threshold = OrDefault(cfg.soft_threshold, g.cert_threshold);
   g.witness_threshold = OrDefault(cfg.witness_threshold, committee / 4 + 1);
   g.registration_delay = cfg.registration_delay;
@@ -94,39 +147,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   g.max_pool_txs = cfg.max_pool_txs;
   g.validation_sample = cfg.validation_sample;
   g.apps = cfg.apps;
-  std::vector<PoliticianProcess> pols(cfg.politicians);
-  const uint32_t bad_pols =
-      static_cast<uint32_t>(std::floor(cfg.malicious_politicians * cfg.politicians + 1e-9));
-  for (uint32_t i = 0; i < cfg.politicians; ++i) {
-    KeyPair k = make_key("politician", i);
-    fs::path key = out_dir / "keys" / ("politician-" + std::to_string(i) + ".key");
-    TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(key, k));
-    TESSERA_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
-    g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
-    pols[i].malicious = i < bad_pols;
-    pols[i].args = {"--log-level",
-                    cfg.log_level,
-                    "--genesis",
-                    (out_dir / "genesis.toml").string(),
-                    "--id",
-                    std::to_string(i),
-                    "--key",
-                    key.string(),
-                    "--dir",
-                    (out_dir / ("politician-" + std::to_string(i))).string(),
-                    "--keep-versions",
-                    std::to_string(cfg.keep_versions),
-                    "--target-round-s",
-                    std::to_string(cfg.target_round_s > 0 ? cfg.target_round_s
-                                                          : cfg.timing.round_timeout_ms / 2000.0),
-                    "--backlog-pools",
-                    std::to_string(cfg.backlog_pools)};
-    if (pols[i].malicious) {
-      pols[i].args.push_back("--fault");
-      pols[i].args.push_back(cfg.politician_behaviours[i % cfg.politician_behaviours.size()]);
-    }
-    pols[i].log = out_dir / "logs" / ("politician-" + std::to_string(i) + ".log");
-  }
+  TESSERA_RETURN_IF_ERROR(PlanPoliticians(cfg, out_dir, make_key, net));
   for (uint32_t i = 0; i < cfg.citizens; ++i) {
     bool late = i + cfg.late_citizens >= cfg.citizens;
     TESSERA_RETURN_IF_ERROR(WriteCitizenFiles(out_dir / "keys", i, make_key("citizen", i),
@@ -141,44 +162,50 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     TESSERA_RETURN_IF_ERROR(
         WritePublicKeyFile(prefix.string() + ".pub", AccountKeys(i).public_key()));
   }
-  uint64_t total = 0;
+  net.account_keys.reserve(cfg.accounts);
   for (uint32_t i = 0; i < cfg.accounts; ++i) {
-    g.accounts.push_back({AccountKeys(i).public_key(), cfg.balance});
-    total += cfg.balance;
+    net.account_keys.push_back(AccountKeys(i));
+    g.accounts.push_back({net.account_keys.back().public_key(), cfg.balance});
+    net.total_balance += cfg.balance;
   }
+  // The root goes into the file: citizens then load it without the accounts (genesis.h).
+  TESSERA_RETURN_IF_ERROR(g.SealStateRoot());
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "genesis.toml", GenesisToToml(g)));
   TESSERA_RETURN_IF_ERROR(WriteSecretKeyFile(out_dir / "keys" / "registrar.key", registrar));
+  return net;
+}
 
-  LocalnetReport report;
-  report.malicious_politicians = bad_pols;
-  report.honest_politicians = cfg.politicians - bad_pols;
-  int follow = -1;  // an honest politician that is never killed: the auditor's source
+// An honest politician that is never killed nor stopped: the auditor's source.
+Result<int> AuditSource(const LocalnetConfig& cfg, const std::vector<PoliticianProcess>& pols) {
   for (int i = static_cast<int>(cfg.politicians) - 1; i >= 0; --i) {
-    if (!pols[i].malicious && i != cfg.kill_politician && i != cfg.stop_politician) {
-      follow = i;
-      break;
-    }
+    if (!pols[i].malicious && i != cfg.kill_politician && i != cfg.stop_politician) return i;
   }
-  if (follow < 0) return InvalidArgumentError("need one honest politician that is not killed");
+  return InvalidArgumentError("need one honest politician that is not killed");
+}
 
-  // ---- Start politicians, wait until they answer ----
-  progress << "starting " << cfg.politicians << " politicians (" << bad_pols << " malicious) and "
-           << cfg.citizens << " citizens, committee " << committee << ", T_cert "
-           << g.cert_threshold << ", T_w " << g.witness_threshold << "\n";
-  {
-    const agreement::CommitteeChoice risk = ThresholdRisk(g);
-    progress << "BA* threshold T = " << g.cert_threshold << " ("
-             << (designed.ok() && g.cert_threshold == designed->threshold
-                     ? "ledger-thresholds' choice"
-                     : "2/3 rule or configured; no T meets 1e-9 here")
-             << "): per block at f = 0.25, fork " << std::defaultfloat << risk.fork_per_block
-             << ", stall " << risk.stall_per_block << "\n";
-  }
+// ---- Starting the processes ----------------------------------------------------------------
+
+void PrintNetwork(const LocalnetConfig& cfg, const Network& net, std::ostream& progress) {
+  const Genesis& g = net.g;
+  progress << "starting " << cfg.politicians << " politicians (" << net.bad_pols
+           << " malicious) and " << cfg.citizens << " citizens, committee "
+           << g.sortition.committee_size << ", T_cert " << g.cert_threshold << ", T_w "
+           << g.witness_threshold << "\n";
+  const agreement::CommitteeChoice risk = ThresholdRisk(g);
+  progress << "BA* threshold T = " << g.cert_threshold << " ("
+           << (net.designed_threshold ? "ledger-thresholds' choice"
+                                      : "2/3 rule or configured; no T meets 1e-9 here")
+           << "): per block at f = 0.25, fork " << std::defaultfloat << risk.fork_per_block
+           << ", stall " << risk.stall_per_block << "\n";
+}
+
+// Starts every politician and waits until each answers GetStatus.
+Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Network& net) {
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
-    pols[i].process = std::make_unique<ChildProcess>();
-    TESSERA_RETURN_IF_ERROR(
-        pols[i].process->Start(bin_dir / "ledger-politician", pols[i].args, pols[i].log));
-    pols[i].client = std::make_unique<PoliticianClient>(g.politicians[i].address, 3000);
+    PoliticianProcess& p = net.pols[i];
+    p.process = std::make_unique<ChildProcess>();
+    TESSERA_RETURN_IF_ERROR(p.process->Start(bin_dir / "ledger-politician", p.args, p.log));
+    p.client = std::make_unique<PoliticianClient>(net.g.politicians[i].address, 3000);
   }
   // A politician parses the genesis file and builds and stores the genesis tree before it
   // answers: five politicians with 1M accounts took ~3.8 min on the shared 2-core box at load
@@ -186,182 +213,246 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   auto deadline = Clock::now() + std::chrono::seconds(30) +
                   std::chrono::microseconds(500) * static_cast<int64_t>(cfg.accounts);
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
-    while (!pols[i].client->GetStatus().ok()) {
-      if (!pols[i].process->running()) {
+    PoliticianProcess& p = net.pols[i];
+    while (!p.client->GetStatus().ok()) {
+      if (!p.process->running()) {
         return UnavailableError("politician " + std::to_string(i) + " exited; see " +
-                                pols[i].log.string());
+                                p.log.string());
       }
       if (Clock::now() > deadline) return DeadlineExceededError("politicians did not start");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
+  return Status::Ok();
+}
 
-  // ---- Start citizen daemons: the malicious citizens first, in their own processes ----
-  const uint32_t bad_citizens =
-      static_cast<uint32_t>(std::floor(cfg.malicious_citizens * cfg.citizens + 1e-9));
-  report.malicious_citizens = bad_citizens;
-  report.honest_citizens = cfg.citizens - bad_citizens;
+Result<CitizenProcess> StartCitizenDaemon(const LocalnetConfig& cfg, const fs::path& bin_dir,
+                                          const fs::path& out_dir, uint32_t first, uint32_t count,
+                                          const std::string& fault) {
+  CitizenProcess d;
+  d.malicious = fault != "none";
+  std::string name = "citizens-" + std::to_string(first);
+  d.stats = out_dir / (name + ".json");
+  d.process = std::make_unique<ChildProcess>();
+  std::vector<std::string> args = {"--log-level",
+                                   cfg.log_level,
+                                   "--genesis",
+                                   (out_dir / "genesis.toml").string(),
+                                   "--keys",
+                                   (out_dir / "keys").string(),
+                                   "--first",
+                                   std::to_string(first),
+                                   "--count",
+                                   std::to_string(count),
+                                   "--fault",
+                                   fault,
+                                   "--stats",
+                                   d.stats.string(),
+                                   "--poll-ms",
+                                   std::to_string(cfg.timing.poll_ms),
+                                   "--witness-ms",
+                                   std::to_string(cfg.timing.witness_ms),
+                                   "--proposal-ms",
+                                   std::to_string(cfg.timing.proposal_ms),
+                                   "--round-timeout-ms",
+                                   std::to_string(cfg.timing.round_timeout_ms),
+                                   "--follow-wait-ms",
+                                   std::to_string(cfg.timing.follow.wait_ms),
+                                   "--certify-every",
+                                   std::to_string(cfg.timing.follow.certify_every)};
+  if (cfg.timing.split_proposals) args.push_back("--split-proposals");
+  if (!cfg.timing.recovery) args.push_back("--no-recovery");
+  TESSERA_RETURN_IF_ERROR(
+      d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
+  return d;
+}
+
+// The malicious citizens first, one per process; the honest ones citizens_per_process each.
+Result<std::vector<CitizenProcess>> StartCitizens(const LocalnetConfig& cfg,
+                                                  const fs::path& bin_dir, const fs::path& out_dir,
+                                                  uint32_t bad_citizens) {
   std::vector<CitizenProcess> daemons;
-  auto spawn_citizens = [&](uint32_t first, uint32_t count, const std::string& fault) -> Status {
-    CitizenProcess d;
-    d.malicious = fault != "none";
-    std::string name = "citizens-" + std::to_string(first);
-    d.stats = out_dir / (name + ".json");
-    d.process = std::make_unique<ChildProcess>();
-    std::vector<std::string> args = {"--log-level",
-                                     cfg.log_level,
-                                     "--genesis",
-                                     (out_dir / "genesis.toml").string(),
-                                     "--keys",
-                                     (out_dir / "keys").string(),
-                                     "--first",
-                                     std::to_string(first),
-                                     "--count",
-                                     std::to_string(count),
-                                     "--fault",
-                                     fault,
-                                     "--stats",
-                                     d.stats.string(),
-                                     "--poll-ms",
-                                     std::to_string(cfg.timing.poll_ms),
-                                     "--witness-ms",
-                                     std::to_string(cfg.timing.witness_ms),
-                                     "--proposal-ms",
-                                     std::to_string(cfg.timing.proposal_ms),
-                                     "--round-timeout-ms",
-                                     std::to_string(cfg.timing.round_timeout_ms),
-                                     "--follow-wait-ms",
-                                     std::to_string(cfg.timing.follow.wait_ms),
-                                     "--certify-every",
-                                     std::to_string(cfg.timing.follow.certify_every)};
-    if (cfg.timing.split_proposals) args.push_back("--split-proposals");
-    if (!cfg.timing.recovery) args.push_back("--no-recovery");
-    TESSERA_RETURN_IF_ERROR(
-        d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
-    daemons.push_back(std::move(d));
-    return Status::Ok();
-  };
   for (uint32_t i = 0; i < bad_citizens; ++i) {
-    TESSERA_RETURN_IF_ERROR(
-        spawn_citizens(i, 1, cfg.citizen_behaviours[i % cfg.citizen_behaviours.size()]));
+    TESSERA_ASSIGN_OR_RETURN(
+        CitizenProcess d,
+        StartCitizenDaemon(cfg, bin_dir, out_dir, i, 1,
+                           cfg.citizen_behaviours[i % cfg.citizen_behaviours.size()]));
+    daemons.push_back(std::move(d));
   }
   for (uint32_t i = bad_citizens; i < cfg.citizens; i += cfg.citizens_per_process) {
-    TESSERA_RETURN_IF_ERROR(
-        spawn_citizens(i, std::min(cfg.citizens_per_process, cfg.citizens - i), "none"));
+    TESSERA_ASSIGN_OR_RETURN(
+        CitizenProcess d,
+        StartCitizenDaemon(cfg, bin_dir, out_dir, i,
+                           std::min(cfg.citizens_per_process, cfg.citizens - i), "none"));
+    daemons.push_back(std::move(d));
   }
+  return daemons;
+}
 
-  // ---- Load generator and follower ----
-  std::mutex mu;  // guards replay, latencies, block_times (the follower thread writes them)
-  std::vector<double> latencies;
-  std::vector<Clock::time_point> block_times;
-  std::vector<size_t> block_load_txs;  // per block: the load generator's transfers in it
-  ChainReplay replay(g);
-  std::atomic<bool> stop_follow{false};
-  std::atomic<uint64_t> invalid{0};
-  std::vector<KeyPair> account_keys;
-  for (uint32_t i = 0; i < cfg.accounts; ++i) account_keys.push_back(AccountKeys(i));
-  std::vector<uint32_t> senders;
-  for (uint32_t i = cfg.accounts >= 2 * kWalletAccounts ? kWalletAccounts : 0; i < cfg.accounts;
-       ++i) {
-    senders.push_back(i);
-  }
+// ---- Load ---------------------------------------------------------------------------------
+
+// Where the load generator sends transfers: not to the politician that will be SIGSTOP'd, nor
+// to unresponsive ones: it submits to one politician after another with a 3 s deadline, and a
+// client stuck on a stopped politician would measure the client, not the chain.
+std::vector<std::string> LoadAddresses(const LocalnetConfig& cfg, const Network& net) {
   std::vector<std::string> addresses;
-  for (const PoliticianInfo& p : g.politicians) {
-    // Transactions are not sent to the politician that will be SIGSTOP'd, nor to
-    // unresponsive ones: the load generator submits to one politician after another with a
-    // 3 s deadline, and a client stuck on a stopped politician would measure the client, not
-    // the chain.
+  for (const PoliticianInfo& p : net.g.politicians) {
     const bool unresponsive =
-        pols[p.id].malicious &&
+        net.pols[p.id].malicious &&
         cfg.politician_behaviours[p.id % cfg.politician_behaviours.size()] == "unresponsive";
     if (static_cast<int>(p.id) != cfg.stop_politician && !unresponsive) {
       addresses.push_back(p.address);
     }
   }
-  LoadGenerator load({.rate = cfg.rate,
-                      .threads = cfg.load_threads,
-                      .fanout = cfg.fanout,
-                      .double_spend_fraction = cfg.double_spend_fraction},
-                     addresses, account_keys, senders);
-  auto start = Clock::now();
-  load.Start();
-  bool killed = false, stopped = false;
-  std::optional<Clock::time_point> restart_at;
-  auto follow_once = [&]() {
-    auto status = pols[follow].client->GetStatus();
+  return addresses;
+}
+
+// The senders: every account but the wallets' (when there are enough others).
+std::vector<uint32_t> LoadSenders(const LocalnetConfig& cfg) {
+  std::vector<uint32_t> senders;
+  for (uint32_t i = cfg.accounts >= 2 * kWalletAccounts ? kWalletAccounts : 0; i < cfg.accounts;
+       ++i) {
+    senders.push_back(i);
+  }
+  return senders;
+}
+
+// ---- The chain watch: the auditor's replay as blocks commit --------------------------------
+
+class ChainWatch {
+ public:
+  // Builds the replay's genesis state (a 1M-leaf tree at 1M accounts: before the load starts,
+  // so that it does not delay the first blocks' arrival times).
+  ChainWatch(const Genesis& g, PoliticianClient& source, LoadGenerator& load,
+             std::ostream& progress)
+      : replay_(g), source_(source), load_(load), progress_(progress) {}
+
+  // Replays the source's blocks beyond the replay's height; each block's latencies go to
+  // the load's figures.
+  void FollowOnce() {
+    auto status = source_.GetStatus();
     if (!status.ok()) return;
-    while (replay.height() < status->height()) {
-      auto block = pols[follow].client->GetBlock(replay.height() + 1);
+    while (replay_.height() < status->height()) {
+      auto block = source_.GetBlock(replay_.height() + 1);
       if (!block.ok()) return;
-      std::lock_guard<std::mutex> lock(mu);
-      auto applied = replay.Apply(*block);
+      std::lock_guard<std::mutex> lock(mu_);
+      auto applied = replay_.Apply(*block);
       if (!applied.ok()) {
-        ++invalid;
-        progress << "audit: block " << replay.height() + 1
-                 << " INVALID: " << applied.status().ToString() << "\n";
+        ++invalid_;
+        progress_ << "audit: block " << replay_.height() + 1
+                  << " INVALID: " << applied.status().ToString() << "\n";
         return;
       }
       auto now = Clock::now();
-      block_times.push_back(now);
+      block_times_.push_back(now);
       auto nonce_of = [&](const PublicKey& key) -> uint64_t {
-        auto leaf = replay.tree().Get(AccountKey(key));
+        auto leaf = replay_.tree().Get(AccountKey(key));
         return leaf ? DecodeAccount(*leaf)->nonce : 0;
       };
-      const std::vector<double> block_latencies = load.OnBlock(*applied, nonce_of, now);
-      latencies.insert(latencies.end(), block_latencies.begin(), block_latencies.end());
-      block_load_txs.push_back(block_latencies.size());
-      progress << "[" << std::fixed << std::setprecision(1) << Seconds(now - start) << "s] block "
-               << replay.height() << ": " << applied->size() << " transfers\n";
+      const std::vector<double> block_latencies = load_.OnBlock(*applied, nonce_of, now);
+      latencies_.insert(latencies_.end(), block_latencies.begin(), block_latencies.end());
+      block_load_txs_.push_back(block_latencies.size());
+      progress_ << "[" << std::fixed << std::setprecision(1) << Seconds(now - start_) << "s] block "
+                << replay_.height() << ": " << applied->size() << " transfers\n";
     }
-  };
-  std::thread follower([&] {
-    while (!stop_follow.load()) {
-      follow_once();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-  });
+  }
+  // FollowOnce every 100 ms on a thread, until StopThread; progress times count from `start`.
+  void StartThread(Clock::time_point start) {
+    start_ = start;
+    thread_ = std::thread([this] {
+      while (!stop_.load()) {
+        FollowOnce();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  void StopThread() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+  }
+  ~ChainWatch() { StopThread(); }
 
-  // ---- Main loop: progress, the kill -9 fault, stop condition ----
+  // Height and committed transfers so far (thread-safe).
+  std::pair<uint64_t, size_t> Progress() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {replay_.height(), latencies_.size()};
+  }
+  // After StopThread only.
+  const ChainReplay& replay() const { return replay_; }
+  std::vector<double>& latencies() { return latencies_; }
+  const std::vector<Clock::time_point>& block_times() const { return block_times_; }
+  const std::vector<size_t>& block_load_txs() const { return block_load_txs_; }
+  uint64_t invalid() const { return invalid_.load(); }
+
+ private:
+  std::mutex mu_;  // guards the replay and the figures below (the thread writes them)
+  ChainReplay replay_;
+  std::vector<double> latencies_;
+  std::vector<Clock::time_point> block_times_;
+  std::vector<size_t> block_load_txs_;  // per block: the load generator's transfers in it
+  std::atomic<uint64_t> invalid_{0};
+  PoliticianClient& source_;
+  LoadGenerator& load_;
+  Clock::time_point start_;
+  std::ostream& progress_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+// ---- The run loop: progress, the kill -9 and SIGSTOP faults, stop condition ----------------
+
+struct FaultState {
+  bool killed = false, stopped = false;
+  std::optional<Clock::time_point> restart_at;
+};
+
+// One pass of the faults at the chain's `height`: kill -9, SIGSTOP, restart after kill.
+Status ApplyFaults(const LocalnetConfig& cfg, const fs::path& bin_dir, uint64_t height,
+                   std::vector<PoliticianProcess>& pols, FaultState& f, LocalnetReport& report,
+                   std::ostream& progress) {
+  if (cfg.kill_politician >= 0 && !f.killed && height >= cfg.kill_at_block) {
+    pols[cfg.kill_politician].process->Kill9();
+    f.killed = true;
+    report.restarted = true;
+    f.restart_at = Clock::now() + std::chrono::milliseconds(cfg.restart_after_ms);
+    progress << "kill -9 politician " << cfg.kill_politician << " at block " << height << "\n";
+  }
+  if (cfg.stop_politician >= 0 && !f.stopped && height >= cfg.stop_at_block) {
+    ::kill(pols[cfg.stop_politician].process->pid(), SIGSTOP);
+    f.stopped = true;
+    progress << "SIGSTOP politician " << cfg.stop_politician << " at block " << height << "\n";
+  }
+  if (f.restart_at && Clock::now() >= *f.restart_at) {
+    PoliticianProcess& p = pols[cfg.kill_politician];
+    p.process = std::make_unique<ChildProcess>();
+    TESSERA_RETURN_IF_ERROR(p.process->Start(bin_dir / "ledger-politician", p.args, p.log));
+    f.restart_at.reset();
+    progress << "restarted politician " << cfg.kill_politician << "\n";
+  }
+  for (uint32_t i = 0; i < cfg.politicians; ++i) {
+    if (!f.restart_at && !pols[i].process->running() && (int)i != cfg.kill_politician) {
+      return UnavailableError("politician " + std::to_string(i) + " died; see " +
+                              pols[i].log.string());
+    }
+  }
+  return Status::Ok();
+}
+
+// Runs the load for the configured time (or blocks), printing progress every second; returns
+// the seconds of load. SIGCONTs a stopped politician at the end.
+Result<double> RunLoad(const LocalnetConfig& cfg, const fs::path& bin_dir, Clock::time_point start,
+                       std::vector<PoliticianProcess>& pols, LoadGenerator& load, ChainWatch& watch,
+                       LocalnetReport& report, std::ostream& progress,
+                       const std::atomic<bool>* stop) {
+  FaultState faults;
   auto last_print = Clock::now();
   uint64_t last_blocks = 0;
   auto run_until = start + std::chrono::milliseconds(static_cast<int64_t>(cfg.duration_s * 1000));
   Status failure;
-  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "ready", "started\n"));
   while (Clock::now() < run_until && !(stop != nullptr && stop->load())) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    uint64_t height;
-    size_t committed;
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      height = replay.height();
-      committed = latencies.size();
-    }
-    if (cfg.kill_politician >= 0 && !killed && height >= cfg.kill_at_block) {
-      pols[cfg.kill_politician].process->Kill9();
-      killed = true;
-      report.restarted = true;
-      restart_at = Clock::now() + std::chrono::milliseconds(cfg.restart_after_ms);
-      progress << "kill -9 politician " << cfg.kill_politician << " at block " << height << "\n";
-    }
-    if (cfg.stop_politician >= 0 && !stopped && height >= cfg.stop_at_block) {
-      ::kill(pols[cfg.stop_politician].process->pid(), SIGSTOP);
-      stopped = true;
-      progress << "SIGSTOP politician " << cfg.stop_politician << " at block " << height << "\n";
-    }
-    if (restart_at && Clock::now() >= *restart_at) {
-      PoliticianProcess& p = pols[cfg.kill_politician];
-      p.process = std::make_unique<ChildProcess>();
-      failure = p.process->Start(bin_dir / "ledger-politician", p.args, p.log);
-      if (!failure.ok()) break;
-      restart_at.reset();
-      progress << "restarted politician " << cfg.kill_politician << "\n";
-    }
-    for (uint32_t i = 0; i < cfg.politicians; ++i) {
-      if (!restart_at && !pols[i].process->running() && (int)i != cfg.kill_politician) {
-        failure = UnavailableError("politician " + std::to_string(i) + " died; see " +
-                                   pols[i].log.string());
-      }
-    }
+    const auto [height, committed] = watch.Progress();
+    failure = ApplyFaults(cfg, bin_dir, height, pols, faults, report, progress);
     if (!failure.ok()) break;
     if (Clock::now() - last_print >= std::chrono::seconds(1)) {
       double t = Seconds(Clock::now() - start);
@@ -378,22 +469,25 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     if (cfg.blocks > 0 && height >= cfg.blocks) break;
   }
   const double load_seconds = Seconds(Clock::now() - start);
-  if (stopped) ::kill(pols[cfg.stop_politician].process->pid(), SIGCONT);
-  load.Stop();
-  LocalnetReport by_role;  // CPU by role, read while every process is still running
-  for (const PoliticianProcess& p : pols)
-    by_role.cpu_s_politicians += ProcessCpuSeconds(p.process->pid());
-  for (const CitizenProcess& d : daemons)
-    by_role.cpu_s_citizens += ProcessCpuSeconds(d.process->pid());
-  by_role.cpu_s_launcher = ProcessCpuSeconds(::getpid());
-  for (CitizenProcess& d : daemons) d.process->Stop();
-  stop_follow = true;
-  follower.join();
+  if (faults.stopped) ::kill(pols[cfg.stop_politician].process->pid(), SIGCONT);
   TESSERA_RETURN_IF_ERROR(failure);
+  return load_seconds;
+}
 
-  // ---- Audit (every other thread has stopped) ----
-  // Catch up with the blocks certified by the last cert votes, and with every honest
-  // citizen's head.
+// ---- The report ----------------------------------------------------------------------------
+
+// CPU by role, read while every process is still running.
+void AddCpuByRole(const std::vector<PoliticianProcess>& pols,
+                  const std::vector<CitizenProcess>& daemons, LocalnetReport& report) {
+  for (const PoliticianProcess& p : pols)
+    report.cpu_s_politicians += ProcessCpuSeconds(p.process->pid());
+  for (const CitizenProcess& d : daemons)
+    report.cpu_s_citizens += ProcessCpuSeconds(d.process->pid());
+  report.cpu_s_launcher = ProcessCpuSeconds(::getpid());
+}
+
+// The highest head among the honest citizens' stats files.
+uint64_t CitizensMaxHeight(const std::vector<CitizenProcess>& daemons) {
   uint64_t citizen_max = 0;
   for (const CitizenProcess& d : daemons) {
     auto text = ReadFile(d.stats);
@@ -403,14 +497,15 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       citizen_max = std::max(citizen_max, c["height"].get<uint64_t>());
     }
   }
-  for (int tries = 0; tries < 100; ++tries) {
-    follow_once();
-    if (replay.height() >= citizen_max) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  const uint64_t H = replay.height();
-  report.blocks = H;
-  report.invalid_blocks = invalid.load();
+  return citizen_max;
+}
+
+// Offered/submitted/committed counts, latencies, throughput, intervals, CPU per transfer.
+void AddLoadFigures(const LoadGenerator& load, double load_seconds, ChainWatch& watch,
+                    LocalnetReport& report) {
+  const ChainReplay& replay = watch.replay();
+  report.blocks = replay.height();
+  report.invalid_blocks = watch.invalid();
   const LoadCounts counts = load.counts();
   report.offered_txs = counts.offered;
   report.submitted_txs = counts.submitted;
@@ -420,6 +515,8 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.rejected_submissions = counts.rejected;
   report.offered_tx_per_s = counts.offered / std::max(load_seconds, 1e-9);
   report.submitted_tx_per_s = counts.submitted / std::max(load_seconds, 1e-9);
+  std::vector<double>& latencies = watch.latencies();
+  const std::vector<Clock::time_point>& block_times = watch.block_times();
   report.committed_txs = latencies.size();
   report.double_spend_attempts = counts.double_spend_attempts;
   const std::optional<Clock::time_point> first_submit = load.first_submit();
@@ -438,56 +535,115 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     report.seconds = Seconds(block_times.back() - *first_submit);
     report.tx_per_s = report.committed_txs / std::max(report.seconds, 1e-9);
   }
-  {
-    report.cpu_s_politicians = by_role.cpu_s_politicians;
-    report.cpu_s_citizens = by_role.cpu_s_citizens;
-    report.cpu_s_launcher = by_role.cpu_s_launcher;
-    const double txs = std::max<double>(report.committed_txs, 1);
-    report.cpu_ms_per_tx_politicians = by_role.cpu_s_politicians * 1000 / txs;
-    report.cpu_ms_per_tx_citizens = by_role.cpu_s_citizens * 1000 / txs;
-    report.cpu_ms_per_tx_launcher = by_role.cpu_s_launcher * 1000 / txs;
-  }
+  const double txs = std::max<double>(report.committed_txs, 1);
+  report.cpu_ms_per_tx_politicians = report.cpu_s_politicians * 1000 / txs;
+  report.cpu_ms_per_tx_citizens = report.cpu_s_citizens * 1000 / txs;
+  report.cpu_ms_per_tx_launcher = report.cpu_s_launcher * 1000 / txs;
   if (block_times.size() >= 2) {
     report.block_interval_s =
         Seconds(block_times.back() - block_times.front()) / (block_times.size() - 1);
     // Steady state: the blocks after the first over the time they took (the first block's
     // round starts with the chain, before the load has built up).
+    const std::vector<size_t>& per_block = watch.block_load_txs();
     size_t after_first = 0;
-    for (size_t i = 1; i < block_load_txs.size(); ++i) after_first += block_load_txs[i];
+    for (size_t i = 1; i < per_block.size(); ++i) after_first += per_block[i];
     report.steady_tx_per_s =
         after_first / std::max(Seconds(block_times.back() - block_times.front()), 1e-9);
   }
-  report.txs_per_block = H ? static_cast<double>(report.committed_txs) / H : 0;
+  report.txs_per_block =
+      report.blocks ? static_cast<double>(report.committed_txs) / report.blocks : 0;
+}
 
+bool BalancesConserved(const ChainReplay& replay, uint64_t total) {
   uint64_t sum = 0;
-  bool accounts_decode = true;
   for (const Hash256& key : replay.accounts()) {
     auto leaf = replay.tree().Get(key);
     auto a = leaf ? DecodeAccount(*leaf) : Result<Account>(NotFoundError("missing account"));
-    accounts_decode &= a.ok();
-    if (a.ok()) sum += a->balance;
+    if (!a.ok()) return false;
+    sum += a->balance;
   }
-  report.balances_conserved = accounts_decode && sum == total;
+  return sum == total;
+}
 
-  // Every honest politician (the restarted one included) must reach H with the same blocks and
-  // serve proofs that verify against the certified root and match the replay.
+// Every honest politician (the restarted one included) must reach the replay's height with
+// the same blocks and serve proofs that verify against the certified root and match the
+// replay; honest citizens' heads must be on the audited chain.
+Status Audit(const LocalnetConfig& cfg, const Network& net,
+             const std::vector<CitizenProcess>& daemons, const ChainReplay& replay,
+             const std::vector<KeyPair>& account_keys, LocalnetReport& report,
+             std::ostream& progress) {
+  report.balances_conserved = BalancesConserved(replay, net.total_balance);
   std::vector<Hash256> probe;
   for (uint32_t i = 0; i < std::min<uint32_t>(cfg.accounts, 32); ++i) {
     probe.push_back(AccountKey(account_keys[i].public_key()));
   }
   std::vector<AuditedPolitician> audited;
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
-    if (pols[i].malicious) continue;
-    audited.push_back({i, pols[i].client.get(), static_cast<int>(i) == cfg.kill_politician});
+    if (net.pols[i].malicious) continue;
+    audited.push_back({i, net.pols[i].client.get(), static_cast<int>(i) == cfg.kill_politician});
   }
   AuditPoliticians(audited, replay, probe, &report, progress);
-  // Honest citizens: their heads must be on the audited chain; their costs per committee block.
   std::vector<CitizenStatsFile> stats;
   for (const CitizenProcess& d : daemons) stats.push_back({d.stats, d.malicious});
   std::vector<bool> malicious_politicians;
-  for (const auto& p : pols) malicious_politicians.push_back(p.malicious);
-  TESSERA_RETURN_IF_ERROR(AddCitizenStats(stats, replay, malicious_politicians, &report));
-  for (PoliticianProcess& p : pols) p.process->Stop();
+  for (const auto& p : net.pols) malicious_politicians.push_back(p.malicious);
+  return AddCitizenStats(stats, replay, malicious_politicians, &report);
+}
+
+}  // namespace
+
+Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bin_dir,
+                                   const fs::path& out_dir, std::ostream& progress,
+                                   const std::atomic<bool>* stop) {
+  fs::remove_all(out_dir);
+  fs::create_directories(out_dir / "keys");
+  fs::create_directories(out_dir / "logs");
+  TESSERA_ASSIGN_OR_RETURN(Network net, WriteNetworkFiles(cfg, out_dir));
+  LocalnetReport report;
+  report.malicious_politicians = net.bad_pols;
+  report.honest_politicians = cfg.politicians - net.bad_pols;
+  TESSERA_ASSIGN_OR_RETURN(const int source, AuditSource(cfg, net.pols));
+
+  PrintNetwork(cfg, net, progress);
+  TESSERA_RETURN_IF_ERROR(StartPoliticians(cfg, bin_dir, net));
+  const uint32_t bad_citizens =
+      static_cast<uint32_t>(std::floor(cfg.malicious_citizens * cfg.citizens + 1e-9));
+  report.malicious_citizens = bad_citizens;
+  report.honest_citizens = cfg.citizens - bad_citizens;
+  TESSERA_ASSIGN_OR_RETURN(std::vector<CitizenProcess> daemons,
+                           StartCitizens(cfg, bin_dir, out_dir, bad_citizens));
+
+  const std::vector<KeyPair>& account_keys = net.account_keys;
+  LoadGenerator load({.rate = cfg.rate,
+                      .threads = cfg.load_threads,
+                      .fanout = cfg.fanout,
+                      .double_spend_fraction = cfg.double_spend_fraction},
+                     LoadAddresses(cfg, net), account_keys, LoadSenders(cfg));
+  ChainWatch watch(net.g, *net.pols[source].client, load, progress);
+  const auto start = Clock::now();
+  load.Start();
+  watch.StartThread(start);
+  TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "ready", "started\n"));
+  Result<double> load_seconds =
+      RunLoad(cfg, bin_dir, start, net.pols, load, watch, report, progress, stop);
+  load.Stop();
+  AddCpuByRole(net.pols, daemons, report);
+  for (CitizenProcess& d : daemons) d.process->Stop();
+  watch.StopThread();
+  TESSERA_RETURN_IF_ERROR(load_seconds.status());
+
+  // ---- Audit (every other thread has stopped) ----
+  // Catch up with the blocks certified by the last cert votes, and with every honest
+  // citizen's head.
+  const uint64_t citizen_max = CitizensMaxHeight(daemons);
+  for (int tries = 0; tries < 100; ++tries) {
+    watch.FollowOnce();
+    if (watch.replay().height() >= citizen_max) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  AddLoadFigures(load, *load_seconds, watch, report);
+  TESSERA_RETURN_IF_ERROR(Audit(cfg, net, daemons, watch.replay(), account_keys, report, progress));
+  for (PoliticianProcess& p : net.pols) p.process->Stop();
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "report.json", report.ToJson() + "\n"));
   return report;
 }

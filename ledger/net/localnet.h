@@ -147,6 +147,11 @@ struct LocalnetReport {
   // Sampled validation, summed over honest citizens: transactions re-executed, and how many
   // of their signatures the citizens verified themselves.
   uint64_t txs_validated = 0, signatures_checked = 0;
+  // Curve work of the honest citizen daemons (processes, all their citizens): Ed25519 and VRF
+  // verifications computed, VRF proofs made; with the per-op costs of ledger_bench they split
+  // cpu_s_citizens by component (docs/ledger-engine.md, committee 64).
+  uint64_t citizen_ed25519_verifications = 0, citizen_vrf_verifications = 0;
+  uint64_t citizen_vrf_proofs = 0;
   uint64_t app_txs_applied = 0;        // application transactions in the audited chain
   uint64_t late_first_signed = 0;      // first block signed by a late-registered citizen
   uint64_t late_signed_too_early = 0;  // signatures of late citizens before eligibility

@@ -77,6 +77,12 @@ Status AddCitizenStats(const std::vector<CitizenStatsFile>& files, const ChainRe
     }
     nlohmann::json doc = nlohmann::json::parse(*text, nullptr, false);
     if (doc.is_discarded()) return DataLossError("bad stats file " + d.path.string());
+    if (!d.malicious && doc.contains("process")) {
+      const auto& proc = doc["process"];
+      report->citizen_ed25519_verifications += proc.value("ed25519_verifications", uint64_t{0});
+      report->citizen_vrf_verifications += proc.value("vrf_verifications", uint64_t{0});
+      report->citizen_vrf_proofs += proc.value("vrf_proofs", uint64_t{0});
+    }
     for (const auto& c : doc["citizens"]) {
       report->rejected_proposals += c["rejected_proposals"].get<uint64_t>();
       report->bad_politician_answers += c["bad_politician_answers"].get<uint64_t>();
