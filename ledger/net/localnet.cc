@@ -20,6 +20,7 @@
 #include "ledger/net/load_generator.h"
 #include "ledger/net/localnet_audit.h"
 #include "ledger/net/process.h"
+#include "ledger/net/registration.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
@@ -77,13 +78,14 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   KeyPair registrar = make_key("registrar", 0);
   g.registrar = registrar.public_key();
   const uint32_t committee = OrDefault(cfg.committee_size, cfg.citizens);
-  g.sortition.population = cfg.citizens;
+  // Late citizens are registered on the chain (registration.h), not at genesis.
+  g.sortition.population = cfg.citizens - cfg.late_citizens;
   g.sortition.committee_size = committee;
   g.sortition.proposers = std::min(cfg.proposers, committee);
   g.sortition.seed_lookback = 1;
   // The threshold `ledger-thresholds` chooses for this committee (f = 0.25, 1e-9 per block);
   // small random committees cannot meet that budget, and fall back to the 2/3 rule.
-  auto designed = DesignThreshold(cfg.citizens, committee);
+  auto designed = DesignThreshold(g.sortition.population, committee);
   g.cert_threshold =
       OrDefault(cfg.cert_threshold,
                 designed.ok() ? static_cast<uint32_t>(designed->threshold) : 2 * committee / 3 + 1);
@@ -194,6 +196,13 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       if (Clock::now() > deadline) return DeadlineExceededError("politicians did not start");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+  }
+
+  // The registrar posts the late citizens' registrations for block register_at.
+  for (uint32_t i = cfg.citizens - cfg.late_citizens; i < cfg.citizens; ++i) {
+    Identity id{.citizen = make_key("citizen", i).public_key(), .registered_at = cfg.register_at};
+    SignIdentity(id, registrar);
+    for (PoliticianProcess& p : pols) TESSERA_RETURN_IF_ERROR(PostRegistration(*p.client, id));
   }
 
   // ---- Start citizen daemons: the malicious citizens first, in their own processes ----
@@ -427,6 +436,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   report.late_first_signed = replay.late_first();
   report.app_txs_applied = replay.app_applied();
   report.late_signed_too_early = replay.late_too_early();
+  report.registered_on_chain = replay.registered_on_chain();
+  report.last_block_population = replay.last_population();
+  report.last_block_cert_threshold = replay.last_cert_threshold();
   report.recovered_blocks = replay.recovered_blocks();
   report.max_period = replay.max_period();
   if (!latencies.empty() && first_submit && !block_times.empty()) {
