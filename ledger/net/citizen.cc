@@ -98,6 +98,14 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
   }
   stats_.head = BlockHash(latest_);
   follower_.Reset(latest_);
+  if (!options_.head_file.empty()) {
+    // citizen-<i>.evidence beside the head: the blacklist survives a restart (blacklist.h).
+    std::filesystem::path evidence = options_.head_file;
+    if (Status s = blacklist_.Persist(evidence.replace_extension(".evidence")); !s.ok()) {
+      spdlog::warn("citizen: {}", s.ToString());
+    }
+    stats_.blacklisted = blacklist_.BlockedAt(latest_.height + 1);
+  }
   if (!options_.vote_journal.empty()) {
     auto journal = agreement::VoteJournal::Open(options_.vote_journal);
     if (journal.ok()) {
