@@ -24,7 +24,7 @@ HeightParams ThresholdsFor(const Genesis& genesis, uint64_t population) {
   p.witness_threshold = genesis.witness_threshold;
   const bool at_genesis = population == genesis.sortition.population;
   const uint64_t committee = genesis.sortition.committee_size;
-  // ChooseThreshold and SoundSampleFraction sum exact tails (milliseconds at C = 2000): once
+  // ChooseThreshold and SoundSampleFraction sum exact tails: computed once
   // per (population, C, genesis T).
   struct Choice {
     uint32_t threshold;
