@@ -272,6 +272,10 @@ std::string EncodeBlockHeader(const BlockHeader& h) {
       .U32(static_cast<uint32_t>(h.pool_hashes.size()));
   for (const Hash256& p : h.pool_hashes) w.Array(p);
   w.Array(h.state_root);
+  w.U32(static_cast<uint32_t>(h.registered_through.size()));
+  for (uint64_t n : h.registered_through) w.U64(n);
+  w.U32(static_cast<uint32_t>(h.registrations.size()));
+  for (const Registration& reg : h.registrations) w.Array(reg.citizen).Array(reg.signature);
   return w.Take();
 }
 
@@ -296,6 +300,23 @@ Result<BlockHeader> DecodeBlockHeader(ByteSpan bytes) {
     return r.Error("a pool hash appears twice in pool_hashes");
   }
   TESSERA_RETURN_IF_ERROR(r.Array(&h.state_root, "state_root"));
+  TESSERA_RETURN_IF_ERROR(r.Count(&n, kMaxRegistrationDelay, 8, "registered_through"));
+  h.registered_through.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    TESSERA_RETURN_IF_ERROR(r.U64(&h.registered_through[i], "registered_through"));
+    if (i > 0 && h.registered_through[i] < h.registered_through[i - 1]) {
+      return r.Error("registered_through decreases");
+    }
+  }
+  TESSERA_RETURN_IF_ERROR(r.Count(&n, kMaxRegistrationsPerBlock, 96, "registrations"));
+  h.registrations.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    TESSERA_RETURN_IF_ERROR(r.Array(&h.registrations[i].citizen, "registrations"));
+    TESSERA_RETURN_IF_ERROR(r.Array(&h.registrations[i].signature, "registrations"));
+    if (i > 0 && !(h.registrations[i - 1].citizen < h.registrations[i].citizen)) {
+      return r.Error("registrations are not strictly ordered by citizen");
+    }
+  }
   TESSERA_RETURN_IF_ERROR(r.Finish());
   return h;
 }

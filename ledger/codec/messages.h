@@ -43,6 +43,10 @@ enum class MessageType : uint8_t {
 inline constexpr uint32_t kMaxWitnessEntries = 4096;
 inline constexpr uint32_t kMaxPoolHashes = 4096;
 inline constexpr uint32_t kMaxCertificateSigners = 65536;
+// Registrations one block may carry, and the longest registration delay a header can describe
+// (ledger/net/registration.h).
+inline constexpr uint32_t kMaxRegistrationsPerBlock = 1024;
+inline constexpr uint32_t kMaxRegistrationDelay = 64;
 
 // A transfer of `amount` from `from` to `to`; `nonce` is the sender's count of earlier
 // transfers, so a transaction cannot be replayed. Signed by `from`. Encoded size: 145 bytes.
@@ -114,6 +118,15 @@ struct Vote {
 
 // A block header. The body (the pools' transactions) is stored by politicians and addressed
 // by pool hash; a citizen needs only the header.
+// A citizen registered on the chain by the block that carries it: the registrar's signature
+// over the citizen's identity with registered_at = that block's height (ledger/net/identity.h;
+// the height is implied, so a registration is valid in exactly one block).
+struct Registration {
+  PublicKey citizen{};
+  Signature signature{};
+  friend bool operator==(const Registration&, const Registration&) = default;
+};
+
 struct BlockHeader {
   uint64_t height = 0;
   Hash256 prev_hash{};
@@ -122,6 +135,13 @@ struct BlockHeader {
   VrfProof proposer_credential{};
   std::vector<Hash256> pool_hashes;  // in block order (duplicates rejected)
   Hash256 state_root{};              // state after applying this block
+  // The live population (ledger/net/registration.h): citizens registered by this block
+  // (strictly increasing key) and the number of citizens registered through each of the
+  // blocks height - d + 1 .. height, d = the chain's registration delay; so the population
+  // eligible at height + 1 is registered_through.front(). Checked by everyone from the parent
+  // header alone.
+  std::vector<Registration> registrations;
+  std::vector<uint64_t> registered_through;
   friend bool operator==(const BlockHeader&, const BlockHeader&) = default;
 };
 

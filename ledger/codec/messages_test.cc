@@ -48,7 +48,9 @@ BlockHeader SampleHeader() {
                      .proposer = Fill<32>(10),
                      .proposer_credential = Fill<80>(11),
                      .pool_hashes = {Fill<32>(12), Fill<32>(13)},
-                     .state_root = Fill<32>(14)};
+                     .state_root = Fill<32>(14),
+                     .registrations = {{Fill<32>(15), Fill<64>(16)}, {Fill<32>(17), Fill<64>(18)}},
+                     .registered_through = {5, 7}};
 }
 
 CommitteeCertificate SampleCertificate() {
@@ -135,7 +137,9 @@ TEST(MessagesTest, EncodedSizesAreFixedByTheLayout) {
   WitnessList w = SampleWitness();
   EXPECT_EQ(EncodeWitnessList(w).size(), 189u + 36u * w.entries.size());
   BlockHeader h = SampleHeader();
-  EXPECT_EQ(EncodeBlockHeader(h).size(), 221u + 32u * h.pool_hashes.size());
+  EXPECT_EQ(EncodeBlockHeader(h).size(), 229u + 32u * h.pool_hashes.size() +
+                                             8u * h.registered_through.size() +
+                                             96u * h.registrations.size());
   CommitteeCertificate c = SampleCertificate();
   EXPECT_EQ(EncodeCommitteeCertificate(c).size(), 49u + 176u * c.signers.size());
 }

@@ -1,6 +1,10 @@
 #include "ledger/net/blacklist.h"
 
 #include <algorithm>
+#include <sstream>
+
+#include "core/file.h"
+#include "core/hex.h"
 
 namespace tessera::ledger::net {
 
@@ -14,8 +18,40 @@ Result<bool> Blacklist::Add(const Evidence& e, uint64_t now) {
   TESSERA_RETURN_IF_ERROR(VerifyEvidence(e, *genesis_));
   const bool was_blocked = Blocked(e.politician_id(), now);
   auto [it, inserted] = newest_.try_emplace(e.politician_id(), e);
-  if (!inserted && e.height() > it->second.height()) it->second = e;
+  const bool newer = !inserted && e.height() > it->second.height();
+  if (newer) it->second = e;
+  if (inserted || newer) Save();
   return !was_blocked && Blocked(e.politician_id(), now);
+}
+
+Status Blacklist::Persist(std::filesystem::path path) {
+  file_ = std::move(path);
+  std::error_code ec;
+  if (!std::filesystem::exists(file_, ec)) return Status::Ok();
+  const uint64_t limit = (genesis_->politicians.size() + 1) * (2 * 228 + 1);
+  const uint64_t size = std::filesystem::file_size(file_, ec);
+  if (ec || size > limit) {
+    return InvalidArgumentError("evidence file " + file_.string() + " is larger than " +
+                                std::to_string(limit) + " bytes: not read");
+  }
+  TESSERA_ASSIGN_OR_RETURN(std::string text, ReadFile(file_));
+  std::istringstream lines(text);
+  const std::filesystem::path keep = std::exchange(file_, {});  // no rewrite while loading
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty()) continue;
+    auto bytes = FromHex(line);
+    auto kept = bytes.ok() ? AddEncoded(ByteSpan(*bytes), 0) : Result<bool>(bytes.status());
+    if (!kept.ok()) ++load_refused_;
+  }
+  file_ = keep;
+  return Status::Ok();
+}
+
+void Blacklist::Save() {
+  if (file_.empty()) return;
+  std::string text;
+  for (const auto& [id, e] : newest_) text += ToHex(AsBytes(EncodeEvidence(e))) + "\n";
+  if (!WriteFileAtomically(file_, text).ok()) ++write_failures_;
 }
 
 Result<bool> Blacklist::AddEncoded(ByteSpan bytes, uint64_t now) {

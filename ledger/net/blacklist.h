@@ -15,8 +15,14 @@
 //
 // Memory is bounded by the genesis: one piece of evidence (the newest) per politician.
 // Politicians use the same class as their evidence store. Not thread-safe.
+//
+// Kept across restarts (Persist): the held evidence is rewritten atomically to one file
+// whenever it changes -- one hex line per politician, so at most genesis.politicians x 457
+// bytes -- and read back on start, each line verified again like relayed evidence (a damaged
+// or edited file can lose evidence but never blacklist an honest politician).
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -45,6 +51,15 @@ class Blacklist {
   // DecodeEvidence, then Add.
   Result<bool> AddEncoded(ByteSpan bytes, uint64_t now);
 
+  // From now on keeps the evidence in `path` too, after loading what is there (a missing file
+  // is an empty one). Lines that do not decode or verify are skipped and counted
+  // (load_refused); a file larger than the bound above is not read (INVALID_ARGUMENT) and is
+  // replaced at the next write. A failed write keeps the evidence in memory and is counted.
+  Status Persist(std::filesystem::path path);
+  size_t load_refused() const { return load_refused_; }
+  size_t write_failures() const { return write_failures_; }
+  size_t size() const { return newest_.size(); }
+
   // True while `height` <= the newest evidence's height + blocks.
   bool Blocked(uint32_t politician_id, uint64_t height) const;
   std::vector<uint32_t> BlockedAt(uint64_t height) const;
@@ -60,6 +75,9 @@ class Blacklist {
   const Genesis* genesis_;
   uint64_t blocks_;
   std::map<uint32_t, Evidence> newest_;  // politician id -> newest verified evidence
+  std::filesystem::path file_;           // empty: memory only
+  size_t load_refused_ = 0, write_failures_ = 0;
+  void Save();
 };
 
 }  // namespace tessera::ledger::net

@@ -4,6 +4,7 @@
 
 #include "ledger/codec/canonical.h"
 #include "ledger/crypto/hash.h"
+#include "ledger/net/registration.h"
 
 namespace tessera::ledger::net {
 
@@ -42,8 +43,8 @@ Hash256 ProposerSeed(const Hash256& prev_seed, uint32_t period) {
   return Sha256(AsBytes(w.bytes()));
 }
 
-SortitionParams ProposerParams(const Genesis& genesis, uint32_t period) {
-  SortitionParams p = genesis.sortition;
+SortitionParams ProposerParams(const SortitionParams& params, uint32_t period) {
+  SortitionParams p = params;
   p.proposers = std::min<uint64_t>(p.population, p.proposers << std::min<uint32_t>(period, 40));
   return p;
 }
@@ -61,11 +62,13 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
                                 " does not extend the certified block " +
                                 std::to_string(prev.height));
   }
+  TESSERA_RETURN_IF_ERROR(CheckRegistrations(genesis, prev, proposal));
   TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, proposal.proposer, h));
+  const SortitionParams params = SortitionAt(genesis, prev);
   std::optional<Ticket> won;
   for (uint32_t period = 0; period < kMaxProposerPeriods && !won; ++period) {
     auto t = VerifyTicket(proposal.proposer, Role::kProposer, h, ProposerSeed(prev.seed, period),
-                          proposal.proposer_credential, ProposerParams(genesis, period));
+                          proposal.proposer_credential, ProposerParams(params, period));
     if (t.ok() && t->selected) {
       won = *t;
       if (period_out) *period_out = period;
@@ -92,16 +95,17 @@ std::vector<size_t> ProposalOrder(const std::vector<ProposalRank>& candidates, u
   return order;
 }
 
-bool TicketCache::Selected(const Genesis& genesis, const PublicKey& key, uint64_t height,
+bool TicketCache::Selected(const SortitionParams& params, const PublicKey& key, uint64_t height,
                            const Hash256& seed, const VrfProof& proof) {
-  if (height != height_ || seed != seed_) {
+  if (height != height_ || seed != seed_ || params.population != population_) {
     verdicts_.clear();
     height_ = height;
     seed_ = seed;
+    population_ = params.population;
   }
   auto [it, inserted] = verdicts_.try_emplace({key, proof}, false);
   if (inserted) {
-    auto t = VerifyTicket(key, Role::kCommittee, height, seed, proof, genesis.sortition);
+    auto t = VerifyTicket(key, Role::kCommittee, height, seed, proof, params);
     it->second = t.ok() && t->selected;
   }
   return it->second;
@@ -122,6 +126,7 @@ Status VerifyCertifiedBlock(const Genesis& genesis, const BlockHeader& prev,
     auto it = ids.find(key);
     return it != ids.end() && CheckIdentity(genesis, *it->second, key, h).ok();
   };
+  const HeightParams params = ParamsAt(genesis, prev);
   TicketCache local;
   if (cache == nullptr) cache = &local;
   size_t valid = 0;
@@ -135,12 +140,13 @@ Status VerifyCertifiedBlock(const Genesis& genesis, const BlockHeader& prev,
     if (!VerifyBlockSignature(h, block.certificate.period, block.certificate.block_hash, s.citizen,
                               s.signature))
       continue;
-    if (cache->Selected(genesis, s.citizen, h, prev.seed, s.credential)) ++valid;
+    if (cache->Selected(params.sortition, s.citizen, h, prev.seed, s.credential)) ++valid;
   }
-  if (valid < genesis.cert_threshold) {
+  if (valid < params.cert_threshold) {
     return FailedPreconditionError("certificate for block " + std::to_string(h) + " has " +
                                    std::to_string(valid) + " valid signers, quorum is " +
-                                   std::to_string(genesis.cert_threshold));
+                                   std::to_string(params.cert_threshold) + " (population " +
+                                   std::to_string(params.sortition.population) + ")");
   }
   return Status::Ok();
 }

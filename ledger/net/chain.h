@@ -3,9 +3,11 @@
 //
 // Block h is valid on top of block h - 1 iff
 //   * header.height = h and header.prev_hash = BlockHash(block h - 1);
+//   * its registrations and registered_through follow block h - 1's (registration.h); the
+//     population and thresholds below are the live ones, ParamsAt(genesis, block h - 1);
 //   * the proposer holds a registered identity eligible at h and a valid, selected proposer
 //     ticket for h on seed_{h-1}, and header.seed = NextSeed(seed_{h-1}, proposer's beta);
-//   * the committee certificate names this header's hash and carries at least cert_threshold
+//   * the committee certificate names this header's hash and carries at least T_cert
 //     signers with valid signatures, valid selected committee tickets for h on seed_{h-1},
 //     and registered identities eligible at h (the identities travel with the block).
 // The state root is not checked here: the committee checked it before signing (citizen.h).
@@ -38,12 +40,13 @@ Status CheckIdentity(const Genesis& genesis, const Identity& identity, const Pub
 
 // Proposer periods (ours): if no valid proposal gets certified in a round, the committee
 // retries the height, and retry p draws proposer tickets on ProposerSeed(seed_{h-1}, p) with
-// ProposerParams(genesis, p), i.e. twice as many expected proposers per retry. Without this a
-// height whose proposer tickets all went to silent or lying citizens would stall forever,
-// since the tickets of a (height, seed) never change. Period 0 is the plain sortition draw.
+// ProposerParams(params, p) (params: the block's sortition, registration.h), i.e. twice as many
+// expected proposers per retry. Without this a height whose proposer tickets all went to silent or
+// lying citizens would stall forever, since the tickets of a (height, seed) never change. Period 0
+// is the plain sortition draw.
 inline constexpr uint32_t kMaxProposerPeriods = 8;
 Hash256 ProposerSeed(const Hash256& prev_seed, uint32_t period);
-SortitionParams ProposerParams(const Genesis& genesis, uint32_t period);
+SortitionParams ProposerParams(const SortitionParams& params, uint32_t period);
 
 // Checks a proposed header's link to `prev` and its proposer (first three bullets above; the
 // proposer ticket may be of any period below kMaxProposerPeriods); returns the proposer's VRF
@@ -70,12 +73,14 @@ std::vector<size_t> ProposalOrder(const std::vector<ProposalRank>& candidates, u
 // three or four times per block).
 class TicketCache {
  public:
-  // Whether `key` holds a selected committee ticket for (height, seed): verified once.
-  bool Selected(const Genesis& genesis, const PublicKey& key, uint64_t height, const Hash256& seed,
-                const VrfProof& proof);
+  // Whether `key` holds a selected committee ticket for (height, seed) under `params` (the
+  // block's live sortition, registration.h SortitionAt): verified once.
+  bool Selected(const SortitionParams& params, const PublicKey& key, uint64_t height,
+                const Hash256& seed, const VrfProof& proof);
 
  private:
   uint64_t height_ = 0;
+  uint64_t population_ = 0;
   Hash256 seed_{};
   std::map<std::pair<PublicKey, VrfProof>, bool> verdicts_;
 };

@@ -13,6 +13,7 @@
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/identity.h"
+#include "ledger/net/registration.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -51,6 +52,7 @@ struct TestChain {
     auto ticket = *Draw(proposer, Role::kProposer, h, ProposerSeed(prev.seed, 0), g.sortition);
     b.header.height = h;
     b.header.prev_hash = BlockHash(prev);
+    SetRegistrations(g, prev, {}, &b.header);
     b.header.seed = NextSeed(prev.seed, ticket.output);
     b.header.proposer = proposer.public_key();
     b.header.proposer_credential = ticket.proof;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ledger/net/registration.h"
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -75,6 +76,10 @@ Result<std::vector<Transaction>> ChainReplay::Apply(const BlockReply& reply) {
     accounts_.insert(AccountKey(transfer->to));
     applied.push_back(*transfer);
   }
+  const HeightParams params = ParamsAt(genesis_, latest_);
+  last_population_ = params.sortition.population;
+  last_cert_threshold_ = params.cert_threshold;
+  registered_on_chain_ += block.header.registrations.size();
   tree_ = std::move(next);
   latest_ = block.header;
   hashes_.push_back(BlockHash(latest_));

@@ -25,6 +25,11 @@ class ChainReplay {
   uint64_t double_applied() const { return double_applied_; }
   uint64_t late_first() const { return late_first_; }
   uint64_t late_too_early() const { return late_too_early_; }
+  // Live population (registration.h): registrations carried by the replayed blocks, and the
+  // population and T_cert the latest block was verified with.
+  uint64_t registered_on_chain() const { return registered_on_chain_; }
+  uint64_t last_population() const { return last_population_; }
+  uint64_t last_cert_threshold() const { return last_cert_threshold_; }
   uint64_t app_applied() const { return app_applied_; }
   // Every account that exists: the genesis accounts and every receiver of a transfer. (Other
   // leaves belong to applications and are not money.)
@@ -50,6 +55,7 @@ class ChainReplay {
   std::set<Hash256> accounts_;
   uint64_t double_applied_ = 0;
   uint64_t late_first_ = 0, late_too_early_ = 0;
+  uint64_t registered_on_chain_ = 0, last_population_ = 0, last_cert_threshold_ = 0;
   uint64_t recovered_blocks_ = 0;
   uint32_t max_period_ = 0;
 };

@@ -10,6 +10,7 @@
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/pool_availability.h"
+#include "ledger/net/registration.h"
 #include "ledger/net/round_item.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/block_transition.h"
@@ -74,6 +75,7 @@ struct Citizen::Round {
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
   std::vector<WitnessEntry> own_witnessed;   // this member's witness list entries
+  std::vector<Identity> registrations;       // for this block (registration.h), checked later
   std::string my_identity;
   VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
 };
@@ -82,7 +84,6 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
     : options_(std::move(options)),
       politicians_(std::move(politicians)),
       rng_(options_.rng_seed),
-      sample_fraction_(EffectiveValidationSample(options_.genesis)),
       follower_(options_.genesis, options_.timing.follow, options_.genesis.GenesisHeader().value()),
       calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
@@ -97,6 +98,14 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
   }
   stats_.head = BlockHash(latest_);
   follower_.Reset(latest_);
+  if (!options_.head_file.empty()) {
+    // citizen-<i>.evidence beside the head: the blacklist survives a restart (blacklist.h).
+    std::filesystem::path evidence = options_.head_file;
+    if (Status s = blacklist_.Persist(evidence.replace_extension(".evidence")); !s.ok()) {
+      spdlog::warn("citizen: {}", s.ToString());
+    }
+    stats_.blacklisted = blacklist_.BlockedAt(latest_.height + 1);
+  }
   if (!options_.vote_journal.empty()) {
     auto journal = agreement::VoteJournal::Open(options_.vote_journal);
     if (journal.ok()) {
@@ -225,8 +234,8 @@ void Citizen::Run(const std::atomic<bool>& stop) {
     const uint64_t bytes_before = traffic_.up + traffic_.down, height_before = latest_.height;
     TryAdvance(SafeSample());
     const uint64_t h = latest_.height + 1;
-    auto ticket =
-        Draw(options_.keys, Role::kCommittee, h, latest_.seed, options_.genesis.sortition);
+    auto ticket = Draw(options_.keys, Role::kCommittee, h, latest_.seed,
+                       SortitionAt(options_.genesis, latest_));
     if (ticket.ok() && ticket->selected &&
         EligibleAt(options_.identity, h, options_.genesis.registration_delay) && CertifyHead()) {
       if (attempts_height_ != h) {
@@ -334,9 +343,19 @@ void Citizen::Process(Round& r, const RoundItem& item) {
     return DecodeIdentity(AsBytes(item.identity()))->citizen == who;
   };
   auto member = [&](const PublicKey& who, const VrfProof& proof) {
-    return registered(who) && tickets_.Selected(options_.genesis, who, r.h, latest_.seed, proof);
+    return registered(who) &&
+           tickets_.Selected(SortitionAt(options_.genesis, latest_), who, r.h, latest_.seed, proof);
   };
   switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
+    case static_cast<MessageType>(kIdentityMessageType): {
+      // A registration a proposer puts into its header (SetRegistrations checks it).
+      auto id = DecodeIdentity(AsBytes(payload));
+      if (id.ok() && id->registered_at == r.h &&
+          r.registrations.size() < kMaxRegistrationsPerBlock) {
+        r.registrations.push_back(*id);
+      }
+      return;
+    }
     case MessageType::kTxPoolCommitment: {
       auto c = DecodeTxPoolCommitment(AsBytes(payload));
       if (!c.ok() || c->height != r.h) return;
@@ -572,7 +591,8 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
   // recomputed from the same proof.
   // At least the sound fraction, from a seed the politician cannot know (validation_sample.h).
   const std::vector<bool> sample =
-      ValidationSampleFor(options_.keys, latest_.height + 1, pools, txs.size(), sample_fraction_);
+      ValidationSampleFor(options_.keys, latest_.height + 1, pools, txs.size(),
+                          ParamsAt(options_.genesis, latest_).validation_sample);
   CryptoPolicy policy{.claimed_failures = &claimed, .verify = [&](size_t i) { return sample[i]; }};
   const BlockContext ctx{.height = latest_.height + 1, .prev_seed = latest_.seed};
   TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(ProofLookup(proof, latest_.state_root),
@@ -624,6 +644,7 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   h.seed = NextSeed(latest_.seed, proposer.output);
   h.proposer = options_.keys.public_key();
   h.proposer_credential = proposer.proof;
+  SetRegistrations(options_.genesis, latest_, r.registrations, &h);
   // The full body if some politician can execute it, else only the required pools (the
   // empty block when none is required).
   std::vector<std::vector<Hash256>> bodies{full};
@@ -646,6 +667,7 @@ Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer
   h.seed = NextSeed(latest_.seed, proposer.output);
   h.proposer = options_.keys.public_key();
   h.proposer_credential = proposer.proof;
+  SetRegistrations(options_.genesis, latest_, r.registrations, &h);
   for (PoliticianClient* p : r.sample) {
     const RequestSigner signer{options_.keys, r.my_identity, r.credential};
     auto reply = p->Execute(r.h, {}, &traffic_, &signer);
@@ -705,7 +727,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     if (agreement_height_ != h || !agreement_) {
       const uint64_t now = NowMs();
       agreement::Params params{
-          .threshold = options_.genesis.cert_threshold,
+          .threshold = ParamsAt(options_.genesis, latest_).cert_threshold,
           .filter_ms = static_cast<uint64_t>(t.witness_ms + t.proposal_ms),
           .next_ms = static_cast<uint64_t>(
               std::max(t.round_timeout_ms / 2, 2 * (t.witness_ms + t.proposal_ms))),
@@ -740,7 +762,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     for (uint32_t q = 0; q < kMaxProposerPeriods; ++q) {
       if (fault != CitizenFault::kReplayTicket && q != tp) continue;
       auto d = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, q),
-                    ProposerParams(options_.genesis, q));
+                    ProposerParams(SortitionAt(options_.genesis, latest_), q));
       if (d.ok() && d->selected) {
         win = *d;
         break;
@@ -754,7 +776,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     // Both up to a quarter of the round: the proposal must still reach the members before
     // their soft votes (citizen_agreement.h, "Soft-vote timing").
     poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)), [&] {
-      if (r.witnesses.size() < options_.genesis.soft_threshold) return false;
+      if (r.witnesses.size() < ParamsAt(options_.genesis, latest_).soft_threshold) return false;
       return PoolsAwaitingEligibility(r.own_witnessed,
                                       TallyWitnesses(r.witnesses, options_.genesis))
           .empty();

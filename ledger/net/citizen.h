@@ -185,7 +185,6 @@ class Citizen {
   CitizenOptions options_;
   std::vector<std::shared_ptr<PoliticianClient>> politicians_;
   std::mt19937_64 rng_;
-  double sample_fraction_;  // EffectiveValidationSample(genesis): never below the sound one
   BlockHeader latest_;
   ChainFollower follower_;
   TicketCache tickets_;

@@ -7,8 +7,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <fstream>
+
+#include "core/hex.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/blacklist.h"
+#include "ledger/net/citizen.h"
 #include "ledger/net/politician.h"
 
 namespace tessera::ledger::net {
@@ -138,6 +142,84 @@ TEST(EvidenceTest, BlacklistLastsItsTimeAndNeverEmptiesTheSample) {
   EXPECT_EQ(blacklist.Sample({0, 1, 2}, 3, 16, rng).size(), 3u);
 }
 
+// Issue #12: evidence kept across a restart. A blacklist that persists rewrites its file on
+// every change; a new one over the same file (the restarted citizen or politician) is
+// blacklisting the same politicians at once. The file is checked like relayed evidence.
+TEST(EvidenceTest, TheBlacklistSurvivesARestartAndAnEditedFileFramesNoOne) {
+  const Genesis g = SmallGenesis();
+  const std::filesystem::path dir =
+      std::filesystem::path(::testing::TempDir()) / ("blacklist-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path file = dir / "citizen-0.evidence";
+  {
+    Blacklist before(g, 10);
+    ASSERT_TRUE(before.Persist(file).ok());  // no file yet: empty
+    ASSERT_TRUE(before.Add(Genuine(1, 5), 6).ok());
+    for (uint64_t h = 1; h < 30; ++h) ASSERT_TRUE(before.Add(Genuine(2, h), h).ok());
+  }
+  // Bounded: one line (the newest evidence) per politician, 2 x 228 hex digits + newline.
+  EXPECT_EQ(std::filesystem::file_size(file), 2u * 457u);
+  {
+    Blacklist after(g, 10);
+    ASSERT_TRUE(after.Persist(file).ok());
+    EXPECT_TRUE(after.Blocked(1, 6));
+    EXPECT_TRUE(after.Blocked(2, 30));
+    EXPECT_FALSE(after.Blocked(0, 6));
+    EXPECT_EQ(after.load_refused(), 0u);
+  }
+  // Someone edits the file: forged evidence against honest politician 0 and a garbage line.
+  {
+    auto framed = PoolEquivocation(Commitment(0, 7, 1, Key(202)), Commitment(0, 7, 2, Key(202)));
+    std::ofstream out(file, std::ios::app);
+    out << ToHex(AsBytes(EncodeEvidence(*framed))) << "\n"
+        << "zz not hex\n";
+  }
+  {
+    Blacklist after(g, 10);
+    ASSERT_TRUE(after.Persist(file).ok());
+    EXPECT_FALSE(after.Blocked(0, 8));  // never framed
+    EXPECT_TRUE(after.Blocked(1, 6));
+    EXPECT_EQ(after.load_refused(), 2u);
+  }
+  // An oversized file is not read (clear error), and is replaced by the next write.
+  {
+    std::ofstream out(file, std::ios::trunc);
+    out << std::string(1 << 20, 'a');
+  }
+  {
+    Blacklist after(g, 10);
+    Status s = after.Persist(file);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(s.message().find("larger than"), std::string::npos) << s;
+    EXPECT_TRUE(after.BlockedAt(6).empty());
+    ASSERT_TRUE(after.Add(Genuine(1, 5), 6).ok());
+    EXPECT_EQ(std::filesystem::file_size(file), 457u);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A citizen restarted over its files (citizen-<i>.head beside citizen-<i>.evidence) starts
+// with the politicians it had blacklisted.
+TEST(EvidenceTest, ARestartedCitizenStartsWithItsBlacklist) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("citizen-evidence-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  CitizenOptions options;
+  options.genesis = SmallGenesis();
+  options.keys = Key(500);
+  options.head_file = dir / "citizen-0.head";
+  {
+    Blacklist written(options.genesis);
+    ASSERT_TRUE(written.Persist(dir / "citizen-0.evidence").ok());
+    ASSERT_TRUE(written.Add(Genuine(1, 0), 1).ok());
+  }
+  Citizen restarted(options, {});
+  EXPECT_EQ(restarted.stats().blacklisted, std::vector<uint32_t>{1});
+  std::filesystem::remove_all(dir);
+}
+
 class PoliticianEvidenceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -189,6 +271,16 @@ TEST_F(PoliticianEvidenceTest, RelaysGenuineEvidenceAndRefusesForgedEvidence) {
   auto round = Round(1);
   EXPECT_EQ(std::count(round.begin(), round.end(), genuine), 1);
   EXPECT_EQ(std::count(round.begin(), round.end(), EncodeEvidence(*framed)), 0);
+}
+
+// Issue #12: a politician restarted (its node reopened over the same directory) still relays
+// the evidence it had verified, in the next round it serves, without anyone posting it again.
+TEST_F(PoliticianEvidenceTest, ARestartedPoliticianStillRelaysTheEvidenceItHeld) {
+  const std::string genuine = EncodeEvidence(Genuine(2, 1));
+  ASSERT_EQ(Post(1, genuine), "");
+  Reopen();  // the round logs are gone (memory only); the evidence file is not
+  auto round = Round(1);
+  EXPECT_EQ(std::count(round.begin(), round.end(), genuine), 1);
 }
 
 TEST_F(PoliticianEvidenceTest, ARestartedPoliticianNeverSignsASecondPoolForAHeight) {

@@ -48,6 +48,9 @@ Result<BlockHeader> Genesis::GenesisHeader() const {
     TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree state, GenesisState());
     h.state_root = state.root_hash();
   }
+  // Every genesis citizen counts as registered through every block before the first
+  // (registration.h): the population eligible at block 1 is the genesis population.
+  h.registered_through.assign(registration_delay, sortition.population);
   return h;
 }
 
@@ -108,6 +111,10 @@ Result<Genesis> ParseGenesis(const Config& c) {
   g.soft_threshold = static_cast<uint32_t>(ts);
   g.cert_threshold = static_cast<uint32_t>(tc);
   TESSERA_ASSIGN_OR_RETURN(g.registration_delay, Positive(c, "chain.registration_delay", 2));
+  if (g.registration_delay > kMaxRegistrationDelay) {
+    return InvalidArgumentError("genesis: chain.registration_delay exceeds " +
+                                std::to_string(kMaxRegistrationDelay));
+  }
   TESSERA_ASSIGN_OR_RETURN(uint64_t k, Positive(c, "chain.safe_sample", 5));
   g.safe_sample = static_cast<uint32_t>(k);
   TESSERA_ASSIGN_OR_RETURN(uint64_t mp, Positive(c, "chain.max_pool_txs", 2000));

@@ -5,7 +5,8 @@
 //   [chain]
 //   name = "localnet"                 # seed_0 = SHA-256("tessera/genesis" || name)
 //   registrar = "<64 hex>"            # the identity registrar's public key (identity.h)
-//   population = 64                   # citizens the sortition threshold is computed for
+//   population = 64                   # citizens registered at genesis (registration.h: later
+//                                     # registrations are counted on the chain)
 //   committee_size = 64               # expected committee size C
 //   proposers = 4                     # expected proposer candidates
 //   witness_threshold = 3             # T_w: witnesses that make a pool eligible

@@ -5,7 +5,7 @@
 namespace tessera::ledger::net {
 namespace {
 
-constexpr uint8_t kIdentityType = 0x40;
+constexpr uint8_t kIdentityType = kIdentityMessageType;
 
 std::string SigningBytes(const Identity& id) {
   CanonicalWriter w;

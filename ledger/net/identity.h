@@ -19,6 +19,10 @@
 
 namespace tessera::ledger::net {
 
+// The identity's canonical type byte; a round item whose payload starts with it is a
+// registration for that round's block (registration.h).
+inline constexpr uint8_t kIdentityMessageType = 0x40;
+
 struct Identity {
   PublicKey citizen{};
   uint64_t registered_at = 0;

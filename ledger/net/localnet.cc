@@ -22,6 +22,7 @@
 #include "ledger/net/load_generator.h"
 #include "ledger/net/localnet_audit.h"
 #include "ledger/net/process.h"
+#include "ledger/net/registration.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
@@ -71,6 +72,7 @@ struct Network {
   uint32_t bad_pols = 0;
   uint64_t total_balance = 0;
   std::vector<KeyPair> account_keys;  // account i's keys (derived once: ~55 s at 1M accounts)
+  std::vector<Identity> late_registrations;  // signed by the registrar, posted once running
 };
 
 // The politicians' command lines (not started yet) and their genesis entries.
@@ -129,13 +131,14 @@ Result<Network> WriteNetworkFiles(const LocalnetConfig& cfg, const fs::path& out
   KeyPair registrar = make_key("registrar", 0);
   g.registrar = registrar.public_key();
   const uint32_t committee = OrDefault(cfg.committee_size, cfg.citizens);
-  g.sortition.population = cfg.citizens;
+  // Late citizens are registered on the chain (registration.h), not at genesis.
+  g.sortition.population = cfg.citizens - cfg.late_citizens;
   g.sortition.committee_size = committee;
   g.sortition.proposers = std::min(cfg.proposers, committee);
   g.sortition.seed_lookback = 1;
   // The threshold `ledger-thresholds` chooses for this committee (f = 0.25, 1e-9 per block);
   // small random committees cannot meet that budget, and fall back to the 2/3 rule.
-  auto designed = DesignThreshold(cfg.citizens, committee);
+  auto designed = DesignThreshold(g.sortition.population, committee);
   g.cert_threshold =
       OrDefault(cfg.cert_threshold,
                 designed.ok() ? static_cast<uint32_t>(designed->threshold) : 2 * committee / 3 + 1);
@@ -152,6 +155,13 @@ Result<Network> WriteNetworkFiles(const LocalnetConfig& cfg, const fs::path& out
     bool late = i + cfg.late_citizens >= cfg.citizens;
     TESSERA_RETURN_IF_ERROR(WriteCitizenFiles(out_dir / "keys", i, make_key("citizen", i),
                                               registrar, late ? cfg.register_at : 0));
+    if (late) {
+      // Late citizens are registered on the chain: the registrar posts them for block
+      // register_at once the politicians run (PostLateRegistrations).
+      Identity id{.citizen = make_key("citizen", i).public_key(), .registered_at = cfg.register_at};
+      SignIdentity(id, registrar);
+      net.late_registrations.push_back(id);
+    }
   }
   // Key files for the first accounts, so that a wallet can spend from a running localnet; the
   // load generator does not send from them (when there are enough others), so a wallet's
@@ -221,6 +231,16 @@ Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Netw
       }
       if (Clock::now() > deadline) return DeadlineExceededError("politicians did not start");
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  return Status::Ok();
+}
+
+// The registrar posts the late citizens' registrations for block register_at to every politician.
+Status PostLateRegistrations(const Network& net) {
+  for (const Identity& id : net.late_registrations) {
+    for (const PoliticianProcess& p : net.pols) {
+      TESSERA_RETURN_IF_ERROR(PostRegistration(*p.client, id));
     }
   }
   return Status::Ok();
@@ -524,6 +544,9 @@ void AddLoadFigures(const LoadGenerator& load, double load_seconds, ChainWatch& 
   report.late_first_signed = replay.late_first();
   report.app_txs_applied = replay.app_applied();
   report.late_signed_too_early = replay.late_too_early();
+  report.registered_on_chain = replay.registered_on_chain();
+  report.last_block_population = replay.last_population();
+  report.last_block_cert_threshold = replay.last_cert_threshold();
   report.recovered_blocks = replay.recovered_blocks();
   report.max_period = replay.max_period();
   if (!latencies.empty() && first_submit && !block_times.empty()) {
@@ -606,6 +629,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
 
   PrintNetwork(cfg, net, progress);
   TESSERA_RETURN_IF_ERROR(StartPoliticians(cfg, bin_dir, net));
+  TESSERA_RETURN_IF_ERROR(PostLateRegistrations(net));
   const uint32_t bad_citizens =
       static_cast<uint32_t>(std::floor(cfg.malicious_citizens * cfg.citizens + 1e-9));
   report.malicious_citizens = bad_citizens;

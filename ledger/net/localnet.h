@@ -155,6 +155,11 @@ struct LocalnetReport {
   uint64_t app_txs_applied = 0;        // application transactions in the audited chain
   uint64_t late_first_signed = 0;      // first block signed by a late-registered citizen
   uint64_t late_signed_too_early = 0;  // signatures of late citizens before eligibility
+  // Registration on the chain (registration.h), as the auditor's replay saw it: citizens
+  // registered by blocks, and the live population and T_cert the last block was checked with.
+  uint64_t registered_on_chain = 0;
+  uint64_t last_block_population = 0;
+  uint64_t last_block_cert_threshold = 0;
   // BA*: blocks certified in a period above 0 (their height needed recovery), highest period.
   uint64_t recovered_blocks = 0, max_period = 0;
   // Evidence and blacklisting (blacklist.h), at the end of the run, over honest citizens:

@@ -121,6 +121,10 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   if (l.late_citizens >= l.citizens) {
     return InvalidArgumentError("network.late_citizens must leave some genesis citizens");
   }
+  if (l.late_citizens > 0 && (l.register_at < 1 || l.register_at > 2)) {
+    // Registrations are posted before block 1; politicians take them two blocks ahead at most.
+    return InvalidArgumentError("network.register_at must be 1 or 2");
+  }
   if (l.kill_politician >= static_cast<int>(l.politicians)) {
     return InvalidArgumentError("fault.kill_politician is not a politician index");
   }
@@ -188,6 +192,9 @@ std::string LocalnetReport::ToJson() const {
                       {"app_txs_applied", app_txs_applied},
                       {"late_first_signed", late_first_signed},
                       {"late_signed_too_early", late_signed_too_early},
+                      {"registered_on_chain", registered_on_chain},
+                      {"last_block_population", last_block_population},
+                      {"last_block_cert_threshold", last_block_cert_threshold},
                       {"recovered_blocks", recovered_blocks},
                       {"max_period", max_period},
                       {"blacklisted_malicious", blacklisted_malicious},

@@ -28,7 +28,7 @@ LocalnetConfig Small(uint32_t politicians, uint32_t citizens, uint64_t blocks) {
 }
 
 TEST(LocalnetTest, HonestNetworkCommitsBlocksConservingBalancesWithoutDoubleSpends) {
-  LocalnetConfig c = Small(3, 8, 5);  // T_cert 6: the 6 genesis citizens commit blocks 1-3
+  LocalnetConfig c = Small(3, 8, 5);  // genesis: 6 citizens, T 6 (2/3 of C = 8); block 4 on: 8
   c.late_citizens = 2;                // registered at block 2, eligible from block 4 (delay 2)
   c.register_at = 2;
   auto r = RunNetwork("honest", c);
@@ -36,6 +36,12 @@ TEST(LocalnetTest, HonestNetworkCommitsBlocksConservingBalancesWithoutDoubleSpen
   EXPECT_GE(r->blocks, 5u);
   EXPECT_EQ(r->late_signed_too_early, 0u);
   EXPECT_GE(r->late_first_signed, 4u);  // late citizens did join the committee, not before 4
+  // Registered on the chain (registration.h): block 2 carried both registrations, and from
+  // block 4 on every node drew and counted committees for the live population of 8 with the
+  // tool's T for it (6), not the genesis count of 6.
+  EXPECT_EQ(r->registered_on_chain, 2u);
+  EXPECT_EQ(r->last_block_population, 8u);
+  EXPECT_EQ(r->last_block_cert_threshold, 6u);
   EXPECT_GT(r->committed_txs, 0u);
   EXPECT_GT(r->double_spend_attempts, 0u);
   ExpectSafe(*r);

@@ -14,6 +14,7 @@
 #include "ledger/net/identity.h"
 #include "ledger/net/mempool.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/registration.h"
 #include "ledger/net/request_auth.h"
 #include "ledger/state/account.h"
 
@@ -133,6 +134,7 @@ struct Fixture {
     auto proposer = *Draw(citizens[0], Role::kProposer, 1, genesis.seed, g.sortition);
     b.header.height = 1;
     b.header.prev_hash = BlockHash(genesis);
+    SetRegistrations(g, genesis, {}, &b.header);
     b.header.seed = NextSeed(genesis.seed, proposer.output);
     b.header.proposer = citizens[0].public_key();
     b.header.proposer_credential = proposer.proof;
@@ -189,11 +191,13 @@ TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
   int found = 0;
   for (const KeyPair& k : f.citizens) {
     for (uint32_t p = 0; p < 3; ++p) {
-      auto t = Draw(k, Role::kProposer, 1, ProposerSeed(f.genesis.seed, p), ProposerParams(f.g, p));
+      auto t = Draw(k, Role::kProposer, 1, ProposerSeed(f.genesis.seed, p),
+                    ProposerParams(f.g.sortition, p));
       if (!t->selected) continue;
       BlockHeader h;
       h.height = 1;
       h.prev_hash = BlockHash(f.genesis);
+      SetRegistrations(f.g, f.genesis, {}, &h);
       h.seed = NextSeed(f.genesis.seed, t->output);
       h.proposer = k.public_key();
       h.proposer_credential = t->proof;

@@ -48,6 +48,10 @@ Result<std::unique_ptr<PoliticianNode>> PoliticianNode::Open(PoliticianOptions o
 Status PoliticianNode::Init() {
   TESSERA_ASSIGN_OR_RETURN(apps_, LoadApps(options_.genesis));
   std::filesystem::create_directories(options_.dir);
+  // Evidence survives a restart (blacklist.h); an unreadable file only loses evidence.
+  if (Status s = evidence_.Persist(options_.dir / "evidence"); !s.ok()) {
+    spdlog::warn("politician: {}", s.ToString());
+  }
   StateStoreOptions so;
   so.cached_versions = std::max<uint64_t>(options_.served_versions, 2);
   TESSERA_ASSIGN_OR_RETURN(state_, StateStore::Open(options_.dir / "state", so));

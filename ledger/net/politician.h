@@ -120,6 +120,7 @@ class PoliticianNode {
     std::map<Hash256, std::pair<BlockHeader, Identity>> proposals;  // by block hash
     VoteRelay votes;  // BA* votes: bounds, dedupe, per-period cert signers
     std::map<uint32_t, std::set<Hash256>> commitments;  // politician id -> pools it signed
+    size_t registrations = 0;  // registration items (registration.h), at most a block's worth
   };
   struct Peer {
     std::unique_ptr<PoliticianClient> client;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ledger/net/politician.h"
+#include "ledger/net/registration.h"
 #include "ledger/net/round_item.h"
 #include "ledger/net/wire_bytes.h"
 
@@ -59,13 +60,27 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
   // the seed it is drawn on (that of block h - 1) is known, i.e. for the next block; items for
   // the block after it are taken on identity alone (citizens check every ticket themselves).
   auto committee = [&](const PublicKey& who, const VrfProof& credential) -> Status {
-    if (h != latest_.height + 1 ||
-        tickets_.Selected(options_.genesis, who, h, latest_.seed, credential)) {
+    if (h != latest_.height + 1 || tickets_.Selected(SortitionAt(options_.genesis, latest_), who, h,
+                                                     latest_.seed, credential)) {
       return Status::Ok();
     }
     return PermissionDeniedError("not on the committee of block " + std::to_string(h));
   };
   switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
+    case static_cast<MessageType>(kIdentityMessageType): {
+      // A registration for block h (registration.h): the registrar's identity for that height.
+      TESSERA_ASSIGN_OR_RETURN(Identity id, DecodeIdentity(AsBytes(payload)));
+      if (id.registered_at != h || !VerifyIdentity(id, options_.genesis.registrar)) {
+        return InvalidArgumentError("registration is not the registrar's for height " +
+                                    std::to_string(h));
+      }
+      if (log.registrations >= kMaxRegistrationsPerBlock) {
+        return ResourceExhaustedError("round " + std::to_string(h) + " already has " +
+                                      std::to_string(kMaxRegistrationsPerBlock) + " registrations");
+      }
+      ++log.registrations;
+      break;
+    }
     case MessageType::kTxPoolCommitment: {
       TESSERA_ASSIGN_OR_RETURN(TxPoolCommitment c, DecodeTxPoolCommitment(AsBytes(payload)));
       const PoliticianInfo* owner = options_.genesis.Politician(c.politician_id);
@@ -113,7 +128,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
           return InvalidArgumentError("invalid block signature");
         }
       }
-      Status admitted = log.votes.Admit(v, options_.genesis.cert_threshold);
+      Status admitted = log.votes.Admit(v, ParamsAt(options_.genesis, latest_).cert_threshold);
       if (admitted.code() == StatusCode::kAlreadyExists) return Status::Ok();
       TESSERA_RETURN_IF_ERROR(admitted);
       if (v.step == VoteStep::kCert) {
@@ -147,7 +162,7 @@ std::vector<CertifiedBlockData> PoliticianNode::CertifiableBlocks() {
   if (it == rounds_.end()) return out;
   RoundLog& log = it->second;
   for (const VoteRelay::Certifiable& c :
-       log.votes.CertifiableValues(options_.genesis.cert_threshold)) {
+       log.votes.CertifiableValues(ParamsAt(options_.genesis, latest_).cert_threshold)) {
     auto proposal = log.proposals.find(c.value);
     if (proposal == log.proposals.end()) continue;
     CertifiedBlockData block;

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ledger/net/politician.h"
+#include "ledger/net/registration.h"
 #include "ledger/net/request_auth.h"
 #include "ledger/net/wire_bytes.h"
 
@@ -66,9 +67,9 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
   bool member;
   {
     std::lock_guard<std::mutex> lock(mu_);  // tickets_ is not thread-safe
-    member =
-        req.height() == latest_.height + 1 &&
-        tickets_.Selected(options_.genesis, id.citizen, req.height(), latest_.seed, credential);
+    member = req.height() == latest_.height + 1 &&
+             tickets_.Selected(SortitionAt(options_.genesis, latest_), id.citizen, req.height(),
+                               latest_.seed, credential);
   }
   if (!member) {
     return PermissionDeniedError("Execute: caller is not on the committee of block " +

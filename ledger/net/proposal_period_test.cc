@@ -5,6 +5,7 @@
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/chain.h"
+#include "ledger/net/registration.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -40,7 +41,8 @@ TEST(ProposalOrderTest, VerifyProposalNamesTheTicketsPeriod) {
     std::optional<uint32_t> first;
     std::optional<Ticket> ticket;
     for (uint32_t p = 0; p < kMaxProposerPeriods && !first; ++p) {
-      auto t = Draw(k, Role::kProposer, 1, ProposerSeed(prev.seed, p), ProposerParams(g, p));
+      auto t =
+          Draw(k, Role::kProposer, 1, ProposerSeed(prev.seed, p), ProposerParams(g.sortition, p));
       ASSERT_TRUE(t.ok());
       if (t->selected) {
         first = p;
@@ -53,6 +55,7 @@ TEST(ProposalOrderTest, VerifyProposalNamesTheTicketsPeriod) {
     BlockHeader h;
     h.height = 1;
     h.prev_hash = BlockHash(prev);
+    SetRegistrations(g, prev, {}, &h);
     h.seed = NextSeed(prev.seed, ticket->output);
     h.proposer = k.public_key();
     h.proposer_credential = ticket->proof;
