@@ -76,7 +76,30 @@ struct Citizen::Round {
   std::vector<WitnessEntry> own_witnessed;   // this member's witness list entries
   std::string my_identity;
   VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
+  // Where the round's time went (logged at info when it ends): wall time in reads of the
+  // sample, posts, validations and building proposals, and when (ms into the round) this
+  // member first saw a proposal and first posted a soft and a cert vote (-1: never).
+  struct Timing {
+    double poll_ms = 0, post_ms = 0, validate_ms = 0, propose_ms = 0;
+    uint32_t polls = 0, posts = 0;
+    int64_t first_proposal = -1, soft = -1, cert = -1;
+  } timing;
 };
+
+namespace {
+// Adds the wall time of its scope to `*ms`.
+class ScopedSpend {
+ public:
+  explicit ScopedSpend(double* ms) : ms_(ms), start_(Clock::now()) {}
+  ~ScopedSpend() {
+    *ms_ += std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  }
+
+ private:
+  double* ms_;
+  Clock::time_point start_;
+};
+}  // namespace
 
 Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
     : options_(std::move(options)),
@@ -253,6 +276,8 @@ void Citizen::Run(const std::atomic<bool>& stop) {
 // ---- One committee round ----------------------------------------------------------------------
 
 void Citizen::Poll(Round& r) {
+  ScopedSpend spend(&r.timing.poll_ms);
+  ++r.timing.polls;
   // Every politician of the sample is read at once (any of them may withhold; a slow one is
   // left behind, hedged_fetch.h), by hash first: an item is downloaded once, from one
   // politician that lists it, instead of once per politician. An item listed and then not
@@ -388,6 +413,8 @@ void Citizen::Process(Round& r, const RoundItem& item) {
 }
 
 void Citizen::PostAll(Round& r, const RoundItem& item) {
+  ScopedSpend spend(&r.timing.post_ms);
+  ++r.timing.posts;
   // To every politician of the sample at once; one that has not taken it after kReadWait is
   // left behind (the others gossip it).
   const uint64_t h = r.h;
@@ -588,6 +615,7 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
 }
 
 Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
+  ScopedSpend spend(&r.timing.validate_ms);
   // Every pool eligible, every required pool present: a proposal that censors a pool the
   // honest members witnessed (the empty block included) is invalid (pool_availability.h).
   TESSERA_RETURN_IF_ERROR(
@@ -750,6 +778,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
           .empty();
     });
     std::vector<BlockHeader> headers;
+    ScopedSpend spend(&r.timing.propose_ms);
     if (fault != CitizenFault::kProposeEmpty) {
       const auto build_start = Clock::now();
       auto header = BuildProposal(r, *win);
@@ -817,11 +846,19 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       spdlog::error("citizen: cannot persist votes, not voting: {}", items.status().ToString());
       return;
     }
+    auto since_start = [&] {
+      return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+    };
+    if (r.timing.first_proposal < 0 && !r.proposals.empty()) {
+      r.timing.first_proposal = since_start();
+    }
     for (const RoundItem& item : *items) {
       auto v = DecodeVote(AsBytes(item.payload()));
       if (v.ok() && v->step == VoteStep::kCert && !cert_voted_.count(h)) {
         cert_voted_[h] = v->value;
       }
+      if (v.ok() && v->step == VoteStep::kSoft && r.timing.soft < 0) r.timing.soft = since_start();
+      if (v.ok() && v->step == VoteStep::kCert && r.timing.cert < 0) r.timing.cert = since_start();
       PostAll(r, item);
     }
     if (Clock::now() >= start + ms(t.witness_ms)) propose();
@@ -836,6 +873,14 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     std::this_thread::sleep_for(ms(t.poll_ms));
   }
   // 5. The certified block was fetched and checked by Poll (or the round timed out).
+  spdlog::info(
+      "citizen: round for block {} {} after {} ms: first proposal {} ms, soft vote {} ms, cert "
+      "vote {} ms; {} polls {:.0f} ms, {} posts {:.0f} ms, validation {:.0f} ms, proposing "
+      "{:.0f} ms",
+      h, r.committed_at ? "committed" : "ended",
+      std::chrono::duration_cast<milliseconds>(Clock::now() - start).count(),
+      r.timing.first_proposal, r.timing.soft, r.timing.cert, r.timing.polls, r.timing.poll_ms,
+      r.timing.posts, r.timing.post_ms, r.timing.validate_ms, r.timing.propose_ms);
   if (!r.committed_at && !stop.load()) {
     size_t valid_proposals = 0;
     for (const auto& [v, p] : r.proposals) valid_proposals += p.verdict && p.verdict->ok();

@@ -1,5 +1,7 @@
 #include "ledger/net/hedged_fetch.h"
 
+#include <atomic>
+
 namespace tessera::ledger::net {
 
 struct PoliticianCalls::Worker {
@@ -7,6 +9,8 @@ struct PoliticianCalls::Worker {
   std::condition_variable cv;
   std::function<void()> job;  // set while busy
   bool stopping = false;
+  std::chrono::milliseconds slow_call{0};
+  std::atomic<bool> slow{false};  // the last job took longer than slow_call
   std::thread thread;
 
   void Loop() {
@@ -16,7 +20,9 @@ struct PoliticianCalls::Worker {
       if (!job) return;  // stopping and idle
       std::function<void()> run = job;
       lock.unlock();
+      const auto start = std::chrono::steady_clock::now();
       run();  // bounded by the client's deadline
+      slow = std::chrono::steady_clock::now() - start > slow_call;
       lock.lock();
       job = nullptr;
     }
@@ -24,9 +30,11 @@ struct PoliticianCalls::Worker {
 };
 
 PoliticianCalls::PoliticianCalls(
-    const std::vector<std::shared_ptr<PoliticianClient>>& politicians) {
+    const std::vector<std::shared_ptr<PoliticianClient>>& politicians,
+    std::chrono::milliseconds slow_call) {
   for (const auto& p : politicians) {
     auto w = std::make_unique<Worker>();
+    w->slow_call = slow_call;
     w->thread = std::thread([raw = w.get()] { raw->Loop(); });
     workers_.emplace(p.get(), std::move(w));
   }
@@ -46,6 +54,11 @@ bool PoliticianCalls::Busy(PoliticianClient* p) const {
   if (it == workers_.end()) return true;
   std::lock_guard<std::mutex> lock(it->second->mu);
   return static_cast<bool>(it->second->job);
+}
+
+bool PoliticianCalls::Slow(PoliticianClient* p) const {
+  auto it = workers_.find(p);
+  return it != workers_.end() && it->second->slow.load();
 }
 
 bool PoliticianCalls::Start(PoliticianClient* p, std::function<void()> job) {
