@@ -11,6 +11,7 @@
 #include "ledger/crypto/hash.h"
 #include "ledger/net/pool_availability.h"
 #include "ledger/net/round_item.h"
+#include "ledger/net/safe_sample.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -166,21 +167,29 @@ void Citizen::UpdateStats() {
 }
 
 std::vector<PoliticianClient*> Citizen::SafeSample() {
-  std::vector<uint32_t> ids(politicians_.size());
-  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
   std::vector<PoliticianClient*> sample;
-  for (uint32_t i :
-       blacklist_.Sample(ids, options_.genesis.safe_sample, latest_.height + 1, rng_)) {
+  for (uint32_t i : DrawSafeSample(static_cast<uint32_t>(politicians_.size()),
+                                   options_.genesis.safe_sample, blacklist_, latest_.height + 1,
+                                   rng_)) {
     sample.push_back(politicians_[i].get());
   }
   return sample;
 }
 
+bool Citizen::Blacklisted(PoliticianClient* p) const {
+  for (uint32_t i = 0; i < politicians_.size(); ++i) {
+    if (politicians_[i].get() == p) return blacklist_.Blocked(i, latest_.height + 1);
+  }
+  return false;
+}
+
 std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
   std::vector<PoliticianClient*> order = sample;
   std::shuffle(order.begin(), order.end(), rng_);
+  std::map<PoliticianClient*, bool> blocked;
+  for (PoliticianClient* p : order) blocked[p] = Blacklisted(p);
   std::stable_sort(order.begin(), order.end(), [&](PoliticianClient* a, PoliticianClient* b) {
-    return cost_ms_[a] < cost_ms_[b];
+    return std::make_pair(blocked[a], cost_ms_[a]) < std::make_pair(blocked[b], cost_ms_[b]);
   });
   return order;
 }
@@ -415,8 +424,9 @@ void Citizen::Process(Round& r, const RoundItem& item) {
 void Citizen::PostAll(Round& r, const RoundItem& item) {
   ScopedSpend spend(&r.timing.post_ms);
   ++r.timing.posts;
-  // To every politician of the sample at once; one that has not taken it after kReadWait is
-  // left behind (the others gossip it).
+  // To every politician of the sample at once (one still busy with an earlier call gets it when
+  // free, hedged_fetch.h); one that has not taken it after kReadWait is left behind (the others
+  // gossip it).
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   auto missing = calls_->All<std::vector<Hash256>>(
@@ -426,7 +436,7 @@ void Citizen::PostAll(Round& r, const RoundItem& item) {
         TESSERA_RETURN_IF_ERROR(p.Post(h, item, traffic, &lacks));
         return lacks;
       },
-      kReadWait);
+      kReadWait, /*patience=*/{}, /*start_busy=*/true);
   auto vote = DecodeVote(AsBytes(item.payload()));
   if (!vote.ok() || vote->step != VoteStep::kCert) return;
   auto body = bodies_.find(vote->value);

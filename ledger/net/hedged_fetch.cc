@@ -11,6 +11,7 @@ struct PoliticianCalls::Worker {
   bool stopping = false;
   std::chrono::milliseconds slow_call{0};
   std::atomic<bool> slow{false};  // the last job took longer than slow_call
+  std::chrono::steady_clock::time_point job_start;  // of the job in flight (set with it, under mu)
   std::thread thread;
 
   void Loop() {
@@ -20,9 +21,8 @@ struct PoliticianCalls::Worker {
       if (!job) return;  // stopping and idle
       std::function<void()> run = job;
       lock.unlock();
-      const auto start = std::chrono::steady_clock::now();
       run();  // bounded by the client's deadline
-      slow = std::chrono::steady_clock::now() - start > slow_call;
+      slow = std::chrono::steady_clock::now() - job_start > slow_call;
       lock.lock();
       job = nullptr;
     }
@@ -58,7 +58,11 @@ bool PoliticianCalls::Busy(PoliticianClient* p) const {
 
 bool PoliticianCalls::Slow(PoliticianClient* p) const {
   auto it = workers_.find(p);
-  return it != workers_.end() && it->second->slow.load();
+  if (it == workers_.end()) return false;
+  Worker& w = *it->second;
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.slow.load() ||
+         (w.job && std::chrono::steady_clock::now() - w.job_start > w.slow_call);
 }
 
 bool PoliticianCalls::Start(PoliticianClient* p, std::function<void()> job) {
@@ -68,6 +72,7 @@ bool PoliticianCalls::Start(PoliticianClient* p, std::function<void()> job) {
   std::lock_guard<std::mutex> lock(w.mu);
   if (w.job || w.stopping) return false;
   w.job = std::move(job);
+  w.job_start = std::chrono::steady_clock::now();
   w.cv.notify_all();
   return true;
 }

@@ -65,10 +65,15 @@ class PoliticianCalls {
   // that a politician slower than `wait` (a loaded machine) is still heard when it is the only one
   // answering. result[i] is targets[i]'s answer, or nullopt if it was busy, failed, or had
   // not answered in time.
+  // With `start_busy`, a busy target not slow lately is started as soon as its worker is free
+  // within `wait` instead of being skipped: for posts, which are sent once (a witness list that
+  // found the one honest politician still answering a read was lost, and its round's proposers
+  // waited out 2 s for witness lists -- the `unresponsive` and blacklisted-`equivocate` runs).
   template <typename T>
   std::vector<std::optional<T>> All(const std::vector<PoliticianClient*>& targets,
                                     const Call<T>& call, std::chrono::milliseconds wait,
-                                    std::chrono::milliseconds patience = {});
+                                    std::chrono::milliseconds patience = {},
+                                    bool start_busy = false);
 
   // Hedged: asks targets[0]; asks the next target as well whenever `hedge` passes without an
   // accepted answer, or an answer fails or is refused by `accept` (a target passed over
@@ -88,7 +93,7 @@ class PoliticianCalls {
 
   // Whether p is still running an earlier call.
   bool Busy(PoliticianClient* p) const;
-  // Whether p's last call took longer than `slow_call`.
+  // Whether p's last call took longer than `slow_call`, or its call in flight has already.
   bool Slow(PoliticianClient* p) const;
 
  private:
@@ -131,23 +136,45 @@ template <typename T>
 std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianClient*>& targets,
                                                    const Call<T>& call,
                                                    std::chrono::milliseconds wait,
-                                                   std::chrono::milliseconds patience) {
+                                                   std::chrono::milliseconds patience,
+                                                   bool start_busy) {
   const auto start = std::chrono::steady_clock::now();
   auto box = std::make_shared<Inbox<T>>(targets.size());
   size_t started = 0;
+  std::vector<bool> launched(targets.size(), false);
   std::vector<size_t> awaited;  // started, and not slow lately
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (!Launch<T>(box, i, targets[i], call)) continue;
-    ++started;
-    if (!Slow(targets[i])) awaited.push_back(i);
-  }
+  auto launch_free = [&] {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (launched[i] || !Launch<T>(box, i, targets[i], call)) continue;
+      launched[i] = true;
+      ++started;
+      if (!Slow(targets[i])) awaited.push_back(i);
+    }
+  };
+  // With start_busy: a target not started yet (busy) and not slow is still waited for.
+  auto busy_awaited = [&] {
+    if (!start_busy) return false;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (!launched[i] && !Slow(targets[i])) return true;
+    }
+    return false;
+  };
+  launch_free();
   std::vector<std::optional<T>> out(targets.size());
   std::unique_lock<std::mutex> lock(box->mu);
-  box->cv.wait_for(lock, wait, [&] {
-    return box->arrived.size() >= started ||
-           std::all_of(awaited.begin(), awaited.end(),
-                       [&](size_t i) { return box->answers[i].has_value(); });
-  });
+  auto done = [&] {
+    return !busy_awaited() &&
+           (box->arrived.size() >= started ||
+            std::all_of(awaited.begin(), awaited.end(),
+                        [&](size_t i) { return box->answers[i].has_value(); }));
+  };
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= start + wait) break;
+    const auto until = busy_awaited() ? std::min(start + wait, now + kBusyRecheck) : start + wait;
+    if (box->cv.wait_until(lock, until, done)) break;
+    if (start_busy) launch_free();
+  }
   auto answered = [&] {
     return box->arrived.size() >= started ||
            std::any_of(box->arrived.begin(), box->arrived.end(),

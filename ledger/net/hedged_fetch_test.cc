@@ -136,5 +136,53 @@ TEST(PoliticianCallsTest, AllDoesNotWaitForAPoliticianSlowLately) {
   release.join();
 }
 
+// A post (sent once) must reach a politician still busy with an earlier call once it is free,
+// not skip it: a witness list that found the one honest politician busy was lost, and the
+// round's proposers waited 2 s for witness lists. Stopped politicians (slow lately) are still
+// not waited for.
+TEST(PoliticianCallsTest, AllWithStartBusyPostsToABusyPoliticianOnceFree) {
+  Network net;
+  PoliticianCalls calls(net.clients, /*slow_call=*/milliseconds(300));
+  PoliticianClient* honest = net.all[4];
+  std::atomic<bool> stopped_open{false};
+  // The four stopped politicians: their last calls ran past slow_call...
+  std::vector<PoliticianClient*> stopped(net.all.begin(), net.all.begin() + 4);
+  calls.All<int>(
+      stopped,
+      [](PoliticianClient&) -> Result<int> {
+        std::this_thread::sleep_for(milliseconds(350));
+        return 0;
+      },
+      milliseconds(2000));
+  for (PoliticianClient* p : stopped) {
+    while (calls.Busy(p)) std::this_thread::sleep_for(milliseconds(5));
+  }
+  // ... and now hang; the honest one answers a read for 150 ms.
+  calls.All<int>(
+      net.all,
+      [&](PoliticianClient& p) -> Result<int> {
+        if (&p == honest) {
+          std::this_thread::sleep_for(milliseconds(150));
+          return 0;
+        }
+        return Hang(stopped_open, 0);
+      },
+      milliseconds(0));
+  ASSERT_TRUE(calls.Busy(honest));
+  for (PoliticianClient* p : stopped) ASSERT_TRUE(calls.Slow(p));
+  std::atomic<int> posted{0};
+  auto out = calls.All<int>(
+      net.all,
+      [&](PoliticianClient&) -> Result<int> {
+        ++posted;
+        return 1;
+      },
+      milliseconds(5000), /*patience=*/{}, /*start_busy=*/true);
+  stopped_open = true;
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(out[i].has_value());
+  ASSERT_TRUE(out[4].has_value()) << "the post skipped the busy honest politician";
+  EXPECT_EQ(posted.load(), 1);
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net
