@@ -168,9 +168,9 @@ void Citizen::UpdateStats() {
 
 std::vector<PoliticianClient*> Citizen::SafeSample() {
   std::vector<PoliticianClient*> sample;
-  for (uint32_t i : DrawSafeSample(static_cast<uint32_t>(politicians_.size()),
-                                   options_.genesis.safe_sample, blacklist_, latest_.height + 1,
-                                   rng_)) {
+  for (uint32_t i :
+       DrawSafeSample(static_cast<uint32_t>(politicians_.size()), options_.genesis.safe_sample,
+                      blacklist_, latest_.height + 1, rng_)) {
     sample.push_back(politicians_[i].get());
   }
   return sample;

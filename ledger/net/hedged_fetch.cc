@@ -10,7 +10,7 @@ struct PoliticianCalls::Worker {
   std::function<void()> job;  // set while busy
   bool stopping = false;
   std::chrono::milliseconds slow_call{0};
-  std::atomic<bool> slow{false};  // the last job took longer than slow_call
+  std::atomic<bool> slow{false};                    // the last job took longer than slow_call
   std::chrono::steady_clock::time_point job_start;  // of the job in flight (set with it, under mu)
   std::thread thread;
 
@@ -29,9 +29,8 @@ struct PoliticianCalls::Worker {
   }
 };
 
-PoliticianCalls::PoliticianCalls(
-    const std::vector<std::shared_ptr<PoliticianClient>>& politicians,
-    std::chrono::milliseconds slow_call) {
+PoliticianCalls::PoliticianCalls(const std::vector<std::shared_ptr<PoliticianClient>>& politicians,
+                                 std::chrono::milliseconds slow_call) {
   for (const auto& p : politicians) {
     auto w = std::make_unique<Worker>();
     w->slow_call = slow_call;
@@ -61,8 +60,7 @@ bool PoliticianCalls::Slow(PoliticianClient* p) const {
   if (it == workers_.end()) return false;
   Worker& w = *it->second;
   std::lock_guard<std::mutex> lock(w.mu);
-  return w.slow.load() ||
-         (w.job && std::chrono::steady_clock::now() - w.job_start > w.slow_call);
+  return w.slow.load() || (w.job && std::chrono::steady_clock::now() - w.job_start > w.slow_call);
 }
 
 bool PoliticianCalls::Start(PoliticianClient* p, std::function<void()> job) {

@@ -163,10 +163,9 @@ std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianC
   std::vector<std::optional<T>> out(targets.size());
   std::unique_lock<std::mutex> lock(box->mu);
   auto done = [&] {
-    return !busy_awaited() &&
-           (box->arrived.size() >= started ||
-            std::all_of(awaited.begin(), awaited.end(),
-                        [&](size_t i) { return box->answers[i].has_value(); }));
+    return !busy_awaited() && (box->arrived.size() >= started ||
+                               std::all_of(awaited.begin(), awaited.end(),
+                                           [&](size_t i) { return box->answers[i].has_value(); }));
   };
   for (;;) {
     const auto now = std::chrono::steady_clock::now();

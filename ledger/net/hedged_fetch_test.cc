@@ -89,7 +89,8 @@ TEST(PoliticianCallsTest, FirstWaitsForAFreeWorkerWhenAllAreBusy) {
       },
       milliseconds(0));
   auto answer = calls.First<int>(
-      net.all, [](PoliticianClient*) -> PoliticianCalls::Call<int> {
+      net.all,
+      [](PoliticianClient*) -> PoliticianCalls::Call<int> {
         return [](PoliticianClient&) -> Result<int> { return 1; };
       },
       [](PoliticianClient*, int&) { return true; }, milliseconds(20), milliseconds(5000));
