@@ -1,8 +1,8 @@
 // Issue #12's acceptance run (label `slow`; CI runs it too: about 5 minutes on 2 cores): 80% of
 // the politicians (4 of 5) running each adversary in turn, and a mix of them, plus 25% malicious
 // citizens (one `inconsistent`, one `silent` of 8), each run audited (no fork, no certified
-// invalid or unappliable block at any honest politician) and, where the bar is met, held to at
-// least half the committed tx/s of an honest network measured first in the same test.
+// invalid or unappliable block at any honest politician) and held to at least half the
+// committed tx/s of an honest network measured first in the same test.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -30,25 +30,21 @@ TEST(AdversaryTest, EightyPercentPoliticiansAndQuarterOfCitizensMaliciousStaySaf
   ExpectSafe(*honest);
   const double honest_tx_per_s = CommittedPerSecond(*honest, base);
   ASSERT_GT(honest_tx_per_s, 0);
-  // Every run is audited. Liveness: committed transactions per second over the whole load
-  // period at half the honest run's or more (issue #12) -- asserted for every adversary
-  // marked `live`. After the stall fixes `unresponsive` measured 0-46% (below the bar) and
-  // `slow_execute` 56-68% (too close to it to hold CI to it); `equivocate` (47-107%) and
-  // `flood` (49-77%) fell just below it in the clean-clone CI run of the merged tree, so their
-  // ratios are printed too (docs/ledger-network.md, "The 80/25 stall, diagnosed").
-  struct Adversary {
-    std::vector<std::string> behaviours;
-    bool live;
-  };
-  const std::vector<Adversary> adversaries = {
-      {{"withhold_data"}, true},
-      {{"slow_execute"}, false},
-      {{"unresponsive"}, false},
-      {{"equivocate"}, false},
-      {{"flood"}, false},
-      {{"forge"}, true},
-      {{"withhold_data", "unresponsive", "equivocate", "flood"}, true}};
-  for (const auto& [behaviours, live] : adversaries) {
+  // Every run is audited, and held to half the honest run's committed transactions per second
+  // over the whole load period (issue #12), every adversary. Session 5 printed four of them
+  // (unresponsive 0-46%, slow_execute 56-68%, equivocate 47-107%, flood 49-77%); session 6
+  // found and fixed the causes (hedged calls passing over a busy honest politician for good,
+  // posts lost the same way, blacklisting shrinking the sample to one politician:
+  // docs/ledger-network.md, "The 80/25 stall, diagnosed").
+  const std::vector<std::vector<std::string>> adversaries = {
+      {"withhold_data"},
+      {"slow_execute"},
+      {"unresponsive"},
+      {"equivocate"},
+      {"flood"},
+      {"forge"},
+      {"withhold_data", "unresponsive", "equivocate", "flood"}};
+  for (const auto& behaviours : adversaries) {
     LocalnetConfig c = base;
     c.malicious_politicians = 0.8;
     c.politician_behaviours = behaviours;
@@ -66,11 +62,8 @@ TEST(AdversaryTest, EightyPercentPoliticiansAndQuarterOfCitizensMaliciousStaySaf
     ExpectSafe(*r);
     const double tx_per_s = CommittedPerSecond(*r, c);
     std::cerr << name << ": " << tx_per_s << " tx/s vs honest " << honest_tx_per_s << " ("
-              << 100 * tx_per_s / honest_tx_per_s << "%), " << r->blocks << " blocks"
-              << (live ? "" : " [bar printed, not asserted]") << "\n";
-    if (live) {
-      EXPECT_GE(tx_per_s, 0.5 * honest_tx_per_s) << name << "; honest " << honest_tx_per_s;
-    }
+              << 100 * tx_per_s / honest_tx_per_s << "%), " << r->blocks << " blocks\n";
+    EXPECT_GE(tx_per_s, 0.5 * honest_tx_per_s) << name << "; honest " << honest_tx_per_s;
   }
 }
 

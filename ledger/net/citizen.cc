@@ -12,6 +12,7 @@
 #include "ledger/net/pool_availability.h"
 #include "ledger/net/registration.h"
 #include "ledger/net/round_item.h"
+#include "ledger/net/safe_sample.h"
 #include "ledger/net/validation_sample.h"
 #include "ledger/state/block_transition.h"
 #include "ledger/state/transfer.h"
@@ -78,7 +79,30 @@ struct Citizen::Round {
   std::vector<Identity> registrations;       // for this block (registration.h), checked later
   std::string my_identity;
   VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
+  // Where the round's time went (logged at info when it ends): wall time in reads of the
+  // sample, posts, validations and building proposals, and when (ms into the round) this
+  // member first saw a proposal and first posted a soft and a cert vote (-1: never).
+  struct Timing {
+    double poll_ms = 0, post_ms = 0, validate_ms = 0, propose_ms = 0;
+    uint32_t polls = 0, posts = 0;
+    int64_t first_proposal = -1, soft = -1, cert = -1;
+  } timing;
 };
+
+namespace {
+// Adds the wall time of its scope to `*ms`.
+class ScopedSpend {
+ public:
+  explicit ScopedSpend(double* ms) : ms_(ms), start_(Clock::now()) {}
+  ~ScopedSpend() {
+    *ms_ += std::chrono::duration<double, std::milli>(Clock::now() - start_).count();
+  }
+
+ private:
+  double* ms_;
+  Clock::time_point start_;
+};
+}  // namespace
 
 Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianClient>> politicians)
     : options_(std::move(options)),
@@ -152,21 +176,29 @@ void Citizen::UpdateStats() {
 }
 
 std::vector<PoliticianClient*> Citizen::SafeSample() {
-  std::vector<uint32_t> ids(politicians_.size());
-  for (uint32_t i = 0; i < ids.size(); ++i) ids[i] = i;
   std::vector<PoliticianClient*> sample;
   for (uint32_t i :
-       blacklist_.Sample(ids, options_.genesis.safe_sample, latest_.height + 1, rng_)) {
+       DrawSafeSample(static_cast<uint32_t>(politicians_.size()), options_.genesis.safe_sample,
+                      blacklist_, latest_.height + 1, rng_)) {
     sample.push_back(politicians_[i].get());
   }
   return sample;
 }
 
+bool Citizen::Blacklisted(PoliticianClient* p) const {
+  for (uint32_t i = 0; i < politicians_.size(); ++i) {
+    if (politicians_[i].get() == p) return blacklist_.Blocked(i, latest_.height + 1);
+  }
+  return false;
+}
+
 std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
   std::vector<PoliticianClient*> order = sample;
   std::shuffle(order.begin(), order.end(), rng_);
+  std::map<PoliticianClient*, bool> blocked;
+  for (PoliticianClient* p : order) blocked[p] = Blacklisted(p);
   std::stable_sort(order.begin(), order.end(), [&](PoliticianClient* a, PoliticianClient* b) {
-    return cost_ms_[a] < cost_ms_[b];
+    return std::make_pair(blocked[a], cost_ms_[a]) < std::make_pair(blocked[b], cost_ms_[b]);
   });
   return order;
 }
@@ -262,6 +294,8 @@ void Citizen::Run(const std::atomic<bool>& stop) {
 // ---- One committee round ----------------------------------------------------------------------
 
 void Citizen::Poll(Round& r) {
+  ScopedSpend spend(&r.timing.poll_ms);
+  ++r.timing.polls;
   // Every politician of the sample is read at once (any of them may withhold; a slow one is
   // left behind, hedged_fetch.h), by hash first: an item is downloaded once, from one
   // politician that lists it, instead of once per politician. An item listed and then not
@@ -407,8 +441,11 @@ void Citizen::Process(Round& r, const RoundItem& item) {
 }
 
 void Citizen::PostAll(Round& r, const RoundItem& item) {
-  // To every politician of the sample at once; one that has not taken it after kReadWait is
-  // left behind (the others gossip it).
+  ScopedSpend spend(&r.timing.post_ms);
+  ++r.timing.posts;
+  // To every politician of the sample at once (one still busy with an earlier call gets it when
+  // free, hedged_fetch.h); one that has not taken it after kReadWait is left behind (the others
+  // gossip it).
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   auto missing = calls_->All<std::vector<Hash256>>(
@@ -418,7 +455,7 @@ void Citizen::PostAll(Round& r, const RoundItem& item) {
         TESSERA_RETURN_IF_ERROR(p.Post(h, item, traffic, &lacks));
         return lacks;
       },
-      kReadWait);
+      kReadWait, /*patience=*/{}, /*start_busy=*/true);
   auto vote = DecodeVote(AsBytes(item.payload()));
   if (!vote.ok() || vote->step != VoteStep::kCert) return;
   auto body = bodies_.find(vote->value);
@@ -608,6 +645,7 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
 }
 
 Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
+  ScopedSpend spend(&r.timing.validate_ms);
   // Every pool eligible, every required pool present: a proposal that censors a pool the
   // honest members witnessed (the empty block included) is invalid (pool_availability.h).
   TESSERA_RETURN_IF_ERROR(
@@ -782,6 +820,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
           .empty();
     });
     std::vector<BlockHeader> headers;
+    ScopedSpend spend(&r.timing.propose_ms);
     if (fault != CitizenFault::kProposeEmpty) {
       const auto build_start = Clock::now();
       auto header = BuildProposal(r, *win);
@@ -849,11 +888,19 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       spdlog::error("citizen: cannot persist votes, not voting: {}", items.status().ToString());
       return;
     }
+    auto since_start = [&] {
+      return std::chrono::duration_cast<milliseconds>(Clock::now() - start).count();
+    };
+    if (r.timing.first_proposal < 0 && !r.proposals.empty()) {
+      r.timing.first_proposal = since_start();
+    }
     for (const RoundItem& item : *items) {
       auto v = DecodeVote(AsBytes(item.payload()));
       if (v.ok() && v->step == VoteStep::kCert && !cert_voted_.count(h)) {
         cert_voted_[h] = v->value;
       }
+      if (v.ok() && v->step == VoteStep::kSoft && r.timing.soft < 0) r.timing.soft = since_start();
+      if (v.ok() && v->step == VoteStep::kCert && r.timing.cert < 0) r.timing.cert = since_start();
       PostAll(r, item);
     }
     if (Clock::now() >= start + ms(t.witness_ms)) propose();
@@ -868,6 +915,14 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     std::this_thread::sleep_for(ms(t.poll_ms));
   }
   // 5. The certified block was fetched and checked by Poll (or the round timed out).
+  spdlog::info(
+      "citizen: round for block {} {} after {} ms: first proposal {} ms, soft vote {} ms, cert "
+      "vote {} ms; {} polls {:.0f} ms, {} posts {:.0f} ms, validation {:.0f} ms, proposing "
+      "{:.0f} ms",
+      h, r.committed_at ? "committed" : "ended",
+      std::chrono::duration_cast<milliseconds>(Clock::now() - start).count(),
+      r.timing.first_proposal, r.timing.soft, r.timing.cert, r.timing.polls, r.timing.poll_ms,
+      r.timing.posts, r.timing.post_ms, r.timing.validate_ms, r.timing.propose_ms);
   if (!r.committed_at && !stop.load()) {
     size_t valid_proposals = 0;
     for (const auto& [v, p] : r.proposals) valid_proposals += p.verdict && p.verdict->ok();

@@ -163,17 +163,19 @@ class Citizen {
       Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
       std::chrono::milliseconds retry_for);
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
-  // k politicians at random, none of them blacklisted (blacklist.h).
+  // k politicians at random, blacklisted ones last (safe_sample.h: evidence never shrinks the
+  // sample); Ranked() asks blacklisted ones last too.
   std::vector<PoliticianClient*> SafeSample();
+  bool Blacklisted(PoliticianClient* p) const;  // at the next height
   // Evidence and blacklisting (citizen_evidence.cc). NoteCommitment: a verified pool
   // commitment of round `h`; if it contradicts one seen before from the same politician, the
   // politician is blacklisted and, when that is news, the evidence item to post is returned.
   // ConsiderEvidence: an evidence item read from a politician, verified before it is used.
   std::optional<RoundItem> NoteCommitment(const TxPoolCommitment& c);
   void ConsiderEvidence(const std::string& payload);
-  // The sample in the order hedged calls ask it: politicians that answered fast lately first
-  // (ties in random order), so that a majority of slow politicians costs one hedge delay once
-  // rather than several per call.
+  // The sample in the order hedged calls ask it: politicians not blacklisted first, then
+  // those that answered fast lately (ties in random order), so that a majority of slow
+  // politicians costs one hedge delay once rather than several per call.
   std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample);
   // After a hedged call that started at `since` over `order`: the winner's cost is the time it
   // took; every politician asked before it was slower (or failed) and is charged that plus

@@ -1,5 +1,7 @@
 #include "ledger/net/hedged_fetch.h"
 
+#include <atomic>
+
 namespace tessera::ledger::net {
 
 struct PoliticianCalls::Worker {
@@ -7,6 +9,9 @@ struct PoliticianCalls::Worker {
   std::condition_variable cv;
   Job job;  // set while busy
   bool stopping = false;
+  std::chrono::milliseconds slow_call{0};
+  std::atomic<bool> slow{false};                    // the last job took longer than slow_call
+  std::chrono::steady_clock::time_point job_start;  // of the job in flight (set with it, under mu)
   std::thread thread;
 
   void Loop() {
@@ -18,6 +23,7 @@ struct PoliticianCalls::Worker {
       lock.unlock();
       std::function<void()> deliver = run();  // bounded by the client's deadline
       lock.lock();
+      slow = std::chrono::steady_clock::now() - job_start > slow_call;
       job = nullptr;  // idle before the caller hears the answer
       lock.unlock();
       deliver();
@@ -26,10 +32,11 @@ struct PoliticianCalls::Worker {
   }
 };
 
-PoliticianCalls::PoliticianCalls(
-    const std::vector<std::shared_ptr<PoliticianClient>>& politicians) {
+PoliticianCalls::PoliticianCalls(const std::vector<std::shared_ptr<PoliticianClient>>& politicians,
+                                 std::chrono::milliseconds slow_call) {
   for (const auto& p : politicians) {
     auto w = std::make_unique<Worker>();
+    w->slow_call = slow_call;
     w->thread = std::thread([raw = w.get()] { raw->Loop(); });
     workers_.emplace(p.get(), std::move(w));
   }
@@ -51,6 +58,14 @@ bool PoliticianCalls::Busy(PoliticianClient* p) const {
   return static_cast<bool>(it->second->job);
 }
 
+bool PoliticianCalls::Slow(PoliticianClient* p) const {
+  auto it = workers_.find(p);
+  if (it == workers_.end()) return false;
+  Worker& w = *it->second;
+  std::lock_guard<std::mutex> lock(w.mu);
+  return w.slow.load() || (w.job && std::chrono::steady_clock::now() - w.job_start > w.slow_call);
+}
+
 bool PoliticianCalls::Start(PoliticianClient* p, Job job) {
   auto it = workers_.find(p);
   if (it == workers_.end()) return false;
@@ -58,6 +73,7 @@ bool PoliticianCalls::Start(PoliticianClient* p, Job job) {
   std::lock_guard<std::mutex> lock(w.mu);
   if (w.job || w.stopping) return false;
   w.job = std::move(job);
+  w.job_start = std::chrono::steady_clock::now();
   w.cv.notify_all();
   return true;
 }

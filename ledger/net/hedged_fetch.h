@@ -4,9 +4,15 @@
 // every read wait 1.5 s and nearly halted the chain).
 //
 // Each politician gets one worker thread, and a worker runs one call at a time. A politician
-// that has not answered an earlier call is *busy*: it is skipped, not queued behind, so a
+// that has not answered an earlier call is *busy*: All() skips it, not queued behind, so a
 // stopped politician ties up one thread for one client deadline and later calls never wait
-// for it.
+// for it; First() asks it as soon as its worker is free again (an honest politician still
+// answering the last read must not be passed over for an execution: that left hedged calls
+// with stopped politicians only, waiting out their whole deadline -- issue #12's
+// `unresponsive` stall, docs/ledger-network.md).
+//
+// A politician whose last call took longer than `slow_call` (a stopped one runs every call to
+// its client deadline) is *slow*: All() still asks it but does not hold its wait open for it.
 //
 //   PoliticianCalls calls(clients);
 //   // every sample politician at once; what has arrived after 250 ms:
@@ -30,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -44,24 +51,33 @@ class PoliticianCalls {
   template <typename T>
   using Call = std::function<Result<T>(PoliticianClient&)>;
 
-  explicit PoliticianCalls(const std::vector<std::shared_ptr<PoliticianClient>>& politicians);
+  explicit PoliticianCalls(const std::vector<std::shared_ptr<PoliticianClient>>& politicians,
+                           std::chrono::milliseconds slow_call = kDefaultSlowCall);
+  static constexpr std::chrono::milliseconds kDefaultSlowCall{1000};
   ~PoliticianCalls();
   PoliticianCalls(const PoliticianCalls&) = delete;
   PoliticianCalls& operator=(const PoliticianCalls&) = delete;
 
   // Runs `call` on every target at once (busy ones are skipped) and waits until all started
-  // calls have answered or `wait` has passed; if by then no call has answered at all, it
+  // calls to politicians not slow lately have answered, or `wait` has passed (a slow one's
+  // answer is taken if it comes in that time); if by then no call has answered at all, it
   // keeps waiting for the first successful answer until `patience` (from the start) has passed, so
   // that a politician slower than `wait` (a loaded machine) is still heard when it is the only one
   // answering. result[i] is targets[i]'s answer, or nullopt if it was busy, failed, or had
   // not answered in time.
+  // With `start_busy`, a busy target not slow lately is started as soon as its worker is free
+  // within `wait` instead of being skipped: for posts, which are sent once (a witness list that
+  // found the one honest politician still answering a read was lost, and its round's proposers
+  // waited out 2 s for witness lists -- the `unresponsive` and blacklisted-`equivocate` runs).
   template <typename T>
   std::vector<std::optional<T>> All(const std::vector<PoliticianClient*>& targets,
                                     const Call<T>& call, std::chrono::milliseconds wait,
-                                    std::chrono::milliseconds patience = {});
+                                    std::chrono::milliseconds patience = {},
+                                    bool start_busy = false);
 
   // Hedged: asks targets[0]; asks the next target as well whenever `hedge` passes without an
-  // accepted answer, or an answer fails or is refused by `accept` (run on the caller's
+  // accepted answer, or an answer fails or is refused by `accept` (a target passed over
+  // because it was busy is asked as soon as its worker is free; run on the caller's
   // thread; it may keep what it needs from the answer). `make_call` builds the call for a
   // target when it is asked (on the caller's thread). Returns the first accepted answer and
   // who gave it, or nullopt once every target has failed or `deadline` has passed -- or
@@ -77,6 +93,8 @@ class PoliticianCalls {
 
   // Whether p is still running an earlier call.
   bool Busy(PoliticianClient* p) const;
+  // Whether p's last call took longer than `slow_call`, or its call in flight has already.
+  bool Slow(PoliticianClient* p) const;
 
  private:
   struct Worker;
@@ -89,13 +107,16 @@ class PoliticianCalls {
     std::vector<std::optional<Result<T>>> answers;
     std::deque<size_t> arrived;
   };
-  // Starts `job` on p's worker; false if p is busy or not one of the politicians.
-  // `job` makes the call and returns what delivers its answer; the worker is marked idle
-  // before the delivery runs, so a caller woken by the answer finds p free for its next call.
+  // Starts `job` on p's worker (which times it for Slow()); false if p is busy or not one of
+  // the politicians. `job` makes the call and returns what delivers its answer; the worker is
+  // marked idle before the delivery runs, so a caller woken by the answer finds p free for its
+  // next call.
   using Job = std::function<std::function<void()>()>;
   bool Start(PoliticianClient* p, Job job);
   template <typename T>
   bool Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, PoliticianClient* p, Call<T> call);
+  // How often First() looks again whether a busy target's worker is free.
+  static constexpr std::chrono::milliseconds kBusyRecheck{10};
 
   std::map<PoliticianClient*, std::unique_ptr<Worker>> workers_;
 };
@@ -120,14 +141,44 @@ template <typename T>
 std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianClient*>& targets,
                                                    const Call<T>& call,
                                                    std::chrono::milliseconds wait,
-                                                   std::chrono::milliseconds patience) {
+                                                   std::chrono::milliseconds patience,
+                                                   bool start_busy) {
   const auto start = std::chrono::steady_clock::now();
   auto box = std::make_shared<Inbox<T>>(targets.size());
   size_t started = 0;
-  for (size_t i = 0; i < targets.size(); ++i) started += Launch<T>(box, i, targets[i], call);
+  std::vector<bool> launched(targets.size(), false);
+  std::vector<size_t> awaited;  // started, and not slow lately
+  auto launch_free = [&] {
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (launched[i] || !Launch<T>(box, i, targets[i], call)) continue;
+      launched[i] = true;
+      ++started;
+      if (!Slow(targets[i])) awaited.push_back(i);
+    }
+  };
+  // With start_busy: a target not started yet (busy) and not slow is still waited for.
+  auto busy_awaited = [&] {
+    if (!start_busy) return false;
+    for (size_t i = 0; i < targets.size(); ++i) {
+      if (!launched[i] && !Slow(targets[i])) return true;
+    }
+    return false;
+  };
+  launch_free();
   std::vector<std::optional<T>> out(targets.size());
   std::unique_lock<std::mutex> lock(box->mu);
-  box->cv.wait_for(lock, wait, [&] { return box->arrived.size() >= started; });
+  auto done = [&] {
+    return !busy_awaited() && (box->arrived.size() >= started ||
+                               std::all_of(awaited.begin(), awaited.end(),
+                                           [&](size_t i) { return box->answers[i].has_value(); }));
+  };
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= start + wait) break;
+    const auto until = busy_awaited() ? std::min(start + wait, now + kBusyRecheck) : start + wait;
+    if (box->cv.wait_until(lock, until, done)) break;
+    if (start_busy) launch_free();
+  }
   auto answered = [&] {
     return box->arrived.size() >= started ||
            std::any_of(box->arrived.begin(), box->arrived.end(),
@@ -149,29 +200,37 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
   using Clock = std::chrono::steady_clock;
   auto box = std::make_shared<Inbox<T>>(targets.size());
   auto give_up = Clock::now() + deadline;
-  size_t next = 0, pending = 0;
-  auto launch_next = [&] {
-    while (next < targets.size()) {
-      size_t i = next++;
-      if (Launch<T>(box, i, targets[i], make_call(targets[i]))) {
-        ++pending;
-        return;
+  std::deque<size_t> unasked;  // in the caller's order
+  for (size_t i = 0; i < targets.size(); ++i) unasked.push_back(i);
+  std::set<size_t> passed;  // unasked targets passed over while busy
+  size_t pending = 0;
+  bool owed = true;  // a call is owed (the first, a hedge passed, or an answer failed)
+  // Asks every passed-over target whose worker is free now, and, if a call is owed, the first
+  // free unasked target (passing over the busy ones before it).
+  auto launch = [&] {
+    for (auto it = unasked.begin(); it != unasked.end();) {
+      const size_t i = *it;
+      if ((!owed && !passed.count(i)) || Busy(targets[i]) ||
+          !Launch<T>(box, i, targets[i], make_call(targets[i]))) {
+        if (owed) passed.insert(i);
+        ++it;
+        continue;
       }
+      if (!passed.erase(i)) owed = false;
+      it = unasked.erase(it);
+      ++pending;
     }
   };
-  launch_next();
+  launch();
   auto next_hedge = Clock::now() + hedge;
-  while (pending > 0 || next < targets.size()) {
-    if (pending == 0) {
-      launch_next();
-      continue;
-    }
+  while (pending > 0 || !unasked.empty()) {
+    auto wake = std::min(next_hedge, give_up);
+    if (!passed.empty()) wake = std::min(wake, Clock::now() + kBusyRecheck);
     std::optional<Result<T>> answer;
     size_t i = 0;
     {
       std::unique_lock<std::mutex> lock(box->mu);
-      box->cv.wait_until(lock, std::min(next_hedge, give_up),
-                         [&] { return !box->arrived.empty(); });
+      box->cv.wait_until(lock, wake, [&] { return !box->arrived.empty(); });
       if (!box->arrived.empty()) {
         i = box->arrived.front();
         box->arrived.pop_front();
@@ -184,13 +243,13 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
         if (accept(targets[i], **answer)) return std::make_pair(targets[i], std::move(**answer));
         if (after_refusal) give_up = std::min(give_up, Clock::now() + *after_refusal);
       }
-      if (Clock::now() >= give_up) return std::nullopt;
-      launch_next();  // failed or refused: ask another one now
-      continue;
+      owed = true;  // failed or refused: ask another one now
+    } else if (Clock::now() >= next_hedge) {
+      owed = true;  // slow: ask another one as well
+      next_hedge = Clock::now() + hedge;
     }
     if (Clock::now() >= give_up) return std::nullopt;
-    launch_next();  // slow: ask another one as well
-    next_hedge = Clock::now() + hedge;
+    launch();
   }
   return std::nullopt;
 }

@@ -1,0 +1,189 @@
+// PoliticianCalls against politicians that hang (SIGSTOP-like) while one honest politician is
+// still busy with an earlier call: issue #12's `unresponsive` stall at 80/25. The calls here
+// never touch the network; each politician is a latch the test opens.
+#include "ledger/net/hedged_fetch.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+namespace tessera::ledger::net {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A hung call: returns once `open` is set (or after a long safety bound).
+Result<int> Hang(const std::atomic<bool>& open, int answer) {
+  for (int i = 0; i < 2000 && !open.load(); ++i) std::this_thread::sleep_for(milliseconds(5));
+  return answer;
+}
+
+struct Network {
+  Network() {
+    for (int i = 0; i < 5; ++i) {
+      clients.push_back(std::make_shared<PoliticianClient>("127.0.0.1:1"));
+      all.push_back(clients.back().get());
+    }
+  }
+  std::vector<std::shared_ptr<PoliticianClient>> clients;
+  std::vector<PoliticianClient*> all;
+};
+
+// Four stopped politicians ranked first and the honest one (last) busy with a read when the
+// execution starts: the honest one must be asked once its worker is free. First() used to pass
+// a busy politician over for good, so the execution waited out its deadline on the stopped
+// ones (measured: "proposal ... built in 8100 ms", then an empty block, in the 80/25 runs);
+// here it would return nothing once the stopped ones are released, after the deadline.
+TEST(PoliticianCallsTest, FirstAsksABusyPoliticianOnceItsWorkerIsFree) {
+  Network net;
+  PoliticianCalls calls(net.clients);
+  std::atomic<bool> stopped_open{false}, read_done{false};
+  PoliticianClient* honest = net.all[4];
+  // The honest politician's worker busy with a read that ends 100 ms in; the read's All()
+  // returns at once (wait 0), as a Poll leaves a loaded politician behind.
+  calls.All<int>(
+      {honest},
+      [&](PoliticianClient&) -> Result<int> {
+        std::this_thread::sleep_for(milliseconds(100));
+        read_done = true;
+        return 0;
+      },
+      milliseconds(0));
+  ASSERT_TRUE(calls.Busy(honest));
+  auto answer = calls.First<int>(
+      net.all,
+      [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
+        const bool is_honest = p == honest;
+        return [&stopped_open, is_honest](PoliticianClient&) -> Result<int> {
+          if (is_honest) return 42;
+          return Hang(stopped_open, 7);
+        };
+      },
+      [](PoliticianClient*, int&) { return true; }, /*hedge=*/milliseconds(20),
+      /*deadline=*/milliseconds(5000));
+  const bool before_release = !stopped_open.load();
+  stopped_open = true;  // lets the hung calls end before `calls` goes
+  ASSERT_TRUE(answer.has_value()) << "the busy honest politician was never asked";
+  EXPECT_EQ(answer->first, honest);
+  EXPECT_EQ(answer->second, 42);
+  EXPECT_TRUE(before_release);
+  EXPECT_TRUE(read_done.load());
+}
+
+// Every politician busy when the call starts, the only honest one freed later: First() waits
+// for it rather than giving up at once.
+TEST(PoliticianCallsTest, FirstWaitsForAFreeWorkerWhenAllAreBusy) {
+  Network net;
+  PoliticianCalls calls(net.clients);
+  std::atomic<bool> stopped_open{false};
+  PoliticianClient* honest = net.all[0];
+  calls.All<int>(
+      net.all,
+      [&](PoliticianClient& p) -> Result<int> {
+        if (&p == honest) {
+          std::this_thread::sleep_for(milliseconds(50));
+          return 0;
+        }
+        return Hang(stopped_open, 0);
+      },
+      milliseconds(0));
+  auto answer = calls.First<int>(
+      net.all,
+      [](PoliticianClient*) -> PoliticianCalls::Call<int> {
+        return [](PoliticianClient&) -> Result<int> { return 1; };
+      },
+      [](PoliticianClient*, int&) { return true; }, milliseconds(20), milliseconds(5000));
+  stopped_open = true;
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->first, honest);
+}
+
+// A politician whose last call ran past `slow_call` (a stopped one runs every call to its
+// deadline) does not hold All()'s wait open: the honest answers are returned without it. Its
+// hung call here is released 1 s after All() started; had All() waited for it (up to the
+// 10 s wait), its answer would be in the result.
+TEST(PoliticianCallsTest, AllDoesNotWaitForAPoliticianSlowLately) {
+  Network net;
+  PoliticianCalls calls(net.clients, /*slow_call=*/milliseconds(20));
+  PoliticianClient* stopped = net.all[0];
+  // Its first call takes 50 ms: slow from then on.
+  calls.All<int>(
+      {stopped},
+      [](PoliticianClient&) -> Result<int> {
+        std::this_thread::sleep_for(milliseconds(50));
+        return 0;
+      },
+      milliseconds(1000));
+  while (calls.Busy(stopped)) std::this_thread::sleep_for(milliseconds(5));
+  ASSERT_TRUE(calls.Slow(stopped));
+  std::atomic<bool> open{false};
+  std::thread release([&] {
+    std::this_thread::sleep_for(milliseconds(1000));
+    open = true;
+  });
+  auto out = calls.All<int>(
+      net.all,
+      [&](PoliticianClient& p) -> Result<int> {
+        if (&p == stopped) return Hang(open, 9);
+        return 1;
+      },
+      milliseconds(10000));
+  EXPECT_FALSE(out[0].has_value()) << "All() waited for the slow politician";
+  for (size_t i = 1; i < out.size(); ++i) {
+    ASSERT_TRUE(out[i].has_value());
+    EXPECT_EQ(*out[i], 1);
+  }
+  release.join();
+}
+
+// A post (sent once) must reach a politician still busy with an earlier call once it is free,
+// not skip it: a witness list that found the one honest politician busy was lost, and the
+// round's proposers waited 2 s for witness lists. Stopped politicians (slow lately) are still
+// not waited for.
+TEST(PoliticianCallsTest, AllWithStartBusyPostsToABusyPoliticianOnceFree) {
+  Network net;
+  PoliticianCalls calls(net.clients, /*slow_call=*/milliseconds(300));
+  PoliticianClient* honest = net.all[4];
+  std::atomic<bool> stopped_open{false};
+  // The four stopped politicians: their last calls ran past slow_call...
+  std::vector<PoliticianClient*> stopped(net.all.begin(), net.all.begin() + 4);
+  calls.All<int>(
+      stopped,
+      [](PoliticianClient&) -> Result<int> {
+        std::this_thread::sleep_for(milliseconds(350));
+        return 0;
+      },
+      milliseconds(2000));
+  for (PoliticianClient* p : stopped) {
+    while (calls.Busy(p)) std::this_thread::sleep_for(milliseconds(5));
+  }
+  // ... and now hang; the honest one answers a read for 150 ms.
+  calls.All<int>(
+      net.all,
+      [&](PoliticianClient& p) -> Result<int> {
+        if (&p == honest) {
+          std::this_thread::sleep_for(milliseconds(150));
+          return 0;
+        }
+        return Hang(stopped_open, 0);
+      },
+      milliseconds(0));
+  ASSERT_TRUE(calls.Busy(honest));
+  for (PoliticianClient* p : stopped) ASSERT_TRUE(calls.Slow(p));
+  std::atomic<int> posted{0};
+  auto out = calls.All<int>(
+      net.all,
+      [&](PoliticianClient&) -> Result<int> {
+        ++posted;
+        return 1;
+      },
+      milliseconds(5000), /*patience=*/{}, /*start_busy=*/true);
+  stopped_open = true;
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(out[i].has_value());
+  ASSERT_TRUE(out[4].has_value()) << "the post skipped the busy honest politician";
+  EXPECT_EQ(posted.load(), 1);
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
