@@ -18,6 +18,7 @@
 #include <thread>
 #include <utility>
 
+#include "core/socket_io.h"
 #include "fmt/format.h"
 
 namespace tessera::pipeline {
@@ -30,30 +31,6 @@ constexpr uint64_t kMaxPayload = uint64_t{1} << 30;
 
 Status Errno(std::string_view what) {
   return UnavailableError(fmt::format("{}: {}", what, std::strerror(errno)));
-}
-
-bool WriteAll(int fd, const void* data, size_t n) {
-  const char* p = static_cast<const char*>(data);
-  while (n > 0) {
-    ssize_t w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-bool ReadAll(int fd, void* data, size_t n) {
-  char* p = static_cast<char*>(data);
-  while (n > 0) {
-    ssize_t r = ::recv(fd, p, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return false;
-    p += r;
-    n -= static_cast<size_t>(r);
-  }
-  return true;
 }
 
 void PutU64(char* out, uint64_t v) {
@@ -193,7 +170,7 @@ Status TcpTransport::Start(const std::vector<Endpoint>& endpoints, const std::ve
         if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&*addr), sizeof(*addr)) == 0) {
           char hello[8];
           PutU64(hello, static_cast<uint64_t>(rank_));
-          if (WriteAll(fd, hello, sizeof(hello))) {
+          if (SendAll(fd, hello, sizeof(hello)).ok()) {
             TuneSocket(fd);
             peer.fd = fd;
             break;
@@ -224,7 +201,7 @@ Status TcpTransport::Start(const std::vector<Endpoint>& endpoints, const std::ve
     char hello[8];
     // A stray connection that sends no valid hello is dropped rather than trusted.
     pollfd hp{fd, POLLIN, 0};
-    if (::poll(&hp, 1, 2000) <= 0 || !ReadAll(fd, hello, sizeof(hello))) {
+    if (::poll(&hp, 1, 2000) <= 0 || !RecvAll(fd, hello, sizeof(hello)).ok()) {
       ::close(fd);
       continue;
     }
@@ -267,7 +244,7 @@ void TcpTransport::ReaderLoop(int peer) {
   const int fd = peers_.at(peer).fd;
   while (true) {
     char header[16];
-    if (!ReadAll(fd, header, sizeof(header))) {
+    if (!RecvAll(fd, header, sizeof(header)).ok()) {
       MarkBroken(peer, fmt::format("rank {} closed the connection", peer));
       return;
     }
@@ -278,7 +255,7 @@ void TcpTransport::ReaderLoop(int peer) {
       return;
     }
     std::string payload(len, '\0');
-    if (!ReadAll(fd, payload.data(), len)) {
+    if (!RecvAll(fd, payload.data(), len).ok()) {
       MarkBroken(peer, fmt::format("rank {} closed the connection mid-message", peer));
       return;
     }
@@ -305,8 +282,8 @@ void TcpTransport::WriterLoop(int peer) {
     char header[16];
     PutU64(header, msg.first);
     PutU64(header + 8, msg.second.size());
-    const bool written = WriteAll(p.fd, header, sizeof(header)) &&
-                         WriteAll(p.fd, msg.second.data(), msg.second.size());
+    const bool written = SendAll(p.fd, header, sizeof(header)).ok() &&
+                         SendAll(p.fd, msg.second.data(), msg.second.size()).ok();
     if (written) bytes_sent_ += msg.second.size();
     {
       std::lock_guard lock(mu_);

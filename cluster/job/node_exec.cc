@@ -18,6 +18,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/socket_io.h"
 #include "fmt/format.h"
 
 extern char** environ;
@@ -30,37 +31,13 @@ constexpr uint8_t kOutputFrame = 1;
 constexpr uint8_t kExitFrame = 2;
 constexpr uint32_t kMaxRequestBytes = 1 << 20;
 
-bool SendAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
-bool RecvAll(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::recv(fd, p, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 void PutU32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }
 
 bool RecvU32(int fd, uint32_t* v) {
   std::array<unsigned char, 4> b{};
-  if (!RecvAll(fd, b.data(), b.size())) return false;
+  if (!RecvAll(fd, b.data(), b.size()).ok()) return false;
   *v = b[0] | (b[1] << 8) | (b[2] << 16) | (static_cast<uint32_t>(b[3]) << 24);
   return true;
 }
@@ -68,7 +45,8 @@ bool RecvU32(int fd, uint32_t* v) {
 bool SendFrame(int fd, uint8_t kind, std::string_view payload) {
   std::string head(1, static_cast<char>(kind));
   PutU32(head, static_cast<uint32_t>(payload.size()));
-  return SendAll(fd, head.data(), head.size()) && SendAll(fd, payload.data(), payload.size());
+  return SendAll(fd, head.data(), head.size()).ok() &&
+         SendAll(fd, payload.data(), payload.size()).ok();
 }
 
 // Reads a list of strings (u32 count, then u32 length + bytes each); false when the peer went
@@ -81,7 +59,7 @@ bool RecvStrings(int fd, std::vector<std::string>* out, uint32_t* budget) {
     if (!RecvU32(fd, &size) || size > *budget) return false;
     *budget -= size;
     std::string s(size, '\0');
-    if (!RecvAll(fd, s.data(), size)) return false;
+    if (!RecvAll(fd, s.data(), size).ok()) return false;
     out->push_back(std::move(s));
   }
   return true;
@@ -299,7 +277,7 @@ int RunNodeExec(const std::string& endpoint, const std::vector<std::string>& arg
       request += s;
     }
   }
-  if (!SendAll(fd, request.data(), request.size())) return 255;
+  if (!SendAll(fd, request.data(), request.size()).ok()) return 255;
   int signals[2];
   if (::pipe2(signals, O_CLOEXEC | O_NONBLOCK) != 0) return 255;
   signal_pipe_write = signals[1];
@@ -318,15 +296,15 @@ int RunNodeExec(const std::string& endpoint, const std::vector<std::string>& arg
     if (fds[1].revents & POLLIN) {
       unsigned char sig = 0;
       while (::read(signals[0], &sig, 1) == 1) {
-        if (!SendAll(fd, &sig, 1)) return 255;
+        if (!SendAll(fd, &sig, 1).ok()) return 255;
       }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       unsigned char kind = 0;
       uint32_t size = 0;
-      if (!RecvAll(fd, &kind, 1) || !RecvU32(fd, &size) || size > kMaxRequestBytes) return 255;
+      if (!RecvAll(fd, &kind, 1).ok() || !RecvU32(fd, &size) || size > kMaxRequestBytes) return 255;
       payload.resize(size);
-      if (!RecvAll(fd, payload.data(), size)) return 255;
+      if (!RecvAll(fd, payload.data(), size).ok()) return 255;
       if (kind == kOutputFrame) {
         for (size_t at = 0; at < payload.size();) {
           ssize_t n = ::write(STDOUT_FILENO, payload.data() + at, payload.size() - at);

@@ -13,6 +13,8 @@
 #include <map>
 #include <utility>
 
+#include "core/socket_io.h"
+
 namespace tessera::cluster::interpose {
 
 namespace {
@@ -21,29 +23,19 @@ Status Errno(const std::string& what) {
   return UnavailableError(fmt::format("meta exchange: {}: {}", what, std::strerror(errno)));
 }
 
-Status SendAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::send(fd, p, size, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("send");
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return Status::Ok();
+// The barrier's own wording for a rank that went away (the Python layer says the same).
+Status BarrierSend(int fd, const void* data, size_t size) {
+  Status st = SendAll(fd, data, size);
+  return st.ok() ? st : st.WithContext("meta exchange");
 }
 
-Status RecvAll(int fd, void* data, size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::recv(fd, p, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Errno("recv");
-    if (n == 0) return UnavailableError("meta exchange: a rank closed its barrier connection");
-    p += n;
-    size -= static_cast<size_t>(n);
+Status BarrierRecv(int fd, void* data, size_t size) {
+  Status st = RecvAll(fd, data, size);
+  if (st.ok()) return st;
+  if (st.message() == "connection closed by the peer") {
+    return UnavailableError("meta exchange: a rank closed its barrier connection");
   }
-  return Status::Ok();
+  return st.WithContext("meta exchange");
 }
 
 Result<sockaddr_in> Resolve(const std::string& host, int port) {
@@ -119,7 +111,7 @@ Result<MetaExchange> MetaExchange::Connect(
     }
     peers[peer] = fd;
     const int32_t me = rank;
-    status = SendAll(fd, &me, sizeof(me));
+    status = BarrierSend(fd, &me, sizeof(me));
   }
   for (int i = rank + 1; i < world_size && status.ok(); ++i) {
     int fd = ::accept(listener, nullptr, nullptr);
@@ -128,7 +120,7 @@ Result<MetaExchange> MetaExchange::Connect(
       break;
     }
     int32_t peer = -1;
-    status = RecvAll(fd, &peer, sizeof(peer));
+    status = BarrierRecv(fd, &peer, sizeof(peer));
     if (status.ok() && (peer <= rank || peer >= world_size || peers.count(peer))) {
       status = InvalidArgumentError(fmt::format("meta exchange: unexpected rank {}", peer));
     }
@@ -169,13 +161,13 @@ MetaExchange::~MetaExchange() {
 
 Result<int> MetaExchange::Exchange(bool need) {
   const char byte = need ? 1 : 0;
-  for (int fd : peers_) TESSERA_RETURN_IF_ERROR(SendAll(fd, &byte, 1));
+  for (int fd : peers_) TESSERA_RETURN_IF_ERROR(BarrierSend(fd, &byte, 1));
   const int previous = std::exchange(previous_, byte);
   if (previous < 0) return 0;
   int total = previous;
   for (int fd : peers_) {
     char theirs = 0;
-    TESSERA_RETURN_IF_ERROR(RecvAll(fd, &theirs, 1));
+    TESSERA_RETURN_IF_ERROR(BarrierRecv(fd, &theirs, 1));
     total += theirs;
   }
   return total;
