@@ -27,7 +27,7 @@ Status RecvAll(int fd, void* data, size_t size) {
     ssize_t n = ::recv(fd, p, size, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return UnavailableError(std::string("recv: ") + std::strerror(errno));
-    if (n == 0) return UnavailableError("connection closed by the peer");
+    if (n == 0) return UnavailableError(std::string(kPeerClosedMessage));
     p += n;
     size -= static_cast<size_t>(n);
   }

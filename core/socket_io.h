@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string_view>
 
 #include "core/status.h"
 
@@ -11,9 +12,12 @@ namespace tessera {
 // a peer that went away is UNAVAILABLE, not a signal that kills the process.
 Status SendAll(int fd, const void* data, size_t size);
 
+// The message of RecvAll's status when the peer closed the connection cleanly.
+inline constexpr std::string_view kPeerClosedMessage = "connection closed by the peer";
+
 // Receives exactly `size` bytes, retrying short reads and EINTR. UNAVAILABLE when the socket
-// fails or the peer closes the connection before `size` bytes arrived ("connection closed by
-// the peer"), so callers can tell a clean close from a read error by the message only.
+// fails or the peer closes the connection before `size` bytes arrived (message
+// kPeerClosedMessage, so a caller can word a clean close differently from a read error).
 Status RecvAll(int fd, void* data, size_t size);
 
 }  // namespace tessera

@@ -44,7 +44,7 @@ TEST(SocketIo, APeerClosingEarlyIsUnavailable) {
   char buf[8];
   Status st = RecvAll(s.fd[1], buf, sizeof(buf));
   EXPECT_EQ(st.code(), StatusCode::kUnavailable);
-  EXPECT_EQ(st.message(), "connection closed by the peer");
+  EXPECT_EQ(st.message(), kPeerClosedMessage);
 }
 
 // Without MSG_NOSIGNAL this write would raise SIGPIPE and end the test process.

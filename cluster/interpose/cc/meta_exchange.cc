@@ -23,7 +23,7 @@ Status Errno(const std::string& what) {
   return UnavailableError(fmt::format("meta exchange: {}: {}", what, std::strerror(errno)));
 }
 
-// The barrier's own wording for a rank that went away (the Python layer says the same).
+// Socket errors in the barrier's own wording (the Python layer words a closed rank the same).
 Status BarrierSend(int fd, const void* data, size_t size) {
   Status st = SendAll(fd, data, size);
   return st.ok() ? st : st.WithContext("meta exchange");
@@ -32,7 +32,7 @@ Status BarrierSend(int fd, const void* data, size_t size) {
 Status BarrierRecv(int fd, void* data, size_t size) {
   Status st = RecvAll(fd, data, size);
   if (st.ok()) return st;
-  if (st.message() == "connection closed by the peer") {
+  if (st.message() == kPeerClosedMessage) {
     return UnavailableError("meta exchange: a rank closed its barrier connection");
   }
   return st.WithContext("meta exchange");
