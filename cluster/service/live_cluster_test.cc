@@ -30,6 +30,12 @@ using std::chrono::milliseconds;
 // Each job: world size 2, 10 ms per replica step, a checkpoint every 20 steps.
 const std::vector<std::string> kJobArgs = {
     "--steps", "200", "--replica-ms", "10", "--checkpoint-every", "20"};
+// The same job at 50 ms per replica step (the arithmetic, hence the final state, is the same:
+// the replica time is a sleep). For tests whose property needs two jobs running at once: on a
+// loaded box a job's start can lag another's by 6 s (CI, load average 35), longer than a
+// 200-step job at 10 ms takes.
+const std::vector<std::string> kLongJobArgs = {
+    "--steps", "200", "--replica-ms", "50", "--checkpoint-every", "20"};
 
 class LiveClusterTest : public ::testing::Test {
  protected:
@@ -55,8 +61,9 @@ class LiveClusterTest : public ::testing::Test {
     cluster_->StartScheduler(extra, port);
   }
   void StartAgent(const std::string& node, int slots) { cluster_->StartAgent(node, slots); }
-  std::string Submit(const std::string& tier, int workers, int min_workers) {
-    return cluster_->Submit(tier, workers, min_workers, kJobArgs);
+  std::string Submit(const std::string& tier, int workers, int min_workers,
+                     const std::vector<std::string>& args = kJobArgs) {
+    return cluster_->Submit(tier, workers, min_workers, args);
   }
   std::map<std::string, rpc::JobInfo> Jobs() { return cluster_->Jobs(); }
   template <typename Pred>
@@ -127,10 +134,16 @@ TEST_F(LiveClusterTest, PremiumJobPreemptsBasicJobsWhichResumeBitIdentical) {
   StartScheduler();
   StartAgent("n1", 2);
   StartAgent("n2", 2);
-  std::string b1 = Submit("basic", 2, 2);
-  std::string b2 = Submit("basic", 2, 2);
-  // The cluster is full once both basic jobs train.
-  ASSERT_TRUE(WaitUntil([&](auto jobs) { return jobs[b1].step() >= 20 && jobs[b2].step() >= 20; }));
+  std::string b1 = Submit("basic", 2, 2, kLongJobArgs);
+  std::string b2 = Submit("basic", 2, 2, kLongJobArgs);
+  // The cluster is full once both basic jobs train (both still running: a job that finished
+  // before the other started would leave the premium job free slots and nothing to preempt).
+  ASSERT_TRUE(WaitUntil([&](auto jobs) {
+    auto training = [&](const std::string& id) {
+      return jobs[id].state() == "running" && jobs[id].step() >= 20;
+    };
+    return training(b1) && training(b2);
+  }));
   std::string premium = Submit("premium", 2, 2);
   ASSERT_TRUE(WaitUntil([&](auto jobs) { return jobs[premium].state() == "running"; }));
   auto jobs = Jobs();
