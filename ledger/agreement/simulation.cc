@@ -203,9 +203,15 @@ class Simulation {
     if (!Drawn() || !slots_.emplace(v.height, v.period, v.step).second) return;
     size_t honest = 0;
     for (int i = 0; i < o_.honest; ++i) honest += Member(i, v.height, v.period, v.step);
-    if (honest >= o_.threshold) return;
-    result_.short_committees++;
-    if (v.period == 0 && v.step == Step::kCert) result_.short_first_draw = true;
+    if (honest < o_.threshold) result_.short_committees++;
+  }
+  // Whether a height's first cert committee (period 0) holds fewer than T honest members: with
+  // one committee per height that height could never be certified.
+  void NoteFirstDraw(uint64_t height) {
+    if (!Drawn() || !first_draws_.insert(height).second) return;
+    size_t honest = 0;
+    for (int i = 0; i < o_.honest; ++i) honest += Member(i, height, 0, Step::kCert);
+    if (honest < o_.threshold) result_.short_first_draw = true;
   }
 
   // --- Sortition stand-in: a proposer ticket per (player, height, period). -------------------
@@ -261,6 +267,7 @@ class Simulation {
         if (r.vote.height == height) records.push_back(r);
       }
     }
+    NoteFirstDraw(height);
     Params params = params_;
     if (Drawn()) {
       params.member = [this, i, height](uint32_t period, Step step) {
@@ -563,6 +570,7 @@ class Simulation {
   Hash256 draw_seed_{};
   std::map<std::tuple<int, uint64_t, uint32_t, uint8_t>, bool> members_;
   std::set<std::tuple<uint64_t, uint32_t, Step>> slots_;
+  std::set<uint64_t> first_draws_;
 };
 
 }  // namespace

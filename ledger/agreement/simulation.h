@@ -28,7 +28,10 @@
 //
 // Safety with drawn committees: the bound is checked over all players (honest + 2 malicious
 // < 2T, the default 6 + 4 < 12), so it holds for every draw; a drawn step committee may hold
-// fewer than T honest members, which stalls that step only.
+// fewer than T honest members, which stalls that step only. With 7 of 8 expected and H = T a
+// step can reach T only when all six honest players are drawn (0.45), so a period commits
+// with probability ~0.2 and heights take many periods (up to 44 in 10,000 seeds): hence the
+// 60 s liveness bound.
 //
 // Checks: safety (no two honest players decide different values at a height; no invalid value
 // decided; no honest player casts two different votes for one (height, period, step), across
@@ -85,7 +88,7 @@ struct SimResult {
   // (height, period, step) committees with fewer than T honest members drawn, among the steps
   // any honest player reached (0 when everyone votes every step).
   uint64_t short_committees = 0;
-  bool short_first_draw = false;  // some height's period-0 cert committee had < T honest
+  bool short_first_draw = false;  // some height's period-0 cert committee has < T honest
 };
 
 SimResult Simulate(const SimOptions& options);
