@@ -17,14 +17,6 @@ std::string SortitionInput(Role role, uint64_t height, const Hash256& seed) {
   return w.Take();
 }
 
-std::string VoteSortitionInput(uint64_t height, uint32_t period, uint8_t step,
-                               const Hash256& seed) {
-  CanonicalWriter w;
-  w.Raw(AsBytes("tessera/sortition")).U8(static_cast<uint8_t>(Role::kVote)).U64(height);
-  w.U32(period).U8(step).Array(seed);
-  return w.Take();
-}
-
 bool IsSelected(const VrfOutput& beta, uint64_t expected, uint64_t population) {
   if (population == 0 || expected == 0) return false;
   if (expected >= population) return true;
@@ -38,51 +30,29 @@ bool IsSelected(const VrfOutput& beta, uint64_t expected, uint64_t population) {
 
 namespace {
 uint64_t Expected(Role role, const SortitionParams& params) {
-  return role == Role::kProposer ? params.proposers : params.committee_size;
-}
-
-Result<Ticket> DrawOn(const KeyPair& keys, const std::string& input, uint64_t expected,
-                      const SortitionParams& params) {
-  if (params.population == 0) return InvalidArgumentError("sortition: population is zero");
-  Ticket t;
-  TESSERA_ASSIGN_OR_RETURN(t.proof, VrfProve(keys, AsBytes(input)));
-  TESSERA_ASSIGN_OR_RETURN(t.output, VrfProofToHash(t.proof));
-  t.selected = IsSelected(t.output, expected, params.population);
-  return t;
-}
-
-Result<Ticket> VerifyOn(const PublicKey& key, const std::string& input, uint64_t expected,
-                        const VrfProof& proof, const SortitionParams& params) {
-  if (params.population == 0) return InvalidArgumentError("sortition: population is zero");
-  Ticket t;
-  t.proof = proof;
-  TESSERA_ASSIGN_OR_RETURN(t.output, VrfVerify(key, AsBytes(input), proof));
-  t.selected = IsSelected(t.output, expected, params.population);
-  return t;
+  return role == Role::kCommittee ? params.committee_size : params.proposers;
 }
 }  // namespace
 
 Result<Ticket> Draw(const KeyPair& keys, Role role, uint64_t height, const Hash256& seed,
                     const SortitionParams& params) {
-  return DrawOn(keys, SortitionInput(role, height, seed), Expected(role, params), params);
+  if (params.population == 0) return InvalidArgumentError("sortition: population is zero");
+  Ticket t;
+  TESSERA_ASSIGN_OR_RETURN(t.proof, VrfProve(keys, AsBytes(SortitionInput(role, height, seed))));
+  TESSERA_ASSIGN_OR_RETURN(t.output, VrfProofToHash(t.proof));
+  t.selected = IsSelected(t.output, Expected(role, params), params.population);
+  return t;
 }
 
 Result<Ticket> VerifyTicket(const PublicKey& key, Role role, uint64_t height, const Hash256& seed,
                             const VrfProof& proof, const SortitionParams& params) {
-  return VerifyOn(key, SortitionInput(role, height, seed), Expected(role, params), proof, params);
-}
-
-Result<Ticket> DrawVote(const KeyPair& keys, uint64_t height, uint32_t period, uint8_t step,
-                        const Hash256& seed, const SortitionParams& params) {
-  return DrawOn(keys, VoteSortitionInput(height, period, step, seed), params.committee_size,
-                params);
-}
-
-Result<Ticket> VerifyVoteTicket(const PublicKey& key, uint64_t height, uint32_t period,
-                                uint8_t step, const Hash256& seed, const VrfProof& proof,
-                                const SortitionParams& params) {
-  return VerifyOn(key, VoteSortitionInput(height, period, step, seed), params.committee_size, proof,
-                  params);
+  if (params.population == 0) return InvalidArgumentError("sortition: population is zero");
+  Ticket t;
+  t.proof = proof;
+  TESSERA_ASSIGN_OR_RETURN(t.output,
+                           VrfVerify(key, AsBytes(SortitionInput(role, height, seed)), proof));
+  t.selected = IsSelected(t.output, Expected(role, params), params.population);
+  return t;
 }
 
 Result<size_t> SelectProposer(std::span<const ProposerClaim> claims, uint64_t height,

@@ -17,9 +17,6 @@
 //   if (t.selected) { ... publish t.proof ... }
 //   TESSERA_ASSIGN_OR_RETURN(Ticket seen, VerifyTicket(pk, Role::kCommittee, h, seed, proof,
 //                                                      params));
-//
-// Votes of the agreement protocol draw a committee per (height, period, step) instead
-// (DrawVote, VerifyVoteTicket): the input also names the period and step.
 #pragma once
 
 #include <functional>
@@ -32,10 +29,7 @@
 
 namespace tessera::ledger {
 
-// kCommittee: the block's committee (witness lists, Execute calls), one draw per height.
-// kVote: BA*'s committee of one (period, step) of the height (Algorand's per-step committees;
-// ledger/agreement/player.h Params::member), drawn with the same expected size C.
-enum class Role : uint8_t { kCommittee = 1, kProposer = 2, kVote = 3 };
+enum class Role : uint8_t { kCommittee = 1, kProposer = 2 };
 
 struct SortitionParams {
   uint64_t population = 0;      // registered citizens eligible for this block
@@ -48,12 +42,6 @@ Hash256 NextSeed(const Hash256& prev_seed, const VrfOutput& proposer_output);
 
 // The VRF input for `role` at `height`; `seed` must be the seed of block height - L.
 std::string SortitionInput(Role role, uint64_t height, const Hash256& seed);
-
-// The VRF input of a vote committee ticket: "tessera/sortition" || kVote || u64 height ||
-// u32 period || u8 step || seed (`step` is the vote's step byte, agreement/vote.h). One ticket
-// per (height, period, step), so a member of one step's committee is a member of another's
-// only by its own luck there, and a short draw is redrawn at the next step.
-std::string VoteSortitionInput(uint64_t height, uint32_t period, uint8_t step, const Hash256& seed);
 
 // True iff beta / 2^512 < expected / population, decided on beta's top 64 bits with exact
 // integer arithmetic (error below 2^-64). Everyone is selected when expected >= population.
@@ -73,14 +61,6 @@ Result<Ticket> Draw(const KeyPair& keys, Role role, uint64_t height, const Hash2
 // if the proof is not valid.
 Result<Ticket> VerifyTicket(const PublicKey& key, Role role, uint64_t height, const Hash256& seed,
                             const VrfProof& proof, const SortitionParams& params);
-
-// The vote committee ticket of (height, period, step), drawn and checked as above with the
-// committee's expected size. INVALID_ARGUMENT for an empty population or an invalid proof.
-Result<Ticket> DrawVote(const KeyPair& keys, uint64_t height, uint32_t period, uint8_t step,
-                        const Hash256& seed, const SortitionParams& params);
-Result<Ticket> VerifyVoteTicket(const PublicKey& key, uint64_t height, uint32_t period,
-                                uint8_t step, const Hash256& seed, const VrfProof& proof,
-                                const SortitionParams& params);
 
 struct ProposerClaim {
   PublicKey key{};

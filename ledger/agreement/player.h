@@ -64,7 +64,7 @@ struct Params {
   // Only the simulation test turns it off, to show that it is needed.
   bool recovery = true;
   // Committees per step (Algorand): whether this player sits on the committee of (period,
-  // step) at its height (its VRF ticket for that step wins, sortition.h DrawVote). Null: on
+  // step) at its height (its VRF ticket for that step wins, vote_sortition.h DrawVote). Null: on
   // every committee (one committee votes every step). Off a step's committee, the player still
   // decides what it would vote there and acts on that decision (its cert-before-next rule and
   // next-vote value depend on it); the would-be vote is returned with JournalRecord::sent =

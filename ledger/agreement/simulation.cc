@@ -7,7 +7,7 @@
 #include <set>
 
 #include "ledger/crypto/hash.h"
-#include "ledger/sortition.h"
+#include "ledger/vote_sortition.h"
 
 namespace tessera::ledger::agreement {
 
@@ -172,7 +172,7 @@ class Simulation {
     return true;
   }
 
-  // --- Vote committees per (height, period, step), drawn as sortition.h draws them. ---------
+  // --- Vote committees per (height, period, step), drawn as vote_sortition.h draws them. ----
   bool Drawn() const { return o_.committee > 0 && o_.committee < nodes_.size(); }
   bool Member(int node, uint64_t height, uint32_t period, Step step) {
     if (!Drawn()) return true;

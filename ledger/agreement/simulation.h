@@ -16,7 +16,7 @@
 // One honest player may crash and restart from its vote journal.
 //
 // Committees (`committee`): drawn per (height, period, step) as the network draws them
-// (sortition.h: VoteSortitionInput and IsSelected with expected size `committee` of the
+// (vote_sortition.h: VoteSortitionInput and IsSelected with expected size `committee` of the
 // honest + malicious players), with a SHA-256 of the player's key and that input standing in
 // for its VRF output (the simulation checks the protocol, not the VRF; a VRF per draw would
 // cost ~0.4 ms). Every player runs the protocol for every step and its vote is sent only where
