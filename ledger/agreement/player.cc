@@ -15,6 +15,7 @@ Player::Player(const Params& params, uint64_t height, const PublicKey& self,
     if (r.vote.height != height_ || r.vote.voter != self_) continue;
     Key key{r.vote.period, r.vote.step};
     mine_[key] = r.vote.value;
+    if (!r.sent) unsent_.insert(key);
     if (r.vote.period >= period_) {
       period_ = r.vote.period;
       starting_value_ = r.starting_value;
@@ -23,7 +24,8 @@ Player::Player(const Params& params, uint64_t height, const PublicKey& self,
   }
   // Own votes count towards our own tallies, as if received.
   for (const auto& [key, value] : mine_) {
-    tallies_[key].Add(Vote{height_, key.period, key.step, value, self_});
+    if (!unsent_.contains(key))
+      tallies_[key].Add(Vote{height_, key.period, key.step, value, self_});
   }
   Prune();
 }
@@ -79,8 +81,22 @@ std::vector<Value> Player::Quorums(uint32_t period, Step step) const {
   return out;
 }
 
+std::vector<Step> Player::NextStepsSeen(uint32_t period) const {
+  std::vector<Step> steps;
+  for (auto it = tallies_.lower_bound(Key{period, Step::kNext});
+       it != tallies_.end() && it->first.period == period; ++it) {
+    if (IsNextStep(it->first.step)) steps.push_back(it->first.step);
+  }
+  return steps;
+}
+
+bool Player::NextVoted(uint32_t period) const {
+  auto it = mine_.lower_bound(Key{period, Step::kNext});
+  return it != mine_.end() && it->first.period == period;
+}
+
 bool Player::NextQuorumFor(uint32_t period, bool bottom, Value* value) const {
-  for (Step step : {Step::kNext, Step::kLateNext, Step::kDownNext}) {
+  for (Step step : NextStepsSeen(period)) {
     auto it = tallies_.find(Key{period, step});
     if (it == tallies_.end()) continue;
     for (const auto& [v, count] : it->second.count) {
@@ -117,9 +133,14 @@ void Player::Accept(const Vote& vote, bool any_period, Actions& out) {
 
 void Player::CastVote(Step step, const Value& value, Actions& out) {
   Vote v{height_, period_, step, value, self_};
+  const bool sent = !params_.member || params_.member(period_, step);
   mine_[Key{period_, step}] = value;
-  tallies_[Key{period_, step}].Add(v);
-  out.votes.push_back(JournalRecord{v, starting_value_, previous_bottom_quorum_});
+  if (sent) {
+    tallies_[Key{period_, step}].Add(v);
+  } else {
+    unsent_.insert(Key{period_, step});
+  }
+  out.votes.push_back(JournalRecord{v, starting_value_, previous_bottom_quorum_, sent});
 }
 
 void Player::EnterPeriod(uint32_t period, uint64_t now_ms) {
@@ -135,6 +156,7 @@ void Player::Prune() {
                 [&](const auto& kv) { return kv.first.period < low || kv.first.period > high; });
   std::erase_if(proposals_, [&](const auto& kv) { return kv.first < period_ || kv.first > high; });
   std::erase_if(relayed_, [&](const auto& kv) { return kv.first.period < low; });
+  std::erase_if(unsent_, [&](const Key& k) { return k.period < low; });
 }
 
 void Player::Evaluate(uint64_t now_ms, Actions& out) {
@@ -176,7 +198,7 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
         Value v;
         bool value_quorum = NextQuorumFor(*done, /*bottom=*/false, &v);
         bool bottom_quorum = NextQuorumFor(*done, /*bottom=*/true, nullptr);
-        for (Step step : {Step::kNext, Step::kLateNext, Step::kDownNext}) {
+        for (Step step : NextStepsSeen(*done)) {
           for (const Value& q : Quorums(*done, step)) relay_once(*done, step, q);
         }
         starting_value_ = value_quorum ? v : Value::Bottom();
@@ -229,8 +251,7 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
     }
 
     // Cert vote: a soft quorum for a value we validated, and only before we next-vote.
-    if (!Mine(p, Step::kCert) && !Mine(p, Step::kNext) && !Mine(p, Step::kLateNext) &&
-        !Mine(p, Step::kDownNext) && soft_quorum &&
+    if (!Mine(p, Step::kCert) && !NextVoted(p) && soft_quorum &&
         std::find(validated_.begin(), validated_.end(), *soft_quorum) != validated_.end()) {
       CastVote(Step::kCert, *soft_quorum, out);
       changed = true;
@@ -262,6 +283,27 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
         if (p > 0 && previous_bottom_quorum_ && !Mine(p, Step::kCert) &&
             !Mine(p, Step::kDownNext)) {
           CastVote(Step::kDownNext, Value::Bottom(), out);
+          changed = true;
+        }
+      }
+      // Repeated next steps (committees per step): the latest round due, if not cast yet.
+      // Its value: the cert value; else a soft quorum's value (as late-next); else bottom
+      // after a bottom period; else st. A player that cert-voted v repeats only v, so the
+      // safety argument above covers every round.
+      if (params_.next_repeat_ms > 0 && Mine(p, Step::kNext) && elapsed >= params_.next_ms) {
+        const uint64_t round = std::min<uint64_t>(
+            (elapsed - params_.next_ms) / params_.next_repeat_ms, kMaxNextRounds);
+        const Step step = NextRound(static_cast<uint32_t>(round));
+        if (round > 0 && !Mine(p, step)) {
+          Value choice = starting_value_;
+          if (const Value* cert = Mine(p, Step::kCert)) {
+            choice = *cert;
+          } else if (soft_quorum) {
+            choice = *soft_quorum;
+          } else if (p > 0 && previous_bottom_quorum_) {
+            choice = Value::Bottom();
+          }
+          CastVote(step, choice, out);
           changed = true;
         }
       }
@@ -338,12 +380,12 @@ Actions Player::Tick(uint64_t now_ms) {
     }
     std::vector<Vote> own;
     for (const auto& [key, value] : mine_) {
-      if (key.period + 1 >= period_)
+      if (key.period + 1 >= period_ && !unsent_.contains(key))
         own.push_back(Vote{height_, key.period, key.step, value, self_});
     }
     if (!own.empty()) out.bundles.push_back(std::move(own));
     if (period_ > 0) {
-      for (Step step : {Step::kNext, Step::kLateNext, Step::kDownNext}) {
+      for (Step step : NextStepsSeen(period_ - 1)) {
         for (const Value& q : Quorums(period_ - 1, step)) {
           out.bundles.push_back(BundleFor(period_ - 1, step, q));
         }
@@ -367,6 +409,15 @@ uint64_t Player::NextDeadline() const {
   if (!Mine(period_, Step::kSoft)) next = std::min(next, period_start_ms_ + params_.filter_ms);
   if (params_.recovery && !Mine(period_, Step::kNext)) {
     next = std::min(next, period_start_ms_ + params_.next_ms);
+  } else if (params_.recovery && params_.next_repeat_ms > 0) {
+    uint32_t last = 0;  // the latest round cast (rounds missed while late are skipped)
+    for (uint32_t k = kMaxNextRounds; k > 0 && last == 0; --k) {
+      if (Mine(period_, NextRound(k))) last = k;
+    }
+    if (last < kMaxNextRounds) {
+      next =
+          std::min(next, period_start_ms_ + params_.next_ms + (last + 1) * params_.next_repeat_ms);
+    }
   }
   return next;
 }
@@ -383,6 +434,7 @@ std::string Player::DebugString() const {
   out += "; mine:";
   for (const auto& [key, value] : mine_) {
     out += " p" + std::to_string(key.period) + "/" + StepName(key.step) + "=" + ValueName(value);
+    if (unsent_.contains(key)) out += "(unsent)";
   }
   out += "; seen:";
   for (const auto& [key, tally] : tallies_) {

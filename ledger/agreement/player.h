@@ -41,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -62,6 +63,18 @@ struct Params {
   // (soft and cert once per height, nothing else): safe, but a split height never moves on.
   // Only the simulation test turns it off, to show that it is needed.
   bool recovery = true;
+  // Committees per step (Algorand): whether this player sits on the committee of (period,
+  // step) at its height (its VRF ticket for that step wins, vote_sortition.h DrawVote). Null: on
+  // every committee (one committee votes every step). Off a step's committee, the player still
+  // decides what it would vote there and acts on that decision (its cert-before-next rule and
+  // next-vote value depend on it); the would-be vote is returned with JournalRecord::sent =
+  // false, to be journaled but not sent, and never counted in a quorum.
+  std::function<bool(uint32_t period, Step step)> member;
+  // Repeated next steps (vote.h NextRound): after its next vote, the player casts NextRound(k)
+  // at next_ms + k * next_repeat_ms, k = 1 .. kMaxNextRounds, each step with its own
+  // committee, so a next step whose committee was short does not stall the period. 0: off
+  // (with one committee for every step a repetition adds nothing).
+  uint64_t next_repeat_ms = 0;
 };
 
 // What the player persists per vote: the vote and the period context it was cast in, so a
@@ -70,6 +83,7 @@ struct JournalRecord {
   Vote vote;
   Value starting_value;
   bool previous_bottom_quorum = false;
+  bool sent = true;  // false: off this step's committee (Params::member); journal, never send
   friend bool operator==(const JournalRecord&, const JournalRecord&) = default;
 };
 
@@ -161,6 +175,8 @@ class Player {
   std::optional<Value> Quorum(uint32_t period, Step step) const;  // first value at T
   std::vector<Value> Quorums(uint32_t period, Step step) const;   // every value at T
   bool NextQuorumFor(uint32_t period, bool bottom, Value* value) const;
+  std::vector<Step> NextStepsSeen(uint32_t period) const;  // next steps with votes in `period`
+  bool NextVoted(uint32_t period) const;  // any next step voted (sent or not) in `period`
   const Value* Mine(uint32_t period, Step step) const;
   void Prune();
 
@@ -173,7 +189,8 @@ class Player {
   Value starting_value_;  // st of the current period (bottom if none)
   bool previous_bottom_quorum_ = false;
   std::map<Key, Tally> tallies_;
-  std::map<Key, Value> mine_;                            // own votes (restored from the journal)
+  std::map<Key, Value> mine_;  // own votes (restored from the journal)
+  std::set<Key> unsent_;       // those of mine_ cast off the step's committee (never sent)
   std::map<uint32_t, std::vector<Proposal>> proposals_;  // checked proposals per period
   std::vector<Value> validated_;
   std::map<Key, std::set<Value>> relayed_;  // quorums already relayed, to relay each once

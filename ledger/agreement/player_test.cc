@@ -261,12 +261,79 @@ TEST_F(PlayerTest, WithoutRecoveryThereAreNoNextVotesAndNoPeriods) {
   EXPECT_EQ(p.period(), 0u);
 }
 
+// Committees per step: off the cert committee, the player still "cert-votes" (journaled,
+// unsent, not counted), and that decision binds its next votes -- it next-votes the value, not
+// bottom, and never casts the cert vote later -- as the safety argument needs.
+TEST_F(PlayerTest, OffACommitteeThePlayerActsOnItsUnsentVote) {
+  params_.member = [](uint32_t, Step step) { return step != Step::kCert; };
+  Player p = Make();
+  p.OnValidated(V("b"), 10);
+  Actions a;
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = p.OnVote(v, 50);
+  ASSERT_NE(Find(a, Step::kCert), nullptr);
+  const Vote cert = *Find(a, Step::kCert);
+  ASSERT_EQ(a.votes.size(), 1u);
+  EXPECT_FALSE(a.votes[0].sent);  // journal it, do not send it
+  // Its own unsent vote does not count: two more cert votes are not a quorum of 3.
+  for (const Vote& v : Votes(0, Step::kCert, V("b"), 2)) a = p.OnVote(v, 60);
+  EXPECT_FALSE(p.decided());
+  a = p.Tick(params_.next_ms);
+  const Vote* next = Find(a, Step::kNext);
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(next->value, V("b"));
+  // Re-sends carry only sent votes.
+  Actions later = p.Tick(params_.next_ms + params_.resend_ms);
+  for (const auto& bundle : later.bundles) {
+    for (const Vote& v : bundle) EXPECT_FALSE(v.voter == Key(0) && v.step == Step::kCert);
+  }
+  // A restart from the journal keeps the unsent cert vote as a decision, still unsent.
+  std::vector<JournalRecord> journal = {JournalRecord{cert, Value::Bottom(), false, false}};
+  Player q = Make(journal);
+  Actions b = q.Tick(params_.next_ms);
+  ASSERT_NE(Find(b, Step::kNext), nullptr);
+  EXPECT_EQ(Find(b, Step::kNext)->value, V("b"));
+  EXPECT_EQ(Find(b, Step::kCert), nullptr);
+}
+
+// Repeated next steps: a period whose first next committee is short ends on a later round.
+TEST_F(PlayerTest, RepeatedNextRoundsEndAPeriodTheFirstNextStepCouldNot) {
+  params_.next_repeat_ms = 100;
+  Player p = Make();
+  Actions a = p.Tick(params_.next_ms);
+  ASSERT_NE(Find(a, Step::kNext), nullptr);
+  EXPECT_EQ(Find(p.Tick(params_.next_ms + 99), NextRound(1)), nullptr);
+  a = p.Tick(params_.next_ms + 250);  // round 2 is due (round 1 was missed): only round 2
+  EXPECT_EQ(Find(a, NextRound(1)), nullptr);
+  const Vote* r2 = Find(a, NextRound(2));
+  ASSERT_NE(r2, nullptr);
+  EXPECT_TRUE(r2->value.bottom);  // period 0, no soft quorum: st = bottom
+  // Two other members of round 2's committee: a bottom quorum ends period 0.
+  for (const Vote& v : Votes(0, NextRound(2), Value::Bottom(), 2))
+    p.OnVote(v, params_.next_ms + 260);
+  EXPECT_EQ(p.period(), 1u);
+  // Without repetition the same player casts nothing after its next vote.
+  params_.next_repeat_ms = 0;
+  Player once = Make();
+  once.Tick(params_.next_ms);
+  Actions none = once.Tick(params_.next_ms + 10000);
+  for (const JournalRecord& r : none.votes) EXPECT_LE(static_cast<int>(r.vote.step), 5);
+}
+
 TEST_F(PlayerTest, NextDeadlineNamesTheFilterThenTheNextStep) {
   Player p = Make();
   EXPECT_EQ(p.NextDeadline(), params_.filter_ms);
   p.OnProposal({0, V("a"), Priority(1), true}, 0);
   p.Tick(params_.filter_ms);
   EXPECT_EQ(p.NextDeadline(), std::min(params_.next_ms, params_.resend_ms));
+  // With repeated next rounds: the round after the latest one cast.
+  params_.next_repeat_ms = 100;
+  Player r = Make();
+  r.OnProposal({0, V("a"), Priority(1), true}, 0);
+  r.Tick(params_.filter_ms);
+  r.Tick(params_.next_ms);  // next vote; the re-send deadline moves to next_ms + resend_ms
+  EXPECT_EQ(r.NextDeadline(), params_.next_ms + 100);
+  r.Tick(params_.next_ms + 250);  // round 2 (round 1 skipped)
+  EXPECT_EQ(r.NextDeadline(), params_.next_ms + 300);
 }
 
 }  // namespace

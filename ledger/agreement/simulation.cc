@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ledger/crypto/hash.h"
+#include "ledger/vote_sortition.h"
 
 namespace tessera::ledger::agreement {
 
@@ -95,7 +96,9 @@ class Simulation {
       Hash256 h = Sha256("sim-key " + std::to_string(i));
       std::copy(h.begin(), h.end(), nodes_[i].key.begin());
       nodes_[i].malicious = i >= o.honest;
+      index_[nodes_[i].key] = i;
     }
+    draw_seed_ = Sha256("sim draw seed " + std::to_string(o.seed));
     result_.gst_ms = rng_.Below(o.gst_max_ms + 1);
     if (o.adversary) result_.adversary_mix = static_cast<uint32_t>(rng_.Below(kAllBehaviours + 1));
     for (int i = 0; i < o.honest; ++i) StartHeight(i, 1, 0);
@@ -169,6 +172,48 @@ class Simulation {
     return true;
   }
 
+  // --- Vote committees per (height, period, step), drawn as vote_sortition.h draws them. ----
+  bool Drawn() const { return o_.committee > 0 && o_.committee < nodes_.size(); }
+  bool Member(int node, uint64_t height, uint32_t period, Step step) {
+    if (!Drawn()) return true;
+    if (o_.per_height_draw) {
+      period = 0;
+      step = Step::kSoft;
+    }
+    auto key = std::make_tuple(node, height, period, static_cast<uint8_t>(step));
+    auto it = members_.find(key);
+    if (it != members_.end()) return it->second;
+    // SHA-256 of (key, input) twice stands in for the VRF output beta (64 bytes).
+    std::string input = VoteSortitionInput(height, period, static_cast<uint8_t>(step), draw_seed_);
+    input.insert(0, reinterpret_cast<const char*>(nodes_[node].key.data()), 32);
+    Hash256 a = Sha256(input), b = Sha256(ByteSpan(a));
+    VrfOutput beta{};
+    std::copy(a.begin(), a.end(), beta.begin());
+    std::copy(b.begin(), b.end(), beta.begin() + 32);
+    bool selected = IsSelected(beta, o_.committee, nodes_.size());
+    members_.emplace(key, selected);
+    return selected;
+  }
+  bool Member(const Vote& v) {
+    auto it = index_.find(v.voter);
+    return it != index_.end() && Member(it->second, v.height, v.period, v.step);
+  }
+  // Counts the steps honest players reach whose committee holds fewer than T honest members.
+  void NoteCommittee(const Vote& v) {
+    if (!Drawn() || !slots_.emplace(v.height, v.period, v.step).second) return;
+    size_t honest = 0;
+    for (int i = 0; i < o_.honest; ++i) honest += Member(i, v.height, v.period, v.step);
+    if (honest < o_.threshold) result_.short_committees++;
+  }
+  // Whether a height's first cert committee (period 0) holds fewer than T honest members: with
+  // one committee per height that height could never be certified.
+  void NoteFirstDraw(uint64_t height) {
+    if (!Drawn() || !first_draws_.insert(height).second) return;
+    size_t honest = 0;
+    for (int i = 0; i < o_.honest; ++i) honest += Member(i, height, 0, Step::kCert);
+    if (honest < o_.threshold) result_.short_first_draw = true;
+  }
+
   // --- Sortition stand-in: a proposer ticket per (player, height, period). -------------------
   Hash256 Priority(int node, uint64_t height, uint32_t period) const {
     return Sha256("ticket " + std::to_string(o_.seed) + " " + std::to_string(node) + " " +
@@ -222,7 +267,15 @@ class Simulation {
         if (r.vote.height == height) records.push_back(r);
       }
     }
-    n.player = std::make_unique<Player>(params_, height, n.key, records, now);
+    NoteFirstDraw(height);
+    Params params = params_;
+    if (Drawn()) {
+      params.member = [this, i, height](uint32_t period, Step step) {
+        return Member(i, height, period, step);
+      };
+      params.next_repeat_ms = o_.next_repeat_ms;
+    }
+    n.player = std::make_unique<Player>(params, height, n.key, records, now);
     std::vector<MessagePtr> pending;
     pending.swap(n.future);
     for (const MessagePtr& m : pending) Deliver(i, m);
@@ -239,6 +292,13 @@ class Simulation {
       if (!fresh && it->second != r.vote.value) {
         Fail(true, "player " + std::to_string(i) + " voted twice: " + VoteName(r.vote) + " after " +
                        ValueName(it->second));
+        return;
+      }
+      NoteCommittee(r.vote);
+      if (!r.sent) continue;  // off this step's committee: journaled, not sent
+      if (!Member(i, r.vote.height, r.vote.period, r.vote.step)) {
+        Fail(true,
+             "player " + std::to_string(i) + " sent a vote off its committee: " + VoteName(r.vote));
         return;
       }
       auto m = std::make_shared<Message>();
@@ -293,11 +353,18 @@ class Simulation {
     }
     switch (m->kind) {
       case Message::kVote:
-        Handle(i, n.player->OnVote(m->votes.front(), now_));
+        // A vote counts only with a winning ticket for its step (the daemons verify the
+        // credential); the adversary's other votes are dropped here.
+        if (Member(m->votes.front())) Handle(i, n.player->OnVote(m->votes.front(), now_));
         break;
-      case Message::kBundle:
-        Handle(i, n.player->OnBundle(m->votes, now_));
+      case Message::kBundle: {
+        std::vector<Vote> members;
+        for (const Vote& v : m->votes) {
+          if (Member(v)) members.push_back(v);
+        }
+        if (!members.empty()) Handle(i, n.player->OnBundle(members, now_));
         break;
+      }
       case Message::kProposal: {
         const ProposalMsg& p = m->proposal;
         // Tickets are bound to their period: one of another period does not verify.
@@ -447,7 +514,8 @@ class Simulation {
   }
 
   void AdversaryVote(int m, uint64_t h, uint32_t p, AdversaryRound& r) {
-    for (Step step : {Step::kSoft, Step::kCert, Step::kNext, Step::kLateNext, Step::kDownNext}) {
+    for (Step step : {Step::kSoft, Step::kCert, Step::kNext, Step::kLateNext, Step::kDownNext,
+                      NextRound(1), NextRound(2), NextRound(3)}) {
       if (r.voted.contains({m, step}) || !rng_.Chance(0.15)) continue;  // timing chosen by seed
       r.voted.insert({m, step});
       // Values honest players are voting for right now, so split votes can tip a quorum.
@@ -498,6 +566,11 @@ class Simulation {
   std::map<uint64_t, Value> decided_;
   std::map<std::tuple<int, uint64_t, uint32_t, Step>, Value> sent_votes_;
   std::map<std::pair<uint64_t, uint32_t>, AdversaryRound> adversary_rounds_;
+  std::map<PublicKey, int> index_;
+  Hash256 draw_seed_{};
+  std::map<std::tuple<int, uint64_t, uint32_t, uint8_t>, bool> members_;
+  std::set<std::tuple<uint64_t, uint32_t, Step>> slots_;
+  std::set<uint64_t> first_draws_;
 };
 
 }  // namespace
@@ -521,6 +594,8 @@ SimSummary SimulateMany(SimOptions base, uint64_t first_seed, uint64_t count) {
     s.max_period = std::max(s.max_period, r.max_period);
     s.deliveries += r.deliveries;
     s.replayed_tickets_rejected += r.replayed_tickets_rejected;
+    s.short_committees += r.short_committees;
+    s.short_first_draw += r.short_first_draw;
     if (s.first_failure.empty() && !r.failure.empty()) s.first_failure = r.failure;
   }
   return s;

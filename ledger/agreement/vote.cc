@@ -21,7 +21,7 @@ const char* StepName(Step step) {
     case Step::kDownNext:
       return "down-next";
   }
-  return "?";
+  return IsValidStep(static_cast<uint8_t>(step)) ? "next+" : "?";
 }
 
 std::string ValueName(const Value& v) {
@@ -36,6 +36,9 @@ std::string VoteName(const Vote& v) {
   out += std::to_string(v.period);
   out += "/";
   out += StepName(v.step);
+  if (static_cast<uint8_t>(v.step) > static_cast<uint8_t>(Step::kDownNext)) {
+    out += std::to_string(static_cast<uint8_t>(v.step) - static_cast<uint8_t>(Step::kDownNext));
+  }
   out += " ";
   out += ValueName(v.value);
   out += " by ";
@@ -61,9 +64,7 @@ Result<Vote> DecodeVote(ByteSpan bytes) {
   TESSERA_RETURN_IF_ERROR(r.U32(&v.period, "period"));
   uint8_t step;
   TESSERA_RETURN_IF_ERROR(r.U8(&step, "step"));
-  if (step < static_cast<uint8_t>(Step::kSoft) || step > static_cast<uint8_t>(Step::kDownNext)) {
-    return r.Error("unknown step " + std::to_string(step));
-  }
+  if (!IsValidStep(step)) return r.Error("unknown step " + std::to_string(step));
   v.step = static_cast<Step>(step);
   TESSERA_RETURN_IF_ERROR(r.Bool(&v.value.bottom, "bottom"));
   TESSERA_RETURN_IF_ERROR(r.Array(&v.value.hash, "value"));

@@ -27,12 +27,27 @@ namespace tessera::ledger::agreement {
 // completing 1, cast at the period's deadline); step 5 (period completing 2) is two steps, as
 // go-algorand's "late" and "down": late_next for the value of a soft quorum once seen,
 // down_next for bottom when the previous period ended on bottom and this player did not
-// cert-vote. A player may cast one vote in each of the five steps of a period.
+// cert-vote. A player may cast one vote in each step of a period.
+//
+// Repeated next steps (Algorand's steps 4, 5, ... as in go-algorand): with committees drawn
+// per step (Params::member), a next step whose committee drew fewer than T honest members
+// cannot end the period, so a player re-casts its next vote every Params::next_repeat_ms as
+// NextRound(1), NextRound(2), ... (step bytes 6 .. 5 + kMaxNextRounds), each a step of its own
+// with a fresh committee. Off (next_repeat_ms = 0) when one committee votes every step.
 enum class Step : uint8_t { kSoft = 1, kCert = 2, kNext = 3, kLateNext = 4, kDownNext = 5 };
-inline bool IsNextStep(Step s) {
-  return s == Step::kNext || s == Step::kLateNext || s == Step::kDownNext;
+inline constexpr uint32_t kMaxNextRounds = 64;
+// NextRound(0) is kNext; NextRound(k), 1 <= k <= kMaxNextRounds, the k-th repetition.
+inline Step NextRound(uint32_t k) {
+  return k == 0 ? Step::kNext : static_cast<Step>(static_cast<uint8_t>(Step::kDownNext) + k);
 }
-const char* StepName(Step step);
+inline bool IsNextStep(Step s) {
+  return static_cast<uint8_t>(s) >= static_cast<uint8_t>(Step::kNext);
+}
+inline bool IsValidStep(uint8_t s) {
+  return s >= static_cast<uint8_t>(Step::kSoft) &&
+         s <= static_cast<uint8_t>(Step::kDownNext) + kMaxNextRounds;
+}
+const char* StepName(Step step);  // "next+k" for NextRound(k), k >= 1: "next+"
 
 struct Value {
   bool bottom = true;
@@ -57,8 +72,8 @@ struct Vote {
 std::string VoteName(const Vote& v);  // for logs and test failures
 
 // Canonical encoding: type byte, u64 height, u32 period, u8 step, u8 bottom flag, 32-byte
-// hash, 32-byte voter. The decoder is strict: unknown step, flag other than 0/1, a bottom
-// value with a non-zero hash, truncation and trailing bytes are INVALID_ARGUMENT.
+// hash, 32-byte voter. The decoder is strict: unknown step (IsValidStep), flag other than 0/1, a
+// bottom value with a non-zero hash, truncation and trailing bytes are INVALID_ARGUMENT.
 std::string EncodeVote(const Vote& v);
 Result<Vote> DecodeVote(ByteSpan bytes);
 

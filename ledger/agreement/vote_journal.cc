@@ -51,6 +51,7 @@ std::string EncodeJournalRecord(const JournalRecord& r) {
   CanonicalWriter w;
   w.Raw(AsBytes(EncodeVote(r.vote)));
   w.Bool(r.starting_value.bottom).Array(r.starting_value.hash).Bool(r.previous_bottom_quorum);
+  if (!r.sent) w.Bool(false);  // absent: sent (the records written before the flag existed)
   return w.Take();
 }
 
@@ -68,6 +69,14 @@ Result<JournalRecord> DecodeJournalRecord(ByteSpan bytes) {
     return reader.Error("bottom starting value with a hash");
   }
   TESSERA_RETURN_IF_ERROR(reader.Bool(&r.previous_bottom_quorum, "previous bottom quorum"));
+  // An unsent vote (off the step's committee) ends in a 0 byte; a sent one ends here, as
+  // every record did before committees were drawn per step.
+  if (reader.remaining() > 0) {
+    bool sent = true;
+    TESSERA_RETURN_IF_ERROR(reader.Bool(&sent, "sent"));
+    if (sent) return reader.Error("a sent vote's record carries the unsent flag");
+    r.sent = false;
+  }
   TESSERA_RETURN_IF_ERROR(reader.Finish());
   return r;
 }

@@ -29,7 +29,9 @@
 namespace tessera::ledger::agreement {
 
 // Canonical: EncodeVote(vote) | bool bottom | 32-byte starting value | bool previous bottom
-// quorum. Strict decoder (same rules as DecodeVote).
+// quorum | a 0 byte iff the vote was not sent (JournalRecord::sent; records of sent votes end
+// before it, as every record did before the flag existed). Strict decoder (same rules as
+// DecodeVote; a 1 byte there is refused, so the encoding stays canonical).
 std::string EncodeJournalRecord(const JournalRecord& r);
 Result<JournalRecord> DecodeJournalRecord(ByteSpan bytes);
 

@@ -56,7 +56,10 @@ TEST(AgreementVoteCodec, RoundTripsAndRejectsMalformedInput) {
   EXPECT_FALSE(DecodeVote(AsBytes(bytes + "x")).ok());          // trailing byte
   EXPECT_FALSE(DecodeVote(AsBytes(bytes.substr(0, 20))).ok());  // truncated
   std::string bad_step = bytes;
-  bad_step[13] = 9;
+  bad_step[13] = static_cast<char>(6 + kMaxNextRounds);  // past the last next round
+  EXPECT_NE(DecodeVote(AsBytes(bad_step)).status().message().find("unknown step"),
+            std::string::npos);
+  bad_step[13] = 0;
   EXPECT_NE(DecodeVote(AsBytes(bad_step)).status().message().find("unknown step"),
             std::string::npos);
   std::string bad_flag = bytes;
@@ -169,6 +172,19 @@ TEST(JournalRecordCodec, RejectsBottomStartingValueWithHash) {
   EXPECT_FALSE(DecodeJournalRecord(AsBytes(bad)).ok());
   EXPECT_FALSE(DecodeJournalRecord(AsBytes(bytes.substr(0, 50))).ok());
   EXPECT_FALSE(DecodeJournalRecord(AsBytes(bytes + "z")).ok());
+  // The unsent flag: a trailing 0 byte; a trailing 1 would be a second encoding of "sent".
+  JournalRecord unsent = r;
+  unsent.sent = false;
+  std::string u = EncodeJournalRecord(unsent);
+  EXPECT_EQ(u, bytes + std::string(1, '\0'));
+  ASSERT_EQ(*DecodeJournalRecord(AsBytes(u)), unsent);
+  EXPECT_FALSE(DecodeJournalRecord(AsBytes(bytes + std::string(1, '\1'))).ok());
+  // Repeated next rounds are steps of their own; past kMaxNextRounds they are unknown.
+  JournalRecord round = Record(1, 0, NextRound(kMaxNextRounds), true);
+  ASSERT_EQ(*DecodeJournalRecord(AsBytes(EncodeJournalRecord(round))), round);
+  std::string past = EncodeJournalRecord(round);
+  past[13] = static_cast<char>(static_cast<uint8_t>(past[13]) + 1);
+  EXPECT_FALSE(DecodeJournalRecord(AsBytes(past)).ok());
 }
 
 }  // namespace

@@ -197,6 +197,9 @@ Result<std::vector<RoundItem>> CitizenAgreement::Step(uint64_t now_ms) {
     TESSERA_RETURN_IF_ERROR(config_.journal->Append(votes));
   }
   for (const agreement::JournalRecord& r : votes) {
+    // Off a step's committee (Params::member; not set by the daemons yet, which draw one
+    // committee per height): journaled above, never posted.
+    if (!r.sent) continue;
     own_.push_back(r);
     ++votes_cast_;
     out.push_back(Sign(r.vote));
