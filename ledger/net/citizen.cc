@@ -192,28 +192,14 @@ bool Citizen::Blacklisted(PoliticianClient* p) const {
   return false;
 }
 
-std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
+std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample,
+                                               const LatencyRanking& costs) {
   std::vector<PoliticianClient*> order = sample;
   std::shuffle(order.begin(), order.end(), rng_);
-  std::map<PoliticianClient*, bool> blocked;
-  for (PoliticianClient* p : order) blocked[p] = Blacklisted(p);
-  std::stable_sort(order.begin(), order.end(), [&](PoliticianClient* a, PoliticianClient* b) {
-    return std::make_pair(blocked[a], cost_ms_[a]) < std::make_pair(blocked[b], cost_ms_[b]);
-  });
+  costs.Rank(order);
+  std::stable_partition(order.begin(), order.end(),
+                        [&](PoliticianClient* p) { return !Blacklisted(p); });
   return order;
-}
-
-void Citizen::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
-                    Clock::time_point since, milliseconds hedge) {
-  const double took = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
-  for (auto& [p, cost] : cost_ms_) cost *= 0.8;
-  for (PoliticianClient* p : order) {
-    if (p == winner) {
-      cost_ms_[p] = took;
-      break;
-    }
-    cost_ms_[p] = std::max(cost_ms_[p], took + static_cast<double>(hedge.count()));
-  }
 }
 
 Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
@@ -239,7 +225,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
   const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
   // A long poll goes to the politician that answered fastest lately; the rest are asked at
   // once (chain_follower.h).
-  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, *calls_);
+  follower_.Advance(wait ? Ranked(sample, read_costs_) : sample, wait, &traffic_, &tickets_, *calls_);
   latest_ = follower_.tip();
   if (follower_.tip_verified() && latest_.height != before) SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -501,7 +487,7 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
     if (ph != empty && !r.pool_data.count(ph)) missing.insert(ph);
   }
   if (missing.empty()) return;
-  const std::vector<PoliticianClient*> order = Ranked(r.sample);
+  const std::vector<PoliticianClient*> order = Ranked(r.sample, read_costs_);
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Each politician asked is asked for what is still missing then.
@@ -531,7 +517,7 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
   const auto since = Clock::now();
   auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
                                           milliseconds(options_.timing.witness_ms * 2));
-  Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
+  read_costs_.Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
 }
 
 Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
@@ -545,7 +531,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     auto it = r.pool_data.find(ph);
     if (it != r.pool_data.end()) held->push_back(it->second);
   }
-  const std::vector<PoliticianClient*> order = Ranked(r.sample);
+  const std::vector<PoliticianClient*> order = Ranked(r.sample, execute_costs_);
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Executions are for committee members only (request_auth.h): each call is signed.
@@ -592,7 +578,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     auto answer = calls_->First<ExecuteReply>(
         order, make_call, accept, kExecuteHedge, milliseconds(options_.timing.round_timeout_ms),
         expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt);
-    Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
+    execute_costs_.Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
     std::this_thread::sleep_for(kRetryPause);

@@ -174,14 +174,10 @@ class Citizen {
   std::optional<RoundItem> NoteCommitment(const TxPoolCommitment& c);
   void ConsiderEvidence(const std::string& payload);
   // The sample in the order hedged calls ask it: politicians not blacklisted first, then
-  // those that answered fast lately (ties in random order), so that a majority of slow
-  // politicians costs one hedge delay once rather than several per call.
-  std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample);
-  // After a hedged call that started at `since` over `order`: the winner's cost is the time it
-  // took; every politician asked before it was slower (or failed) and is charged that plus
-  // `hedge`. Costs decay so that a politician that recovers is tried first again.
-  void Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
-             std::chrono::steady_clock::time_point since, std::chrono::milliseconds hedge);
+  // those that answered this kind of call fast lately (`costs`; ties in random order), so that
+  // a majority of slow politicians costs one hedge delay once rather than several per call.
+  std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample,
+                                        const LatencyRanking& costs);
   void UpdateStats();
 
   CitizenOptions options_;
@@ -210,7 +206,10 @@ class Citizen {
   std::set<uint32_t> proposed_periods_;     // proposer ticket periods this citizen proposed in
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
-  std::map<PoliticianClient*, double> cost_ms_;  // Ranked()/Learn()
+  // How fast each politician answered lately (hedged_fetch.h), apart for reads and pool
+  // downloads and for executions: a politician may serve pools in milliseconds and execute
+  // in 15 s (`slow_execute`).
+  LatencyRanking read_costs_, execute_costs_;
   Blacklist blacklist_{options_.genesis};
   // The first commitment seen per (height, politician), for NoteCommitment; heights below the
   // latest block are dropped.
