@@ -4,6 +4,8 @@
 // (localnet.h: all honest politicians, the stopped one included once resumed).
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "ledger/net/localnet_testing.h"
 
 namespace tessera::ledger::net {
@@ -33,6 +35,8 @@ TEST_F(AvailabilityTest, OneWithholdingPoliticianOfFiveCostsOnlyItsOwnPool) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->malicious_politicians, 1u);
   // Issue #12's bar. Without data-attesting witnesses this run commits 0.
+  std::cerr << "withhold_data: " << CommittedPerSecond(*r, c) << " tx/s vs honest "
+            << honest_tx_per_s_ << "\n";
   EXPECT_GE(CommittedPerSecond(*r, c), 0.7 * honest_tx_per_s_);
   ExpectSafe(*r);
 }
@@ -46,6 +50,8 @@ TEST_F(AvailabilityTest, OneStoppedPoliticianOfFiveKeepsTheChainAtSeventyPercent
   c.stop_at_block = 1;
   auto r = RunNetwork("sigstop", c);
   ASSERT_TRUE(r.ok()) << r.status();
+  std::cerr << "sigstop: " << CommittedPerSecond(*r, c) << " tx/s vs honest " << honest_tx_per_s_
+            << "\n";
   EXPECT_GE(CommittedPerSecond(*r, c), 0.7 * honest_tx_per_s_);
   ExpectSafe(*r);
 }

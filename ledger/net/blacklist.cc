@@ -8,14 +8,14 @@
 
 namespace tessera::ledger::net {
 
-Blacklist::Blacklist(const Genesis& genesis, uint64_t blocks)
-    : genesis_(&genesis), blocks_(blocks) {}
+Blacklist::Blacklist(const Genesis& genesis, uint64_t blocks, const AppRegistry* apps)
+    : genesis_(&genesis), blocks_(blocks), apps_(apps) {}
 
 Result<bool> Blacklist::Add(const Evidence& e, uint64_t now) {
   // Relayed again every round: what is already held was verified when it was added.
   auto held = newest_.find(e.politician_id());
   if (held != newest_.end() && held->second == e) return false;
-  TESSERA_RETURN_IF_ERROR(VerifyEvidence(e, *genesis_));
+  TESSERA_RETURN_IF_ERROR(VerifyEvidence(e, *genesis_, apps_));
   const bool was_blocked = Blocked(e.politician_id(), now);
   auto [it, inserted] = newest_.try_emplace(e.politician_id(), e);
   const bool newer = !inserted && e.height() > it->second.height();
@@ -28,7 +28,7 @@ Status Blacklist::Persist(std::filesystem::path path) {
   file_ = std::move(path);
   std::error_code ec;
   if (!std::filesystem::exists(file_, ec)) return Status::Ok();
-  const uint64_t limit = (genesis_->politicians.size() + 1) * (2 * 228 + 1);
+  const uint64_t limit = (genesis_->politicians.size() + 1) * (2 * kMaxEvidenceBytes + 1);
   const uint64_t size = std::filesystem::file_size(file_, ec);
   if (ec || size > limit) {
     return InvalidArgumentError("evidence file " + file_.string() + " is larger than " +

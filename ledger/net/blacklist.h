@@ -18,7 +18,8 @@
 //
 // Kept across restarts (Persist): the held evidence is rewritten atomically to one file
 // whenever it changes -- one hex line per politician, so at most genesis.politicians x 457
-// bytes -- and read back on start, each line verified again like relayed evidence (a damaged
+// bytes of pool equivocations, or x (2 kMaxEvidenceBytes + 1) with wrong executions -- and
+// read back on start, each line verified again like relayed evidence (a damaged
 // or edited file can lose evidence but never blacklist an honest politician).
 #pragma once
 
@@ -41,7 +42,10 @@ inline constexpr uint64_t kBlacklistBlocks = 1000;
 
 class Blacklist {
  public:
-  explicit Blacklist(const Genesis& genesis, uint64_t blocks = kBlacklistBlocks);
+  // `apps`: the chain's applications, to re-execute wrong-execution evidence (evidence.h);
+  // without them such evidence is refused. Both must outlive the blacklist.
+  explicit Blacklist(const Genesis& genesis, uint64_t blocks = kBlacklistBlocks,
+                     const AppRegistry* apps = nullptr);
 
   // Verifies `e` (VerifyEvidence) and keeps it if it is newer than what is held against that
   // politician. Returns true if the politician was not blacklisted at `now` before (so the
@@ -74,6 +78,7 @@ class Blacklist {
  private:
   const Genesis* genesis_;
   uint64_t blocks_;
+  const AppRegistry* apps_;
   std::map<uint32_t, Evidence> newest_;  // politician id -> newest verified evidence
   std::filesystem::path file_;           // empty: memory only
   size_t load_refused_ = 0, write_failures_ = 0;

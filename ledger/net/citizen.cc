@@ -192,28 +192,14 @@ bool Citizen::Blacklisted(PoliticianClient* p) const {
   return false;
 }
 
-std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample) {
+std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample,
+                                               const LatencyRanking& costs) {
   std::vector<PoliticianClient*> order = sample;
   std::shuffle(order.begin(), order.end(), rng_);
-  std::map<PoliticianClient*, bool> blocked;
-  for (PoliticianClient* p : order) blocked[p] = Blacklisted(p);
-  std::stable_sort(order.begin(), order.end(), [&](PoliticianClient* a, PoliticianClient* b) {
-    return std::make_pair(blocked[a], cost_ms_[a]) < std::make_pair(blocked[b], cost_ms_[b]);
-  });
+  costs.Rank(order);
+  std::stable_partition(order.begin(), order.end(),
+                        [&](PoliticianClient* p) { return !Blacklisted(p); });
   return order;
-}
-
-void Citizen::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
-                    Clock::time_point since, milliseconds hedge) {
-  const double took = std::chrono::duration<double, std::milli>(Clock::now() - since).count();
-  for (auto& [p, cost] : cost_ms_) cost *= 0.8;
-  for (PoliticianClient* p : order) {
-    if (p == winner) {
-      cost_ms_[p] = took;
-      break;
-    }
-    cost_ms_[p] = std::max(cost_ms_[p], took + static_cast<double>(hedge.count()));
-  }
 }
 
 Status Citizen::SyncTo(uint64_t target, PoliticianClient& source) {
@@ -239,7 +225,8 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
   const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
   // A long poll goes to the politician that answered fastest lately; the rest are asked at
   // once (chain_follower.h).
-  follower_.Advance(wait ? Ranked(sample) : sample, wait, &traffic_, &tickets_, *calls_);
+  follower_.Advance(wait ? Ranked(sample, read_costs_) : sample, wait, &traffic_, &tickets_,
+                    *calls_);
   latest_ = follower_.tip();
   if (follower_.tip_verified() && latest_.height != before) SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -405,7 +392,7 @@ void Citizen::Process(Round& r, const RoundItem& item) {
       return;
     }
     case MessageType::kEvidence:
-      ConsiderEvidence(payload);
+      ConsiderEvidence(item);
       return;
     case MessageType::kWitnessList: {
       auto w = DecodeWitnessList(AsBytes(payload));
@@ -501,7 +488,7 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
     if (ph != empty && !r.pool_data.count(ph)) missing.insert(ph);
   }
   if (missing.empty()) return;
-  const std::vector<PoliticianClient*> order = Ranked(r.sample);
+  const std::vector<PoliticianClient*> order = Ranked(r.sample, read_costs_);
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Each politician asked is asked for what is still missing then.
@@ -531,7 +518,7 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
   const auto since = Clock::now();
   auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
                                           milliseconds(options_.timing.witness_ms * 2));
-  Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
+  read_costs_.Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
 }
 
 Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
@@ -545,7 +532,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     auto it = r.pool_data.find(ph);
     if (it != r.pool_data.end()) held->push_back(it->second);
   }
-  const std::vector<PoliticianClient*> order = Ranked(r.sample);
+  const std::vector<PoliticianClient*> order = Ranked(r.sample, execute_costs_);
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Executions are for committee members only (request_auth.h): each call is signed.
@@ -567,8 +554,8 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   // be tried before a proposal is judged wrong.
   bool mismatch = false;
   Hash256 root{};
-  auto accept = [&](PoliticianClient*, ExecuteReply& reply) {
-    auto checked = CheckExecution(reply, body);
+  auto accept = [&](PoliticianClient* from, ExecuteReply& reply) {
+    auto checked = CheckExecution(reply, body, from);
     if (!checked.ok()) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.bad_politician_answers;
@@ -592,7 +579,8 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     auto answer = calls_->First<ExecuteReply>(
         order, make_call, accept, kExecuteHedge, milliseconds(options_.timing.round_timeout_ms),
         expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt);
-    Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
+    execute_costs_.Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
+    PostEvidence(r);  // against any politician whose execution was caught lying
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
     std::this_thread::sleep_for(kRetryPause);
@@ -602,7 +590,9 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
 }
 
 Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
-                                        const std::vector<Hash256>& pools) {
+                                        const std::vector<Hash256>& pools, PoliticianClient* from) {
+  const std::optional<ExecutionClaim> claim = SignedClaim(reply, pools, from);
+  if (!claim) return InvalidArgumentError("execution's signature is not its politician's");
   if (static_cast<size_t>(reply.pools_size()) != pools.size()) {
     return InvalidArgumentError("execution returned the wrong number of pools");
   }
@@ -632,15 +622,19 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
                           ParamsAt(options_.genesis, latest_).validation_sample);
   CryptoPolicy policy{.claimed_failures = &claimed, .verify = [&](size_t i) { return sample[i]; }};
   const BlockContext ctx{.height = latest_.height + 1, .prev_seed = latest_.seed};
-  TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(ProofLookup(proof, latest_.state_root),
-                                                            txs, ctx, *options_.apps, policy));
-  TESSERA_ASSIGN_OR_RETURN(Hash256 root, proof.RootAfter(latest_.state_root, outcome.updates));
+  auto outcome =
+      ApplyBlock(ProofLookup(proof, latest_.state_root), txs, ctx, *options_.apps, policy);
+  // PERMISSION_DENIED: a sampled signature contradicts the politician's claim (its signed lie).
+  if (outcome.status().code() == StatusCode::kPermissionDenied) NoteWrongExecution(*claim, reply);
+  TESSERA_RETURN_IF_ERROR(outcome.status());
+  TESSERA_ASSIGN_OR_RETURN(Hash256 root, proof.RootAfter(latest_.state_root, outcome->updates));
+  // Its claimed root is wrong (ours is from the proof): a signed lie too.
+  const bool wrong_root = FromBytes(reply.new_root()) != root;
+  if (wrong_root) NoteWrongExecution(*claim, reply);
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.txs_validated += txs.size();
-  stats_.signatures_checked += outcome.crypto_checked;
-  if (FromBytes(reply.new_root()) != root) {
-    ++stats_.bad_politician_answers;  // its claimed root was wrong; ours is from the proof
-  }
+  stats_.signatures_checked += outcome->crypto_checked;
+  if (wrong_root) ++stats_.bad_politician_answers;
   return root;
 }
 
@@ -710,7 +704,7 @@ Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer
     const RequestSigner signer{options_.keys, r.my_identity, r.credential};
     auto reply = p->Execute(r.h, {}, &traffic_, &signer);
     if (!reply.ok()) continue;
-    auto root = CheckExecution(*reply, {});
+    auto root = CheckExecution(*reply, {}, p);
     if (!root.ok()) continue;
     h.state_root = *root;
     return h;
@@ -721,6 +715,7 @@ Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer
 void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
                         const std::atomic<bool>& stop) {
   Round r;
+  r.seen = evidence_items_;  // listed again every round; downloaded once (ConsiderEvidence)
   r.h = h;
   r.period = period;
   bodies_.clear();

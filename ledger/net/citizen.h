@@ -49,6 +49,7 @@
 #include "ledger/net/citizen_agreement.h"
 #include "ledger/net/chain_follower.h"
 #include "ledger/net/client.h"
+#include "ledger/net/execution_claim.h"
 #include "ledger/net/faults.h"
 #include "ledger/net/hedged_fetch.h"
 
@@ -162,7 +163,9 @@ class Citizen {
   Result<std::pair<ExecuteReply, Hash256>> ExecuteHedged(
       Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
       std::chrono::milliseconds retry_for);
-  Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools);
+  // `from` answered `reply`: its signature over the claim must verify (execution_claim.h).
+  Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools,
+                                 PoliticianClient* from);
   // k politicians at random, blacklisted ones last (safe_sample.h: evidence never shrinks the
   // sample); Ranked() asks blacklisted ones last too.
   std::vector<PoliticianClient*> SafeSample();
@@ -172,16 +175,21 @@ class Citizen {
   // politician is blacklisted and, when that is news, the evidence item to post is returned.
   // ConsiderEvidence: an evidence item read from a politician, verified before it is used.
   std::optional<RoundItem> NoteCommitment(const TxPoolCommitment& c);
-  void ConsiderEvidence(const std::string& payload);
+  void ConsiderEvidence(const RoundItem& item);
+  // Wrong executions (evidence.h, kind 2). SignedClaim: the claim of `from`'s reply to an
+  // execution of `pools` at the next height, if its signature verifies. NoteWrongExecution:
+  // a reply this citizen's check contradicted; if the full re-execution confirms the lie the
+  // politician is blacklisted and the evidence queued for PostEvidence (after the hedged call).
+  std::optional<ExecutionClaim> SignedClaim(const ExecuteReply& reply,
+                                            const std::vector<Hash256>& pools,
+                                            PoliticianClient* from) const;
+  void NoteWrongExecution(const ExecutionClaim& claim, const ExecuteReply& reply);
+  void PostEvidence(Round& r);
   // The sample in the order hedged calls ask it: politicians not blacklisted first, then
-  // those that answered fast lately (ties in random order), so that a majority of slow
-  // politicians costs one hedge delay once rather than several per call.
-  std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample);
-  // After a hedged call that started at `since` over `order`: the winner's cost is the time it
-  // took; every politician asked before it was slower (or failed) and is charged that plus
-  // `hedge`. Costs decay so that a politician that recovers is tried first again.
-  void Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
-             std::chrono::steady_clock::time_point since, std::chrono::milliseconds hedge);
+  // those that answered this kind of call fast lately (`costs`; ties in random order), so that
+  // a majority of slow politicians costs one hedge delay once rather than several per call.
+  std::vector<PoliticianClient*> Ranked(const std::vector<PoliticianClient*>& sample,
+                                        const LatencyRanking& costs);
   void UpdateStats();
 
   CitizenOptions options_;
@@ -210,8 +218,17 @@ class Citizen {
   std::set<uint32_t> proposed_periods_;     // proposer ticket periods this citizen proposed in
   uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
   uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
-  std::map<PoliticianClient*, double> cost_ms_;  // Ranked()/Learn()
-  Blacklist blacklist_{options_.genesis};
+  // How fast each politician answered lately (hedged_fetch.h), apart for reads and pool
+  // downloads and for executions: a politician may serve pools in milliseconds and execute
+  // in 15 s (`slow_execute`).
+  LatencyRanking read_costs_, execute_costs_;
+  Blacklist blacklist_{options_.genesis, kBlacklistBlocks, options_.apps.get()};
+  std::vector<RoundItem> evidence_to_post_;  // NoteWrongExecution -> PostEvidence
+  // Round items of evidence already read (held or refused): a round lists them again, and
+  // wrong-execution evidence may be up to kMaxEvidenceBytes, so each is downloaded once
+  // (bounded: forgotten beyond kMaxEvidenceItems).
+  std::set<Hash256> evidence_items_;
+  static constexpr size_t kMaxEvidenceItems = 4096;
   // The first commitment seen per (height, politician), for NoteCommitment; heights below the
   // latest block are dropped.
   std::map<std::pair<uint64_t, uint32_t>, TxPoolCommitment> first_commitments_;

@@ -1,9 +1,10 @@
 // The citizen's side of evidence and blacklisting (evidence.h, blacklist.h): noticing a
-// politician's second pool commitment for a height, and taking relayed evidence only after
-// verifying it.
+// politician's second pool commitment for a height or a signed execution its check
+// contradicts, and taking relayed evidence only after verifying it.
 #include <spdlog/spdlog.h>
 
 #include "ledger/net/citizen.h"
+#include "ledger/net/round_item.h"
 
 namespace tessera::ledger::net {
 
@@ -23,8 +24,10 @@ std::optional<RoundItem> Citizen::NoteCommitment(const TxPoolCommitment& c) {
   return item;
 }
 
-void Citizen::ConsiderEvidence(const std::string& payload) {
-  auto news = blacklist_.AddEncoded(AsBytes(payload), latest_.height + 1);
+void Citizen::ConsiderEvidence(const RoundItem& item) {
+  if (evidence_items_.size() >= kMaxEvidenceItems) evidence_items_.clear();
+  evidence_items_.insert(RoundItemHash(item));
+  auto news = blacklist_.AddEncoded(AsBytes(item.payload()), latest_.height + 1);
   if (!news.ok()) {
     spdlog::warn("citizen: refused evidence: {}", news.status().ToString());
     std::lock_guard<std::mutex> lock(stats_mu_);
@@ -32,6 +35,52 @@ void Citizen::ConsiderEvidence(const std::string& payload) {
     return;
   }
   if (*news) spdlog::info("citizen: blacklisted a politician on relayed evidence");
+}
+
+std::optional<ExecutionClaim> Citizen::SignedClaim(const ExecuteReply& reply,
+                                                   const std::vector<Hash256>& pools,
+                                                   PoliticianClient* from) const {
+  for (uint32_t i = 0; i < politicians_.size(); ++i) {
+    if (politicians_[i].get() != from || i >= options_.genesis.politicians.size()) continue;
+    const PoliticianInfo& who = options_.genesis.politicians[i];
+    // The claim as this citizen asked for it, on the state it holds (execution_claim.h).
+    ExecutionClaim claim =
+        ClaimOfReply(who.id, latest_.height + 1, latest_.state_root, latest_.seed, pools, reply);
+    if (!VerifyExecutionClaim(claim, who.key)) return std::nullopt;
+    return claim;
+  }
+  return std::nullopt;
+}
+
+void Citizen::NoteWrongExecution(const ExecutionClaim& claim, const ExecuteReply& reply) {
+  std::vector<std::vector<std::string>> pools;
+  for (const Pool& pool : reply.pools()) pools.emplace_back(pool.txs().begin(), pool.txs().end());
+  auto evidence = WrongExecutionEvidence(claim, std::move(pools), reply.proof());
+  if (!evidence.ok()) {  // larger than kMaxEvidenceBytes: only counted (bad_politician_answers)
+    spdlog::warn("citizen: politician {} executed block {} wrongly; no evidence: {}",
+                 claim.politician_id, claim.height, evidence.status().ToString());
+    return;
+  }
+  // Re-executed with every signature checked before anyone is blacklisted (blacklist.h).
+  auto news = blacklist_.Add(*evidence, latest_.height + 1);
+  if (!news.ok()) {
+    spdlog::warn("citizen: politician {}'s execution of block {} not proved wrong: {}",
+                 claim.politician_id, claim.height, news.status().ToString());
+    return;
+  }
+  if (!*news) return;
+  spdlog::info(
+      "citizen: politician {} signed a wrong execution of block {}: blacklisted until "
+      "height {}",
+      claim.politician_id, claim.height, claim.height + kBlacklistBlocks);
+  RoundItem item;
+  item.set_payload(EncodeEvidence(*evidence));
+  evidence_items_.insert(RoundItemHash(item));
+  evidence_to_post_.push_back(std::move(item));
+}
+
+void Citizen::PostEvidence(Round& r) {
+  for (const RoundItem& item : std::exchange(evidence_to_post_, {})) PostAll(r, item);
 }
 
 }  // namespace tessera::ledger::net

@@ -1,9 +1,10 @@
 // Issue #12 over real politician and citizen processes on loopback, every run audited:
 //  * evidence and blacklisting: one politician of five equivocates (two signed pools per
-//    height) and another frames an honest politician with forged evidence; every honest
-//    citizen must blacklist the equivocator on evidence it verified itself, none may blacklist
-//    an honest politician, and committed tx/s must stay at the level of an honest network
-//    measured in the same test;
+//    height), another frames an honest politician with forged evidence, and a third signs
+//    executions with a wrong new root; every honest citizen must blacklist the equivocator and
+//    the wrong executor on evidence it verified itself (re-executing the block), none may
+//    blacklist an honest politician, and committed tx/s must stay at the level of an honest
+//    network measured in the same test;
 //  * forced BA* recovery: period-0 proposals reach disjoint halves of the committee, so no
 //    period-0 value can gather a quorum; heights must still commit (in later periods), and
 //    must not with recovery switched off.
@@ -39,20 +40,22 @@ TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPoliti
   ASSERT_GT(CommittedPerSecond(*honest, Five()), 0);
 
   LocalnetConfig c = Five();
-  c.malicious_politicians = 0.4;  // politician 0 equivocates, politician 1 frames politician 4
-  c.politician_behaviours = {"equivocate", "frame"};
+  // Politician 0 equivocates, 1 frames politician 4, 2 signs wrong execution roots.
+  c.malicious_politicians = 0.6;
+  c.politician_behaviours = {"equivocate", "frame", "wrong"};
   auto r = RunNetwork("equivocate_frame", c);
   ASSERT_TRUE(r.ok()) << r.status();
-  ASSERT_EQ(r->malicious_politicians, 2u);
+  ASSERT_EQ(r->malicious_politicians, 3u);
   PrintBlacklisting(*r);
   ExpectSafe(*r);
-  // Every honest citizen holds verified evidence against the equivocator (the framer signed
-  // nothing contradictory: it is not blacklisted) ...
-  EXPECT_EQ(r->blacklisted_malicious, r->honest_citizens);
+  // Every honest citizen holds verified evidence against the equivocator and the wrong
+  // executor -- caught by itself or relayed by a politician, and re-executed either way (the
+  // framer signed nothing false: it is not blacklisted) ...
+  EXPECT_EQ(r->blacklisted_malicious, 2 * r->honest_citizens);
   // ... read the framer's forged evidence, and refused it.
   EXPECT_GT(r->evidence_refused, 0u);
   EXPECT_EQ(r->blacklisted_honest, 0u);
-  // Liveness does not depend on blacklisting, and blacklisting costs none: two of five
+  // Liveness does not depend on blacklisting, and blacklisting costs none: three of five
   // politicians lying, the chain keeps the honest network's throughput (0.7: this shared
   // machine's run-to-run noise, docs/ledger-network.md).
   EXPECT_GE(CommittedPerSecond(*r, c), 0.7 * CommittedPerSecond(*honest, Five()));

@@ -72,8 +72,10 @@ TEST(EvidenceTest, EncodingIsCanonicalAndStrict) {
   refused(wire + "x", "trailing byte");
   refused(wire + std::string(1 << 20, 'x'), "oversized");
   std::string kind = wire;
-  kind[1] = 2;
+  kind[1] = 3;
   refused(kind, "unknown kind");
+  kind[1] = 2;  // the other kind's layout does not fit these bytes
+  refused(kind, "pool equivocation read as a wrong execution");
   std::string type = wire;
   type[0] = 2;
   refused(type, "wrong type");
@@ -185,7 +187,7 @@ TEST(EvidenceTest, TheBlacklistSurvivesARestartAndAnEditedFileFramesNoOne) {
   // An oversized file is not read (clear error), and is replaced by the next write.
   {
     std::ofstream out(file, std::ios::trunc);
-    out << std::string(1 << 20, 'a');
+    out << std::string((g.politicians.size() + 1) * (2 * kMaxEvidenceBytes + 1) + 1, 'a');
   }
   {
     Blacklist after(g, 10);

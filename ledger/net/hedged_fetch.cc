@@ -1,6 +1,7 @@
 #include "ledger/net/hedged_fetch.h"
 
 #include <atomic>
+#include <cmath>
 
 namespace tessera::ledger::net {
 
@@ -76,6 +77,34 @@ bool PoliticianCalls::Start(PoliticianClient* p, Job job) {
   w.job_start = std::chrono::steady_clock::now();
   w.cv.notify_all();
   return true;
+}
+
+double LatencyRanking::CostMs(PoliticianClient* p, Clock::time_point now) const {
+  auto it = costs_.find(p);
+  if (it == costs_.end()) return 0;
+  const double age = std::chrono::duration<double, std::milli>(now - it->second.at).count();
+  const double half = static_cast<double>(half_life_.count());
+  return it->second.ms * std::exp2(-std::max(0.0, age) / half);
+}
+
+void LatencyRanking::Rank(std::vector<PoliticianClient*>& order, Clock::time_point now) const {
+  std::map<PoliticianClient*, double> cost;
+  for (PoliticianClient* p : order) cost[p] = CostMs(p, now);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](PoliticianClient* a, PoliticianClient* b) { return cost[a] < cost[b]; });
+}
+
+void LatencyRanking::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
+                           Clock::time_point since, std::chrono::milliseconds hedge,
+                           Clock::time_point now) {
+  const double took = std::chrono::duration<double, std::milli>(now - since).count();
+  for (PoliticianClient* p : order) {
+    if (p == winner) {
+      costs_[p] = {took, now};
+      break;
+    }
+    costs_[p] = {std::max(CostMs(p, now), took + static_cast<double>(hedge.count())), now};
+  }
 }
 
 }  // namespace tessera::ledger::net

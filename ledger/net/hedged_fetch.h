@@ -121,6 +121,47 @@ class PoliticianCalls {
   std::map<PoliticianClient*, std::unique_ptr<Worker>> workers_;
 };
 
+// What a citizen has learned about how fast each politician answers one kind of hedged call
+// (pool downloads, executions), so that First() asks the ones that answered fast lately first
+// and a majority of slow politicians costs one hedge delay once, not on every call.
+//
+// After a hedged call over `order` that started at `since`, the winner's cost is the time it
+// took; every politician asked before it was slower (or failed) and is charged that plus the
+// hedge delay. A cost decays with *time* (halving every `half_life`), so a politician that
+// recovers is tried first again after a while. It used to decay by 0.8 at every call, and pool
+// downloads and executions shared one table: a politician that serves pools in milliseconds but
+// executes in 15 s (`slow_execute`) was ranked first for an execution again after about a dozen
+// calls, or at once after winning a pool download, and cost a 600 ms hedge each time (issue
+// #12's 80/25 run: slow_execute at 55-93% of honest). Keep one LatencyRanking per call kind.
+//
+// Not thread-safe: one citizen's round thread uses it.
+class LatencyRanking {
+ public:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds kDefaultHalfLife{30000};
+  explicit LatencyRanking(std::chrono::milliseconds half_life = kDefaultHalfLife)
+      : half_life_(half_life) {}
+
+  // `order` sorted by cost at `now`, lowest first; ties (politicians never charged cost 0)
+  // keep their order, so a caller shuffles first for a random tie-break.
+  void Rank(std::vector<PoliticianClient*>& order, Clock::time_point now = Clock::now()) const;
+  // After a hedged call over `order` (as ranked) that started at `since`: `winner` answered
+  // at `now` (nullptr: nobody did, and everyone asked is charged).
+  void Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
+             Clock::time_point since, std::chrono::milliseconds hedge,
+             Clock::time_point now = Clock::now());
+  // p's cost at `now`, in milliseconds (0 if never charged).
+  double CostMs(PoliticianClient* p, Clock::time_point now = Clock::now()) const;
+
+ private:
+  struct Cost {
+    double ms = 0;
+    Clock::time_point at;  // when `ms` was set; it halves every half_life_ since
+  };
+  std::chrono::milliseconds half_life_;
+  std::map<PoliticianClient*, Cost> costs_;
+};
+
 // ---- Implementation -----------------------------------------------------------------------
 
 template <typename T>

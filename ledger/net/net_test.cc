@@ -10,6 +10,7 @@
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/chain.h"
+#include "ledger/net/execution_claim.h"
 #include "ledger/net/genesis.h"
 #include "ledger/net/identity.h"
 #include "ledger/net/mempool.h"
@@ -402,6 +403,13 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   // Two curve verifications: the request's signature and the caller's identity (outside the
   // cache's scope); the transfer's own signature is a cache hit.
   EXPECT_EQ(VerificationsComputed() - computed_before_execute, 2u);
+  // The reply is signed (execution_claim.h): the claim a citizen rebuilds from its request and
+  // its latest header verifies under politician 0's key, and under no other reading.
+  const ExecutionClaim claim =
+      ClaimOfReply(0, 1, f.genesis.state_root, f.genesis.seed, {c->pool_hash}, erep);
+  EXPECT_TRUE(VerifyExecutionClaim(claim, Key(200).public_key()));
+  EXPECT_FALSE(VerifyExecutionClaim(
+      ClaimOfReply(0, 1, f.genesis.state_root, f.genesis.seed, {}, erep), Key(200).public_key()));
   Hash256 root;
   ASSERT_EQ(erep.new_root().size(), root.size());
   std::copy(erep.new_root().begin(), erep.new_root().end(), root.begin());

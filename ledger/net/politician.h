@@ -188,7 +188,7 @@ class PoliticianNode {
   std::map<uint64_t, RoundLog> rounds_;
   // Evidence against lying politicians (evidence.h), verified before it is kept or relayed;
   // one per politician (mu_).
-  Blacklist evidence_{options_.genesis};
+  Blacklist evidence_{options_.genesis, kBlacklistBlocks, &apps_};
   // A restarted politician may have signed a pool for latest + 1 before it crashed; it signs
   // none up to this height, so a crash never makes it sign two (FreezePool; evidence.h).
   uint64_t pool_floor_ = 0;

@@ -3,6 +3,7 @@
 // (rate_limiter.h) before any proof work.
 #include <algorithm>
 
+#include "ledger/net/execution_claim.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/registration.h"
 #include "ledger/net/request_auth.h"
@@ -166,6 +167,11 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     Hash256 root = next.root_hash();
     if (options_.faults.wrong_state) root[0] ^= 0x5a;
     rep->set_new_root(std::string(AsChars(root)));
+    // Signed, so that a false claim proves itself to anyone (execution_claim.h).
+    ExecutionClaim claim =
+        ClaimOfReply(options_.id, req.height(), tree.root_hash(), ctx.prev_seed, hashes, *rep);
+    SignExecutionClaim(claim, options_.keys);
+    rep->set_signature(std::string(AsChars(claim.signature)));
     return Status::Ok();
   }();
   std::lock_guard<std::mutex> lock(mu_);
