@@ -106,8 +106,11 @@ run_baseline net_transfers_report
 # ---- 2. Reviews ----
 "$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" --public-out "$work/issuer.pub.pem" > /dev/null
 issuer_hex=$(openssl pkey -pubin -in "$work/issuer.pub.pem" -outform DER | xxd -p | tr -d '\n')
+# At info level every reviews app logs, when it stops, how many ring signatures it verified and
+# how many it found verified already: the per-process verification count (net_cpu_summary.py).
 cat > "$work/reviews.toml" <<TOML
 $network
+log_level = "${REVIEWS_NET_LOG_LEVEL:-info}"
 [load]
 rate = 0
 duration_s = $(( ${REVIEWS_NET_TIMEOUT_S:-600} + 300 ))
