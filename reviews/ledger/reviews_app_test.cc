@@ -536,7 +536,7 @@ TEST_F(ReviewsAppTest, TheRingIsExactlyTheEligibleSetComputedByTheLedger) {
 // RegisterKey would: the key's index and the epoch's count), without the blind-signature round
 // trips, so that a test can hold thousands of keys in a second.
 std::vector<urs::KeyPair> WriteKeysIntoState(ledger::SparseMerkleTree& tree, size_t n,
-                                              uint64_t epoch, std::vector<urs::Point>& listed) {
+                                             uint64_t epoch, std::vector<urs::Point>& listed) {
   std::vector<urs::KeyPair> keys;
   std::vector<ledger::LeafUpdate> updates;
   for (size_t i = 0; i < n; ++i) {
@@ -553,7 +553,7 @@ std::vector<urs::KeyPair> WriteKeysIntoState(ledger::SparseMerkleTree& tree, siz
 // in parts and is reviewed over: 1,100 registered keys, k = 1,100 (every key eligible), the
 // ring opened in three parts of at most 400 keys, one review signed over all 1,100 members
 // applies, and the same review with its rating changed fails the signature check. Broken on
-// purpose: with kMaxRing = 1024 the third part is refused ("more than 1024 members").
+// purpose: with the opening's check at 1024 members the third part is refused.
 TEST_F(ReviewsAppTest, EligibleSetsBeyond1024KeysOpenInPartsAndVerify) {
   constexpr size_t kKeys = 1100;
   Configure(kKeys);
@@ -946,8 +946,7 @@ TEST(ReviewsParams, ParsedFromGenesisWithClearErrors) {
   EXPECT_EQ(parsed->ring_size, 7u);
   // ring_size is bounded so that an eligible set past kMaxRing is a vanishing tail event.
   params.values["ring_size"] = std::to_string(kMaxRingParameter + 1);
-  EXPECT_THAT(MakeReviewsApp(params).status().message(),
-              HasSubstr("ring_size must be 1..2048"));
+  EXPECT_THAT(MakeReviewsApp(params).status().message(), HasSubstr("ring_size must be 1..2048"));
   params.values["ring_size"] = std::to_string(kMaxRingParameter);
   EXPECT_TRUE(ParseReviewsParams(params).ok());
   params.values["ring_size"] = "7";
