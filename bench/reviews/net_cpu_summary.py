@@ -86,6 +86,31 @@ for name in ("net_transfers_report", "net_transfers_after_report"):
                  f"{tr['seconds']:.0f} s (start-up included); marginal CPU per transfer:")
     for role, comm in ROLES:
         lines.append(f"  {role:24s} {tr[comm]['marginal_ms']:9.3f} ms   (window CPU {tr[comm]['cpu_s']:.1f} s)")
+# Committed per CPU-second the network (politicians + citizens) spent in each window, idle
+# costs included: how much work the same CPU buys as reviews and as transfers. Less sensitive to
+# the machine's load than the rates (a process that waits for the CPU spends none), though idle
+# blocks cost more under load (agreement periods retried).
+def per_network_cpu_s(name):
+    rows = result[name]
+    cpu_s = sum(rows[comm]["cpu_s"] for _, comm in ROLES if comm != "ledger-localnet")
+    return rows["count"] / cpu_s if cpu_s > 0 else 0.0
+
+
+result["reviews_per_network_cpu_s"] = per_network_cpu_s("reviews")
+for name in ("net_transfers_report", "net_transfers_after_report"):
+    if result[name]:
+        t = per_network_cpu_s(name)
+        result[name]["per_network_cpu_s"] = t
+        lines.append(f"per CPU-second of politicians + citizens: {result['reviews_per_network_cpu_s']:.2f} reviews, "
+                     f"{t:.1f} transfers ({name}): ratio {result['reviews_per_network_cpu_s'] / t if t else 0:.3f}")
+window_file = os.path.join(out, "net_reviews.window")
+if os.path.exists(window_file):
+    marks = {l.split()[1]: float(l.split()[0]) for l in open(window_file) if len(l.split()) == 2}
+    if "load-done" in marks and "audited" in marks:
+        audit_s = window(marks["load-done"], marks["audited"])["ledger-localnet"]
+        result["launcher_after_window_cpu_s"] = audit_s
+        lines.append(f"launcher after the reviews load (its catch-up replay and audit): {audit_s:.1f} s CPU, "
+                     f"{audit_s * 1000 / max(r['count'], 1):.1f} ms per committed review")
 lines.append(f"network (politicians + citizens) marginal CPU: {r['network_marginal_ms']:.1f} ms per review"
              + "".join(f"; {result[n]['network_marginal_ms']:.3f} ms per transfer ({n})"
                        for n in ("net_transfers_report", "net_transfers_after_report") if result[n]))

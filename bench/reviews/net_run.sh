@@ -8,11 +8,43 @@
 # Both runs use sampled validation (each citizen verifies $REVIEWS_NET_SAMPLE of the signatures,
 # Blockene style): with every citizen verifying every ring signature, the 2-core machine this
 # was written on spends its time in citizens' verification, not in the protocol.
+# The launcher's audit (ledger-localnet replays every block, verifying every signature, as
+# blocks commit) is the harness's, not the network's: with REVIEWS_NET_AUDIT=after (default)
+# the launcher is stopped (SIGSTOP) while the reviews load runs and continued before it is
+# told to stop, so its replay, and every ring verification in it, runs after the measured
+# window (its CPU is reported separately); REVIEWS_NET_AUDIT=during keeps the old behaviour.
+# The transfer baselines keep their launcher running: its load generator submits the
+# transfers, and the summary reports its CPU per transfer.
+# REVIEWS_NET_REPEATS=N (default 1) runs the whole sequence N times, each in $out/runI, and
+# writes the ratios of every run to $out/net_repeats.txt.
 # Inputs: $TESSERA_BUILD (bin/ledger-localnet, ledger-politician, ledger-citizen, reviews-tool,
 # reviews-issuer, reviews-load), $TESSERA_BENCH_OUT. Output: net_summary.txt, the JSON reports.
 set -euo pipefail
 build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
+repeats=${REVIEWS_NET_REPEATS:-1}
+if [ "$repeats" -gt 1 ]; then
+  mkdir -p "$out"
+  for i in $(seq 1 "$repeats"); do
+    echo "reviews net bench: run $i of $repeats, $(uptime | sed 's/.*load/load/')"
+    TESSERA_BENCH_OUT="$out/run$i" REVIEWS_NET_REPEATS=1 "$0" || echo "run $i failed"
+  done
+  python3 - "$out" "$repeats" <<'PY2' | tee "$out/net_repeats.txt"
+import json, os, sys
+out, n = sys.argv[1], int(sys.argv[2])
+print("run  reviews/s  transfers/s before, after   ratio before, after   load average (1, 5, 15 min) at start; at end")
+for i in range(1, n + 1):
+    path = os.path.join(out, f"run{i}", "net_summary.json")
+    if not os.path.exists(path):
+        print(f"{i:3d}  failed (no summary)")
+        continue
+    s = json.load(open(path))
+    print(f"{i:3d}  {s['reviews_per_s']:9.1f}  {s['transfers_per_s'][0]:8.1f}, {s['transfers_per_s'][1]:8.1f}"
+          f"   {s['ratio'][0]:6.3f}, {s['ratio'][1]:6.3f}        {s['load_at_start']}; {s.get('load_at_end', '?')}")
+PY2
+  exit 0
+fi
+audit=${REVIEWS_NET_AUDIT:-after}
 bin="$build/bin"
 ids=${REVIEWS_NET_IDS:-8}
 items=${REVIEWS_NET_ITEMS:-120}
@@ -29,9 +61,11 @@ for b in ledger-localnet ledger-politician ledger-citizen reviews-tool reviews-i
   [ -x "$bin/$b" ] || { echo "missing $bin/$b"; exit 1; }
 done
 mkdir -p "$out"
+uptime | sed 's/.*load average: //' > "$out/load_at_start"
 work=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+# A stopped launcher (REVIEWS_NET_AUDIT=after) is continued first: SIGTERM waits on a stopped process.
+cleanup() { for p in "${pids[@]}"; do kill -CONT "$p" 2>/dev/null || true; kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
 trap cleanup EXIT
 # CPU seconds per program of everything this script starts, sampled twice a second, so the
 # summary can give each role's CPU per committed review and per committed transfer.
@@ -72,8 +106,11 @@ run_baseline net_transfers_report
 # ---- 2. Reviews ----
 "$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" --public-out "$work/issuer.pub.pem" > /dev/null
 issuer_hex=$(openssl pkey -pubin -in "$work/issuer.pub.pem" -outform DER | xxd -p | tr -d '\n')
+# At info level every reviews app logs, when it stops, how many ring signatures it verified and
+# how many it found verified already: the per-process verification count (net_cpu_summary.py).
 cat > "$work/reviews.toml" <<TOML
 $network
+log_level = "${REVIEWS_NET_LOG_LEVEL:-info}"
 [load]
 rate = 0
 duration_s = $(( ${REVIEWS_NET_TIMEOUT_S:-600} + 300 ))
@@ -88,6 +125,12 @@ localnet=$!
 pids+=("$localnet")
 for _ in $(seq 1 240); do [ -f "$work/reviews/ready" ] && break; sleep 0.5; done
 [ -f "$work/reviews/ready" ] || { echo "local network did not start"; cat "$work/reviews.log"; exit 1; }
+# The audit after the window: the launcher (its chain watch replays and verifies each block as
+# it commits) sleeps while the reviews load runs; the politicians and citizens are its children
+# but separate processes, unaffected. `ledger-localnet` catches up with the whole chain, every
+# signature verified, when it is continued and told to stop.
+echo "$(date +%s.%N) start" > "$out/net_reviews.window"
+if [ "$audit" = after ]; then kill -STOP "$localnet"; fi
 "$bin/reviews-issuer" --log-level warn --genesis "$work/reviews/genesis.toml" \
   --issuer-key "$work/issuer.pem" --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
 pids+=("$!")
@@ -96,8 +139,11 @@ pids+=("$!")
   > /dev/null 2> >(stamp > "$out/net_reviews_load.log") ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
 status=0
+echo "$(date +%s.%N) load-done" >> "$out/net_reviews.window"
+kill -CONT "$localnet"
 kill -TERM "$localnet"
 wait "$localnet" || status=$?
+echo "$(date +%s.%N) audited" >> "$out/net_reviews.window"
 cp "$work/reviews.log" "$work/issuer.log" "$out/" 2>/dev/null || true
 # Every process's log: each reviews app prints, when it stops, how many ring signatures it
 # verified and how many reviews it found already verified (the per-role verification count).
@@ -111,12 +157,13 @@ else
 fi
 
 run_baseline net_transfers_after_report
+uptime | sed 's/.*load average: //' > "$out/load_at_end"
 touch "$sampler_stop"
 wait "$sampler" || true
 
-python3 - "$out" <<'PY'
+python3 - "$out" "$audit" <<'PY'
 import json, os, sys
-out = sys.argv[1]
+out, audit = sys.argv[1], sys.argv[2]
 t = json.load(open(os.path.join(out, "net_transfers_report.json")))
 t2 = json.load(open(os.path.join(out, "net_transfers_after_report.json")))
 r = json.load(open(os.path.join(out, "net_reviews_report.json")))
@@ -135,8 +182,16 @@ lines = [
   f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "
   + "; ".join(f"{n} x {why[:160]}" for why, n in r['submit_errors']),
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
-  f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}",
+  f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}"
+  + (" (run after the measured window: the launcher was stopped while the reviews load ran)" if audit == "after"
+     else " (run during the measured window, on the same cores)"),
 ]
+ratios = [r['reviews_per_s'] / b['tx_per_s'] if b['tx_per_s'] > 0 else 0.0 for b in (t, t2)]
+json.dump({"reviews_per_s": r['reviews_per_s'], "transfers_per_s": [t['tx_per_s'], t2['tx_per_s']],
+           "ratio": ratios, "audit": audit,
+           "load_at_start": open(os.path.join(out, "load_at_start")).read().strip(),
+           "load_at_end": open(os.path.join(out, "load_at_end")).read().strip()},
+          open(os.path.join(out, "net_summary.json"), "w"))
 
 text = "\n".join(lines)
 open(os.path.join(out, "net_summary.txt"), "w").write(text + "\n")

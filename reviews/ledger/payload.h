@@ -53,8 +53,14 @@ inline constexpr size_t kMaxItemName = 128;
 inline constexpr size_t kMaxReviewText = 1000;
 inline constexpr size_t kMinRsaBytes = 256;   // 2048-bit modulus
 inline constexpr size_t kMaxRsaBytes = 1024;  // 8192-bit modulus
-inline constexpr size_t kMaxRing = 1024;      // ring members of one review
-inline constexpr size_t kMaxBatch = 256;      // reviews in one Reviews payload
+// Ring members of one review: urs's own bound. An item's ring is its whole eligible set,
+// Binomial around the genesis ring_size k, so k is limited to kMaxRing / 2
+// (ParseReviewsParams): an eligible set over kMaxRing is then a Chernoff tail below e^-682,
+// and one that happens anyway is refused at ring opening (bounded memory: a verifier holds at
+// most kMaxRing keys of 32 bytes, a review's signature is at most kMaxRing x 32 + 65 bytes).
+inline constexpr size_t kMaxRing = urs::kMaxRingSize;      // 4096
+inline constexpr size_t kMaxRingParameter = kMaxRing / 2;  // the largest genesis ring_size
+inline constexpr size_t kMaxBatch = 256;                   // reviews in one Reviews payload
 inline constexpr size_t kIdentityBytes = 105;
 inline constexpr size_t kMaxRingOpenKeys = 4096;  // registered keys listed by one RingOpen
 

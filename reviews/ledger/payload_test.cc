@@ -156,9 +156,9 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   EXPECT_THAT(error(tampered), HasSubstr("'signature' of review 1: malformed signature"));
   bad = batch;
   bad.ring_size = 0;
-  EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 0, must be 1..1024 (at offset 41)"));
-  bad.ring_size = 1025;
-  EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 1025"));
+  EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 0, must be 1..4096 (at offset 41)"));
+  bad.ring_size = 4097;
+  EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 4097"));
   // A ring opening: keys out of order or repeated, more winners than keys, no keys.
   RingOpen open = TestRingOpen();
   std::swap(open.keys[1], open.keys[2]);

@@ -660,7 +660,12 @@ Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params) {
   TESSERA_ASSIGN_OR_RETURN(int64_t quota, params.GetIntOr("items_per_epoch", 16));
   if (quota < 1) return InvalidArgumentError("[apps.reviews] items_per_epoch must be at least 1");
   p.items_per_epoch = static_cast<uint64_t>(quota);
-  if (k < 1) return InvalidArgumentError("[apps.reviews] ring_size must be at least 1");
+  if (k < 1 || static_cast<uint64_t>(k) > kMaxRingParameter) {
+    return InvalidArgumentError("[apps.reviews] ring_size must be 1.." +
+                                std::to_string(kMaxRingParameter) +
+                                " (an item's eligible set is drawn around it and is refused past " +
+                                std::to_string(kMaxRing) + " members)");
+  }
   if (e < 2) return InvalidArgumentError("[apps.reviews] epoch_blocks must be at least 2");
   p.ring_size = static_cast<uint64_t>(k);
   p.epoch_blocks = static_cast<uint64_t>(e);

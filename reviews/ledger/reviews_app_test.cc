@@ -532,6 +532,67 @@ TEST_F(ReviewsAppTest, TheRingIsExactlyTheEligibleSetComputedByTheLedger) {
   EXPECT_EQ(One(ReviewTx(tea, 2, full, {Sign(eligible[0], full, tea, 2, 4, "ok")})), "");
 }
 
+// Registers `n` fresh review keys for `epoch` by writing their leaves into state directly (as
+// RegisterKey would: the key's index and the epoch's count), without the blind-signature round
+// trips, so that a test can hold thousands of keys in a second.
+std::vector<urs::KeyPair> WriteKeysIntoState(ledger::SparseMerkleTree& tree, size_t n,
+                                             uint64_t epoch, std::vector<urs::Point>& listed) {
+  std::vector<urs::KeyPair> keys;
+  std::vector<ledger::LeafUpdate> updates;
+  for (size_t i = 0; i < n; ++i) {
+    keys.push_back(urs::GenerateKeyPair());
+    listed.push_back(keys.back().public_key);
+    updates.push_back({leaf::ReviewKey(epoch, keys.back().public_key), EncodeCounter(i + 1)});
+  }
+  updates.push_back({leaf::KeyCount(epoch), EncodeCounter(n)});
+  tree = *tree.Update(updates);
+  return keys;
+}
+
+// Issue 16 (fourth session): an eligible set of more than 1,024 keys (the old kMaxRing) opens
+// in parts and is reviewed over: 1,100 registered keys, k = 1,100 (every key eligible), the
+// ring opened in three parts of at most 400 keys, one review signed over all 1,100 members
+// applies, and the same review with its rating changed fails the signature check. Broken on
+// purpose: with the opening's check at 1024 members the third part is refused.
+TEST_F(ReviewsAppTest, EligibleSetsBeyond1024KeysOpenInPartsAndVerify) {
+  constexpr size_t kKeys = 1100;
+  Configure(kKeys);
+  auto keys = WriteKeysIntoState(tree_, kKeys, 2, registered_[2]);
+  EXPECT_EQ(One(CreateTx("big")), "");
+  AdvanceTo(2 * kEpochBlocks + 1);
+  const ItemId big = Id("big");
+  std::vector<RingOpen> parts = RingOpenParts(big, 2, 400);
+  ASSERT_EQ(parts.size(), 3u);
+  for (const RingOpen& part : parts) EXPECT_EQ(One(EncodePayload(part)), "");
+  ASSERT_EQ(Counter(leaf::RingSize(big, 2)), kKeys);
+  const urs::Ring ring = LedgerRing(big, 2);
+  ASSERT_EQ(ring.size(), kKeys);
+  ReviewEntry review = Sign(keys[kKeys - 1], ring, big, 2, 4, "a ring of 1,100");
+  ReviewEntry altered = review;
+  altered.rating = 1;
+  ledger::AppVerdict forged = Verdict(ReviewTx(big, 2, ring, {altered}), true);
+  ASSERT_TRUE(forged.rejected);
+  EXPECT_TRUE(forged.crypto_failure);
+  EXPECT_EQ(One(ReviewTx(big, 2, ring, {review})), "");
+  EXPECT_EQ(DecodeTally(Leaf(leaf::Tally(big))).value().histogram[3], 1u);
+}
+
+// The bound that remains: an eligible set over kMaxRing (4,096) is refused at ring opening, so
+// no verifier ever holds more than kMaxRing keys for one review. Only reachable with a
+// ring_size the genesis parser refuses (past kMaxRingParameter), so the app is built directly.
+TEST_F(ReviewsAppTest, EligibleSetsBeyondKMaxRingAreRefusedAtRingOpening) {
+  Configure(kMaxRing + 1);
+  WriteKeysIntoState(tree_, kMaxRing + 1, 2, registered_[2]);
+  EXPECT_EQ(One(CreateTx("huge")), "");
+  AdvanceTo(2 * kEpochBlocks + 1);
+  std::vector<RingOpen> parts = RingOpenParts(Id("huge"), 2);  // kMaxRingOpenKeys per part
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(One(EncodePayload(parts[0])), "");
+  EXPECT_THAT(One(EncodePayload(parts[1])),
+              HasSubstr("the eligible set has more than 4096 members (ring_size too large)"));
+  EXPECT_FALSE(Leaf(leaf::RingSize(Id("huge"), 2)).has_value());
+}
+
 // Issue 16: the ring left the payload. A review at k = 50 (50 registered keys, all eligible)
 // carries 2 bytes for its ring instead of 1,607 (the urs/codec.h ring of 50 keys, length
 // prefixed), so one review with a 12-byte text went from 3,338 bytes (measured on the previous
@@ -883,6 +944,12 @@ TEST(ReviewsParams, ParsedFromGenesisWithClearErrors) {
   auto parsed = ParseReviewsParams(params);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->ring_size, 7u);
+  // ring_size is bounded so that an eligible set past kMaxRing is a vanishing tail event.
+  params.values["ring_size"] = std::to_string(kMaxRingParameter + 1);
+  EXPECT_THAT(MakeReviewsApp(params).status().message(), HasSubstr("ring_size must be 1..2048"));
+  params.values["ring_size"] = std::to_string(kMaxRingParameter);
+  EXPECT_TRUE(ParseReviewsParams(params).ok());
+  params.values["ring_size"] = "7";
   EXPECT_EQ(parsed->issuer.Fingerprint(), issuer->public_key().Fingerprint());
   EXPECT_EQ(parsed->RegistrationClose(3), 40u);
   params.values["issuer_public"] = "00ff";

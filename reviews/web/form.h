@@ -14,7 +14,8 @@ namespace tessera::reviews::web {
 
 // A signed review (reviews/client/signed_review.h: the hex of one review's ledger payload, ring
 // and signature included) is at most this large; anything larger is not one.
-inline constexpr size_t kMaxSignedReviewBytes = 160 * 1024;
+// (reviews/client/signed_review.h's bound: over a ring of 4096 members.)
+inline constexpr size_t kMaxSignedReviewBytes = 320 * 1024;
 
 // The fields of a posted form by name (an uploaded file's field holds the file's contents).
 using FormFields = std::map<std::string, std::string, std::less<>>;

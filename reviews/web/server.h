@@ -40,7 +40,7 @@ struct ServerOptions {
   // 130 bytes per ring member) plus the text: 160 KiB holds the largest ring the ledger takes
   // (form.h), and 192 KiB leaves room for the multipart framing without letting a client make
   // the server buffer megabytes.
-  size_t max_body_bytes = 192 * 1024;
+  size_t max_body_bytes = 352 * 1024;  // a signed review (form.h) and the form around it
   // How long a connection may stall while sending its request or reading the answer, and how
   // long an idle keep-alive connection is kept.
   int io_timeout_seconds = 10;
