@@ -13,6 +13,7 @@
 #include <set>
 
 #include "cluster/job/control.h"
+#include "cluster/job/rank_dealing.h"
 #include "core/file.h"
 
 namespace tessera::cluster {
@@ -71,12 +72,28 @@ fs::path GangRun::RunDir(const rpc::Assignment& a) {
   return fs::path(a.job_dir()) / "runs" / std::to_string(a.run());
 }
 
-Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::string>& command,
+Result<GangRun> GangRun::Start(const rpc::Assignment& a, const JobCommand& job,
                                const GangOptions& options) {
+  const std::vector<std::string>& command = job.args;
   if (command.empty()) return InvalidArgumentError("a command job needs a command");
   if (a.local_ranks() < 1 || a.world_size() < a.rank_offset() + a.local_ranks()) {
     return InvalidArgumentError(fmt::format("bad rank block {}+{} of world size {}",
                                             a.rank_offset(), a.local_ranks(), a.world_size()));
+  }
+  // Logical ranks: one process per slot of this node, process p (the job's slot p) holding the
+  // slot's ranks as logical ranks; the processes form a group of `workers` (the run's slots).
+  int first_slot = -1;
+  if (job.logical_ranks) {
+    first_slot = a.workers() >= 1 && a.workers() <= a.world_size() && a.local_slots() >= 1
+                     ? SlotStartingAt(a.rank_offset(), a.workers(), a.world_size())
+                     : -1;
+    if (first_slot < 0 || first_slot + a.local_slots() > a.workers() ||
+        FirstRankOfSlot(first_slot + a.local_slots(), a.workers(), a.world_size()) !=
+            a.rank_offset() + a.local_ranks()) {
+      return InvalidArgumentError(fmt::format(
+          "ranks {}+{} on {} slot(s) are not whole slots of {} rank(s) on {} slot(s)",
+          a.rank_offset(), a.local_ranks(), a.local_slots(), a.world_size(), a.workers()));
+    }
   }
   TESSERA_ASSIGN_OR_RETURN(std::string program, ResolveProgram(command[0]));
   if (a.rank_offset() == 0) {
@@ -96,20 +113,23 @@ Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::
   if (const char* inherited = std::getenv("PYTHONPATH"); inherited != nullptr && *inherited) {
     python_path = python_path.empty() ? inherited : python_path + ":" + inherited;
   }
-  for (int local = 0; local < a.local_ranks(); ++local) {
-    const int rank = a.rank_offset() + local;
+  const int processes = job.logical_ranks ? a.local_slots() : a.local_ranks();
+  const int first = job.logical_ranks ? first_slot : a.rank_offset();
+  const int world = job.logical_ranks ? a.workers() : a.world_size();
+  for (int local = 0; local < processes; ++local) {
+    const int rank = first + local;
     ProcessOptions po;
     po.argv.push_back(program);
     po.argv.insert(po.argv.end(), command.begin() + 1, command.end());
     po.env = {
         {"RANK", std::to_string(rank)},
         {"LOCAL_RANK", std::to_string(local)},
-        {"WORLD_SIZE", std::to_string(a.world_size())},
-        {"LOCAL_WORLD_SIZE", std::to_string(a.local_ranks())},
+        {"WORLD_SIZE", std::to_string(world)},
+        {"LOCAL_WORLD_SIZE", std::to_string(processes)},
         {"GROUP_RANK", std::to_string(a.node_rank())},
         {"GROUP_WORLD_SIZE", std::to_string(a.num_nodes())},
         {"ROLE_RANK", std::to_string(rank)},
-        {"ROLE_WORLD_SIZE", std::to_string(a.world_size())},
+        {"ROLE_WORLD_SIZE", std::to_string(world)},
         {"ROLE_NAME", "default"},
         {"MASTER_ADDR", a.master_addr()},
         {"MASTER_PORT", std::to_string(a.master_port())},
@@ -124,6 +144,12 @@ Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::
         {"TESSERA_RUN_DIR", run_dir.string()},
         {"TESSERA_LOCAL_SLOTS", std::to_string(a.local_slots())},
     };
+    if (job.logical_ranks) {
+      const int begin = FirstRankOfSlot(rank, a.workers(), a.world_size());
+      const int end = FirstRankOfSlot(rank + 1, a.workers(), a.world_size());
+      po.env.emplace_back(kEnvLogicalWorldSize, std::to_string(a.world_size()));
+      po.env.emplace_back(kEnvLogicalRanks, fmt::format("{}-{}", begin, end - 1));
+    }
     if (std::getenv("OMP_NUM_THREADS") == nullptr) po.env.emplace_back("OMP_NUM_THREADS", "1");
     if (!python_path.empty()) po.env.emplace_back("PYTHONPATH", python_path);
     po.log_file = options.log_dir / fmt::format("{}-run{}-rank{}.log", a.job_id(), a.run(), rank);
@@ -134,9 +160,18 @@ Result<GangRun> GangRun::Start(const rpc::Assignment& a, const std::vector<std::
     }
     run.ranks_.push_back({.rank = rank, .process = std::move(*process), .status = {}});
   }
-  spdlog::info("{} run {}: started {} of world size {} ({} slot(s) here, master {}:{}): {}",
-               a.job_id(), a.run(), RankRange(a.rank_offset(), a.local_ranks()), a.world_size(),
-               a.local_slots(), a.master_addr(), a.master_port(), program);
+  if (job.logical_ranks) {
+    spdlog::info(
+        "{} run {}: started processes {}-{} of {}, holding logical {} of world size {} "
+        "(master {}:{}): {}",
+        a.job_id(), a.run(), first, first + processes - 1, world,
+        RankRange(a.rank_offset(), a.local_ranks()), a.world_size(), a.master_addr(),
+        a.master_port(), program);
+  } else {
+    spdlog::info("{} run {}: started {} of world size {} ({} slot(s) here, master {}:{}): {}",
+                 a.job_id(), a.run(), RankRange(a.rank_offset(), a.local_ranks()), a.world_size(),
+                 a.local_slots(), a.master_addr(), a.master_port(), program);
+  }
   return run;
 }
 

@@ -1,7 +1,7 @@
 // One node's part of a gang run: any program run as a job (job type "command"), one process
 // per rank, started exactly as torchrun starts its workers.
 //
-//   TESSERA_ASSIGN_OR_RETURN(GangRun run, GangRun::Start(assignment, command, options));
+//   TESSERA_ASSIGN_OR_RETURN(GangRun run, GangRun::Start(assignment, job_command, options));
 //   run.OrderStop();                      // preempt, resize, migrate, cancel
 //   while (!run.Poll(report)) sleep;      // signals on schedule, reaps, fills the report
 //
@@ -17,6 +17,17 @@
 //   PYTHONPATH                           the interposition layer first (cluster/interpose)
 //
 // Logs go to <log dir>/<job>-run<N>-rank<R>.log, one file per rank.
+//
+// Logical ranks (JobCommand::logical_ranks, `cluster-ctl submit --logical-ranks`): one process
+// per slot instead of one per rank. RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE are then the
+// process's slot among the run's `workers` slots, and the process runs its slot's block of the
+// job's ranks (rank_dealing.h) as logical ranks, told by
+//
+//   TESSERA_LOGICAL_WORLD_SIZE           the job's world size W (never changes)
+//   TESSERA_LOGICAL_RANKS                "first-last", the slot's ranks
+//
+// (the C++ interposition library's logical-rank mode reads them). Failed ranks, logs and
+// rank-<R>.layer/.exit files are then per process.
 //
 // MASTER_PORT. The scheduler picks it per run (a hash of job and run number); the node of
 // rank 0, where c10d's TCPStore will listen on it, checks that it is free before starting any
@@ -43,6 +54,7 @@
 #include <vector>
 
 #include "cluster/agent/cluster.pb.h"
+#include "cluster/job/job_type.h"
 #include "cluster/job/process.h"
 #include "core/status.h"
 
@@ -68,10 +80,10 @@ class GangRun {
  public:
   using Clock = std::chrono::steady_clock;
 
-  // `command`: the program and its args (the job's args without the job type). A program
+  // `job.args`: the program and its args (the job's args without the job type). A program
   // name without '/' is looked up on the agent's PATH.
-  static Result<GangRun> Start(const rpc::Assignment& assignment,
-                               const std::vector<std::string>& command, const GangOptions& options);
+  static Result<GangRun> Start(const rpc::Assignment& assignment, const JobCommand& job,
+                               const GangOptions& options);
   static std::filesystem::path RunDir(const rpc::Assignment& assignment);
 
   GangRun(GangRun&&) noexcept = default;

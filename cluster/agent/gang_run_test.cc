@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "cluster/agent/run_manager.h"
@@ -104,6 +105,52 @@ TEST_F(GangRunTest, EachRankGetsTorchrunsEnvironmentAndItsOwnLog) {
     EXPECT_EQ(*log, "hello from " + std::to_string(rank) + "\n");
   }
   EXPECT_TRUE(fs::is_directory(root_ / "j1" / "ckpt"));
+}
+
+// Logical ranks: ranks 3-6 of world size 7 are this node's 2 slots of the run's 4 (slots hold
+// ranks 0, 1-2, 3-4, 5-6): two processes, slots 2 and 3, each told its block.
+TEST_F(GangRunTest, LogicalRanksRunOneProcessPerSlotHoldingItsBlock) {
+  rpc::Assignment a = Assign("env | sort > \"$TESSERA_RUN_DIR/env-$RANK\"; echo hello from $RANK");
+  a.mutable_args()->Add();
+  for (int i = a.args_size() - 1; i > 1; --i) a.set_args(i, a.args(i - 1));
+  a.set_args(1, "--logical-ranks");
+  a.set_world_size(7);
+  a.set_rank_offset(3);
+  a.set_local_ranks(4);
+  a.set_local_slots(2);
+  runs_->Reconcile(std::vector{a});
+  rpc::RunReport r = WaitForExit();
+  EXPECT_EQ(r.exit(), rpc::RunReport::FINISHED) << r.detail();
+  for (int slot : {2, 3}) {
+    auto env = ReadFile(RunDir() / ("env-" + std::to_string(slot)));
+    ASSERT_TRUE(env.ok()) << env.status();
+    const std::string lines = "\n" + *env;
+    for (std::string line :
+         {"RANK=" + std::to_string(slot), "LOCAL_RANK=" + std::to_string(slot - 2),
+          std::string("WORLD_SIZE=4"), std::string("LOCAL_WORLD_SIZE=2"),
+          std::string("TESSERA_JOB_WORKERS=4"), std::string("TESSERA_LOGICAL_WORLD_SIZE=7"),
+          std::string(slot == 2 ? "TESSERA_LOGICAL_RANKS=3-4" : "TESSERA_LOGICAL_RANKS=5-6")}) {
+      EXPECT_NE(lines.find("\n" + line), std::string::npos) << line << " missing in" << lines;
+    }
+  }
+  EXPECT_FALSE(fs::exists(RunDir() / "env-4"));
+  EXPECT_FALSE(fs::exists(RunDir() / "env-5"));
+  // A block that is not whole slots is refused, not run.
+  a.set_run(4);
+  a.set_rank_offset(4);
+  a.set_local_ranks(3);
+  runs_->Reconcile(std::vector{a});
+  std::optional<rpc::RunReport> refused;
+  for (int i = 0; i < 6000 && !refused; ++i) {
+    for (const auto& report : runs_->Collect()) {
+      if (report.run() == 4 && report.exit() != rpc::RunReport::RUNNING) refused = report;
+    }
+    std::this_thread::sleep_for(milliseconds(5));
+  }
+  ASSERT_TRUE(refused.has_value());
+  r = *refused;
+  EXPECT_EQ(r.exit(), rpc::RunReport::CRASHED);
+  EXPECT_NE(r.detail().find("not whole slots"), std::string::npos) << r.detail();
 }
 
 TEST_F(GangRunTest, AFailedRankFailsThePartAndTheOtherRanksAreKilled) {

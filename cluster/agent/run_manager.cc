@@ -47,7 +47,7 @@ void RunManager::Kill(Run& run) {
   if (run.gang) run.gang->Kill();
 }
 
-void RunManager::StartGang(Run& run, const std::vector<std::string>& command) {
+void RunManager::StartGang(Run& run, const JobCommand& command) {
   const rpc::Assignment& a = run.assignment;
   GangOptions options{.log_dir = options_.log_dir,
                       .python_path = options_.python_path,
@@ -90,7 +90,7 @@ void RunManager::Start(Run& run) {
       run.exited_at = Clock::now();
       return;
     }
-    return StartGang(run, command->args);
+    return StartGang(run, *command);
   }
   if (Status s = run.dir.Prepare(); !s.ok()) {
     spdlog::error("{} run {}: {}", a.job_id(), a.run(), s.ToString());

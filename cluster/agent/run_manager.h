@@ -102,7 +102,7 @@ class RunManager {
   static std::filesystem::path ControlDir(const rpc::Assignment& a);
   void Start(Run& run);
   void Update(Run& run, bool* changed);
-  void StartGang(Run& run, const std::vector<std::string>& command);
+  void StartGang(Run& run, const JobCommand& command);
   void Kill(Run& run);
 
   RunManagerOptions options_;

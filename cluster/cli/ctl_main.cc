@@ -47,6 +47,11 @@ int main(int argc, char** argv) {
   submit_cmd->add_option("--type", job_type, type_help)
       ->capture_default_str()
       ->check(CLI::IsMember(type_names));
+  bool logical_ranks = false;
+  submit_cmd->add_flag("--logical-ranks", logical_ranks,
+                       "Command jobs: one process per slot, each running its slot's block of "
+                       "the --workers ranks as logical ranks (programs on the C++ "
+                       "interposition library's logical-rank mode)");
   submit_cmd->add_option("job_args", job_args,
                          "After --: a program and its args (any program: one process per rank "
                          "with torchrun's environment), or the flags of --type's program");
@@ -100,7 +105,8 @@ int main(int argc, char** argv) {
       if (submit_cmd->count("--type") == 0 && !job_args.empty() && !job_args[0].starts_with("-")) {
         job_type = kCommandJobType;
       }
-      const std::vector<std::string> args = JoinJobType({.type = job_type, .args = job_args});
+      const std::vector<std::string> args =
+          JoinJobType({.type = job_type, .args = job_args, .logical_ranks = logical_ranks});
       if (Result<JobCommand> check = SplitJobType(args); !check.ok()) {
         return cli::UsageError(check.status().message());
       }

@@ -64,7 +64,9 @@ class CommandJobLiveTest : public ::testing::Test {
     return out;
   }
 
-  void ShrinkAndGrowBack(const std::vector<std::string>& command);
+  // `logical_ranks`: submitted with --logical-ranks (the program runs the C++ library's logical
+  // ranks): shrunk, the job runs as 2 processes of 2 logical ranks each.
+  void ShrinkAndGrowBack(const std::vector<std::string>& command, bool logical_ranks = false);
 
   fs::path script_, root_;
   std::optional<LiveCluster> cluster_;
@@ -84,7 +86,8 @@ std::string ParamsHash(const fs::path& out) {
 // a basic job of 4 ranks on 2 agents x 2 slots, shrunk to 2 slots by a premium job (all 4
 // ranks stop at the same step through the barrier, then run spliced: world size 4 on 2
 // slots), grown back to 4, and finished with the reference's parameters, bit for bit.
-void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& command) {
+void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& command,
+                                           bool logical_ranks) {
   {
     std::vector<Process> ranks;
     for (int rank = 0; rank < 4; ++rank) {
@@ -114,7 +117,9 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
   cluster_->WaitForNodes(2);
   std::vector<std::string> job_command = command;
   job_command.push_back((root_ / "job.txt").string());
-  const std::string ddp = cluster_->SubmitCommand("basic", 4, 2, job_command);
+  if (logical_ranks) job_command.insert(job_command.begin(), "--logical-ranks");
+  job_command.insert(job_command.begin(), "--job-type=command");
+  const std::string ddp = cluster_->Submit("basic", 4, 2, job_command);
   ASSERT_TRUE(cluster_->WaitUntil(
       [&](auto& jobs) { return jobs[ddp].state() == "running" && jobs[ddp].step() >= 30; }));
   const std::string placement = cluster_->Jobs()[ddp].placement();
@@ -146,8 +151,10 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
   // first rank saw the order at (both layers exchange the barrier's need at every step).
   std::map<int, std::string> logs;
   auto installed1 = RankLogMatches(ddp, 1,
-                                   "installed: rank \\d+ of world size 4, run 1 on "
-                                   "(\\d+) slot",
+                                   logical_ranks ? "installed: process \\d+ of 4, logical ranks "
+                                                   "\\d+ of world size 4, run 1 on (\\d+) slot"
+                                                 : "installed: rank \\d+ of world size 4, run 1 on "
+                                                   "(\\d+) slot",
                                    logs);
   ASSERT_EQ(installed1.size(), 4u) << cluster_->Events();
   for (auto& [rank, m] : installed1) EXPECT_EQ(m[1], "4");
@@ -171,20 +178,28 @@ void CommandJobLiveTest::ShrinkAndGrowBack(const std::vector<std::string>& comma
   EXPECT_LE(s1 - first_seen, 2) << "the stop came more than 2 steps after the order";
   EXPECT_GE(s1 - first_seen, 1);
 
-  // Run 2: spliced, 4 ranks (world size 4) on 2 slots, resumed exactly at the barrier's step.
+  // Run 2: spliced, 4 ranks (world size 4) on 2 slots, resumed exactly at the barrier's step:
+  // 4 rank processes, or 2 processes holding logical ranks 0-1 and 2-3.
   logs.clear();
   auto resumed2 = RankLogMatches(ddp, 2,
                                  "resumed at step (\\d+) \\(world size (\\d+) on "
-                                 "(\\d+) slot\\(s\\)\\)",
+                                 "(\\d+) slot\\(s\\)\\)(; logical ranks (\\S+))?",
                                  logs);
-  ASSERT_EQ(resumed2.size(), 4u) << "run 2 logs:\n" << logs[0] << logs[1] << logs[2] << logs[3];
+  const size_t processes2 = logical_ranks ? 2 : 4;
+  ASSERT_EQ(resumed2.size(), processes2) << "run 2 logs:\n"
+                                         << logs[0] << logs[1] << logs[2] << logs[3];
+  ASSERT_EQ(logs.size(), processes2) << "run 2 ran another number of processes";
+  if (logical_ranks) {
+    EXPECT_EQ(resumed2[0][5], "0-1");
+    EXPECT_EQ(resumed2[1][5], "2-3");
+  }
   for (auto& [rank, m] : resumed2) {
     EXPECT_EQ(std::stoll(m[1]), s1) << "rank " << rank << " resumed from another step";
     EXPECT_EQ(m[2], "4");
     EXPECT_EQ(m[3], "2") << "rank " << rank << " was not spliced onto 2 slots";
   }
   auto barrier2 = RankLogMatches(ddp, 2, "barrier at step (\\d+)", logs);
-  ASSERT_EQ(barrier2.size(), 4u) << "run 2 was not stopped by the barrier:\n" << logs[0];
+  ASSERT_EQ(barrier2.size(), processes2) << "run 2 was not stopped by the barrier:\n" << logs[0];
   std::set<int64_t> stop2;
   for (auto& [rank, m] : barrier2) stop2.insert(std::stoll(m[1]));
   ASSERT_EQ(stop2.size(), 1u);
@@ -218,6 +233,14 @@ TEST_F(CommandJobLiveTest, LibtorchJobIsSplicedAndGrownBackAndEndsBitIdentical) 
   // Written against the C++ library (cluster/interpose/cc/elastic_session.h).
   ShrinkAndGrowBack({(cluster_->bin() / "cluster-ddp-example").string(), "--steps", "400",
                      "--step-sleep-ms", "20", "--out"});
+}
+
+// Replica splicing with logical ranks: shrunk, the 4-rank job runs as 2 processes holding 2
+// ranks each (not 4 processes on 2 slots), and still ends with the unspliced run's bits.
+TEST_F(CommandJobLiveTest, LibtorchJobWithLogicalRanksRunsTwoProcessesWhenShrunkBitIdentical) {
+  ShrinkAndGrowBack({(cluster_->bin() / "cluster-ddp-example").string(), "--logical-ranks",
+                     "--steps", "400", "--step-sleep-ms", "10", "--out"},
+                    /*logical_ranks=*/true);
 }
 
 TEST_F(CommandJobLiveTest, ProgramIgnoringSigtermIsKilledAfterGraceAndRequeued) {

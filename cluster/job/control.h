@@ -43,6 +43,10 @@ namespace tessera::cluster {
 inline constexpr char kEnvJobId[] = "TESSERA_JOB_ID";
 inline constexpr char kEnvJobDir[] = "TESSERA_JOB_DIR";
 inline constexpr char kEnvJobWorkers[] = "TESSERA_JOB_WORKERS";
+// Command jobs with logical ranks (cluster/agent/gang_run.h): the job's world size and the
+// process's block of ranks, "first-last".
+inline constexpr char kEnvLogicalWorldSize[] = "TESSERA_LOGICAL_WORLD_SIZE";
+inline constexpr char kEnvLogicalRanks[] = "TESSERA_LOGICAL_RANKS";
 
 enum class Order { kContinue, kCheckpointAndExit };
 

@@ -42,6 +42,7 @@ std::vector<std::string> JoinJobType(const JobCommand& command) {
   if (command.type != kDefaultJobType) {
     out.push_back(fmt::format("{}={}", kJobTypeFlag, command.type));
   }
+  if (command.logical_ranks) out.push_back(kLogicalRanksFlag);
   out.insert(out.end(), command.args.begin(), command.args.end());
   return out;
 }
@@ -59,6 +60,13 @@ Result<JobCommand> SplitJobType(const std::vector<std::string>& args) {
   if (FindJobType(command.type) == nullptr) {
     return InvalidArgumentError(
         fmt::format("unknown job type '{}' ({})", command.type, KnownTypes()));
+  }
+  if (first < args.size() && args[first] == kLogicalRanksFlag) {
+    if (command.type != kCommandJobType) {
+      return InvalidArgumentError(fmt::format("{} is for command jobs only", kLogicalRanksFlag));
+    }
+    command.logical_ranks = true;
+    ++first;
   }
   for (size_t i = first; i < args.size(); ++i) {
     // A command's own args are the user's: they may say anything.

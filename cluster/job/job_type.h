@@ -10,7 +10,9 @@
 //   pipeline  cluster-pipeline-job  pipeline-launch --elastic (Varuna): a resize is a morph
 //                           (cluster/job/pipeline_job.h)
 //   command  (the args)     any program, one process per rank (a gang), torchrun's environment;
-//                           the args are the command line (cluster/agent/gang_run.h)
+//                           the args are the command line (cluster/agent/gang_run.h). With
+//                           "--logical-ranks" right after the type flag, one process per slot,
+//                           each running its slot's ranks as logical ranks (rank_dealing.h)
 //
 //   TESSERA_ASSIGN_OR_RETURN(JobCommand command, SplitJobType(assignment_args));
 //   program = programs.at(command.type);  argv = {program, command.args..., --world-size, W}
@@ -29,6 +31,9 @@ inline constexpr char kJobTypeFlag[] = "--job-type";
 inline constexpr char kDefaultJobType[] = "mlp";
 inline constexpr char kCommandJobType[] = "command";
 inline constexpr char kPipelineJobType[] = "pipeline";
+// A command job whose program runs several logical ranks per process (the C++ interposition
+// library's logical-rank mode, cluster/interpose/cc/elastic_session.h).
+inline constexpr char kLogicalRanksFlag[] = "--logical-ranks";
 
 struct JobType {
   std::string_view name;
@@ -44,13 +49,18 @@ const JobType* FindJobType(std::string_view name);
 struct JobCommand {
   std::string type = kDefaultJobType;
   std::vector<std::string> args;  // the program's own flags
+  // Command jobs: one process per slot, each holding its slot's block of ranks (else one
+  // process per rank).
+  bool logical_ranks = false;
 
   friend bool operator==(const JobCommand&, const JobCommand&) = default;
 };
 
-// The job's args as submitted: a leading "--job-type=<type>" if the type is not the default.
+// The job's args as submitted: a leading "--job-type=<type>" if the type is not the default,
+// then "--logical-ranks" for a command job that asks for them.
 std::vector<std::string> JoinJobType(const JobCommand& command);
-// The inverse. INVALID_ARGUMENT for an unknown type or a --job-type that is not the first arg.
+// The inverse. INVALID_ARGUMENT for an unknown type, a --job-type that is not the first arg, or
+// --logical-ranks on a job that is not a command.
 Result<JobCommand> SplitJobType(const std::vector<std::string>& args);
 // Whether stored args are a command job's (one process per rank, see above).
 bool IsCommandJob(const std::vector<std::string>& args);

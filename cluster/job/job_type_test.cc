@@ -42,6 +42,22 @@ TEST(JobTypeTest, CommandJobCarriesTheUsersCommandLineUntouched) {
   EXPECT_EQ(SplitJobType({"--job-type=command"}).status().code(), StatusCode::kInvalidArgument);
 }
 
+TEST(JobTypeTest, CommandJobMayAskForLogicalRanks) {
+  JobCommand command{
+      .type = "command", .args = {"./job", "--logical-ranks"}, .logical_ranks = true};
+  std::vector<std::string> args = JoinJobType(command);
+  EXPECT_EQ(args, (std::vector<std::string>{"--job-type=command", "--logical-ranks", "./job",
+                                            "--logical-ranks"}));
+  EXPECT_TRUE(IsCommandJob(args));
+  Result<JobCommand> split = SplitJobType(args);
+  ASSERT_TRUE(split.ok()) << split.status();
+  EXPECT_EQ(*split, command);  // the program's own "--logical-ranks" stays its own
+  EXPECT_EQ(SplitJobType({"--job-type=command", "--logical-ranks"}).status().code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(SplitJobType({"--logical-ranks", "--steps", "3"}).status().code(),
+            StatusCode::kInvalidArgument);
+}
+
 // The scheduler gives these a part on every node of their placement.
 TEST(JobTypeTest, PipelineJobsAreRecognisedByTheirLeadingType) {
   const std::vector<std::string> args = JoinJobType({.type = "pipeline", .args = {"--steps", "4"}});

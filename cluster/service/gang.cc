@@ -1,15 +1,14 @@
 #include "cluster/service/gang.h"
 
+#include "cluster/job/rank_dealing.h"
+
 namespace tessera::cluster {
 
 std::vector<GangPart> GangParts(const Placement& placement, int world_size) {
   const int slots = TotalSlots(placement);
   std::vector<GangPart> parts;
   if (slots <= 0 || world_size < slots) return parts;
-  // The first rank of slot s: floor(s * W / P), so slot s holds ranks [first(s), first(s+1)).
-  auto first_rank = [&](int slot) {
-    return static_cast<int>(static_cast<long long>(slot) * world_size / slots);
-  };
+  auto first_rank = [&](int slot) { return FirstRankOfSlot(slot, slots, world_size); };
   int slot = 0;
   for (size_t i = 0; i < placement.size(); ++i) {
     const Slice& slice = placement[i];

@@ -2,7 +2,9 @@
 // interposition library (elastic_session.h): an MLP with dropout on a synthetic regression
 // task, SGD with momentum, the batch of step s drawn from a generator seeded by (seed, s,
 // rank). Run it with torchrun's environment (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT),
-// alone or as a cluster command job; at the end rank 0 writes "params <FNV-1a of every
+// alone or as a cluster command job. With --logical-ranks it runs the library's logical ranks
+// (a process may hold several ranks; submit it with `cluster-ctl submit --logical-ranks`). At
+// the end rank 0 writes "params <FNV-1a of every
 // parameter's bytes>" to --out, and with --times every step's wall and CPU seconds
 // (bench/cluster/interpose_overhead.py --job cc).
 #include <fmt/format.h>
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   int64_t steps = 300, seed = 1, hidden = 64, batch = 16;
   double step_sleep_ms = 0;
   std::string out, times_path;
+  bool logical_ranks = false;
   auto& app = program.app();
   app.add_option("--steps", steps, "Training steps")
       ->capture_default_str()
@@ -36,8 +39,12 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch, "Samples per rank and step")
       ->capture_default_str()
       ->check(CLI::Range(1, 65536));
-  app.add_option("--step-sleep-ms", step_sleep_ms, "Sleep per step (stands in for a bigger model)")
+  app.add_option("--step-sleep-ms", step_sleep_ms,
+                 "Sleep per rank and step (stands in for a bigger model's compute)")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--logical-ranks", logical_ranks,
+               "Run logical ranks (ElasticSession::StartWithLogicalRanks): gradients summed in "
+               "rank order, bit-identical however many processes hold the ranks");
   app.add_option("--out", out, "Where rank 0 writes the parameters' fingerprint");
   app.add_option("--times", times_path,
                  "Where rank 0 writes each step's wall and CPU seconds (\"wall cpu\" lines; "
@@ -51,10 +58,18 @@ int main(int argc, char** argv) {
     torch::optim::SGD optimizer(model->parameters(), torch::optim::SGDOptions(0.05).momentum(0.9));
     const torch::Tensor teacher =
         torch::randn({32, 1}, at::detail::createCPUGenerator(static_cast<uint64_t>(seed) + 7));
-    torch::manual_seed(seed * 1000 + 100 + env.rank);  // dropout masks differ per rank
-    // Connects the group; under the scheduler, restores model, optimizer, RNG and step.
-    TESSERA_ASSIGN_OR_RETURN(auto session,
-                             cluster::interpose::ElasticSession::Start(*model, optimizer));
+    // Dropout masks differ per rank: each rank's CPU generator has a seed of its own.
+    auto rank_seed = [&](int rank) { return static_cast<uint64_t>(seed * 1000 + 100 + rank); };
+    std::unique_ptr<cluster::interpose::ElasticSession> session;
+    if (logical_ranks) {
+      TESSERA_ASSIGN_OR_RETURN(session, cluster::interpose::ElasticSession::StartWithLogicalRanks(
+                                            *model, optimizer, rank_seed));
+    } else {
+      torch::manual_seed(rank_seed(env.rank));
+      // Connects the group; under the scheduler, restores model, optimizer, RNG and step.
+      TESSERA_ASSIGN_OR_RETURN(session,
+                               cluster::interpose::ElasticSession::Start(*model, optimizer));
+    }
     auto cpu_seconds = [] {
       timespec t{};
       ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -64,21 +79,25 @@ int main(int argc, char** argv) {
     auto wall_start = std::chrono::steady_clock::now();
     double cpu_start = cpu_seconds();
     for (int64_t step = session->start_step(); step < steps; ++step) {
-      auto gen = at::detail::createCPUGenerator(
-          static_cast<uint64_t>((seed * 1000003 + step) * session->world_size() + session->rank()));
-      torch::Tensor x = torch::randn({batch, 32}, gen);
-      torch::Tensor y = torch::tanh(x.matmul(teacher));
       optimizer.zero_grad();
-      torch::Tensor loss = torch::mse_loss(model->forward(x), y);
-      loss.backward();
+      double rank0_loss = 0;
+      session->ForEachLogicalRank([&](int rank) {
+        auto gen = at::detail::createCPUGenerator(
+            static_cast<uint64_t>((seed * 1000003 + step) * session->logical_world_size() + rank));
+        torch::Tensor x = torch::randn({batch, 32}, gen);
+        torch::Tensor y = torch::tanh(x.matmul(teacher));
+        torch::Tensor loss = torch::mse_loss(model->forward(x), y);
+        loss.backward();
+        if (rank == 0 && (step + 1) % 50 == 0) rank0_loss = loss.item<double>();
+        if (step_sleep_ms > 0) {
+          std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_sleep_ms));
+        }
+      });
       session->AverageGradients();
       optimizer.step();
       if (session->rank() == 0 && (step + 1) % 50 == 0) {
-        fmt::print("step {} loss {:.6f}\n", step + 1, loss.item<double>());
+        fmt::print("step {} loss {:.6f}\n", step + 1, rank0_loss);
         std::fflush(stdout);
-      }
-      if (step_sleep_ms > 0) {
-        std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(step_sleep_ms));
       }
       session->StepDone();
       if (!times_path.empty()) {

@@ -30,16 +30,48 @@
 // What the job must do: draw the data of step s as a function of s (and its rank), keep its
 // training state in the model, the optimizer and the default CPU generator, and call
 // StepDone() last in the iteration. Outside the scheduler the session is a plain gloo group.
+//
+// Logical ranks (replica splicing in one process, world size kept). A job started with
+// StartWithLogicalRanks runs its forward and backward once per logical rank it holds:
+//
+//   auto session = ElasticSession::StartWithLogicalRanks(*model, optimizer,
+//                                                        [](int r) { return 100 + r; });
+//   for (int64_t step = session->start_step(); step < steps; ++step) {
+//     session->ForEachLogicalRank([&](int rank) {       // each of this process's ranks
+//       batch = Batch(step, rank);                     // rank of logical_world_size()
+//       loss(model(batch)).backward();
+//     });
+//     session->AverageGradients();                     // ordered sum of every rank's / W
+//     optimizer.step();
+//     session->StepDone();
+//   }
+//
+// Submitted with `cluster-ctl submit --logical-ranks`, the agent starts one process per slot
+// and tells each its block of the W ranks (TESSERA_LOGICAL_WORLD_SIZE, TESSERA_LOGICAL_RANKS,
+// cluster/agent/gang_run.h); started as torchrun starts it (no such variables), every process
+// holds one logical rank, its RANK. Each logical rank has a CPU generator of its own (seeded by
+// the callback, swapped in as the default generator around its part of the step, captured in
+// rank-<r>.pt) and a gradient of its own: ForEachLogicalRank clears the gradients before each
+// rank and keeps a copy of each rank's. AverageGradients allgathers every process's
+// per-logical-rank gradients and sums them in rank order 0, 1, ..., W - 1, then divides by W:
+// the same operations on the same operands whatever the number of processes, so a run spliced
+// onto fewer processes is bit-identical to one process per rank. (gloo's ring allreduce sums
+// in an order that depends on the number of processes, and a process that pre-summed its ranks
+// would change the order too.) The cost: every process receives every rank's gradient, (P - 1)
+// x ceil(W / P) gradients per step instead of a ring allreduce's 2 (P - 1) / P; the job's
+// randomness must be drawn inside ForEachLogicalRank.
 #pragma once
 
 #include <torch/torch.h>
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <vector>
 
 #include "cluster/interpose/cc/meta_exchange.h"
 #include "core/status.h"
@@ -51,6 +83,12 @@ struct JobEnvironment {
   int rank = 0;
   int world_size = 1;
   int workers = 1;  // slots granted to the run (TESSERA_JOB_WORKERS)
+  // Logical ranks: the job's world size and this process's block [first, first + count).
+  // Without TESSERA_LOGICAL_* these are world_size and {rank}; `logical` says they were set.
+  bool logical = false;
+  int logical_world_size = 1;
+  int first_logical_rank = 0;
+  int logical_rank_count = 1;
   std::string master_addr = "127.0.0.1";
   int master_port = 29500;
   std::filesystem::path run_dir;         // empty: not under the scheduler
@@ -63,12 +101,25 @@ struct JobEnvironment {
 
 class ElasticSession {
  public:
+  // One rank per process, gradients averaged with gloo's allreduce. FAILED_PRECONDITION when
+  // the agent started the process with logical ranks.
   static Result<std::unique_ptr<ElasticSession>> Start(torch::nn::Module& model,
                                                        torch::optim::Optimizer& optimizer);
+  // Logical ranks (above); `seed_of_rank(r)` seeds logical rank r's CPU generator.
+  static Result<std::unique_ptr<ElasticSession>> StartWithLogicalRanks(
+      torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+      const std::function<uint64_t(int logical_rank)>& seed_of_rank);
   ~ElasticSession();
 
+  // The process's rank and the number of processes (c10d's group).
   int rank() const { return env_.rank; }
   int world_size() const { return env_.world_size; }
+  // The job's world size: world_size() without logical ranks.
+  int logical_world_size() const { return env_.logical_world_size; }
+  // Runs `fn(r)` for each logical rank r this process holds, in order (with Start: once, with
+  // rank()). With logical ranks, each r gets cleared gradients and its own CPU generator as the
+  // default generator, and its gradients are kept for AverageGradients.
+  void ForEachLogicalRank(const std::function<void(int logical_rank)>& fn);
   c10d::ProcessGroup& group() { return *group_; }
   // The first step to run: 0, or the step the restored checkpoint was taken after.
   int64_t start_step() const { return start_step_; }
@@ -79,7 +130,14 @@ class ElasticSession {
  private:
   ElasticSession(JobEnvironment env, torch::nn::Module& model, torch::optim::Optimizer& optimizer)
       : env_(std::move(env)), model_(model), optimizer_(optimizer) {}
+  // The group, the barrier's connections and, under the scheduler, the restore; `configure`
+  // runs on the new session first.
+  static Result<std::unique_ptr<ElasticSession>> Connect(
+      JobEnvironment env, torch::nn::Module& model, torch::optim::Optimizer& optimizer,
+      const std::function<void(ElasticSession&)>& configure = {});
   Status Restore();
+  void AverageLogicalRankGradients();
+  std::string LogicalRanksText() const;
   [[noreturn]] void CheckpointAndExit();
   void ReportProgress(bool force);
   void Log(const std::string& message) const;
@@ -90,6 +148,9 @@ class ElasticSession {
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   int64_t start_step_ = 0;
   int64_t steps_done_ = 0;
+  bool logical_mode_ = false;
+  std::vector<torch::Tensor> rank_rng_;  // per logical rank held, its CPU generator state
+  torch::Tensor rank_grads_;             // [ceil(W / P), parameters' numel]: row i = rank first+i
   bool order_seen_ = false;
   int64_t order_seen_step_ = -1;
   std::optional<MetaExchange> meta_;  // under the scheduler, with more than one rank
