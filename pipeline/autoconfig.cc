@@ -272,7 +272,8 @@ nlohmann::json ContendedToJson(const std::vector<ContendedTimes>& contended) {
     out.push_back({{"workers", c.workers},
                    {"forward_s", c.forward_s},
                    {"backward_s", c.backward_s},
-                   {"cpu_share", c.cpu_share}});
+                   {"cpu_share", c.cpu_share},
+                   {"window_cpu_share", c.window_cpu_share}});
   }
   return out;
 }
@@ -314,7 +315,8 @@ Result<std::vector<ProfiledMicroBatch>> ProfilesFromJson(const nlohmann::json& j
       for (const auto& c : j.value("contended", nlohmann::json::array())) {
         p.profile.contended.push_back(
             {c.at("workers").get<int>(), c.at("forward_s").get<std::vector<double>>(),
-             c.at("backward_s").get<std::vector<double>>(), c.value("cpu_share", 0.0)});
+             c.at("backward_s").get<std::vector<double>>(), c.value("cpu_share", 0.0),
+             c.value("window_cpu_share", 0.0)});
       }
       out.push_back(std::move(p));
     }

@@ -242,14 +242,18 @@ TEST(AutoConfig, ProfilesRoundTripThroughJson) {
   EXPECT_EQ((*out)[1].profile.forward_s, in[1].profile.forward_s);
   EXPECT_EQ((*out)[0].profile.param_bytes, in[0].profile.param_bytes);
   EXPECT_DOUBLE_EQ((*out)[0].profile.input_bytes, in[0].profile.input_bytes);
-  in[0].profile.contended = {
-      {.workers = 2, .forward_s = {1, 2, 3}, .backward_s = {4, 5, 6}, .cpu_share = 0.25}};
+  in[0].profile.contended = {{.workers = 2,
+                              .forward_s = {1, 2, 3},
+                              .backward_s = {4, 5, 6},
+                              .cpu_share = 0.25,
+                              .window_cpu_share = 0.3}};
   auto contended = ProfilesFromJson(ProfilesToJson(in));
   ASSERT_TRUE(contended.ok()) << contended.status();
   ASSERT_EQ((*contended)[0].profile.contended.size(), 1u);
   EXPECT_EQ((*contended)[0].profile.contended[0].workers, 2);
   EXPECT_EQ((*contended)[0].profile.contended[0].backward_s, (std::vector<double>{4, 5, 6}));
   EXPECT_DOUBLE_EQ((*contended)[0].profile.contended[0].cpu_share, 0.25);
+  EXPECT_DOUBLE_EQ((*contended)[0].profile.contended[0].window_cpu_share, 0.3);
   EXPECT_FALSE(ProfilesFromJson(nlohmann::json::object()).ok());
   EXPECT_FALSE(ProfilesFromJson(nlohmann::json::parse(R"([{"micro_batch": 1}])")).ok());
 }

@@ -15,8 +15,10 @@
 
 #include "core/file.h"
 #include "fmt/format.h"
+#include "pipeline/copy_gate.h"
 #include "pipeline/optimizer.h"
 #include "pipeline/profile.h"
+#include "pipeline/task_clock.h"
 
 namespace tessera::pipeline {
 namespace {
@@ -463,56 +465,56 @@ double SecondsBetween(ProfileClock::time_point a, ProfileClock::time_point b) {
 // Per unit, the durations of its forwards and backwards over the timed micro-batches.
 struct UnitSamples {
   std::vector<std::vector<double>> forward, backward;
-  double cpu_s = 0, wall_s = 0;  // thread CPU and wall time of the timed tasks
+  double cpu_s = 0, wall_s = 0;  // thread CPU and wall time of the timed tasks (TaskTimer)
+  // The thread's CPU and wall time over the timed micro-batches, the untimed work between the
+  // tasks included.
+  double window_cpu_s = 0, window_wall_s = 0;
 };
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 // Runs `warmup` + `timed` micro-batches through `model` unit by unit, each unit on a detached
 // input as a stage boundary would give it, and backward from the loss unit by unit (the last
 // unit's backward includes its loss). Micro-batch k is step `first_run` + k's first rows, so
 // concurrent copies train on different data. With `sizes`, also records output, input and
-// saved-activation bytes there (single-threaded only: the heap counter is per process).
+// saved-activation bytes there (single-threaded only: the heap counter is per process). Tasks
+// are timed by TaskTimer (pipeline/task_clock.h), whose wall window encloses its CPU reads.
 //
 // At least `timed` micro-batches are timed, and more (up to kMaxTimedRuns) until the timed ones
 // have taken `min_timed_s`: on a shared machine a few micro-batches of a small model sample the
-// other processes' load too briefly for a mean that predicts a whole run.
+// other processes' load too briefly for a mean that predicts a whole run. With a `gate` the
+// copy runs on until every copy has that minimum, and drops the micro-batch that was under way
+// when the last one got it (part of it ran with fewer copies).
 constexpr int kMaxTimedRuns = 500;
 UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, int warmup,
                          int timed, double min_timed_s, uint64_t seed, int64_t first_run,
-                         UnitProfile* sizes) {
+                         UnitProfile* sizes, CopyGate* gate = nullptr) {
   const int units = model.num_units();
   UnitSamples samples{std::vector<std::vector<double>>(units),
                       std::vector<std::vector<double>>(units)};
-  ProfileClock::time_point timed_start;
+  CopyGate::Copy copy(gate);
+  std::optional<TaskTimer> window;  // from the end of the warm-up
   for (int run = 0;; ++run) {
-    if (run == warmup) timed_start = ProfileClock::now();
-    if (run >= warmup + timed &&
-        (run >= warmup + kMaxTimedRuns ||
-         SecondsBetween(timed_start, ProfileClock::now()) >= min_timed_s)) {
-      break;
+    if (run == warmup) {
+      copy.Start();
+      window.emplace();
     }
+    if (run >= warmup + timed && !copy.reached() &&
+        (run >= warmup + kMaxTimedRuns || window->Stop().wall_s >= min_timed_s)) {
+      copy.ReachedMinimum();
+    }
+    if (copy.stopped()) break;
     Batch b = data.Rows(first_run + run, micro_batch, 0, micro_batch);
     const RngKey key{seed, first_run + run, 0};
     std::vector<torch::Tensor> inputs(units), outputs(units);
+    std::vector<TaskTime> forward(units), backward(units);
     torch::Tensor x = b.input;
     if (sizes) sizes->input_bytes = static_cast<double>(x.numel() * x.element_size());
     if (sizes && run == warmup) sizes->activation_bytes.assign(units, 0);
     for (int u = 0; u < units; ++u) {
       inputs[u] = u == 0 ? x : x.detach().requires_grad_(true);
       const double heap_before = sizes ? HeapInUse() : 0;
-      const double c0 = ThreadCpuSeconds();
-      const auto t0 = ProfileClock::now();
+      const TaskTimer task;
       outputs[u] = model.ForwardRange(u, u + 1, inputs[u], key);
-      if (run >= warmup) {
-        samples.forward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
-        samples.wall_s += samples.forward[u].back();
-        samples.cpu_s += ThreadCpuSeconds() - c0;
-      }
+      forward[u] = task.Stop();
       if (sizes && run == warmup) {
         sizes->activation_bytes[u] = std::max(0.0, HeapInUse() - heap_before);
       }
@@ -524,20 +526,28 @@ UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, 
     }
     torch::Tensor grad;
     for (int u = units - 1; u >= 0; --u) {
-      const double c0 = ThreadCpuSeconds();
-      const auto t0 = ProfileClock::now();
+      const TaskTimer task;
       if (u == units - 1) {
         model.Loss(outputs[u], b.target).backward();
       } else {
         outputs[u].backward(grad);
       }
-      if (run >= warmup) {
-        samples.backward[u].push_back(SecondsBetween(t0, ProfileClock::now()));
-        samples.wall_s += samples.backward[u].back();
-        samples.cpu_s += ThreadCpuSeconds() - c0;
-      }
+      backward[u] = task.Stop();
       if (u > 0) grad = inputs[u].grad();
     }
+    if (run < warmup) continue;
+    if (gate != nullptr && copy.stopped()) break;  // ended after the others began to stop
+    for (int u = 0; u < units; ++u) {
+      for (const TaskTime& t : {forward[u], backward[u]}) {
+        samples.wall_s += t.wall_s;
+        samples.cpu_s += t.cpu_s;
+      }
+      samples.forward[u].push_back(forward[u].wall_s);
+      samples.backward[u].push_back(backward[u].wall_s);
+    }
+    const TaskTime so_far = window->Stop();
+    samples.window_cpu_s = so_far.cpu_s;
+    samples.window_wall_s = so_far.wall_s;
   }
   return samples;
 }
@@ -557,12 +567,15 @@ double MeanOf(const std::vector<double>& v) {
 ContendedTimes MeansOf(int workers, const std::vector<UnitSamples>& copies) {
   ContendedTimes out;
   out.workers = workers;
-  double cpu = 0, wall = 0;
+  double cpu = 0, wall = 0, window_cpu = 0, window_wall = 0;
   for (const UnitSamples& c : copies) {
     cpu += c.cpu_s;
     wall += c.wall_s;
+    window_cpu += c.window_cpu_s;
+    window_wall += c.window_wall_s;
   }
   out.cpu_share = wall > 0 ? cpu / wall : 0;
+  out.window_cpu_share = window_wall > 0 ? window_cpu / window_wall : 0;
   const size_t units = copies.front().forward.size();
   for (size_t u = 0; u < units; ++u) {
     std::vector<double> f, b;
@@ -633,15 +646,17 @@ Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers
   std::erase_if(profile.contended, [](const ContendedTimes& c) { return c.workers > 1; });
   for (int workers = 2; workers <= max_workers; ++workers) {
     // The copies share the parameters (autograd serializes their gradient accumulation), so
-    // the probe holds one model plus a micro-batch's activations per copy.
+    // the probe holds one model plus a micro-batch's activations per copy. They time their
+    // tasks only while all of them run (CopyGate).
     std::vector<UnitSamples> copies(workers);
     std::vector<std::string> errors(workers);
     std::vector<std::thread> threads;
+    CopyGate gate(workers);
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         try {
           copies[w] = TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed,
-                                   1000 * (w + 1), nullptr);
+                                   1000 * (w + 1), nullptr, &gate);
         } catch (const std::exception& e) {
           errors[w] = e.what();
         }

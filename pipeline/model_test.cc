@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iostream>
 #include <thread>
 
 #include "pipeline/profile.h"
@@ -134,24 +135,28 @@ TEST(Profile, TimesAndSizesEveryUnit) {
 }
 
 // The contention profile's core share sees the contention: twice as many timing threads as the
-// machine has cores cannot get more than half a core each, whatever else runs; a share computed
-// from wall time alone (1) or not measured (0) fails here. (The run's share, the other side of
-// the launcher's CPU-normalized comparison, is checked in pipeline_integration_test.)
+// machine has cores cannot get more than half a core each, whatever else runs, and the share
+// measured inside the tasks is not above what the threads got over the whole timed stretch
+// (ContendedTimes::window_cpu_share). Broken on purpose in issue #14's fifth session: with
+// TaskTimer's CPU reads outside its wall window it failed 3 of 3 runs at load 21-48 (in-task
+// share 0.22-0.60 against 0.08 really had; the old bound of 0.6 alone passed 2 of them). A
+// share computed from wall time alone (1) or not measured (0) fails too. That the copies time
+// only while all run is CopyGate's test (pipeline/copy_gate_test.cc): this one did not notice
+// the gate's removal under load. (The run's share, the other side of the launcher's
+// CPU-normalized comparison, is checked in pipeline_integration_test.)
 TEST(Profile, ContentionShareSeesSharedCores) {
-  // Skipped, not deleted: the property does not hold. On an idle 2-core machine (the CI run
-  // of 2026-12-02, and five direct runs after it) 4 concurrent copies reported a share of
-  // 0.91-0.94 of a core, not <= 0.6: the timed samples of the copies do not overlap as the
-  // contention profile assumes (cause not diagnosed; docs/pipeline.md). It passed only while
-  // other processes loaded the machine, whose load the share then reflected.
-  GTEST_SKIP() << "contention share: copies measured 0.91-0.94 of a core on an idle machine";
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   auto p = ProfileUnits(Gpt(0), 4, 1, 3, 7, "sgd", 0.2);
   ASSERT_TRUE(p.ok()) << p.status();
   ASSERT_TRUE(ProfileContention(Gpt(0), 4, 2 * cores, 1, 3, 0.3, 7, *p).ok());
   const ContendedTimes& crowded = p->contended.back();
   ASSERT_EQ(crowded.workers, 2 * cores);
+  std::cout << crowded.workers << " copies: share of a core in tasks " << crowded.cpu_share
+            << ", over the timed stretch " << crowded.window_cpu_share << "\n";
   EXPECT_GT(crowded.cpu_share, 0);
-  EXPECT_LE(crowded.cpu_share, 0.6) << "threads: " << 2 * cores << ", cores: " << cores;
+  EXPECT_LE(crowded.window_cpu_share, 0.55) << "threads: " << 2 * cores << ", cores: " << cores;
+  EXPECT_LE(crowded.cpu_share, 1.15 * crowded.window_cpu_share + 0.01)
+      << "window share " << crowded.window_cpu_share;
 }
 
 }  // namespace

@@ -28,12 +28,16 @@ namespace tessera::pipeline {
 struct ContendedTimes {
   int workers = 1;
   std::vector<double> forward_s, backward_s;
-  // CPU time of the timing threads over the wall time of their timed tasks (thread CPU clocks):
-  // the share of a core a task got while this was measured (below 1 when other processes or
-  // the other copies took the cores). 0: not measured (older profiles). The launcher compares
-  // it with the run's own share to tell load that changed between profile and run from a
-  // wrong prediction (RunSummary::busy_cpu_share).
+  // CPU time of the timing threads over the wall time of their timed tasks (thread CPU clocks,
+  // pipeline/task_clock.h): the share of a core a task got while this was measured (below 1
+  // when other processes or the other copies took the cores). 0: not measured (older
+  // profiles). The launcher compares it with the run's own share to tell load that changed
+  // between profile and run from a wrong prediction (RunSummary::busy_cpu_share).
   double cpu_share = 0;
+  // The same threads' CPU time over the whole timed stretch, the untimed work between tasks
+  // included: what they really got. cpu_share is not above it when the task timing is sound
+  // (the waits for a core land in the tasks); 0 in older profiles.
+  double window_cpu_share = 0;
 };
 
 struct UnitProfile {
@@ -88,7 +92,10 @@ Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int war
 // Replaces profile.contended's entries for 2..max_workers workers: `max_workers` - 1 runs,
 // each with that many threads (one intra-op thread each, sharing one copy of the parameters)
 // running micro-batches through every unit as ProfileUnits does (the same counts), timed
-// concurrently. Run it right before the job, since it measures the machine's load as it is.
+// concurrently: the copies start timing together after their warm-ups, and each keeps only
+// micro-batches that ended before the last copy had its minimum, so every sample was taken
+// while all of them ran. Run it right before the job, since it measures the machine's load
+// as it is.
 Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers, int warmup,
                          int timed, double min_timed_s, uint64_t seed, UnitProfile& profile);
 

@@ -21,6 +21,7 @@
 #include "pipeline/gradient_buckets.h"
 #include "pipeline/model.h"
 #include "pipeline/optimizer.h"
+#include "pipeline/task_clock.h"
 #include "pipeline/transport.h"
 #include "spdlog/spdlog.h"
 
@@ -333,19 +334,6 @@ class StageStep {
 
 }  // namespace
 
-namespace {
-double ClockSeconds(clockid_t clock) {
-  timespec ts{};
-  clock_gettime(clock, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-// The calling thread's: a worker computes its tasks on one thread (one intra-op thread; the
-// CPU autograd engine runs a backward on the thread that calls it).
-double ThreadCpuSeconds() { return ClockSeconds(CLOCK_THREAD_CPUTIME_ID); }
-}  // namespace
-
-double ProcessCpuSeconds() { return ClockSeconds(CLOCK_PROCESS_CPUTIME_ID); }
-
 nlohmann::json ReportToJson(const WorkerReport& r) {
   nlohmann::json steps = nlohmann::json::array();
   for (const StepStats& s : r.steps) {
@@ -643,13 +631,15 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
         transport->WaitForArrival(seen, std::chrono::milliseconds(50));
         continue;
       }
-      const auto t0 = Clock::now();
-      const double cpu0 = ThreadCpuSeconds();
+      // The computing thread's CPU time: a worker computes its tasks on one thread (one
+      // intra-op thread; the CPU autograd engine runs a backward on the thread that calls it).
+      const TaskTimer timer;
       TESSERA_RETURN_IF_ERROR(work.Run(*next).WithContext(
           fmt::format("rank {} step {} task {}", rank, step, FormatTasks({*next}))));
-      const double d = Seconds(t0, Clock::now());
+      const TaskTime spent = timer.Stop();
+      const double d = spent.wall_s;
       stats.busy_s += d;
-      stats.busy_cpu_s += ThreadCpuSeconds() - cpu0;
+      stats.busy_cpu_s += spent.cpu_s;
       if (step > first_step || job.steps == 1) {
         task_s[static_cast<int>(next->kind)].push_back(d);
       }

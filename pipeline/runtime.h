@@ -40,7 +40,7 @@ struct StepStats {
   double cpu_s = 0;        // CPU time of this worker process (all its threads) in the step
   double pipeline_s = 0;   // step start to this stage's last backward
   double busy_s = 0;       // time in forward, recompute and backward tasks
-  double busy_cpu_s = 0;   // CPU time of the computing thread in those tasks
+  double busy_cpu_s = 0;   // CPU time of the computing thread in those tasks (TaskTimer)
   double allreduce_s = 0;  // gradient all-reduce with the other replicas
   double optimizer_s = 0;  // clipping (with its norm exchange) and the optimizer step
   double lr = 0;           // the learning rate of this step's update
@@ -62,11 +62,6 @@ struct WorkerReport {
   int64_t stopped_at = -1;       // the step boundary a preemption notice stopped it at; -1: none
   std::string first_step_order;  // tasks as executed in the first step ("F0 F1 R0 B0 ...")
 };
-
-// CPU time consumed so far by this process, all threads (CLOCK_PROCESS_CPUTIME_ID). A step's
-// CPU time does not grow when other processes take the cores, its wall time does: the benches
-// report both.
-double ProcessCpuSeconds();
 
 nlohmann::json ReportToJson(const WorkerReport& report);
 Result<WorkerReport> ReportFromJson(const nlohmann::json& json);

@@ -13,7 +13,7 @@
 #include "fmt/format.h"
 #include "nlohmann/json.hpp"
 #include "pipeline/model.h"
-#include "pipeline/runtime.h"
+#include "pipeline/task_clock.h"
 
 int main(int argc, char** argv) {
   tessera::cli::Program program("pipeline-plain-loop",
