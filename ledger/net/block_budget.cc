@@ -1,5 +1,7 @@
 #include "ledger/net/block_budget.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -49,6 +51,11 @@ void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, Clock::time_
   if (round_s > 1.5 * target) factor = std::min(factor, ratio_shrink());
   const double next = std::ceil(static_cast<double>(pool_txs_) * factor);
   pool_txs_ = std::clamp(static_cast<size_t>(next), options_.min_pool_txs, options_.max_pool_txs);
+  spdlog::info("block budget: block {} of {} txs took {:.2f} s (pool {}); fit {}; pool now {}",
+               height, block_txs, round_s, full ? "full" : "not full",
+               f ? fmt::format("{:.2f} s + {:.2f} ms/tx", f->fixed_s, f->per_tx_s * 1e3)
+                 : std::string("none"),
+               pool_txs_);
 }
 
 std::optional<BlockBudget::RoundFit> BlockBudget::fit() const {

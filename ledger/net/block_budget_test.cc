@@ -1,6 +1,7 @@
 #include "ledger/net/block_budget.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <vector>
@@ -93,6 +94,9 @@ struct Committee {
 
 SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
                              const BlockBudgetOptions& options, const Committee& c = {}) {
+  // Thousands of simulated commits: the budget's per-commit log line would drown the output.
+  const spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);
   constexpr int kPoliticians = 5;
   std::vector<BlockBudget> budgets(kPoliticians, BlockBudget(options));
   std::vector<double> pending(kPoliticians, 0);
@@ -131,6 +135,7 @@ SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
   }
   r.committed_tx_per_s = committed / now_s;
   r.mean_block_txs = committed / blocks;
+  spdlog::set_level(level);
   return r;
 }
 
