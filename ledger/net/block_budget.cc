@@ -1,5 +1,7 @@
 #include "ledger/net/block_budget.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -20,22 +22,56 @@ void BlockBudget::PoolFrozen(uint64_t height, size_t txs, Clock::time_point now)
   while (frozen_.size() > 16) frozen_.erase(frozen_.begin());  // heights never committed
 }
 
-void BlockBudget::BlockCommitted(uint64_t height, Clock::time_point now) {
+void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, Clock::time_point now) {
   auto it = frozen_.find(height);
   if (it == frozen_.end()) return;
   const double round_s = std::chrono::duration<double>(now - it->second.first).count();
   const bool full = it->second.second >= pool_txs_;
   frozen_.erase(frozen_.begin(), std::next(it));
   mean_round_s_ = 0.7 * mean_round_s_ + 0.3 * round_s;
+  samples_.emplace_back(static_cast<double>(block_txs), round_s);
+  while (samples_.size() > kFitSamples) samples_.pop_front();
   const double target = options_.target_round_s;
+  auto ratio_shrink = [&] { return std::clamp(0.8 * target / round_s, 0.25, 0.8); };
   double factor = 1;
-  if (round_s > target) {
-    factor = std::clamp(0.8 * target / round_s, 0.25, 0.8);
+  const std::optional<RoundFit> f = fit();
+  if (f && f->fixed_s < target && block_txs > 0) {
+    // The per-transfer part gets what the fixed part leaves of the target.
+    const double fitting_txs = (target - f->fixed_s) / f->per_tx_s;
+    factor = std::clamp(fitting_txs / static_cast<double>(block_txs), 0.25, 2.0);
+  } else if (round_s > target) {
+    factor = ratio_shrink();
   } else if (full && round_s < target / 2) {
     factor = std::clamp(0.5 * target / std::max(round_s, 1e-3), 1.25, 2.0);
+  } else if (full && !f) {
+    factor = 1.25;  // a probe: the fit needs blocks of different sizes
   }
+  if (factor > 1 && (!full || round_s > target)) factor = 1;
+  // Far over the target whatever the fit says (a stale fit, a machine suddenly slower).
+  if (round_s > 1.5 * target) factor = std::min(factor, ratio_shrink());
   const double next = std::ceil(static_cast<double>(pool_txs_) * factor);
   pool_txs_ = std::clamp(static_cast<size_t>(next), options_.min_pool_txs, options_.max_pool_txs);
+  spdlog::info("block budget: block {} of {} txs took {:.2f} s (pool {}); fit {}; pool now {}",
+               height, block_txs, round_s, full ? "full" : "not full",
+               f ? fmt::format("{:.2f} s + {:.2f} ms/tx", f->fixed_s, f->per_tx_s * 1e3)
+                 : std::string("none"),
+               pool_txs_);
+}
+
+std::optional<BlockBudget::RoundFit> BlockBudget::fit() const {
+  if (samples_.size() < 3) return std::nullopt;
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double lo = samples_.front().first, hi = lo;
+  for (const auto& [x, y] : samples_) {
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+    lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  if (hi < 1.25 * lo || hi <= 0) return std::nullopt;  // one block size: no slope to see
+  const double var = n * sxx - sx * sx;
+  if (var <= 0) return std::nullopt;
+  const double per_tx = (n * sxy - sx * sy) / var;
+  if (!(per_tx > 0)) return std::nullopt;  // round time not growing with size: load dominates
+  return RoundFit{.fixed_s = std::max(0.0, (sy - per_tx * sx) / n), .per_tx_s = per_tx};
 }
 
 size_t BlockBudget::mempool_capacity() const {

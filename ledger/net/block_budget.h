@@ -13,15 +13,26 @@
 //   - Pool size: starts small (`initial_pool_txs`, default max / 8) and follows the measured
 //     round time towards `target_round_s` -- set it well below the citizens' round timeout
 //     (localnet: half of it), so blocks shrink before validation outlasts the timeout and
-//     rounds are retried. A round over the target scales the pool by 0.8 x target / round
-//     (a round at 3x the target cuts the pool to a quarter at once: on a CPU-bound committee
-//     round time grows with block size, so one step lands near the size that fits), never by
-//     more than x0.25 or less than x0.8. A round with a full pool under half the target grows
-//     it by 0.5 x target / round, between x1.25 and x2 (slow start: doubling while rounds are
-//     short, so an idle chain reaches a large block in a few rounds without first committing
-//     a block that outlasts the timeout). Always within [min_pool_txs, max_pool_txs]. Rounds
-//     slow for reasons other than block size (a loaded machine) shrink pools only while they
-//     stay over the target.
+//     rounds are retried. A round has a fixed part (the committee's tickets, identities, votes
+//     and the relay of all of them: at committee 64 on this box ~8 s of ~10) and a part per
+//     transfer (execution, proofs, sampled signatures), so the budget fits round time against
+//     block size over the last kFitSamples measured rounds, r = fixed + per_tx x txs (least
+//     squares), and sizes the block so that the per-transfer part gets what the fixed part
+//     leaves of the target: txs* = (target - fixed) / per_tx, scaling this politician's pool
+//     by txs* / (the last block's txs), between x0.25 and x2 per round. Without a usable fit
+//     (fewer than 3 rounds, blocks all within 25% of one size, or a slope <= 0: round time not
+//     growing with size, e.g. machine load dominating) the rule is the ratio rule: a round over
+//     the target scales the pool by 0.8 x target / round (between x0.25 and x0.8: on a CPU-bound
+//     committee one step lands near the size that fits); a round with a full pool under half
+//     the target grows it by 0.5 x target / round (between x1.25 and x2: slow start), one under
+//     the target by x1.25 (a probe: the fit needs blocks of different sizes). A round over the
+//     target never grows the pool, and a fixed part at or above the target (nothing fits)
+//     falls back to the ratio rule's shrink. Pools grow only after a round in which this
+//     politician's pool was full (a light load says nothing about capacity). Always within
+//     [min_pool_txs, max_pool_txs].
+//     The previous rule (growth only after a round under half the target) never grew a block
+//     at committee 64: the fixed part alone takes more than half the target
+//     (BlockBudgetTest.AFixedRoundCostAboveHalfTheTargetStillLetsBlocksGrow).
 //   - Mempool capacity: `backlog_pools` pools' worth. Frozen transfers stay in the mempool
 //     until their block commits, so 2 pools = one in flight and one waiting: a transfer
 //     admitted then is frozen at the next freeze (mempool.h serves the oldest first) and
@@ -35,7 +46,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <optional>
 
 namespace tessera::ledger::net {
 
@@ -55,9 +68,18 @@ class BlockBudget {
 
   // This politician froze its pool for `height` with `txs` transactions at `now`.
   void PoolFrozen(uint64_t height, size_t txs, Clock::time_point now = Clock::now());
-  // Block `height` was committed at `now`. Heights this politician froze no pool for (catch-up)
-  // are not measured.
-  void BlockCommitted(uint64_t height, Clock::time_point now = Clock::now());
+  // Block `height`, of `block_txs` transactions in all (every politician's pool), was
+  // committed at `now`. Heights this politician froze no pool for (catch-up) are not measured.
+  void BlockCommitted(uint64_t height, size_t block_txs, Clock::time_point now = Clock::now());
+
+  // The fit of round time against block size over the last kFitSamples measured rounds, if
+  // usable (see above): seconds = fixed_s + per_tx_s x block transactions.
+  struct RoundFit {
+    double fixed_s = 0;
+    double per_tx_s = 0;
+  };
+  std::optional<RoundFit> fit() const;
+  static constexpr size_t kFitSamples = 8;
 
   size_t pool_txs() const { return pool_txs_; }
   size_t mempool_capacity() const;
@@ -69,6 +91,7 @@ class BlockBudget {
   size_t pool_txs_;
   double mean_round_s_;
   std::map<uint64_t, std::pair<Clock::time_point, size_t>> frozen_;  // height -> (when, txs)
+  std::deque<std::pair<double, double>> samples_;  // (block txs, round s), newest last
 };
 
 }  // namespace tessera::ledger::net

@@ -1,6 +1,7 @@
 #include "ledger/net/block_budget.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <vector>
@@ -17,16 +18,18 @@ TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBound
   EXPECT_EQ(b.pool_txs(), 1000u);
   // Rounds of 10 s (over the 4 s target): x0.32 each time, down to the minimum.
   for (uint64_t h = 1; h <= 20; ++h) {
-    b.PoolFrozen(h, b.pool_txs(), t);
+    const size_t txs = b.pool_txs();
+    b.PoolFrozen(h, txs, t);
     t += std::chrono::seconds(10);
-    b.BlockCommitted(h, t);
+    b.BlockCommitted(h, txs, t);
   }
   EXPECT_EQ(b.pool_txs(), 100u);
   // Fast rounds with a full pool: doubling back up to the maximum, never past it.
   for (uint64_t h = 21; h <= 60; ++h) {
-    b.PoolFrozen(h, b.pool_txs(), t);
+    const size_t txs = b.pool_txs();
+    b.PoolFrozen(h, txs, t);
     t += milliseconds(500);
-    b.BlockCommitted(h, t);
+    b.BlockCommitted(h, txs, t);
   }
   EXPECT_EQ(b.pool_txs(), 1000u);
 }
@@ -36,17 +39,17 @@ TEST(BlockBudgetTest, FastRoundsWithRoomToSpareDoNotGrowThePool) {
       {.max_pool_txs = 1000, .min_pool_txs = 10, .initial_pool_txs = 1000, .target_round_s = 4});
   auto t = BlockBudget::Clock::time_point();
   b.PoolFrozen(1, 1000, t);
-  b.BlockCommitted(1, t + std::chrono::seconds(8));  // twice the target: 0.8 x 4 / 8 = x0.4
+  b.BlockCommitted(1, 1000, t + std::chrono::seconds(8));  // twice the target: 0.8 x 4 / 8 = x0.4
   ASSERT_EQ(b.pool_txs(), 400u);
   b.PoolFrozen(2, 20, t);  // a light load: fast because small, says nothing about capacity
-  b.BlockCommitted(2, t + milliseconds(100));
+  b.BlockCommitted(2, 20, t + milliseconds(100));
   EXPECT_EQ(b.pool_txs(), 400u);
 }
 
 TEST(BlockBudgetTest, UnmeasuredHeightsChangeNothing) {
   BlockBudget b({.max_pool_txs = 1000, .target_round_s = 4});
   EXPECT_EQ(b.pool_txs(), 125u);  // starts at max / 8
-  b.BlockCommitted(5);            // caught up: this politician froze no pool for it
+  b.BlockCommitted(5, 100);       // caught up: this politician froze no pool for it
   EXPECT_EQ(b.pool_txs(), 125u);
   EXPECT_DOUBLE_EQ(b.mean_round_s(), 2.0);
 }
@@ -62,7 +65,7 @@ TEST(BlockBudgetTest, CapacityAndRetryHintFollowTheMeasurements) {
   for (uint64_t h = 1; h <= 30; ++h) {
     b.PoolFrozen(h, 400, t);
     t += std::chrono::seconds(3);
-    b.BlockCommitted(h, t);
+    b.BlockCommitted(h, 400, t);
   }
   EXPECT_NEAR(b.mean_round_s(), 3.0, 1e-3);
   EXPECT_NEAR(b.retry_after().count(), 3000, 2);
@@ -81,15 +84,29 @@ struct SimResult {
   double mean_block_txs = 0;
 };
 
+// The committee: its round time for a block of `txs` transfers, and the round timeout.
+struct Committee {
+  double fixed_s = 1.5;
+  double per_tx_s = 0.004;
+  double timeout_s = 20;
+  double noise = 0;  // each round's time x (1 +- noise), uniformly, from a fixed seed
+};
+
 SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
-                             const BlockBudgetOptions& options) {
+                             const BlockBudgetOptions& options, const Committee& c = {}) {
+  // Thousands of simulated commits: the budget's per-commit log line would drown the output.
+  const spdlog::level::level_enum level = spdlog::get_level();
+  spdlog::set_level(spdlog::level::warn);
   constexpr int kPoliticians = 5;
-  constexpr double kTimeoutS = 20;
-  auto round_time = [](double txs) { return 1.5 + 0.004 * txs; };
   std::vector<BlockBudget> budgets(kPoliticians, BlockBudget(options));
   std::vector<double> pending(kPoliticians, 0);
   auto t = BlockBudget::Clock::time_point();
   double now_s = 0, committed = 0, blocks = 0;
+  uint64_t lcg = 12345;
+  auto uniform = [&] {  // in [-1, 1)
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<double>(lcg >> 11) / static_cast<double>(1ull << 52) - 1;
+  };
   SimResult r;
   for (uint64_t h = 1; now_s < seconds; ++h) {
     std::vector<double> frozen(kPoliticians);
@@ -99,8 +116,8 @@ SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
       budgets[p].PoolFrozen(h, static_cast<size_t>(frozen[p]), t);
       block += frozen[p];
     }
-    double round_s = round_time(block);
-    if (round_s > kTimeoutS) round_s += kTimeoutS;  // timed out once, then redone
+    double round_s = (c.fixed_s + c.per_tx_s * block) * (1 + c.noise * uniform());
+    if (round_s > c.timeout_s) round_s += c.timeout_s;  // timed out once, then redone
     r.max_round_s = std::max(r.max_round_s, round_s);
     for (int p = 0; p < kPoliticians; ++p) {  // arrivals during the round, up to capacity
       pending[p] =
@@ -111,14 +128,54 @@ SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
     t += std::chrono::microseconds(static_cast<int64_t>(round_s * 1e6));
     for (int p = 0; p < kPoliticians; ++p) {
       pending[p] -= frozen[p];
-      budgets[p].BlockCommitted(h, t);
+      budgets[p].BlockCommitted(h, static_cast<size_t>(block), t);
     }
     committed += block;
     blocks += 1;
   }
   r.committed_tx_per_s = committed / now_s;
   r.mean_block_txs = committed / blocks;
+  spdlog::set_level(level);
   return r;
+}
+
+TEST(BlockBudgetTest, FitsTheFixedAndThePerTransferPartOfARound) {
+  BlockBudget b(
+      {.max_pool_txs = 4000, .min_pool_txs = 10, .initial_pool_txs = 100, .target_round_s = 20});
+  auto t = BlockBudget::Clock::time_point();
+  EXPECT_FALSE(b.fit().has_value());
+  for (uint64_t h = 1; h <= 8; ++h) {  // rounds of 8 s + 4 ms per transfer, one politician
+    const size_t txs = b.pool_txs();
+    b.PoolFrozen(h, txs, t);
+    t += std::chrono::microseconds(static_cast<int64_t>((8 + 0.004 * txs) * 1e6));
+    b.BlockCommitted(h, txs, t);
+  }
+  auto fit = b.fit();
+  ASSERT_TRUE(fit.has_value());
+  EXPECT_NEAR(fit->fixed_s, 8, 1e-6);
+  EXPECT_NEAR(fit->per_tx_s, 0.004, 1e-9);
+  // (20 - 8) / 0.004 = 3,000 transfers make a 20 s round.
+  EXPECT_NEAR(static_cast<double>(b.pool_txs()), 3000, 1);
+}
+
+// Committee 64 on this box (docs/ledger-engine.md, "Where a committee-64 block's CPU goes"):
+// a fixed ~8 s of every round and ~4 ms per transfer, wall-clock, 5 politicians with pools of
+// at most 400 starting at 50. With the target at 20 s (round timeout 40 s) the old rule grew
+// pools only after rounds under 10 s, i.e. never past blocks of ~500, and committed ~40 tx/s;
+// blocks that fit the target (2,000: the pool limit) commit ~125 tx/s.
+TEST(BlockBudgetTest, AFixedRoundCostAboveHalfTheTargetStillLetsBlocksGrow) {
+  const BlockBudgetOptions options{.max_pool_txs = 400, .min_pool_txs = 50, .target_round_s = 20};
+  for (double noise : {0.0, 0.2}) {
+    const Committee c64{.fixed_s = 8, .per_tx_s = 0.004, .timeout_s = 40, .noise = noise};
+    // The best the committee can do within the target: the largest block that fits it.
+    const double best_txs = std::min(5 * 400.0, (20 - c64.fixed_s) / c64.per_tx_s);
+    const double best = best_txs / (c64.fixed_s + c64.per_tx_s * best_txs);
+    SimResult r = SimulateSaturation(1000, 600, options, c64);
+    EXPECT_GE(r.committed_tx_per_s, 0.85 * best)
+        << "noise " << noise << ": " << r.committed_tx_per_s << " tx/s in blocks of "
+        << r.mean_block_txs << " against " << best << " tx/s in blocks of " << best_txs;
+    EXPECT_LT(r.max_round_s, c64.timeout_s) << "noise " << noise;
+  }
 }
 
 TEST(BlockBudgetTest, OfferedLoadBeyondSaturationNeverLowersCommittedThroughput) {

@@ -64,7 +64,6 @@ struct Citizen::Round {
   uint64_t h = 0;
   uint32_t period = 0;  // the proposer period this round plays
   std::vector<PoliticianClient*> sample;
-  std::map<PoliticianClient*, uint64_t> offsets;
   std::set<Hash256> seen;
   std::map<std::string, bool> identities;  // encoded identity -> valid for this height
   std::map<uint32_t, std::set<Hash256>> commitments;
@@ -111,6 +110,13 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
       follower_(options_.genesis, options_.timing.follow, options_.genesis.GenesisHeader().value()),
       calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
+  std::vector<PoliticianClient*> clients;
+  for (const auto& p : politicians_) clients.push_back(p.get());
+  listener_ = std::make_unique<RoundListener>(
+      clients, RoundListener::Options{.wait = milliseconds(options_.timing.round_wait_ms),
+                                      .min_interval = milliseconds(options_.timing.poll_ms),
+                                      .listener = std::string(AsChars(options_.keys.public_key())),
+                                      .traffic = &traffic_});
   if (!options_.head_file.empty() && std::filesystem::exists(options_.head_file)) {
     // Written by this citizen after verifying the block; a damaged file means a fresh start.
     auto text = ReadFile(options_.head_file);
@@ -172,6 +178,7 @@ void Citizen::UpdateStats() {
   stats_.bytes_up = traffic_.up;
   stats_.bytes_down = traffic_.down;
   stats_.cpu_ns = ThreadCpuNs() - cpu_start_ns_;
+  stats_.round_listings = listener_->calls();
   stats_.blacklisted = blacklist_.BlockedAt(latest_.height + 1);
 }
 
@@ -283,31 +290,17 @@ void Citizen::Run(const std::atomic<bool>& stop) {
 void Citizen::Poll(Round& r) {
   ScopedSpend spend(&r.timing.poll_ms);
   ++r.timing.polls;
-  // Every politician of the sample is read at once (any of them may withhold; a slow one is
-  // left behind, hedged_fetch.h), by hash first: an item is downloaded once, from one
-  // politician that lists it, instead of once per politician. An item listed and then not
-  // served only delays it: its listers are read from the start again next time.
+  // Every politician of the sample is listened to at once (any of them may withhold; a slow
+  // one delays only its own listings, round_listener.h), by hash: an item is downloaded once,
+  // from one politician that lists it, instead of once per politician. An item listed and then
+  // not served only delays it: its listers are listed from the start again.
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
-  auto listings = calls_->All<RoundReply>(
-      r.sample,
-      [h, traffic, offsets = r.offsets](PoliticianClient& p) {
-        auto it = offsets.find(&p);
-        return p.GetRound(h, it == offsets.end() ? 0 : it->second, traffic,
-                          /*hashes_only=*/true);
-      },
-      kReadWait, kReadPatience);
+  RoundListener::Listing listing = listener_->Take();
   std::map<PoliticianClient*, std::vector<Hash256>> wanted;
   std::map<Hash256, std::vector<PoliticianClient*>> listers;
-  for (size_t i = 0; i < r.sample.size(); ++i) {
-    if (!listings[i]) continue;
-    PoliticianClient* p = r.sample[i];
-    r.offsets[p] = listings[i]->next_offset();
-    for (const std::string& bytes : listings[i]->item_hashes()) {
-      if (bytes.size() != 32) continue;
-      Hash256 hash = FromBytes(bytes);
-      if (!r.seen.count(hash)) listers[hash].push_back(p);
-    }
+  for (auto& [hash, who] : listing.listers) {
+    if (!r.seen.count(hash)) listers[hash] = std::move(who);
   }
   // From a random lister: one that lists an item and then withholds it cannot hold it back.
   for (const auto& [hash, who] : listers) wanted[who[rng_() % who.size()]].push_back(hash);
@@ -327,16 +320,14 @@ void Citizen::Poll(Round& r) {
         }
       }
     }
+    std::set<PoliticianClient*> reread;
     for (const auto& [hash, who] : listers) {
-      if (r.seen.count(hash)) continue;
-      for (PoliticianClient* p : who) r.offsets[p] = 0;
+      if (!r.seen.count(hash)) reread.insert(who.begin(), who.end());
     }
+    for (PoliticianClient* p : reread) listener_->Reread(p);
   }
-  for (size_t i = 0; i < r.sample.size(); ++i) {
-    PoliticianClient* p = r.sample[i];
-    const auto& reply = listings[i];
-    if (!reply) continue;
-    if (reply->height() >= r.h && !r.committed_at && !r.unreliable.count(p)) {
+  for (const auto& [p, height] : listing.heights) {
+    if (height >= r.h && !r.committed_at && !r.unreliable.count(p)) {
       // It says block h is certified: fetch and check it; a politician that cannot back the
       // claim is ignored for the rest of the round.
       if (SyncTo(r.h, *p).ok()) {
@@ -720,6 +711,11 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   r.period = period;
   bodies_.clear();
   r.sample = SafeSample();
+  listener_->Listen(h, r.sample);
+  struct StopListening {  // however the round ends: no listings between rounds
+    RoundListener* listener;
+    ~StopListening() { listener->Stop(); }
+  } stop_listening{listener_.get()};
   r.my_identity = EncodeIdentity(options_.identity);
   r.credential = ticket.proof;
   const CitizenTiming& t = options_.timing;

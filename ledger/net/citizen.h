@@ -52,17 +52,22 @@
 #include "ledger/net/execution_claim.h"
 #include "ledger/net/faults.h"
 #include "ledger/net/hedged_fetch.h"
+#include "ledger/net/round_listener.h"
 
 namespace tessera::ledger::net {
 
 struct CitizenTiming {
-  int poll_ms = 40;             // between reads of the sample
-  int witness_ms = 300;         // collecting pool commitments before witnessing
-  int proposal_ms = 400;        // collecting proposals before the soft vote
+  int poll_ms = 40;       // between reads of the sample
+  int witness_ms = 300;   // collecting pool commitments before witnessing
+  int proposal_ms = 400;  // collecting proposals before the soft vote
   // A round that has not committed is retried with a fresh sample (the BA* player and its
   // votes carry over); a BA* period's next-vote deadline is half of this.
   int round_timeout_ms = 8000;
-  FollowOptions follow;         // compact following while not on the committee
+  // Round listings are long-polled (round_listener.h): a politician holds a listing up to
+  // this long for a new item; listings of one politician are at least poll_ms apart. 0: the
+  // politicians answer at once (a poll every poll_ms).
+  int round_wait_ms = 2000;
+  FollowOptions follow;  // compact following while not on the committee
   // Test switches for forced BA* recovery over real processes (docs/ledger-network.md,
   // "Forced split"), never set in a real network:
   //  split_proposals: a network fault -- the citizen with index i sees only those period-0
@@ -113,6 +118,7 @@ struct CitizenStats {
   uint64_t bad_politician_answers = 0;
   uint64_t txs_validated = 0;       // transactions re-executed in validated executions
   uint64_t signatures_checked = 0;  // ... of which this citizen verified the signatures
+  uint64_t round_listings = 0;      // round listing calls made (round_listener.h)
   // Evidence and blacklisting (blacklist.h): evidence this citizen refused (forged, or
   // malformed), and the politicians it has blacklisted at its next height.
   uint64_t evidence_refused = 0;
@@ -236,6 +242,9 @@ class Citizen {
   uint64_t cpu_start_ns_ = 0;
   mutable std::mutex stats_mu_;
   CitizenStats stats_;
+  // The round's item listings (round_listener.h); destroyed before traffic_, which it counts
+  // into.
+  std::unique_ptr<RoundListener> listener_;
   // Last member: destroyed first, it waits for calls in flight that count into traffic_.
   std::unique_ptr<PoliticianCalls> calls_;
 };

@@ -48,6 +48,7 @@ Status WriteStats(const std::filesystem::path& file, const std::filesystem::path
                    {"bad_politician_answers", s.bad_politician_answers},
                    {"txs_validated", s.txs_validated},
                    {"signatures_checked", s.signatures_checked},
+                   {"round_listings", s.round_listings},
                    {"evidence_refused", s.evidence_refused},
                    {"blacklisted", s.blacklisted},
                    {"storage_bytes", storage}});

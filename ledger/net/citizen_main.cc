@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   program.app().add_option("--fault", fault, "Citizen behaviour: none, silent, inconsistent");
   program.app().add_option("--stats", stats, "JSON stats file, rewritten every second");
   program.app().add_option("--poll-ms", timing.poll_ms, "Delay between sample reads");
+  program.app()
+      .add_option("--round-wait-ms", timing.round_wait_ms,
+                  "Long-poll wait of a round listing (0: poll every --poll-ms)")
+      ->check(CLI::Range(0, 5000));
   program.app().add_option("--witness-ms", timing.witness_ms, "Pool-collection window");
   program.app().add_option("--proposal-ms", timing.proposal_ms, "Proposal-collection window");
   program.app().add_option("--round-timeout-ms", timing.round_timeout_ms, "Round retry timeout");

@@ -115,6 +115,52 @@ Result<RoundReply> PoliticianClient::GetRound(uint64_t height, uint64_t offset, 
   return rep;
 }
 
+void CallCanceller::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++epoch_;
+  if (ctx_ != nullptr) ctx_->TryCancel();
+}
+
+uint64_t CallCanceller::epoch() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return epoch_;
+}
+
+bool CallCanceller::Attach(grpc::ClientContext* ctx, uint64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (epoch != epoch_) return false;
+  ctx_ = ctx;
+  return true;
+}
+
+void CallCanceller::Detach() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ctx_ = nullptr;
+}
+
+Result<RoundReply> PoliticianClient::ListenRound(uint64_t height, uint64_t offset,
+                                                 const RoundWait& wait, Traffic* t) {
+  RoundRequest req;
+  req.set_height(height);
+  req.set_offset(offset);
+  req.set_hashes_only(true);
+  req.set_wait_ms(wait.wait_ms);
+  req.set_listener(wait.listener);
+  RoundReply rep;
+  TESSERA_RETURN_IF_ERROR(Call(
+      req, &rep, t,
+      [&](auto* c, auto& q, auto* r) {
+        if (wait.canceller != nullptr && !wait.canceller->Attach(c, wait.epoch)) {
+          return grpc::Status(grpc::StatusCode::CANCELLED, "cancelled before the call");
+        }
+        grpc::Status s = stub_->GetRound(c, q, r);
+        if (wait.canceller != nullptr) wait.canceller->Detach();
+        return s;
+      },
+      static_cast<int>(wait.wait_ms)));
+  return rep;
+}
+
 Result<RoundReply> PoliticianClient::GetItems(uint64_t height, const std::vector<Hash256>& hashes,
                                               Traffic* t) {
   ItemsRequest req;

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,30 @@ struct Traffic {
 
 // The most pool hashes one GetPools request may name.
 inline constexpr size_t kMaxPoolsPerRequest = 256;
+
+// Ends a held call from another thread (round_listener.h): Cancel() cancels the call in flight,
+// if any, and makes every call started with an older epoch() fail at once.
+class CallCanceller {
+ public:
+  void Cancel();
+  uint64_t epoch() const;
+
+ private:
+  friend class PoliticianClient;
+  bool Attach(grpc::ClientContext* ctx, uint64_t epoch);  // false: cancelled since `epoch`
+  void Detach();
+  mutable std::mutex mu_;
+  grpc::ClientContext* ctx_ = nullptr;
+  uint64_t epoch_ = 0;
+};
+
+// A long-polled round listing (RoundRequest.wait_ms, .listener).
+struct RoundWait {
+  uint32_t wait_ms = 0;
+  std::string listener;
+  CallCanceller* canceller = nullptr;
+  uint64_t epoch = 0;  // canceller->epoch() when the caller decided to make the call
+};
 
 class PoliticianClient {
  public:
@@ -52,6 +77,10 @@ class PoliticianClient {
                                Traffic* t = nullptr, const RequestSigner* signer = nullptr);
   Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr,
                               bool hashes_only = false);
+  // The item hashes of round `height` after `offset`, held by the politician up to
+  // wait.wait_ms until there is one (the deadline is extended by that much).
+  Result<RoundReply> ListenRound(uint64_t height, uint64_t offset, const RoundWait& wait,
+                                 Traffic* t = nullptr);
   Result<RoundReply> GetItems(uint64_t height, const std::vector<Hash256>& hashes,
                               Traffic* t = nullptr);
   // On success, `missing_pools` (if given) receives the politician's PostReply.missing_pools.

@@ -276,6 +276,8 @@ Result<CitizenProcess> StartCitizenDaemon(const LocalnetConfig& cfg, const fs::p
                                    std::to_string(cfg.timing.proposal_ms),
                                    "--round-timeout-ms",
                                    std::to_string(cfg.timing.round_timeout_ms),
+                                   "--round-wait-ms",
+                                   std::to_string(cfg.timing.round_wait_ms),
                                    "--follow-wait-ms",
                                    std::to_string(cfg.timing.follow.wait_ms),
                                    "--certify-every",

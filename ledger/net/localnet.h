@@ -24,7 +24,8 @@
 //               stop_politician (index, -1 = none: SIGSTOP'd at stop_at_block, SIGCONT'd
 //               when the load stops), split_proposals and recovery (test switches that
 //               force and disable BA* recovery, citizen.h CitizenTiming)
-//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms, follow_wait_ms and
+//   [timing]    poll_ms, witness_ms, proposal_ms, round_timeout_ms, round_wait_ms (the
+//               long-poll of round listings, round_listener.h), follow_wait_ms and
 //               certify_every (compact following, chain_follower.h)
 // Derived thresholds for a committee of expected size C: T_cert = T_soft = floor(2C/3) + 1
 // and T_w = floor(C/4) + 1 (docs/ledger-network.md explains the choice).
@@ -147,6 +148,8 @@ struct LocalnetReport {
   // Sampled validation, summed over honest citizens: transactions re-executed, and how many
   // of their signatures the citizens verified themselves.
   uint64_t txs_validated = 0, signatures_checked = 0;
+  // Round listing calls of the honest citizens (GetRound, long-polled: round_listener.h).
+  uint64_t citizen_round_listings = 0;
   // Curve work of the honest citizen daemons (processes, all their citizens): Ed25519 and VRF
   // verifications computed, VRF proofs made; with the per-op costs of ledger_bench they split
   // cpu_s_citizens by component (docs/ledger-engine.md, committee 64).

@@ -107,6 +107,11 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
         "timing.follow_wait_ms must be in [0, 5000] and "
         "timing.certify_every at least 1");
   }
+  TESSERA_ASSIGN_OR_RETURN(int64_t round_wait, c.GetIntOr("timing.round_wait_ms", 2000));
+  if (round_wait < 0 || round_wait > 5000) {
+    return InvalidArgumentError("timing.round_wait_ms must be in [0, 5000]");
+  }
+  l.timing.round_wait_ms = static_cast<int>(round_wait);
   l.timing.follow.wait_ms = static_cast<int>(wait);
   l.timing.follow.certify_every = static_cast<uint32_t>(every);
   // Forced BA* recovery (citizen.h CitizenTiming): test switches, applied to every citizen
@@ -186,6 +191,7 @@ std::string LocalnetReport::ToJson() const {
                       {"bad_politician_answers", bad_politician_answers},
                       {"txs_validated", txs_validated},
                       {"signatures_checked", signatures_checked},
+                      {"citizen_round_listings", citizen_round_listings},
                       {"citizen_ed25519_verifications", citizen_ed25519_verifications},
                       {"citizen_vrf_verifications", citizen_vrf_verifications},
                       {"citizen_vrf_proofs", citizen_vrf_proofs},

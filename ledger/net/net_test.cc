@@ -16,6 +16,7 @@
 #include "ledger/net/mempool.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/registration.h"
+#include "ledger/net/round_item.h"
 #include "ledger/net/request_auth.h"
 #include "ledger/state/account.h"
 
@@ -591,6 +592,95 @@ TEST(PoliticianNodeTest, AFullMempoolAnswersResourceExhaustedWithARetryHint) {
       EXPECT_GT(rep.retry_after_ms(), 0u);
     }
   }
+  node->reset();
+  std::filesystem::remove_all(dir);
+}
+
+
+// Long-polled round listings (round_listener.h): a held GetRound returns when an item arrives,
+// not at its deadline, and no more calls are held than the bounds allow (per peer -- the
+// transport peer and the caller's listener key -- and in all); beyond them a call answers at
+// once, as a poll.
+TEST(PoliticianNodeTest, AHeldRoundListingReturnsWhenAnItemArrivesAndHeldCallsAreBounded) {
+  Fixture f;
+  PoliticianOptions o = TestPolitician(f.g, "politician_round_wait_test");
+  o.round_waiters = 4;
+  o.round_waiters_per_peer = 2;
+  const std::filesystem::path dir = o.dir;
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  PoliticianNode& p = **node;
+  RoundRequest first;
+  first.set_height(1);
+  first.set_hashes_only(true);
+  RoundReply listed;
+  p.GetRound(first, &listed);  // freezes the pool: the round's items so far
+  const uint64_t offset = listed.next_offset();
+  auto held = [&](const std::string& peer, const std::string& listener, RoundReply* rep) {
+    RoundRequest req = first;
+    req.set_offset(offset);
+    req.set_wait_ms(PoliticianNode::kMaxRoundWaitMs);
+    req.set_listener(listener);
+    p.GetRound(req, rep, peer);
+  };
+  auto wait_for_held = [&](size_t n) {
+    for (int i = 0; i < 10000 && p.round_wait_stats().held < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return p.round_wait_stats().held;
+  };
+  std::vector<RoundReply> replies(4);
+  std::vector<std::thread> waiters;
+  waiters.emplace_back([&] { held("ipv4:127.0.0.1:1001", "member-a", &replies[0]); });
+  waiters.emplace_back([&] { held("ipv4:127.0.0.1:1001", "member-a", &replies[1]); });
+  waiters.emplace_back([&] { held("ipv4:127.0.0.1:1002", "member-b", &replies[2]); });
+  ASSERT_EQ(wait_for_held(3), 3u);
+  // A third call of member-a (its peer's bound is 2) is answered at once, with nothing new;
+  // the same listener key over another connection is another peer.
+  RoundReply third;
+  held("ipv4:127.0.0.1:1001", "member-a", &third);
+  EXPECT_EQ(third.item_hashes_size(), 0);
+  EXPECT_EQ(p.round_wait_stats().over_bound, 1u);
+  waiters.emplace_back([&] { held("ipv4:127.0.0.1:1003", "member-a", &replies[3]); });
+  ASSERT_EQ(wait_for_held(4), 4u);
+  // Four held in all: a new peer's call is answered at once too.
+  RoundReply fifth;
+  held("ipv4:127.0.0.1:1004", "member-c", &fifth);
+  EXPECT_EQ(fifth.item_hashes_size(), 0);
+  EXPECT_EQ(p.round_wait_stats().over_bound, 2u);
+  EXPECT_EQ(p.round_wait_stats().held, 4u);
+
+  // An item arrives: a committee member's soft vote for block 1.
+  const KeyPair& member = f.citizens[1];
+  auto ticket = *Draw(member, Role::kCommittee, 1, f.genesis.seed, f.g.sortition);
+  ASSERT_TRUE(ticket.selected);
+  Vote v{
+      .height = 1, .step = VoteStep::kSoft, .value = Sha256("a block"), .credential = ticket.proof};
+  SignVote(v, member);
+  PostRequest post;
+  post.set_height(1);
+  post.mutable_item()->set_payload(EncodeVote(v));
+  post.mutable_item()->set_identity(EncodeIdentity(f.IdOf(member)));
+  PostReply posted;
+  p.Post(post, &posted);
+  ASSERT_TRUE(posted.accepted()) << posted.error();
+  for (std::thread& t : waiters) t.join();
+  // All four were woken by the item (none ran to its 5 s deadline) and list it.
+  const PoliticianNode::RoundWaitStats stats = p.round_wait_stats();
+  EXPECT_EQ(stats.woken, 4u);
+  EXPECT_EQ(stats.expired, 0u);
+  EXPECT_EQ(stats.held, 0u);
+  for (const RoundReply& r : replies) {
+    ASSERT_EQ(r.item_hashes_size(), 1);
+    EXPECT_EQ(r.item_hashes(0), std::string(AsChars(RoundItemHash(post.item()))));
+    EXPECT_EQ(r.next_offset(), offset + 1);
+  }
+  // With an item after the offset, or for a height already committed, nothing is held.
+  RoundReply at_once;
+  held("ipv4:127.0.0.1:1001", "member-a", &at_once);
+  EXPECT_EQ(at_once.item_hashes_size(), 1);
+  EXPECT_EQ(p.round_wait_stats().held, 0u);
+  EXPECT_EQ(p.round_wait_stats().woken, 4u);  // not a wait at all
   node->reset();
   std::filesystem::remove_all(dir);
 }

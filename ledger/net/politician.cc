@@ -244,7 +244,7 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     // Before latest_ moves: the pool frozen for the next height must not carry these.
     std::lock_guard<std::mutex> lock(mempool_mu_);
     mempool_.Prune(next, apps_, {.height = h + 1, .prev_seed = block.header.seed});
-    budget_.BlockCommitted(h);
+    budget_.BlockCommitted(h, txs.size());
     mempool_.set_capacity(budget_.mempool_capacity());
   }
   const double commit_s =
@@ -255,6 +255,7 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     latest_reply_ = reply;
     RememberHead(reply.block());
     head_cv_.notify_all();
+    round_cv_.notify_all();
     rounds_.erase(rounds_.begin(), rounds_.upper_bound(h));
     my_commitments_.erase(my_commitments_.begin(), my_commitments_.upper_bound(h));
     execute_cache_.clear();

@@ -71,6 +71,11 @@ struct PoliticianOptions {
   double execute_per_s = 20, execute_burst = 40;
   double reads_per_s = 50, reads_burst = 100;
   double anonymous_reads_per_s = 50, anonymous_reads_burst = 100;
+  // Long-polled round listings (GetRound with wait_ms): at most this many calls held at once,
+  // and at most round_waiters_per_peer per peer (connection and listener key); beyond either
+  // a call answers at once, as a poll.
+  size_t round_waiters = 512;
+  size_t round_waiters_per_peer = 2;
 };
 
 class PoliticianNode {
@@ -99,7 +104,21 @@ class PoliticianNode {
   static constexpr uint32_t kMaxHeadsPerReply = 64;
   static constexpr size_t kMaxHeadWaiters = 512;
   Status Execute(const ExecuteRequest& req, ExecuteReply* rep);
-  void GetRound(const RoundRequest& req, RoundReply* rep);
+  // The round items of req.height after req.offset. With req.wait_ms the call is held (a
+  // long-poll, politician_round.cc) until an item arrives, block req.height commits, the wait
+  // ends, or `cancelled`; within the bounds of PoliticianOptions::round_waiters*, counted per
+  // `peer` (the transport peer) and req.listener.
+  void GetRound(const RoundRequest& req, RoundReply* rep, const std::string& peer = {},
+                const std::function<bool()>& cancelled = {});
+  static constexpr uint32_t kMaxRoundWaitMs = 5000;
+  // How held round listings ended, and how many were answered at once over a bound.
+  struct RoundWaitStats {
+    uint64_t woken = 0;       // an item arrived or the block committed
+    uint64_t expired = 0;     // the wait ended with nothing new
+    uint64_t over_bound = 0;  // not held: too many held calls (in all, or of this peer)
+    size_t held = 0;          // held now
+  };
+  RoundWaitStats round_wait_stats() const;
   void GetItems(const ItemsRequest& req, RoundReply* rep);
   void Post(const PostRequest& req, PostReply* rep);
   void PostPool(const Pool& pool, PostReply* rep);
@@ -150,12 +169,17 @@ class PoliticianNode {
   // The caller of an Execute: a committee member of the next height with budget left (takes
   // mu_ only for the ticket check).
   Status AuthorizeExecute(const ExecuteRequest& req);
-  void FreezePool(uint64_t height);                           // mu_ held
-  void Flood(uint64_t height);  // the flood adversary (politician_flood.cc; mu_ held)
+  void FreezePool(uint64_t height);  // mu_ held
+  void Flood(uint64_t height);       // the flood adversary (politician_flood.cc; mu_ held)
   // Adds the verified evidence of every politician blacklisted at `height` to round `height`'s
   // items, so that its committee reads it (politician_evidence.cc; mu_ held).
   void RelayEvidence(uint64_t height);
   Status AcceptItem(uint64_t height, const RoundItem& item);  // mu_ held
+  // Holds a GetRound long-poll while round req.height has nothing after req.offset (mu_ held
+  // through `lock`; see GetRound).
+  void WaitForRoundItems(const RoundRequest& req, const std::string& peer,
+                         const std::function<bool()>& cancelled,
+                         std::unique_lock<std::mutex>& lock);
   // The blocks of the next height that hold a cert-vote quorum (mu_ held).
   std::vector<CertifiedBlockData> CertifiableBlocks();
   void CommitFromVotes();  // commits one of them, if any (no lock held)
@@ -204,6 +228,10 @@ class PoliticianNode {
   std::set<std::string> executing_;  // bodies being executed: later callers wait for them
   std::condition_variable executed_cv_;
   uint64_t round_requests_ = 0;
+  // Held GetRound long-polls (mu_): woken by every accepted item and every commit.
+  std::condition_variable round_cv_;
+  std::map<std::string, size_t> round_waiters_by_peer_;
+  RoundWaitStats round_waits_;
   std::mt19937_64 rng_{std::random_device{}()};
 
   std::mutex peers_mu_;

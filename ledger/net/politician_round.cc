@@ -149,6 +149,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
   }
   log.seen.emplace(key, log.items.size());
   log.items.push_back(item);
+  round_cv_.notify_all();  // held GetRound long-polls
   if (!options_.faults.withhold) {
     Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
   }
@@ -198,9 +199,59 @@ void PoliticianNode::CommitFromVotes() {
   }
 }
 
-void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
-  Delay();
+void PoliticianNode::WaitForRoundItems(const RoundRequest& req, const std::string& peer,
+                                       const std::function<bool()>& cancelled,
+                                       std::unique_lock<std::mutex>& lock) {
+  const uint64_t h = req.height();
+  // Something to answer now: the block is committed (the caller fetches it), the height is not
+  // being agreed, or the round has items after the caller's offset.
+  auto news = [&] {
+    if (latest_.height >= h || h > latest_.height + 2) return true;
+    auto it = rounds_.find(h);
+    return it != rounds_.end() && it->second.items.size() > req.offset();
+  };
+  if (news()) return;
+  // A withholding politician hands out nothing new anyway: it answers at once, as it did.
+  if (options_.faults.withhold) return;
+  const std::string key = peer + "/" + req.listener();
+  size_t& mine = round_waiters_by_peer_[key];
+  if (round_waits_.held >= options_.round_waiters || mine >= options_.round_waiters_per_peer) {
+    ++round_waits_.over_bound;
+    if (mine == 0) round_waiters_by_peer_.erase(key);
+    return;
+  }
+  ++mine;
+  ++round_waits_.held;
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(std::min(req.wait_ms(), kMaxRoundWaitMs));
+  // Slices: a cancelled call or a server shutting down ends the wait within 250 ms. Each slice
+  // wakes the call under mu_, and at committee 64 a politician holds ~64 of them: slices are
+  // not shorter than that needs.
+  bool woken = false;
+  while (!(woken = news()) && std::chrono::steady_clock::now() < deadline &&
+         !(cancelled && cancelled())) {
+    round_cv_.wait_until(lock, std::min(deadline, std::chrono::steady_clock::now() +
+                                                      std::chrono::milliseconds(250)));
+  }
+  ++(woken ? round_waits_.woken : round_waits_.expired);
+  --round_waits_.held;
+  auto it = round_waiters_by_peer_.find(key);  // `mine` may dangle: the map changed meanwhile
+  if (--it->second == 0) round_waiters_by_peer_.erase(it);
+}
+
+PoliticianNode::RoundWaitStats PoliticianNode::round_wait_stats() const {
   std::lock_guard<std::mutex> lock(mu_);
+  return round_waits_;
+}
+
+void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep, const std::string& peer,
+                              const std::function<bool()>& cancelled) {
+  Delay();
+  std::unique_lock<std::mutex> lock(mu_);
+  // The pool is frozen on the first listing of the next height, before any wait: its
+  // commitment is the round's first item.
+  if (req.height() == latest_.height + 1) FreezePool(req.height());
+  if (req.wait_ms() > 0) WaitForRoundItems(req, peer, cancelled, lock);
   rep->set_height(latest_.height);
   auto add = [&](const RoundItem& item) {
     if (req.hashes_only()) {
@@ -211,7 +262,6 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
   };
   if (options_.faults.withhold) {
     // Serves only its own pool commitment, so that it still looks alive.
-    if (req.height() == latest_.height + 1) FreezePool(req.height());
     if (req.offset() == 0 && my_commitments_.count(req.height())) {
       RoundItem own;
       own.set_payload(my_commitments_[req.height()][0]);
@@ -220,7 +270,6 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep) {
     rep->set_next_offset(1);
     return;
   }
-  if (req.height() == latest_.height + 1) FreezePool(req.height());
   auto it = rounds_.find(req.height());
   if (it == rounds_.end()) {
     rep->set_next_offset(req.offset());

@@ -44,8 +44,8 @@ class Service final : public Politician::Service {
   grpc::Status Execute(grpc::ServerContext*, const ExecuteRequest* q, ExecuteReply* r) override {
     return ToGrpc(node_->Execute(*q, r));
   }
-  grpc::Status GetRound(grpc::ServerContext*, const RoundRequest* q, RoundReply* r) override {
-    node_->GetRound(*q, r);
+  grpc::Status GetRound(grpc::ServerContext* c, const RoundRequest* q, RoundReply* r) override {
+    node_->GetRound(*q, r, c->peer(), [c] { return c->IsCancelled(); });
     return grpc::Status::OK;
   }
   grpc::Status GetItems(grpc::ServerContext*, const ItemsRequest* q, RoundReply* r) override {

@@ -1,0 +1,123 @@
+#include "ledger/net/round_listener.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace tessera::ledger::net {
+namespace {
+
+Hash256 ItemHash(int i) {
+  Hash256 h{};
+  h[0] = static_cast<uint8_t>(i);
+  return h;
+}
+
+// A politician's round listing as PoliticianNode::GetRound long-polls it: holds a call while it
+// has nothing after the caller's offset, until an item is added, the call's wait ends or the
+// caller cancels it.
+class ListingPolitician final : public Politician::Service {
+ public:
+  grpc::Status GetRound(grpc::ServerContext* ctx, const RoundRequest* q, RoundReply* r) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    ++calls_;
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(q->wait_ms());
+    ++held_;
+    cv_.notify_all();
+    while (items_ <= q->offset() && std::chrono::steady_clock::now() < deadline) {
+      if (ctx->IsCancelled()) {
+        ++cancelled_;
+        cv_.notify_all();
+        break;
+      }
+      cv_.wait_for(lock, std::chrono::milliseconds(10));
+    }
+    --held_;
+    for (uint64_t i = q->offset(); i < items_; ++i) {
+      r->add_item_hashes(std::string(AsChars(ItemHash(static_cast<int>(i)))));
+    }
+    r->set_next_offset(items_);
+    return grpc::Status::OK;
+  }
+  void AddItem() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++items_;
+    cv_.notify_all();
+  }
+  // Waits until a call is held; returns the calls made so far.
+  uint64_t WaitHeld() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return held_ > 0; });
+    return calls_;
+  }
+  // Waits (at most ~10 s) until `n` held calls have seen their caller cancel them.
+  uint64_t WaitCancelled(uint64_t n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(10), [&] { return cancelled_ >= n; });
+    return cancelled_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  uint64_t items_ = 0, calls_ = 0, held_ = 0, cancelled_ = 0;
+};
+
+RoundListener::Listing TakeUntil(RoundListener& l, size_t hashes) {
+  RoundListener::Listing all;
+  for (int i = 0; i < 10000 && all.listers.size() < hashes; ++i) {
+    RoundListener::Listing more = l.Take();
+    for (auto& [h, who] : more.listers) all.listers[h] = who;
+    for (auto& [p, height] : more.heights) all.heights[p] = height;
+    if (all.listers.size() < hashes) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return all;
+}
+
+// The member hears an item through the call the politician was holding (no poll: the calls
+// made are the held one that returned with it, and the one held after it), lists a
+// politician from the start again after Reread, and cancels a held call when it is destroyed
+// instead of waiting out its 5 s.
+TEST(RoundListenerTest, HearsItemsThroughHeldCallsAndCancelsThemWhenDone) {
+  ListingPolitician service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  PoliticianClient client("127.0.0.1:" + std::to_string(port), 2000);
+  {
+    RoundListener listener({&client}, {.wait = std::chrono::milliseconds(5000),
+                                       .min_interval = std::chrono::milliseconds(1)});
+    listener.Listen(1, {&client});
+    EXPECT_EQ(service.WaitHeld(), 1u);  // the first listing, held: nothing yet
+    service.AddItem();
+    RoundListener::Listing l = TakeUntil(listener, 1);
+    ASSERT_EQ(l.listers.size(), 1u);
+    EXPECT_EQ(l.listers.begin()->first, ItemHash(0));
+    EXPECT_EQ(l.listers.begin()->second, std::vector<PoliticianClient*>{&client});
+    // The next listing is held again after the item: two calls for one item over 5 s waits.
+    EXPECT_EQ(service.WaitHeld(), 2u);
+    service.AddItem();
+    l = TakeUntil(listener, 1);
+    ASSERT_EQ(l.listers.size(), 1u);
+    EXPECT_EQ(l.listers.begin()->first, ItemHash(1));  // only what came after the offset
+    EXPECT_EQ(service.WaitHeld(), 3u);
+    // An item listed and not served: the politician is listed from the start again (the held
+    // call, which would list only what comes after the old offset, is cancelled).
+    listener.Reread(&client);
+    l = TakeUntil(listener, 2);
+    EXPECT_EQ(l.listers.size(), 2u);
+    EXPECT_EQ(service.WaitCancelled(1), 1u);
+    service.WaitHeld();
+  }  // destroyed with a call held: cancelled, not waited out
+  EXPECT_EQ(service.WaitCancelled(2), 2u);
+  server->Shutdown();
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
