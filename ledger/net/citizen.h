@@ -66,7 +66,7 @@ struct CitizenTiming {
   // Round listings are long-polled (round_listener.h): a politician holds a listing up to
   // this long for a new item; listings of one politician are at least poll_ms apart. 0: the
   // politicians answer at once (a poll every poll_ms).
-  int round_wait_ms = 2000;
+  int round_wait_ms = 0;
   FollowOptions follow;  // compact following while not on the committee
   // Test switches for forced BA* recovery over real processes (docs/ledger-network.md,
   // "Forced split"), never set in a real network:

@@ -107,7 +107,7 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
         "timing.follow_wait_ms must be in [0, 5000] and "
         "timing.certify_every at least 1");
   }
-  TESSERA_ASSIGN_OR_RETURN(int64_t round_wait, c.GetIntOr("timing.round_wait_ms", 2000));
+  TESSERA_ASSIGN_OR_RETURN(int64_t round_wait, c.GetIntOr("timing.round_wait_ms", 0));
   if (round_wait < 0 || round_wait > 5000) {
     return InvalidArgumentError("timing.round_wait_ms must be in [0, 5000]");
   }
