@@ -313,9 +313,10 @@ void Citizen::Poll(Round& r) {
         kReadWait, kReadPatience);
     for (size_t j = 0; j < from.size(); ++j) {
       if (!items[j]) continue;
-      const std::vector<Hash256>& asked = wanted[from[j]];
+      // A set: a flooder lists thousands of items, and a linear find per item was quadratic.
+      const std::set<Hash256> asked(wanted[from[j]].begin(), wanted[from[j]].end());
       for (const RoundItem& item : items[j]->items()) {
-        if (std::find(asked.begin(), asked.end(), RoundItemHash(item)) != asked.end()) {
+        if (asked.count(RoundItemHash(item))) {
           Process(r, item);
         }
       }

@@ -171,6 +171,10 @@ class PoliticianNode {
   Status AuthorizeExecute(const ExecuteRequest& req);
   void FreezePool(uint64_t height);  // mu_ held
   void Flood(uint64_t height);       // the flood adversary (politician_flood.cc; mu_ held)
+  // Round `height`'s pool commitment `c` passes the per-politician cap (one, a second kept as
+  // equivocation evidence, more refused) before its signature is checked, so that a flooding
+  // politician costs at most two verifications per height (politician_flood.cc; mu_ held).
+  Status AdmitCommitment(uint64_t height, const TxPoolCommitment& c, RoundLog& log);
   // Adds the verified evidence of every politician blacklisted at `height` to round `height`'s
   // items, so that its committee reads it (politician_evidence.cc; mu_ held).
   void RelayEvidence(uint64_t height);

@@ -36,4 +36,25 @@ void PoliticianNode::Flood(uint64_t h) {
   }
 }
 
+// The cap comes first: a commitment of a politician that already has two for this height is
+// refused on its decoded fields alone, so the thousands a flooder signs cost an honest
+// politician a decode each, not a signature check each (PoliticianFloodTest counts them). A
+// forged commitment never enters the cap (it is inserted only once verified), so nobody else
+// can use it up for a politician.
+Status PoliticianNode::AdmitCommitment(uint64_t h, const TxPoolCommitment& c, RoundLog& log) {
+  const PoliticianInfo* owner = options_.genesis.Politician(c.politician_id);
+  if (c.height != h || owner == nullptr) return InvalidArgumentError("invalid pool commitment");
+  std::set<Hash256>& signed_pools = log.commitments[c.politician_id];
+  if (!signed_pools.count(c.pool_hash) && signed_pools.size() >= 2) {
+    return ResourceExhaustedError("politician " + std::to_string(c.politician_id) +
+                                  " already has two commitments for height " + std::to_string(h));
+  }
+  if (!VerifyTxPoolCommitment(c, owner->key))
+    return InvalidArgumentError("invalid pool commitment");
+  // One commitment per politician and height; a second is equivocation evidence and is kept
+  // (citizens leave such a politician out).
+  signed_pools.insert(c.pool_hash);
+  return Status::Ok();
+}
+
 }  // namespace tessera::ledger::net

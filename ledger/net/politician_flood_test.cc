@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "ledger/crypto/ed25519.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/politician.h"
 
@@ -111,6 +112,34 @@ TEST_F(PoliticianFloodTest, RefusesAThirdCommitmentForOneHeight) {
   EXPECT_EQ(PostCommitment(MakePool(1, 1, 1)), "");
   EXPECT_NE(PostCommitment(MakePool(1, 2, 1)).find("already has two commitments"),
             std::string::npos);
+}
+
+// What a flood costs an honest politician: N validly signed commitments of one politician for
+// one height (the flood adversary signs 2,000) are refused by the per-politician cap before
+// their signatures are checked, so the signature checks stay at the two it keeps, whatever N.
+TEST_F(PoliticianFloodTest, AFloodOfCommitmentsCostsTwoSignatureChecks) {
+  constexpr int kFlood = 300;
+  std::vector<std::string> flood;
+  for (int i = 0; i < kFlood; ++i) {
+    TxPoolCommitment c{.politician_id = 1,
+                       .height = 1,
+                       .tx_count = 0,
+                       .pool_hash = Sha256("flood test " + std::to_string(i))};
+    SignTxPoolCommitment(c, Key(201));
+    flood.push_back(EncodeTxPoolCommitment(c));
+  }
+  const uint64_t before = VerificationsComputed();
+  int accepted = 0;
+  for (const std::string& commitment : flood) {
+    PostRequest req;
+    req.set_height(1);
+    req.mutable_item()->set_payload(commitment);
+    PostReply rep;
+    node_->Post(req, &rep);
+    accepted += rep.accepted();
+  }
+  EXPECT_EQ(accepted, 2);
+  EXPECT_EQ(VerificationsComputed() - before, 2u);
 }
 
 }  // namespace

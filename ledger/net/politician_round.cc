@@ -83,19 +83,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
     }
     case MessageType::kTxPoolCommitment: {
       TESSERA_ASSIGN_OR_RETURN(TxPoolCommitment c, DecodeTxPoolCommitment(AsBytes(payload)));
-      const PoliticianInfo* owner = options_.genesis.Politician(c.politician_id);
-      if (c.height != h || owner == nullptr || !VerifyTxPoolCommitment(c, owner->key)) {
-        return InvalidArgumentError("invalid pool commitment");
-      }
-      // One commitment per politician and height; a second is equivocation evidence and is
-      // kept (citizens leave such a politician out); more are refused (flooding).
-      std::set<Hash256>& signed_pools = log.commitments[c.politician_id];
-      if (!signed_pools.count(c.pool_hash) && signed_pools.size() >= 2) {
-        return ResourceExhaustedError("politician " + std::to_string(c.politician_id) +
-                                      " already has two commitments for height " +
-                                      std::to_string(h));
-      }
-      signed_pools.insert(c.pool_hash);
+      TESSERA_RETURN_IF_ERROR(AdmitCommitment(h, c, log));  // politician_flood.cc
       break;
     }
     case MessageType::kWitnessList: {
