@@ -82,6 +82,11 @@ int WorkerMain(int argc, char** argv) {
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
       return tessera::InternalError("pipeline-worker: prctl(PR_SET_PDEATHSIG) failed");
     }
+    // A peer that vanishes must surface as an error from the write (EPIPE), not kill this
+    // worker by SIGPIPE: gloo's TCP pairs write with writev, which cannot pass MSG_NOSIGNAL,
+    // and a survivor killed by a signal looks lost itself (behind ssh, exit 255), so the
+    // launcher would drop two workers for one. (Python ignores SIGPIPE; a C++ worker must.)
+    ::signal(SIGPIPE, SIG_IGN);
     TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(job_path));
     nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (json.is_discarded()) {
