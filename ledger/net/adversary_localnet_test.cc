@@ -1,4 +1,4 @@
-// Issue #12's acceptance run (label `slow`; CI runs it too: about 5 minutes on 2 cores): 80% of
+// Issue #12's acceptance run (label `slow`; CI runs it too, alone: about 8 minutes on 2 cores): 80% of
 // the politicians (4 of 5) running each adversary in turn, and a mix of them, plus 25% malicious
 // citizens (one `inconsistent`, one `silent` of 8), each run audited (no fork, no certified
 // invalid or unappliable block at any honest politician) and held to at least half the
@@ -17,9 +17,18 @@ namespace {
 // reach only censoring politicians and wait for the load generator's 6 s resend, which capped
 // the 80/25 runs at about 35% of the honest tx/s while blocks came as fast as in the honest
 // run (docs/ledger-network.md). The honest run uses the same clients.
+//
+// 40 s of load, not the 20 s of FivePoliticianNetwork: at 1.6-2 s a block, 20 s held 6-12
+// blocks, so one block that waited 6 s (a member still learning which politicians execute
+// slowly) moved a run across the bar -- `slow_execute` at 49.1% and 56.9% of honest in two
+// clean-clone CI runs whose steady blocks came as fast as the honest run's (session 7).
+// ctest runs this test alone (SERIAL in CMakeLists.txt): next to another test the honest run
+// and an adversary's run did not share a machine load, and the ratio measured that instead
+// (`flood` 44.8% at load average 35).
 LocalnetConfig Five() {
   LocalnetConfig c = FivePoliticianNetwork();
   c.fanout = 5;
+  c.duration_s = 40;
   return c;
 }
 

@@ -32,7 +32,14 @@ constexpr milliseconds kReadWait{300};
 constexpr milliseconds kReadPatience{1500};
 constexpr milliseconds kPoolHedge{500};     // before a pool download also asks the next one
 constexpr milliseconds kExecuteHedge{600};  // ... an execution
-constexpr milliseconds kRetryPause{100};    // between two rounds of asking the sample
+// ... an execution, by a citizen that has not asked the first politician of its ranking yet (a
+// fresh committee member knows nobody): an honest execution of a block answers in tens of
+// milliseconds on an idle box, and a fresh member facing four slow executors of five walked
+// past them at 600 ms each -- 2.4 s in which it neither voted nor proposed, while the soft
+// quorum of an 8-member committee with 2 malicious needs every honest member (`slow_execute`).
+// What a hedge fired too early costs is one duplicate download, once per politician learned.
+constexpr milliseconds kFreshExecuteHedge{200};
+constexpr milliseconds kRetryPause{100};  // between two rounds of asking the sample
 
 uint64_t NowMs() {
   return static_cast<uint64_t>(
@@ -108,6 +115,8 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
       politicians_(std::move(politicians)),
       rng_(options_.rng_seed),
       follower_(options_.genesis, options_.timing.follow, options_.genesis.GenesisHeader().value()),
+      read_costs_(LatencyRanking::kDefaultHalfLife, kPoolHedge),
+      execute_costs_(LatencyRanking::kDefaultHalfLife, kExecuteHedge),
       calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
   std::vector<PoliticianClient*> clients;
@@ -508,9 +517,12 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
     return missing.empty();
   };
   const auto since = Clock::now();
+  Clock::time_point winner_asked = since;
   auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
-                                          milliseconds(options_.timing.witness_ms * 2));
-  read_costs_.Learn(order, answer ? answer->first : nullptr, since, kPoolHedge);
+                                          milliseconds(options_.timing.witness_ms * 2),
+                                          std::nullopt, &winner_asked);
+  read_costs_.Learn(order, answer ? answer->first : nullptr, since, kPoolHedge, Clock::now(),
+                    winner_asked);
 }
 
 Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
@@ -525,6 +537,8 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     if (it != r.pool_data.end()) held->push_back(it->second);
   }
   const std::vector<PoliticianClient*> order = Ranked(r.sample, execute_costs_);
+  const milliseconds hedge =
+      !order.empty() && !execute_costs_.Known(order.front()) ? kFreshExecuteHedge : kExecuteHedge;
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Executions are for committee members only (request_auth.h): each call is signed.
@@ -568,10 +582,12 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     // A proposal whose root one checked execution contradicts gets one hedge delay for another
     // politician to reproduce it, not the round: blocked here, a member misses its votes (a
     // lying proposer's block cost every honest member 8 s with 4 of 5 politicians stopped).
+    Clock::time_point winner_asked = since;
     auto answer = calls_->First<ExecuteReply>(
-        order, make_call, accept, kExecuteHedge, milliseconds(options_.timing.round_timeout_ms),
-        expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt);
-    execute_costs_.Learn(order, answer ? answer->first : nullptr, since, kExecuteHedge);
+        order, make_call, accept, hedge, milliseconds(options_.timing.round_timeout_ms),
+        expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt, &winner_asked);
+    execute_costs_.Learn(order, answer ? answer->first : nullptr, since, hedge, Clock::now(),
+                         winner_asked);
     PostEvidence(r);  // against any politician whose execution was caught lying
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;

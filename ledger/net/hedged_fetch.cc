@@ -89,18 +89,22 @@ double LatencyRanking::CostMs(PoliticianClient* p, Clock::time_point now) const 
 
 void LatencyRanking::Rank(std::vector<PoliticianClient*>& order, Clock::time_point now) const {
   std::map<PoliticianClient*, double> cost;
-  for (PoliticianClient* p : order) cost[p] = CostMs(p, now);
+  for (PoliticianClient* p : order) {
+    cost[p] = Known(p) ? CostMs(p, now) : static_cast<double>(unknown_.count());
+  }
   std::stable_sort(order.begin(), order.end(),
                    [&](PoliticianClient* a, PoliticianClient* b) { return cost[a] < cost[b]; });
 }
 
 void LatencyRanking::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
                            Clock::time_point since, std::chrono::milliseconds hedge,
-                           Clock::time_point now) {
+                           Clock::time_point now, std::optional<Clock::time_point> winner_asked) {
   const double took = std::chrono::duration<double, std::milli>(now - since).count();
   for (PoliticianClient* p : order) {
     if (p == winner) {
-      costs_[p] = {took, now};
+      const double own =
+          std::chrono::duration<double, std::milli>(now - winner_asked.value_or(since)).count();
+      costs_[p] = {std::max(0.0, own), now};
       break;
     }
     costs_[p] = {std::max(CostMs(p, now), took + static_cast<double>(hedge.count())), now};

@@ -83,13 +83,16 @@ class PoliticianCalls {
   // who gave it, or nullopt once every target has failed or `deadline` has passed -- or
   // `after_refusal` after the first answer `accept` refused (a second opinion is worth a
   // short wait, not the whole deadline: a validator blocked here misses its votes).
+  // `winner_asked`, if set, receives when the accepted answer's call was started (its own
+  // latency, for LatencyRanking::Learn, without the hedges before it).
   template <typename T>
   std::optional<std::pair<PoliticianClient*, T>> First(
       const std::vector<PoliticianClient*>& targets,
       const std::function<Call<T>(PoliticianClient*)>& make_call,
       const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
       std::chrono::milliseconds deadline,
-      std::optional<std::chrono::milliseconds> after_refusal = std::nullopt);
+      std::optional<std::chrono::milliseconds> after_refusal = std::nullopt,
+      std::chrono::steady_clock::time_point* winner_asked = nullptr);
 
   // Whether p is still running an earlier call.
   bool Busy(PoliticianClient* p) const;
@@ -134,22 +137,34 @@ class PoliticianCalls {
 // calls, or at once after winning a pool download, and cost a 600 ms hedge each time (issue
 // #12's 80/25 run: slow_execute at 55-93% of honest). Keep one LatencyRanking per call kind.
 //
+// A politician never asked ranks at `unknown` (the caller's hedge delay): after one known to
+// answer faster than a hedge, before one known to be slower. Ranked at 0, the unasked went
+// first, so a citizen that found the one fast politician of five at the second try explored
+// the three it had not asked on its next calls, a hedge delay each (issue #12's 80/25 run,
+// `slow_execute`: the first blocks took 4-6 s against 1.6 s).
+//
 // Not thread-safe: one citizen's round thread uses it.
 class LatencyRanking {
  public:
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kDefaultHalfLife{30000};
-  explicit LatencyRanking(std::chrono::milliseconds half_life = kDefaultHalfLife)
-      : half_life_(half_life) {}
+  explicit LatencyRanking(std::chrono::milliseconds half_life = kDefaultHalfLife,
+                          std::chrono::milliseconds unknown = std::chrono::milliseconds(0))
+      : half_life_(half_life), unknown_(unknown) {}
 
-  // `order` sorted by cost at `now`, lowest first; ties (politicians never charged cost 0)
-  // keep their order, so a caller shuffles first for a random tie-break.
+  // `order` sorted by cost at `now` (`unknown` for a politician never charged), lowest first;
+  // ties keep their order, so a caller shuffles first for a random tie-break.
   void Rank(std::vector<PoliticianClient*>& order, Clock::time_point now = Clock::now()) const;
+  // Whether p was ever charged (asked, or passed over by a call it was asked in).
+  bool Known(PoliticianClient* p) const { return costs_.count(p) > 0; }
   // After a hedged call over `order` (as ranked) that started at `since`: `winner` answered
-  // at `now` (nullptr: nobody did, and everyone asked is charged).
+  // at `now` (nullptr: nobody did, and everyone asked is charged). The winner is charged its
+  // own latency, from `winner_asked` (when its call started; default `since`): the hedges
+  // spent on slower politicians before it are theirs, not its.
   void Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
              Clock::time_point since, std::chrono::milliseconds hedge,
-             Clock::time_point now = Clock::now());
+             Clock::time_point now = Clock::now(),
+             std::optional<Clock::time_point> winner_asked = std::nullopt);
   // p's cost at `now`, in milliseconds (0 if never charged).
   double CostMs(PoliticianClient* p, Clock::time_point now = Clock::now()) const;
 
@@ -159,6 +174,7 @@ class LatencyRanking {
     Clock::time_point at;  // when `ms` was set; it halves every half_life_ since
   };
   std::chrono::milliseconds half_life_;
+  std::chrono::milliseconds unknown_;
   std::map<PoliticianClient*, Cost> costs_;
 };
 
@@ -237,9 +253,11 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     const std::vector<PoliticianClient*>& targets,
     const std::function<Call<T>(PoliticianClient*)>& make_call,
     const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
-    std::chrono::milliseconds deadline, std::optional<std::chrono::milliseconds> after_refusal) {
+    std::chrono::milliseconds deadline, std::optional<std::chrono::milliseconds> after_refusal,
+    std::chrono::steady_clock::time_point* winner_asked) {
   using Clock = std::chrono::steady_clock;
   auto box = std::make_shared<Inbox<T>>(targets.size());
+  std::vector<Clock::time_point> asked(targets.size());
   auto give_up = Clock::now() + deadline;
   std::deque<size_t> unasked;  // in the caller's order
   for (size_t i = 0; i < targets.size(); ++i) unasked.push_back(i);
@@ -258,6 +276,7 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
         continue;
       }
       if (!passed.erase(i)) owed = false;
+      asked[i] = Clock::now();
       it = unasked.erase(it);
       ++pending;
     }
@@ -281,7 +300,10 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     if (answer) {
       --pending;
       if (answer->ok()) {
-        if (accept(targets[i], **answer)) return std::make_pair(targets[i], std::move(**answer));
+        if (accept(targets[i], **answer)) {
+          if (winner_asked != nullptr) *winner_asked = asked[i];
+          return std::make_pair(targets[i], std::move(**answer));
+        }
         if (after_refusal) give_up = std::min(give_up, Clock::now() + *after_refusal);
       }
       owed = true;  // failed or refused: ask another one now

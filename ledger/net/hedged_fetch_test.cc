@@ -237,5 +237,56 @@ TEST(LatencyRankingTest, ChargesEveryoneAskedWhenNobodyAnswersAndKeepsTiesInOrde
                                                    net.all[1]}));
 }
 
+// A fresh citizen asked a slow politician first, hedged after 600 ms to the honest one, which
+// answered in 20 ms; three were never asked. Its next call must go to the honest one first:
+// charged its own 20 ms (not the 620 ms the whole call took), it ranks before the never-asked,
+// which rank at the hedge delay (not at 0, before everyone known). Either old rule put a
+// never-asked politician first, and in the 80/25 run with four `slow_execute` politicians
+// each such call cost a member another 600 ms hedge in which it did not vote.
+TEST(LatencyRankingTest, TheHonestWinnerRanksBeforeTheNeverAskedAfterOneCall) {
+  Network net;
+  using Clock = LatencyRanking::Clock;
+  LatencyRanking ranking(LatencyRanking::kDefaultHalfLife, /*unknown=*/milliseconds(600));
+  PoliticianClient* slow = net.all[0];
+  PoliticianClient* honest = net.all[1];
+  const Clock::time_point t = Clock::now();
+  ranking.Learn(net.all, honest, t, milliseconds(600), t + milliseconds(620),
+                /*winner_asked=*/t + milliseconds(600));
+  EXPECT_NEAR(ranking.CostMs(honest, t + milliseconds(620)), 20, 1e-6);
+  EXPECT_NEAR(ranking.CostMs(slow, t + milliseconds(620)), 1220, 1e-6);
+  EXPECT_FALSE(ranking.Known(net.all[2]));
+  std::vector<PoliticianClient*> order = net.all;
+  ranking.Rank(order, t + milliseconds(620));
+  EXPECT_EQ(order,
+            (std::vector<PoliticianClient*>{honest, net.all[2], net.all[3], net.all[4], slow}));
+}
+
+// First() reports when the winning call started, so that the hedges before it are not
+// charged to the winner.
+TEST(PoliticianCallsTest, FirstReportsWhenTheWinnersCallStarted) {
+  Network net;
+  PoliticianCalls calls(net.clients);
+  std::atomic<bool> stopped_open{false};
+  PoliticianClient* honest = net.all[1];
+  const auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point winner_asked{};
+  auto answer = calls.First<int>(
+      net.all,
+      [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
+        const bool is_honest = p == honest;
+        return [&stopped_open, is_honest](PoliticianClient&) -> Result<int> {
+          if (is_honest) return 42;
+          return Hang(stopped_open, 7);
+        };
+      },
+      [](PoliticianClient*, int&) { return true; }, /*hedge=*/milliseconds(100),
+      /*deadline=*/milliseconds(5000), std::nullopt, &winner_asked);
+  stopped_open = true;
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->first, honest);
+  // Asked second, one hedge (100 ms) after the start.
+  EXPECT_GE(winner_asked - start, milliseconds(100));
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net
