@@ -154,7 +154,10 @@ class Citizen {
   bool CertifyHead();
   void PlayRound(uint64_t h, const Ticket& ticket, uint32_t period, const std::atomic<bool>& stop);
   void Poll(Round& r);
-  void Process(Round& r, const RoundItem& item);
+  // `item`, downloaded from `from` (which a flood of its own commitments is counted against).
+  void Process(Round& r, const RoundItem& item, PoliticianClient* from);
+  // Whether `p` is the client of the politician with genesis id `id`.
+  bool IsPolitician(const PoliticianClient* p, uint32_t id) const;
   void PostAll(Round& r, const RoundItem& item);
   Status Validate(Round& r, const BlockHeader& proposal);
   Result<BlockHeader> BuildProposal(Round& r, const Ticket& proposer_ticket);
