@@ -68,7 +68,7 @@ for committee in $committees; do
       if [ -f "$out/run-$name/report.json" ]; then
         python3 -c "import json,sys; r=json.load(open(sys.argv[1])); r['load_before'], r['load_after'] = float(sys.argv[2]), float(sys.argv[3]); json.dump(r, open(sys.argv[4], 'w'), indent=1)" \
           "$out/run-$name/report.json" "$load_before" "$(cut -d' ' -f1 /proc/loadavg)" "$out/report-$name.json"
-        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  committed %.1f tx/s (steady %.1f), submitted %.1f/s, busy %d, p50 %.1fs p99 %.1fs, interval %.1fs, %d blocks' % (r['tx_per_s'], r.get('steady_tx_per_s', 0), r['submitted_tx_per_s'], r['busy_submissions'], r['latency_p50_s'], r['latency_p99_s'], r['block_interval_s'], r['blocks']))" "$out/report-$name.json"
+        python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('  committed %.1f tx/s (steady %.1f), submitted %.1f/s, busy %d (refused calls %d), p50 %.1fs p99 %.1fs, interval %.1fs, %d blocks' % (r['tx_per_s'], r.get('steady_tx_per_s', 0), r['submitted_tx_per_s'], r['busy_submissions'], r.get('busy_answers', 0), r['latency_p50_s'], r['latency_p99_s'], r['block_interval_s'], r['blocks']))" "$out/report-$name.json"
       fi
       if [ "${LEDGER_SWEEP_KEEP_LOGS:-0}" = 1 ] && [ -d "$out/run-$name/logs" ]; then
         cp -r "$out/run-$name/logs" "$out/logs-$name"
@@ -85,7 +85,7 @@ WHO = {"honest": "all honest", "withhold": "one withholding pool data"}
 def suffix(v): return "" if v == "honest" else f"-{v}"
 lines = [f"saturation sweep: 5 politicians ({'; '.join(WHO[v] for v in variants)}), {cores} cores, validation sample {sample}, {seconds} s per run",
          "committed = all our transfers committed / (last block - first submission); steady = blocks after the first / (last block - first block)",
-         f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'load':>9} {'audit':>5}"]
+         f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'refused/s':>9} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'load':>9} {'audit':>5}"]
 all_pass = True
 summary = []
 by_variant = {}  # (variant, committee) -> {rate: report}
@@ -111,7 +111,7 @@ for c in committees:
         # generator and auditor): independent of how much of the shared box the run got.
         cpu_s = r.get('cpu_s_politicians', 0) + r.get('cpu_s_citizens', 0) + r.get('cpu_s_launcher', 0)
         r['tx_per_cpu_s'] = r['committed_txs'] / cpu_s if cpu_s > 0 else 0
-        lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
+        lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r.get('busy_answers', 0) / float(seconds):>9.1f} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
     by_variant[(v, c)] = {rate: r for rate, r, _, _ in rows}
     with open(os.path.join(out, f"sweep-c{c}{suffix(v)}.dat"), "w") as f:
         f.write("# offered submitted committed p50_s p99_s block_interval_s steady\n")
@@ -174,7 +174,7 @@ set output "$out/sweep.png"
 set multiplot layout 1,2 title "Blockene localnet on $(nproc) shared cores (load average $(cat "$out/load_range.txt") during the runs): 5 politicians, validation sample $sample"
 set xlabel "offered tx/s"
 set ylabel "committed tx/s"
-set key top left
+set key top left font ",8"
 set yrange [0:*]
 plot ${plots%,}
 set ylabel "commit latency (s)"
