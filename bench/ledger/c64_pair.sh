@@ -5,7 +5,8 @@
 # apart on the same shared machine.
 # Usage: TESSERA_BUILD=build/release TESSERA_BENCH_OUT=out bench/ledger/c64_pair.sh
 # Optional: C64_VARIANTS (default "poll:round_wait_ms=0 longpoll:round_wait_ms=2000"): each
-# NAME:KEY=VALUE[,KEY=VALUE] sets localnet keys over the base config below (config.sh);
+# NAME:KEY=VALUE[,KEY=VALUE] sets localnet keys over the base config below (config.sh), and
+# build=DIR runs that variant with DIR/bin's binaries (e.g. a copy of the previous build);
 # C64_REPEATS (default 2), C64_SECONDS (default 60), C64_RATE (default 600),
 # C64_TIMEOUT_MS (round timeout, default 20000; the budget's target is half of it),
 # C64_MAX_POOL (max_pool_txs, default 400: pools start at 50).
@@ -29,13 +30,21 @@ for rep in $(seq 1 "$repeats"); do
     overrides=""
     [[ $variant == *:* ]] && overrides=${variant#*:}
     run="$name-$rep"
-    mapfile -t overrides_args < <(ledger_overrides_args "$overrides")
+    mapfile -t all_args < <(ledger_overrides_args "$overrides")
+    variant_localnet=$localnet overrides_args=()
+    for kv in "${all_args[@]}"; do
+      case $kv in
+        build=*) variant_localnet="${kv#build=}/bin/ledger-localnet" ;;  # another build's binaries
+        *) overrides_args+=("$kv") ;;
+      esac
+    done
+    [ -x "$variant_localnet" ] || { echo "missing $variant_localnet"; exit 1; }
     ledger_write_config "$out/$run.toml" citizens=72 committee_size=64 validation_sample=0.8291 \
       max_pool_txs="$max_pool" log_level='"info"' rate="$rate" duration_s="$seconds" \
       round_timeout_ms="$timeout_ms" "${overrides_args[@]}"
     before=$(uptime)
     echo "c64 $run: $before"
-    "$localnet" --check --config "$out/$run.toml" --out "$out/run-$run" > "$out/$run.log" 2>&1 || echo "  $run: run or audit FAILED (see $out/$run.log)"
+    "$variant_localnet" --check --config "$out/$run.toml" --out "$out/run-$run" > "$out/$run.log" 2>&1 || echo "  $run: run or audit FAILED (see $out/$run.log)"
     after=$(uptime)
     [ -f "$out/run-$run/report.json" ] && cp "$out/run-$run/report.json" "$out/report-$run.json"
     printf '%s\n%s\n' "$before" "$after" > "$out/uptime-$run.txt"
