@@ -5,7 +5,8 @@
 # apart on the same shared machine.
 # Usage: TESSERA_BUILD=build/release TESSERA_BENCH_OUT=out bench/ledger/c64_pair.sh
 # Optional: C64_VARIANTS (default "poll:round_wait_ms=0 longpoll:round_wait_ms=2000"): each
-# NAME:KEY=VALUE[,KEY=VALUE] overrides [timing] or [network] keys of the base config below;
+# NAME:KEY=VALUE[,KEY=VALUE] sets localnet keys over the base config below (config.sh), and
+# build=DIR runs that variant with DIR/bin's binaries (e.g. a copy of the previous build);
 # C64_REPEATS (default 2), C64_SECONDS (default 60), C64_RATE (default 600),
 # C64_TIMEOUT_MS (round timeout, default 20000; the budget's target is half of it),
 # C64_MAX_POOL (max_pool_txs, default 400: pools start at 50).
@@ -21,49 +22,29 @@ max_pool=${C64_MAX_POOL:-400}
 localnet="$build/bin/ledger-localnet"
 [ -x "$localnet" ] || { echo "missing $localnet"; exit 1; }
 mkdir -p "$out"
+source "$(dirname "$0")/config.sh"
 
 for rep in $(seq 1 "$repeats"); do
   for variant in $variants; do
     name=${variant%%:*}
-    overrides=${variant#*:}
-    timing_extra="" network_extra=""
-    IFS=',' read -ra kvs <<< "$overrides"
-    for kv in "${kvs[@]}"; do
-      case ${kv%%=*} in
-        round_wait_ms|poll_ms) timing_extra+="${kv%%=*} = ${kv#*=}"$'\n' ;;
-        *) network_extra+="${kv%%=*} = ${kv#*=}"$'\n' ;;
+    overrides=""
+    [[ $variant == *:* ]] && overrides=${variant#*:}
+    run="$name-$rep"
+    mapfile -t all_args < <(ledger_overrides_args "$overrides")
+    variant_localnet=$localnet overrides_args=()
+    for kv in "${all_args[@]}"; do
+      case $kv in
+        build=*) variant_localnet="${kv#build=}/bin/ledger-localnet" ;;  # another build's binaries
+        *) overrides_args+=("$kv") ;;
       esac
     done
-    run="$name-$rep"
-    cat > "$out/$run.toml" <<TOML
-[network]
-politicians = 5
-citizens = 72
-committee_size = 64
-citizens_per_process = 40
-validation_sample = 0.8291
-proposers = 4
-accounts = 40000
-max_pool_txs = $max_pool
-key_seed = 11
-log_level = "info"
-$network_extra
-[load]
-rate = $rate
-duration_s = $seconds
-double_spend_fraction = 0.01
-fanout = 1
-threads = 16
-[timing]
-poll_ms = 150
-witness_ms = 400
-proposal_ms = 500
-round_timeout_ms = $timeout_ms
-$timing_extra
-TOML
+    [ -x "$variant_localnet" ] || { echo "missing $variant_localnet"; exit 1; }
+    ledger_write_config "$out/$run.toml" citizens=72 committee_size=64 validation_sample=0.8291 \
+      max_pool_txs="$max_pool" log_level='"info"' rate="$rate" duration_s="$seconds" \
+      round_timeout_ms="$timeout_ms" "${overrides_args[@]}"
     before=$(uptime)
     echo "c64 $run: $before"
-    "$localnet" --check --config "$out/$run.toml" --out "$out/run-$run" > "$out/$run.log" 2>&1 || echo "  $run: run or audit FAILED (see $out/$run.log)"
+    "$variant_localnet" --check --config "$out/$run.toml" --out "$out/run-$run" > "$out/$run.log" 2>&1 || echo "  $run: run or audit FAILED (see $out/$run.log)"
     after=$(uptime)
     [ -f "$out/run-$run/report.json" ] && cp "$out/run-$run/report.json" "$out/report-$run.json"
     printf '%s\n%s\n' "$before" "$after" > "$out/uptime-$run.txt"

@@ -41,10 +41,12 @@ void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, Clock::time_
     factor = std::clamp(fitting_txs / static_cast<double>(block_txs), 0.25, 2.0);
   } else if (round_s > target) {
     factor = ratio_shrink();
-  } else if (full && round_s < target / 2) {
-    factor = std::clamp(0.5 * target / std::max(round_s, 1e-3), 1.25, 2.0);
   } else if (full && !f) {
-    factor = 1.25;  // a probe: the fit needs blocks of different sizes
+    // No usable fit: grow by as much as cannot overshoot the target whatever the round's
+    // fixed part is (r = fixed + per_tx x txs with fixed >= 0: scaling txs by k = 0.9 x
+    // target / r gives at most 0.9 x target), at least x1.25 (a probe: the fit needs blocks
+    // of different sizes) and at most x2.
+    factor = std::clamp(0.9 * target / std::max(round_s, 1e-3), 1.25, 2.0);
   }
   if (factor > 1 && (!full || round_s > target)) factor = 1;
   // Far over the target whatever the fit says (a stale fit, a machine suddenly slower).

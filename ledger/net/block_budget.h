@@ -23,16 +23,18 @@
 //     (fewer than 3 rounds, blocks all within 25% of one size, or a slope <= 0: round time not
 //     growing with size, e.g. machine load dominating) the rule is the ratio rule: a round over
 //     the target scales the pool by 0.8 x target / round (between x0.25 and x0.8: on a CPU-bound
-//     committee one step lands near the size that fits); a round with a full pool under half
-//     the target grows it by 0.5 x target / round (between x1.25 and x2: slow start), one under
-//     the target by x1.25 (a probe: the fit needs blocks of different sizes). A round over the
-//     target never grows the pool, and a fixed part at or above the target (nothing fits)
-//     falls back to the ratio rule's shrink. Pools grow only after a round in which this
-//     politician's pool was full (a light load says nothing about capacity). Always within
-//     [min_pool_txs, max_pool_txs].
-//     The previous rule (growth only after a round under half the target) never grew a block
-//     at committee 64: the fixed part alone takes more than half the target
-//     (BlockBudgetTest.AFixedRoundCostAboveHalfTheTargetStillLetsBlocksGrow).
+//     committee one step lands near the size that fits); a round with a full pool under the
+//     target grows it by 0.9 x target / round, between x1.25 (a probe: the fit needs blocks of
+//     different sizes) and x2 -- with any fixed part >= 0 that scaling cannot take a linear
+//     round past 0.9 x target (the x1.25 floor can, by at most x1.25 of a round under it). (It used
+//     to aim at half the target below half the target and probe by x1.25 above: at committee 64,
+//     whose rounds take about half the target, blocks grew by x1.25 a round whenever the fit was
+//     unusable.) A round over the target never grows the pool, and a fixed part at or above the
+//     target (nothing fits) falls back to the ratio rule's shrink. Pools grow only after a round in
+//     which this politician's pool was full (a light load says nothing about capacity). Always
+//     within [min_pool_txs, max_pool_txs]. The previous rule (growth only after a round under half
+//     the target) never grew a block at committee 64: the fixed part alone takes more than half the
+//     target (BlockBudgetTest.AFixedRoundCostAboveHalfTheTargetStillLetsBlocksGrow).
 //   - Mempool capacity: `backlog_pools` pools' worth. Frozen transfers stay in the mempool
 //     until their block commits, so 2 pools = one in flight and one waiting: a transfer
 //     admitted then is frozen at the next freeze (mempool.h serves the oldest first) and

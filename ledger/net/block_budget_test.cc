@@ -46,6 +46,30 @@ TEST(BlockBudgetTest, FastRoundsWithRoomToSpareDoNotGrowThePool) {
   EXPECT_EQ(b.pool_txs(), 400u);
 }
 
+// Committee 64 on a loaded box: rounds take ~11 s of a 20 s target whatever the block size
+// (machine load, not the block, sets the round time: here 10.9, 10.8, ... s as blocks grow),
+// so no fit is usable (no positive slope). A full pool then
+// grows by 0.9 x target / round (x1.64 here) -- as far as a round linear in the block size,
+// with any fixed part, could grow and stay under the target -- not by the x1.25 probe, which
+// takes 10 rounds from 250 to 2,000 (a whole 120 s bench run at committee 64).
+TEST(BlockBudgetTest, WithoutAUsableFitAFullPoolGrowsAsFarAsTheTargetAllows) {
+  BlockBudget b({.max_pool_txs = 2000, .min_pool_txs = 50, .target_round_s = 20});
+  ASSERT_EQ(b.pool_txs(), 250u);
+  auto t = BlockBudget::Clock::time_point();
+  std::vector<size_t> sizes;
+  for (uint64_t h = 1; h <= 5; ++h) {
+    const size_t txs = b.pool_txs();
+    b.PoolFrozen(h, txs, t);
+    t += milliseconds(11000 - 100 * static_cast<int64_t>(h));
+    b.BlockCommitted(h, 5 * txs, t);
+    EXPECT_FALSE(b.fit().has_value()) << "round time does not grow with size: no slope";
+    sizes.push_back(b.pool_txs());
+  }
+  // 250 -> 413 -> 689 -> 1,160 -> 1,970 -> 2,000 (the x1.25 probe: 313, 391, 489, 611, 763).
+  EXPECT_EQ(sizes[0], 413u);
+  EXPECT_EQ(b.pool_txs(), 2000u) << "after 5 rounds: " << sizes[3] << ", " << sizes[4];
+}
+
 TEST(BlockBudgetTest, UnmeasuredHeightsChangeNothing) {
   BlockBudget b({.max_pool_txs = 1000, .target_round_s = 4});
   EXPECT_EQ(b.pool_txs(), 125u);  // starts at max / 8

@@ -62,6 +62,7 @@ LoadCounts LoadGenerator::counts() const {
   std::lock_guard<std::mutex> lock(mu_);
   LoadCounts c = counts_;
   c.resent = resent_.load();
+  c.busy_answers = busy_answers_.load();
   return c;
 }
 
@@ -89,6 +90,7 @@ std::vector<uint32_t> LoadGenerator::Send(Worker* w, const Transaction& tx,
     } else if (s.code() == StatusCode::kResourceExhausted) {
       *busy = true;
       ++busy_answers;
+      ++busy_answers_;
       *retry_after_ms = std::max(*retry_after_ms, hint);
     }
   }

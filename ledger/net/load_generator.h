@@ -10,8 +10,12 @@
 // 200 ms), as a client that respects back-pressure does. Counts:
 //   offered    transfers the schedule called for
 //   submitted  transfers at least one politician accepted
-//   busy       offered transfers no politician had room for
+//   busy       offered transfers no politician had room for, and those skipped while the
+//              thread paused for a retry hint
 //   idle_miss  offered transfers not sent because every sampled account had one in flight
+// and, not per offered transfer: busy_answers, the RESOURCE_EXHAUSTED answers received (the
+// calls a saturated network had to refuse: up to two per busy transfer, none for the transfers
+// skipped while a thread pauses, which `busy` counts too; plus refused resends and twins).
 // A fraction of transfers is followed by a double spend: the same nonce to another receiver,
 // sent to other politicians. Transfers in flight for longer than resend_s and 4 block
 // intervals are sent again, to one politician (a dropping politician may have eaten them; a
@@ -47,7 +51,8 @@ struct LoadOptions {
 struct LoadCounts {
   uint64_t offered = 0, submitted = 0, busy = 0, idle_miss = 0, rejected = 0;
   uint64_t double_spend_attempts = 0;
-  uint64_t resent = 0;  // transfers sent again after waiting (not part of offered)
+  uint64_t resent = 0;        // transfers sent again after waiting (not part of offered)
+  uint64_t busy_answers = 0;  // RESOURCE_EXHAUSTED answers received, over all calls
 };
 
 class LoadGenerator {
@@ -95,6 +100,7 @@ class LoadGenerator {
   Clock::time_point start_;
   std::atomic<double> block_interval_s_{0};  // EWMA over OnBlock calls
   std::atomic<uint64_t> resent_{0};
+  std::atomic<uint64_t> busy_answers_{0};
 
   mutable std::mutex mu_;                                         // guards the members below
   std::unordered_map<std::string, Clock::time_point> submitted_;  // tx id (bytes) -> first sent

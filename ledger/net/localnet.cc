@@ -533,6 +533,7 @@ void AddLoadFigures(const LoadGenerator& load, double load_seconds, ChainWatch& 
   report.submitted_txs = counts.submitted;
   report.busy_submissions = counts.busy;
   report.resent_submissions = counts.resent;
+  report.busy_answers = counts.busy_answers;
   report.idle_misses = counts.idle_miss;
   report.rejected_submissions = counts.rejected;
   report.offered_tx_per_s = counts.offered / std::max(load_seconds, 1e-9);

@@ -111,6 +111,7 @@ struct LocalnetReport {
   uint64_t submitted_txs = 0;
   uint64_t busy_submissions = 0;    // turned away by full mempools (RESOURCE_EXHAUSTED)
   uint64_t resent_submissions = 0;  // waited too long and sent again (not part of offered)
+  uint64_t busy_answers = 0;        // RESOURCE_EXHAUSTED answers over all the load's calls
   uint64_t idle_misses = 0;         // no idle account to send from
   uint64_t rejected_submissions = 0;
   double seconds = 0;   // from the first submission to the last committed block

@@ -146,6 +146,7 @@ std::string LocalnetReport::ToJson() const {
                       {"submitted_txs", submitted_txs},
                       {"busy_submissions", busy_submissions},
                       {"resent_submissions", resent_submissions},
+                      {"busy_answers", busy_answers},
                       {"idle_misses", idle_misses},
                       {"rejected_submissions", rejected_submissions},
                       {"offered_tx_per_s", offered_tx_per_s},

@@ -143,6 +143,10 @@ TEST(LocalnetTest, OverloadIsTurnedAwayAtAdmissionAndBlocksKeepCommitting) {
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_GE(r->blocks, 4u);
   EXPECT_GT(r->busy_submissions, 0u);
+  // The refused calls: at least one, at most two per turned-away transfer (the load
+  // generator asks no third politician) and one per resend.
+  EXPECT_GT(r->busy_answers, 0u);
+  EXPECT_LE(r->busy_answers, 2 * r->busy_submissions + r->resent_submissions);
   EXPECT_GT(r->committed_txs, 0u);
   EXPECT_LE(r->txs_per_block, 3 * 10.0 + 1e-9);  // no block beyond the pool limits
   EXPECT_EQ(r->offered_txs,
