@@ -9,6 +9,9 @@
 #                            micro-batches 4 or 8), 1, 2 and 4 workers on this machine
 #   gpt2-w1, gpt2-w2         GPT-2-small shape (12 x 768, 12 heads, vocab 50257, 64 tokens,
 #                            global batch 8, micro-batch 2), 1 and 2 workers
+#   <case>-P.D.m             the same, but train candidate P,D,m (--auto-pick: ranked as
+#                            usual, its own simulated step is the prediction), e.g.
+#                            toy-w2-1.2.8, gpt2-w2-2.1.2
 # in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
 # machine's load falls on every case alike), with the 1-minute load average before and after
 # each run. Besides the wall-clock error, the CPU-normalized one: the prediction times the share
@@ -38,12 +41,15 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
-    model=${case%-w*}
-    workers=${case#*-w}
+    model=${case%%-w*}
+    rest=${case#*-w}
+    workers=${rest%%-*}
+    pick=()
+    if [ "$rest" != "$workers" ]; then pick=(--auto-pick "$(echo "${rest#*-}" | tr . ,)"); fi
     if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
     name=$case.$round
     before=$(load)
-    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" --timeout 900 \
+    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" "${pick[@]}" --timeout 900 \
         --run-dir "$OUT/run-$name" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
