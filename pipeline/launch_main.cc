@@ -130,7 +130,8 @@ int main(int argc, char** argv) {
   int heartbeat_s = 0;
   int max_restarts = 20;
   double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
-  double predicted_cpu_share = 0;  // the profile's share of a core (Candidate::cpu_share)
+  double predicted_without_comm_s = 0;  // the same without the communication threads' CPU
+  double predicted_cpu_share = 0;       // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
   app.add_option("--model", job.model.kind,
                  "gpt, cnn, torchscript (with --script) or a model registered in this binary "
@@ -480,6 +481,24 @@ int main(int argc, char** argv) {
       job.boundaries = best.boundaries;
       partition = "auto";
       predicted_step_s = best.step_s;
+      if (request.cores > 0 &&
+          (request.comm_cpu.allreduce_byte_s > 0 || request.comm_cpu.p2p_byte_s > 0)) {
+        // The same candidate without the communication threads' CPU: what that term adds.
+        pl::AutoConfigRequest bare = request;
+        bare.comm_cpu = {};
+        TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult again, pl::AutoConfigure(bare));
+        for (const pl::Candidate& c : again.ranked) {
+          if (c.stages == best.stages && c.replicas == best.replicas &&
+              c.micro_batch == best.micro_batch) {
+            predicted_without_comm_s = c.step_s;
+          }
+        }
+        fmt::print(
+            "the communication threads' CPU on {} shared cores adds {:+.1f} % to the "
+            "simulated step ({:.4f} s without it)\n",
+            request.cores, 100 * (best.step_s / predicted_without_comm_s - 1),
+            predicted_without_comm_s);
+      }
       predicted_cpu_share = best.cpu_share;
       predicted_memory_mb = best.memory_bytes / 1e6;
     }
@@ -604,6 +623,7 @@ int main(int argc, char** argv) {
                           {"sim_pipeline_s", sim.pipeline_s},
                           {"peak_rss_mb", rss_mb},
                           {"predicted_step_s", predicted_step_s},
+                          {"predicted_without_comm_s", predicted_without_comm_s},
                           {"predicted_memory_mb", predicted_memory_mb},
                           {"predicted_cpu_share", predicted_cpu_share},
                           {"busy_cpu_share", summary.busy_cpu_share},
