@@ -272,7 +272,7 @@ void Simulation::FinishStage(int stage, int step, double now) {
                                                                    c_.allreduce_link);
   const int buckets = std::max(1, cost.allreduce_buckets);
   const double allreduce =
-      std::max(whole / buckets, whole - cost.backward_s * (buckets - 1) / buckets);
+      std::max(whole / buckets, whole - stretch_ * cost.backward_s * (buckets - 1) / buckets);
   for (int r = 0; r < c_.replicas; ++r) {
     const int w = Index(stage, r);
     EndStep(w, step, workers_[w].finish, now + allreduce);
