@@ -137,6 +137,9 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
     slowdown = alone > 0 ? shared / alone : 1.0;
   }
   sim.cores = r.cores;
+  // The share of a core the contended times were measured at: the communication threads will
+  // get the same (CommCpuStretch). Without an entry for this many workers, the cores model's.
+  if (contended) sim.compute_cpu_share = std::min(1.0, contended->cpu_share);
   for (int s = 0; s < c.stages; ++s) {
     const int b = c.boundaries[s], e = c.boundaries[s + 1];
     StageCost cost;

@@ -198,6 +198,17 @@ TEST(AutoConfig, CommunicationCpuIsChargedOnSharedCores) {
   EXPECT_NEAR(find(*after, 1, 2).step_s, 30e-3, 1e-9);
   EXPECT_GT(find(*after, 2, 1).step_s, find(*before, 2, 1).step_s * 1.2);
   EXPECT_DOUBLE_EQ(find(*after, 1, 1).step_s, find(*before, 1, 1).step_s);
+  // A contention profile for 2 workers with the same times, measured at half a core each (a
+  // loaded machine): the communication threads get half a core too, so their 12 ms of CPU cost
+  // the 2 x 24 ms of compute 24 ms: 36 ms a step.
+  ContendedTimes two{.workers = 2, .cpu_share = 0.5};
+  two.forward_s = r.profiles[0].profile.forward_s;
+  two.backward_s = r.profiles[0].profile.backward_s;
+  r.profiles[0].profile.contended = {two};
+  auto loaded = AutoConfigure(r);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_NEAR(find(*loaded, 1, 2).step_s, 36e-3, 1e-9);
+  r.profiles[0].profile.contended.clear();
   r.cores = 0;  // a processor per worker: the communication threads take nothing from them
   auto own = AutoConfigure(r);
   ASSERT_TRUE(own.ok()) << own.status();

@@ -60,6 +60,9 @@ Status Validate(const SimConfig& c) {
   }
   if (c.jitter < 0) return InvalidArgumentError("simulator: negative jitter");
   if (c.cores < 0) return InvalidArgumentError("simulator: negative cores");
+  if (!(c.compute_cpu_share >= 0 && c.compute_cpu_share <= 1)) {
+    return InvalidArgumentError("simulator: compute CPU share must be in [0, 1]");
+  }
   for (const StageCost& s : c.stages) {
     if (!(s.comm_cpu_s >= 0)) return InvalidArgumentError("simulator: negative comm CPU");
   }
@@ -403,7 +406,9 @@ double CommCpuStretch(const SimConfig& c) {
   if (compute <= 0 || comm <= 0) return 1.0;
   const double workers = static_cast<double>(P) * c.replicas;
   const double spare = std::max(0.0, c.cores - workers) * longest;
-  return 1.0 + std::max(0.0, comm - spare) * std::max(1.0, workers / c.cores) / compute;
+  const double share =
+      c.compute_cpu_share > 0 ? c.compute_cpu_share : std::min(1.0, c.cores / workers);
+  return 1.0 + std::max(0.0, comm - spare) / (share * compute);
 }
 
 double RingAllreduceSeconds(double bytes, int replicas, const LinkModel& link) {

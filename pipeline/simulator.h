@@ -119,6 +119,12 @@ struct SimConfig {
   // profile); the communication threads' CPU (StageCost::comm_cpu_s) needs the same processors,
   // and what spare processors cannot absorb slows every compute task (CommCpuStretch).
   int cores = 0;
+  // The share of a core each computing thread got while the stages' compute times were measured
+  // (a contention profile's ContendedTimes::cpu_share: below 1 when the workers or other
+  // processes crowd the cores). The communication threads get the same share, so a CPU-second
+  // of theirs costs 1 / share seconds of the computing threads' time. 0: not measured, taken as
+  // min(1, cores / workers), what W always-runnable threads get from C idle cores.
+  double compute_cpu_share = 0;
 };
 
 struct TimedTask {
@@ -151,9 +157,11 @@ Result<SimResult> Simulate(const SimConfig& config);
 // processors, T the compute seconds of all workers' tasks in a step and K their communication
 // CPU (the sums over workers of the stages' task times and comm_cpu_s): spare processors
 // (C - W, when W < C) absorb up to (C - W) x the longest stage's compute time of K; the rest
-// is shared fairly with the computing threads, which get min(1, C / W) of a processor each,
-// so they lose that rest over the step: 1 + max(0, K - spare) x max(1, W / C) / T. 1 with
-// cores = 0, no communication CPU or no compute.
+// is shared fairly with the computing threads, which got a share s of a processor each while
+// their times were measured (compute_cpu_share, else min(1, C / W)): their tasks needed s x T
+// CPU-seconds and now need K more from the same share, so they take
+// 1 + max(0, K - spare) / (s x T) times as long. 1 with cores = 0, no communication CPU or no
+// compute.
 double CommCpuStretch(const SimConfig& config);
 
 // Ring all-reduce of `bytes` among `replicas`: 2 (D-1) steps of bytes / D each.

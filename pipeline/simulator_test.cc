@@ -84,6 +84,15 @@ TEST(Simulator, CommunicationCpuOnSharedCoresSlowsTheComputeTasks) {
   c.cores = 2;
   c.replicas = 4;
   EXPECT_NEAR(CommCpuStretch(c), 1.5, 1e-12);
+  // Computing threads measured at a quarter of a core each (a loaded machine): the
+  // communication threads get a quarter too, so their 3 CPU-s cost 12 s of the 2 workers'
+  // 12 s of compute: 2x.
+  c.replicas = 2;
+  c.compute_cpu_share = 0.25;
+  EXPECT_NEAR(CommCpuStretch(c), 2.0, 1e-12);
+  c.compute_cpu_share = 1.5;
+  EXPECT_FALSE(Simulate(c).ok());
+  c.compute_cpu_share = 0;
   c.stages[0].comm_cpu_s = -1;
   EXPECT_FALSE(Simulate(c).ok());
 }
