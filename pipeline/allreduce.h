@@ -19,4 +19,13 @@ namespace tessera::pipeline {
 Status RingAllreduce(Transport& transport, const std::vector<int>& group, uint64_t tag_base,
                      std::span<float> data, Transport::Duration timeout);
 
+// What a probe of an all-reduce engine among threads of one process measures (pipeline/
+// link_probe.h, pipeline/gloo_collective.h).
+struct AllreduceTiming {
+  double wall_s = 0;  // median seconds of one all-reduce (rank 0's view)
+  // CPU seconds of the whole process (every thread: callers, transport, gloo; the kernel's
+  // work on their behalf) per all-reduce and member, over the timed rounds.
+  double cpu_s = 0;
+};
+
 }  // namespace tessera::pipeline

@@ -94,6 +94,24 @@ const ContendedTimes* ContendedFor(const UnitProfile& profile, int workers) {
   return nullptr;
 }
 
+// CPU seconds per step of stage `s`'s communication threads in candidate `c`: its share of the
+// gradient all-reduce (one call per bucket, and one for the loss on the last stage) at D > 1,
+// and half the two ends' cost of every activation and gradient it sends or receives at P > 1.
+double StageCommCpu(const AutoConfigRequest& r, const UnitProfile& profile, const Candidate& c,
+                    int s, const StageCost& cost) {
+  const CommCpuCost& k = r.comm_cpu;
+  double cpu = 0;
+  if (c.replicas > 1) {
+    const int calls = cost.allreduce_buckets + (s + 1 == c.stages ? 1 : 0);
+    cpu += calls * k.allreduce_call_s + cost.gradient_bytes * k.allreduce_byte_s;
+  }
+  double moved = 0;  // bytes per micro-batch this stage sends and receives
+  if (s > 0) moved += 2 * profile.output_bytes[c.boundaries[s] - 1];
+  if (s + 1 < c.stages) moved += 2 * profile.output_bytes[c.boundaries[s + 1] - 1];
+  cpu += 0.5 * k.p2p_byte_s * moved * c.micro_batches;
+  return cpu;
+}
+
 // Simulates one candidate whose partition is already set.
 Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& profile,
                                  const Candidate& c) {
@@ -118,6 +136,10 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
         Sum(contended->forward_s, 0, units) + Sum(contended->backward_s, 0, units);
     slowdown = alone > 0 ? shared / alone : 1.0;
   }
+  sim.cores = r.cores;
+  // The share of a core the contended times were measured at: the communication threads will
+  // get the same (CommCpuStretch). Without an entry for this many workers, the cores model's.
+  if (contended) sim.compute_cpu_share = std::min(1.0, contended->cpu_share);
   for (int s = 0; s < c.stages; ++s) {
     const int b = c.boundaries[s], e = c.boundaries[s + 1];
     StageCost cost;
@@ -132,6 +154,7 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
           std::max(1, static_cast<int>(std::ceil(cost.gradient_bytes / r.bucket_bytes)));
     }
     if (!profile.optimizer_s.empty()) cost.optimizer_s = slowdown * Sum(profile.optimizer_s, b, e);
+    cost.comm_cpu_s = StageCommCpu(r, profile, c, s, cost);
     sim.stages.push_back(cost);
     if (s + 1 < c.stages) sim.boundary_bytes.push_back(profile.output_bytes[e - 1]);
   }

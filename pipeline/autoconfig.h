@@ -61,6 +61,11 @@ struct AutoConfigRequest {
   // Bytes per all-reduce bucket started during the backward (gloo: --bucket-kb); 0 = the whole
   // gradient after the backward (our ring).
   double bucket_bytes = 0;
+  // The communication threads' CPU (MeasureLoopback, pipeline/link_probe.h): with `cores`, a
+  // candidate's stages get StageCost::comm_cpu_s from it (the all-reduce of their gradient in
+  // buckets, at D > 1; their activations and gradients sent and received, at P > 1), which
+  // the simulator takes from the computing threads' processors. Zero: not measured.
+  CommCpuCost comm_cpu;
 };
 
 struct Candidate {

@@ -170,6 +170,51 @@ TEST(AutoConfig, ContentionProfileSetsTheCrowdedTimes) {
   EXPECT_FALSE(AutoConfigure(r).ok());
 }
 
+// The communication threads' measured CPU (MeasureLoopback) is charged on shared cores. Two
+// units of 2 ms forward and 4 ms backward per micro-batch of 2, 2 KB of gradient and output
+// per unit; 2 workers on 2 cores, global batch 8. P=1 D=2: each replica runs 2 micro-batches
+// through both units, 24 ms of compute, and all-reduces 4 KB in one bucket plus the loss: 2
+// calls x 1 ms + 4 KB x 1 us = 6 ms of CPU per worker. Both workers need 2 x (24 + 6) ms from
+// 2 cores: 30 ms a step, where the simulation without that CPU says 24 ms. P=2 D=1 sends 4
+// activations and 4 gradients of 2 KB across its cut (each stage is charged half of both
+// ends' 1 us per byte: 8 ms of CPU) and slows by 16 / 56 ms of compute; one worker alone
+// communicates nothing.
+TEST(AutoConfig, CommunicationCpuIsChargedOnSharedCores) {
+  AutoConfigRequest r = Request(2, 8, {Uniform(2, 2, 1e-3, 1e3, 2e3)});
+  r.cores = 2;
+  auto before = AutoConfigure(r);
+  ASSERT_TRUE(before.ok()) << before.status();
+  r.comm_cpu = {.allreduce_call_s = 1e-3, .allreduce_byte_s = 1e-6, .p2p_byte_s = 1e-6};
+  auto after = AutoConfigure(r);
+  ASSERT_TRUE(after.ok()) << after.status();
+  auto find = [](const AutoConfigResult& result, int stages, int replicas) {
+    for (const Candidate& c : result.ranked) {
+      if (c.stages == stages && c.replicas == replicas && c.micro_batch == 2) return c;
+    }
+    ADD_FAILURE() << "no candidate P=" << stages << " D=" << replicas;
+    return Candidate{};
+  };
+  EXPECT_NEAR(find(*before, 1, 2).step_s, 24e-3, 1e-9);
+  EXPECT_NEAR(find(*after, 1, 2).step_s, 30e-3, 1e-9);
+  EXPECT_GT(find(*after, 2, 1).step_s, find(*before, 2, 1).step_s * 1.2);
+  EXPECT_DOUBLE_EQ(find(*after, 1, 1).step_s, find(*before, 1, 1).step_s);
+  // A contention profile for 2 workers with the same times, measured at half a core each (a
+  // loaded machine): the communication threads get half a core too, so their 12 ms of CPU cost
+  // the 2 x 24 ms of compute 24 ms: 36 ms a step.
+  ContendedTimes two{.workers = 2, .cpu_share = 0.5};
+  two.forward_s = r.profiles[0].profile.forward_s;
+  two.backward_s = r.profiles[0].profile.backward_s;
+  r.profiles[0].profile.contended = {two};
+  auto loaded = AutoConfigure(r);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_NEAR(find(*loaded, 1, 2).step_s, 36e-3, 1e-9);
+  r.profiles[0].profile.contended.clear();
+  r.cores = 0;  // a processor per worker: the communication threads take nothing from them
+  auto own = AutoConfigure(r);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_NEAR(find(*own, 1, 2).step_s, 24e-3, 1e-9);
+}
+
 // Varuna's non-last stages stash only their input; the last stage (1F1B) keeps its outputs
 // too. P=2, M=4, one unit per stage, input 8 B, output 100 B, params 10 B per micro-batch of 1.
 TEST(AutoConfig, MemoryEstimateFollowsTheSchedule) {

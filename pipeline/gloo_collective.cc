@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <barrier>
 #include <charconv>
 #include <chrono>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include "fmt/format.h"
+#include "pipeline/task_clock.h"
 
 namespace tessera::pipeline {
 namespace {
@@ -258,7 +260,7 @@ Status GlooGroup::Wait(Transport::Duration timeout) {
 
 int GlooGroup::pending() const { return static_cast<int>(impl_->pending.size()); }
 
-Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
+Result<AllreduceTiming> TimeGlooAllreduce(size_t floats, int members, int runs) {
   if (members < 2 || runs < 1 || floats < 1) {
     return InvalidArgumentError("gloo probe: members >= 2, runs >= 1, floats >= 1");
   }
@@ -272,9 +274,15 @@ Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
   }
   std::vector<Status> status(members, Status::Ok());
   std::vector<double> times;
+  // Every member waits here before the first and after the last timed round, so rank 0's
+  // process CPU reads enclose exactly the timed rounds of all members. A member that failed
+  // still arrives (and then leaves the barrier), so no thread waits forever.
+  std::barrier sync(members);
+  double cpu_start = 0, cpu_end = 0;
   std::vector<std::thread> threads;
   for (int r = 0; r < members; ++r) {
     threads.emplace_back([&, r] {
+      int arrivals = 0;  // at `sync`: 2 when the rounds ran
       status[r] = [&]() -> Status {
         std::vector<int> peers;
         for (int p : all) {
@@ -292,6 +300,11 @@ Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
                                                  *transport));
         std::vector<float> data(floats, 1.0f);
         for (int k = 0; k <= runs; ++k) {  // round 0 warms the pairs up
+          if (k == 1) {
+            ++arrivals;
+            sync.arrive_and_wait();
+            if (r == 0) cpu_start = ProcessCpuSeconds();
+          }
           const auto t0 = Clock::now();
           TESSERA_RETURN_IF_ERROR(group->Start(data));
           TESSERA_RETURN_IF_ERROR(group->Wait(timeout));
@@ -300,14 +313,19 @@ Result<double> TimeGlooAllreduce(size_t floats, int members, int runs) {
           }
           std::fill(data.begin(), data.end(), 1.0f);
         }
+        ++arrivals;
+        sync.arrive_and_wait();
+        if (r == 0) cpu_end = ProcessCpuSeconds();
         return transport->Flush(timeout);
       }();
+      if (arrivals < 2) sync.arrive_and_drop();  // this phase, and out of the next
     });
   }
   for (auto& t : threads) t.join();
   for (const Status& s : status) TESSERA_RETURN_IF_ERROR(s);
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return AllreduceTiming{.wall_s = times[times.size() / 2],
+                         .cpu_s = (cpu_end - cpu_start) / (static_cast<double>(runs) * members)};
 }
 
 }  // namespace tessera::pipeline

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "pipeline/allreduce.h"
 #include "pipeline/transport.h"
 
 namespace tessera::pipeline {
@@ -96,8 +97,8 @@ class GlooGroup {
 
 // Median seconds of `runs` gloo all-reduces of `floats` floats among `members` threads of this
 // process over 127.0.0.1 (one warm-up round first), each thread with its own transport and gloo
-// pairs as separate workers would have: the auto-configuration's measurement of this engine
-// (pipeline/link_probe.h).
-Result<double> TimeGlooAllreduce(size_t floats, int members, int runs);
+// pairs as separate workers would have, and the process's CPU per all-reduce and member over
+// the timed rounds: the auto-configuration's measurement of this engine (pipeline/link_probe.h).
+Result<AllreduceTiming> TimeGlooAllreduce(size_t floats, int members, int runs);
 
 }  // namespace tessera::pipeline

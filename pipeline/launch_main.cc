@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <sstream>
 #include <string>
@@ -129,7 +130,8 @@ int main(int argc, char** argv) {
   int heartbeat_s = 0;
   int max_restarts = 20;
   double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
-  double predicted_cpu_share = 0;  // the profile's share of a core (Candidate::cpu_share)
+  double predicted_without_comm_s = 0;  // the same without the communication threads' CPU
+  double predicted_cpu_share = 0;       // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
   app.add_option("--model", job.model.kind,
                  "gpt, cnn, torchscript (with --script) or a model registered in this binary "
@@ -230,6 +232,11 @@ int main(int argc, char** argv) {
                "Choose --stages, --replicas and --micro-batch for --workers by profiling the "
                "model here and simulating every candidate (Varuna's auto-config)");
   app.add_option("--workers", workers, "Workers available (with --auto or --elastic)");
+  std::string auto_pick;
+  app.add_option("--auto-pick", auto_pick,
+                 "With --auto: rank the candidates as usual, but train this one, P,D,m (it must "
+                 "be among them); its simulated step is the prediction printed against the "
+                 "measured one (what the simulator says of a configuration of your choice)");
   app.add_option("--auto-micro-batches", micro_batch_list,
                  "Micro-batch sizes to profile and consider, e.g. 2,4,8 (default: powers of two "
                  "up to 16 dividing the global batch)");
@@ -328,6 +335,23 @@ int main(int argc, char** argv) {
         TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
             profile_out, pl::ProfilesToJson(request.profiles).dump(1) + "\n"));
       }
+      if (link_mbps == 0 && hosts.size() >= 2 && hosts[0].address != hosts[1].address) {
+        // Workers on other hosts: measure the link the simulator is to model (from the first
+        // host to the second) instead of assuming one. --link-mbps overrides.
+        TESSERA_ASSIGN_OR_RETURN(std::vector<int> probe_port, pl::FreeLocalPorts(1));
+        const int port = base_port > 0 ? std::max(1024, base_port - 1) : probe_port[0];
+        TESSERA_ASSIGN_OR_RETURN(
+            pl::LinkMeasurement measured,
+            pl::ProbeHostLink(worker, hosts[0], hosts[1], port, std::chrono::seconds(30)));
+        link = measured.link;  // fitted in wire bytes, so with TCP framing whatever --link-framing
+        fmt::print(
+            "link {} -> {} (measured): {:.2f} Mbit/s on the wire, latency {:.3f} ms, burst "
+            "{:.1f} KB (round trip {:.3f} ms; {:.0f} KB in {:.4f} s, {:.0f} KB in {:.4f} s)\n",
+            hosts[0].address, hosts[1].address, link.bandwidth_bytes_per_s * 8 / 1e6,
+            1e3 * link.latency_s, link.burst_bytes / 1024, 1e3 * measured.rtt_s,
+            measured.small_bytes / 1024, measured.small_s, measured.large_bytes / 1024,
+            measured.large_s);
+      }
       request.link = link;
       if (link.bandwidth_bytes_per_s == 0 && hosts.empty()) {
         // Unlimited loopback links would make the all-reduce free in the simulation: measure
@@ -335,16 +359,28 @@ int main(int argc, char** argv) {
         // profiler measures all-reduce times for its auto-config too).
         double bytes = 0;
         for (double b : request.profiles[0].profile.param_bytes) bytes += b;
-        // The engine the workers will use: gloo (the default) or our ring.
+        // The engine the workers will use: gloo (the default) or our ring. The same probe
+        // measures what the communication costs the processors the workers share: the
+        // all-reduce's CPU, and our transport's for a message of the model's largest cut.
         const pl::AllreduceTimer timer =
             job.collective == "gloo" ? pl::AllreduceTimer(pl::TimeGlooAllreduce) : nullptr;
-        TESSERA_ASSIGN_OR_RETURN(request.allreduce_link,
-                                 pl::MeasureLoopbackRing(std::max(bytes, 64.0), 2, 5, timer));
+        double message = 0;  // the largest cut's activation (the last unit's goes nowhere)
+        const auto& outputs = request.profiles.back().profile.output_bytes;
+        for (size_t u = 0; u + 1 < outputs.size(); ++u) message = std::max(message, outputs[u]);
+        TESSERA_ASSIGN_OR_RETURN(
+            pl::LoopbackMeasurement probe,
+            pl::MeasureLoopback(std::max(bytes, 64.0), std::min(message, 64.0 * 1024 * 1024), 2, 5,
+                                timer));
+        request.allreduce_link = probe.allreduce_link;
+        request.comm_cpu = probe.cpu;
         fmt::print(
             "all-reduce on loopback ({}, measured, 2 threads, {:.0f} KB): latency {:.4f} ms, "
-            "{:.0f} Mbit/s\n",
+            "{:.0f} Mbit/s; CPU per call {:.3f} ms + {:.3f} ms per MB; messages of {:.0f} KB: "
+            "{:.3f} ms CPU per MB (both ends)\n",
             job.collective, bytes / 1024, 1e3 * request.allreduce_link->latency_s,
-            request.allreduce_link->bandwidth_bytes_per_s * 8 / 1e6);
+            request.allreduce_link->bandwidth_bytes_per_s * 8 / 1e6,
+            1e3 * probe.cpu.allreduce_call_s, 1e9 * probe.cpu.allreduce_byte_s, message / 1024,
+            1e9 * probe.cpu.p2p_byte_s);
       }
       request.memory_limit_bytes = memory_limit_mb * 1e6;
       request.memory.base_bytes = worker_base_mb >= 0 ? worker_base_mb * 1e6 : base_rss;
@@ -419,12 +455,50 @@ int main(int argc, char** argv) {
       fmt::print("auto-config for {} workers ({} cores shared), best first:\n{}", workers,
                  request.cores, pl::FormatCandidates(ranked, 10));
       TESSERA_ASSIGN_OR_RETURN(pl::Candidate best, pl::Best(ranked, request.memory_limit_bytes));
+      if (!auto_pick.empty()) {
+        int p = 0, d = 0, m = 0;
+        char extra = 0;
+        if (std::sscanf(auto_pick.c_str(), "%d,%d,%d%c", &p, &d, &m, &extra) != 3) {
+          return tessera::cli::UsageError("--auto-pick must be P,D,m, e.g. 1,2,4");
+        }
+        bool found = false;
+        for (const pl::Candidate& c : ranked.ranked) {
+          if (c.stages == p && c.replicas == d && c.micro_batch == m) {
+            best = c;
+            found = true;
+          }
+        }
+        if (!found) {
+          return tessera::cli::UsageError(fmt::format(
+              "--auto-pick {}: not among the candidates that fit (see the list above)", auto_pick));
+        }
+        fmt::print("picked by --auto-pick: P={} D={} m={}, simulated step {:.4f} s\n", p, d, m,
+                   best.step_s);
+      }
       job.stages = best.stages;
       job.replicas = best.replicas;
       job.micro_batch = best.micro_batch;
       job.boundaries = best.boundaries;
       partition = "auto";
       predicted_step_s = best.step_s;
+      if (request.cores > 0 &&
+          (request.comm_cpu.allreduce_byte_s > 0 || request.comm_cpu.p2p_byte_s > 0)) {
+        // The same candidate without the communication threads' CPU: what that term adds.
+        pl::AutoConfigRequest bare = request;
+        bare.comm_cpu = {};
+        TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult again, pl::AutoConfigure(bare));
+        for (const pl::Candidate& c : again.ranked) {
+          if (c.stages == best.stages && c.replicas == best.replicas &&
+              c.micro_batch == best.micro_batch) {
+            predicted_without_comm_s = c.step_s;
+          }
+        }
+        fmt::print(
+            "the communication threads' CPU on {} shared cores adds {:+.1f} % to the "
+            "simulated step ({:.4f} s without it)\n",
+            request.cores, 100 * (best.step_s / predicted_without_comm_s - 1),
+            predicted_without_comm_s);
+      }
       predicted_cpu_share = best.cpu_share;
       predicted_memory_mb = best.memory_bytes / 1e6;
     }
@@ -549,6 +623,7 @@ int main(int argc, char** argv) {
                           {"sim_pipeline_s", sim.pipeline_s},
                           {"peak_rss_mb", rss_mb},
                           {"predicted_step_s", predicted_step_s},
+                          {"predicted_without_comm_s", predicted_without_comm_s},
                           {"predicted_memory_mb", predicted_memory_mb},
                           {"predicted_cpu_share", predicted_cpu_share},
                           {"busy_cpu_share", summary.busy_cpu_share},

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <filesystem>
 #include <sstream>
 #include <thread>
@@ -151,6 +152,68 @@ Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
   if (json.is_discarded())
     return DataLossError(worker_binary + " wrote a profile that is not JSON");
   return ProfilesFromJson(json);
+}
+
+Result<LinkMeasurement> ProbeHostLink(const std::string& worker_binary, const Host& from,
+                                      const Host& to, int port, std::chrono::seconds timeout) {
+  if (port < 1 || port > 65535) return InvalidArgumentError("link probe: bad port");
+  const std::string endpoint = fmt::format("{}:{}", to.address, port);
+  const std::string wait = std::to_string(timeout.count());
+  std::vector<std::string> server = to.prefix;
+  server.insert(server.end(),
+                {worker_binary, "--serve-link-probe", endpoint, "--link-probe-timeout", wait});
+  std::vector<std::string> client = from.prefix;
+  client.insert(client.end(),
+                {worker_binary, "--probe-link", endpoint, "--link-probe-timeout", wait});
+  const std::vector<std::string> env = EnvironmentWith({});
+  std::vector<pid_t> pids = {Spawn(server, env)};
+  // The client's standard output through a pipe (its JSON line, or its error).
+  int out[2];
+  if (pipe(out) != 0) {
+    StopAll(pids);
+    return UnavailableError("link probe: pipe failed");
+  }
+  std::vector<char*> args, envp;
+  for (const auto& a : client) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  const pid_t launcher = getpid();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) _exit(127);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(out[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    execvpe(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(out[1]);
+  std::string output;
+  char buffer[512];
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) != 0;) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) break;
+    if (output.size() < 8192) output.append(buffer, static_cast<size_t>(n));
+  }
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  StopAll(pids);  // it has exited after the client's goodbye, unless something failed
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return UnavailableError(fmt::format("link probe from {} to {} failed: {}", from.address,
+                                        to.address, output.substr(0, 400)));
+  }
+  const size_t brace = output.rfind('{');
+  nlohmann::json json =
+      brace == std::string::npos
+          ? nlohmann::json()
+          : nlohmann::json::parse(output.substr(brace), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) {
+    return DataLossError("link probe: the client printed no measurement: " + output.substr(0, 400));
+  }
+  return LinkMeasurementFromJson(json);
 }
 
 Result<std::vector<Host>> ParseHosts(const std::string& text) {

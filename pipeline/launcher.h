@@ -11,6 +11,7 @@
 
 #include "core/status.h"
 #include "pipeline/job.h"
+#include "pipeline/link_rate.h"
 #include "pipeline/profile.h"
 #include "pipeline/runtime.h"
 #include "pipeline/simulator.h"
@@ -57,6 +58,14 @@ Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSp
 Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
     const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
     uint64_t seed, const std::string& optimizer, int contended_workers);
+
+// Measures the link from host `from` to host `to` (pipeline/link_rate.h) with the worker
+// binary at both ends, started through the hosts' prefixes as workers are: `worker_binary
+// --serve-link-probe <to.address>:<port>` on `to`, then `worker_binary --probe-link ...` on
+// `from`, whose JSON is the answer. For the auto-configuration's link model where workers run
+// on other hosts. Errors carry what the client printed; both ends are gone when it returns.
+Result<LinkMeasurement> ProbeHostLink(const std::string& worker_binary, const Host& from,
+                                      const Host& to, int port, std::chrono::seconds timeout);
 
 // Starts every worker, waits for all of them and reads their reports. If one fails or the
 // timeout passes, the others are stopped (SIGTERM, then SIGKILL) and the error names the rank.

@@ -1,12 +1,15 @@
 #include "pipeline/link_probe.h"
 
 #include <algorithm>
+#include <barrier>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <vector>
 
 #include "fmt/format.h"
 #include "pipeline/allreduce.h"
+#include "pipeline/task_clock.h"
 #include "pipeline/transport.h"
 
 namespace tessera::pipeline {
@@ -15,16 +18,22 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr Transport::Duration kTimeout{30000};
 
-// Median seconds of `runs` all-reduces of `floats` floats among the threads (rank 0's view).
-Result<double> TimeRing(const std::vector<Endpoint>& endpoints, size_t floats, int runs) {
+// Median seconds of `runs` all-reduces of `floats` floats among the threads (rank 0's view),
+// and the process's CPU per all-reduce and member over them.
+Result<AllreduceTiming> TimeRing(const std::vector<Endpoint>& endpoints, size_t floats, int runs) {
   const int n = static_cast<int>(endpoints.size());
   std::vector<int> group(n);
   for (int r = 0; r < n; ++r) group[r] = r;
   std::vector<Status> status(n);
   std::vector<double> times;
+  // All members meet before the first and after the last timed round (as in
+  // TimeGlooAllreduce), so the CPU reads enclose exactly the timed rounds.
+  std::barrier sync(n);
+  double cpu_start = 0, cpu_end = 0;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < n; ++rank) {
     threads.emplace_back([&, rank] {
+      int arrivals = 0;
       status[rank] = [&]() -> Status {
         std::vector<int> peers = {(rank + 1) % n};
         if (n > 2) peers.push_back((rank + n - 1) % n);  // with 2, both neighbours are one
@@ -32,6 +41,11 @@ Result<double> TimeRing(const std::vector<Endpoint>& endpoints, size_t floats, i
                                  Transport::Connect(rank, endpoints, peers, kTimeout));
         std::vector<float> data(floats, 1.0f);
         for (int k = 0; k <= runs; ++k) {  // round 0 warms the connections up
+          if (k == 1) {
+            ++arrivals;
+            sync.arrive_and_wait();
+            if (rank == 0) cpu_start = ProcessCpuSeconds();
+          }
           const auto t0 = Clock::now();
           TESSERA_RETURN_IF_ERROR(
               RingAllreduce(*transport, group, static_cast<uint64_t>(k) * 2 * n, data, kTimeout));
@@ -39,17 +53,78 @@ Result<double> TimeRing(const std::vector<Endpoint>& endpoints, size_t floats, i
             times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
           }
         }
+        ++arrivals;
+        sync.arrive_and_wait();
+        if (rank == 0) cpu_end = ProcessCpuSeconds();
         return transport->Flush(kTimeout);
       }();
+      if (arrivals < 2) sync.arrive_and_drop();  // this phase, and out of the next
     });
   }
   for (auto& t : threads) t.join();
   for (const Status& s : status) TESSERA_RETURN_IF_ERROR(s);
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2];
+  return AllreduceTiming{.wall_s = times[times.size() / 2],
+                         .cpu_s = (cpu_end - cpu_start) / (static_cast<double>(runs) * n)};
 }
 
-Result<double> TimeOurRing(size_t floats, int replicas, int runs) {
+// The process's CPU per payload byte of `runs` round trips of a `bytes` message between two
+// threads over our transport (one message each way per round, as an activation goes forward
+// and its gradient comes back), with the runtime's copies into and out of the message.
+Result<double> TimeMessagesCpu(size_t bytes, int runs) {
+  TESSERA_ASSIGN_OR_RETURN(std::vector<int> ports, FreeLocalPorts(2));
+  const std::vector<Endpoint> endpoints = {{"127.0.0.1", ports[0]}, {"127.0.0.1", ports[1]}};
+  std::vector<Status> status(2);
+  std::barrier sync(2);
+  double cpu_start = 0, cpu_end = 0;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 2; ++rank) {
+    threads.emplace_back([&, rank] {
+      int arrivals = 0;
+      status[rank] = [&]() -> Status {
+        const int peer = 1 - rank;
+        TESSERA_ASSIGN_OR_RETURN(auto transport,
+                                 Transport::Connect(rank, endpoints, {peer}, kTimeout));
+        std::vector<float> tensor(bytes / sizeof(float) + 1, 1.0f);
+        auto send = [&](uint64_t tag) {
+          std::string message(bytes, '\0');
+          std::memcpy(message.data(), tensor.data(), bytes);
+          return transport->Send(peer, tag, std::move(message));
+        };
+        auto receive = [&](uint64_t tag) -> Status {
+          TESSERA_ASSIGN_OR_RETURN(std::string message, transport->Recv(peer, tag, kTimeout));
+          std::memcpy(tensor.data(), message.data(), std::min(bytes, message.size()));
+          return Status::Ok();
+        };
+        for (int k = 0; k <= runs; ++k) {  // round 0 warms the connection up
+          if (k == 1) {
+            ++arrivals;
+            sync.arrive_and_wait();
+            if (rank == 0) cpu_start = ProcessCpuSeconds();
+          }
+          if (rank == 0) {
+            TESSERA_RETURN_IF_ERROR(send(2 * k));
+            TESSERA_RETURN_IF_ERROR(receive(2 * k + 1));
+          } else {
+            TESSERA_RETURN_IF_ERROR(receive(2 * k));
+            TESSERA_RETURN_IF_ERROR(send(2 * k + 1));
+          }
+        }
+        TESSERA_RETURN_IF_ERROR(transport->Flush(kTimeout));
+        ++arrivals;
+        sync.arrive_and_wait();
+        if (rank == 0) cpu_end = ProcessCpuSeconds();
+        return Status::Ok();
+      }();
+      if (arrivals < 2) sync.arrive_and_drop();
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (const Status& s : status) TESSERA_RETURN_IF_ERROR(s);
+  return (cpu_end - cpu_start) / (2.0 * runs * static_cast<double>(bytes));
+}
+
+Result<AllreduceTiming> TimeOurRing(size_t floats, int replicas, int runs) {
   std::vector<Endpoint> endpoints;
   TESSERA_ASSIGN_OR_RETURN(std::vector<int> ports, FreeLocalPorts(replicas));
   for (int p : ports) endpoints.push_back({"127.0.0.1", p});
@@ -71,18 +146,31 @@ LinkModel FitRing(double small, double large, double bytes, int replicas) {
 
 Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs,
                                       const AllreduceTimer& timer) {
+  TESSERA_ASSIGN_OR_RETURN(LoopbackMeasurement m, MeasureLoopback(bytes, 0, replicas, runs, timer));
+  return m.allreduce_link;
+}
+
+Result<LoopbackMeasurement> MeasureLoopback(double bytes, double message_bytes, int replicas,
+                                            int runs, const AllreduceTimer& timer) {
   if (replicas < 2 || runs < 1 || !(bytes >= 64)) {
     return InvalidArgumentError("ring probe: replicas >= 2, runs >= 1 and bytes >= 64");
   }
-  double small = 0, large = 0;
-  if (timer) {
-    TESSERA_ASSIGN_OR_RETURN(small, timer(4, replicas, runs));
-    TESSERA_ASSIGN_OR_RETURN(large, timer(static_cast<size_t>(bytes / 4), replicas, runs));
-  } else {
-    TESSERA_ASSIGN_OR_RETURN(small, TimeOurRing(4, replicas, runs));
-    TESSERA_ASSIGN_OR_RETURN(large, TimeOurRing(static_cast<size_t>(bytes / 4), replicas, runs));
+  if (!(message_bytes >= 0 && message_bytes <= 256.0 * 1024 * 1024)) {
+    return InvalidArgumentError("message probe: bytes must be in [0, 256 MiB]");
   }
-  return FitRing(small, large, bytes, replicas);
+  const AllreduceTimer time = timer ? timer : AllreduceTimer(TimeOurRing);
+  TESSERA_ASSIGN_OR_RETURN(AllreduceTiming small, time(4, replicas, runs));
+  TESSERA_ASSIGN_OR_RETURN(AllreduceTiming large,
+                           time(static_cast<size_t>(bytes / 4), replicas, runs));
+  LoopbackMeasurement m;
+  m.allreduce_link = FitRing(small.wall_s, large.wall_s, bytes, replicas);
+  m.cpu.allreduce_call_s = small.cpu_s;
+  m.cpu.allreduce_byte_s = std::max(0.0, large.cpu_s - small.cpu_s) / bytes;
+  if (message_bytes >= 1) {
+    TESSERA_ASSIGN_OR_RETURN(m.cpu.p2p_byte_s,
+                             TimeMessagesCpu(static_cast<size_t>(message_bytes), runs));
+  }
+  return m;
 }
 
 }  // namespace tessera::pipeline

@@ -583,3 +583,61 @@ TEST(Launch, BadJobsAreRejectedBeforeStarting) {
 
 }  // namespace
 }  // namespace tessera::pipeline
+
+namespace tessera::pipeline {
+namespace {
+
+// The link probe against a shaped link, the way pipeline-launch measures its hosts: two
+// network namespaces on a bridge, `tc qdisc ... tbf rate 20mbit burst 32kb` on the first one's
+// veth, the worker binary at both ends started through `ip netns exec`. The measured wire rate
+// is tbf's within -20 / +10 % (a loaded machine only makes a transfer slower), and the burst
+// is what a token bucket lets through, not the megabytes an unshaped veth would show. Skipped
+// where namespaces cannot be made (not root, no ip or tc).
+TEST(LinkRateNetns, MeasuresATbfShapedLink) {
+  const int id = static_cast<int>(getpid() % 100000);
+  const std::string bridge = fmt::format("plrbr{}", id), subnet = fmt::format("10.81.{}", id % 250);
+  std::vector<std::string> names;
+  std::string setup = fmt::format("ip link add {0} type bridge && ip link set {0} up", bridge);
+  for (int h = 0; h < 2; ++h) {
+    names.push_back(fmt::format("plrate-{}-h{}", id, h));
+    setup += fmt::format(
+        " && ip netns add {0} && ip link add plrv{5}h{4} type veth peer name plrb{5}h{4} && ip "
+        "link set plrv{5}h{4} netns {0} && ip link set plrb{5}h{4} master {1} && ip link set "
+        "plrb{5}h{4} up && ip netns exec {0} ip addr add {2}.{3}/24 dev plrv{5}h{4} && ip netns "
+        "exec {0} ip link set plrv{5}h{4} up && ip netns exec {0} ip link set lo up",
+        names[h], bridge, subnet, h + 1, h, id);
+  }
+  setup += fmt::format(
+      " && ip netns exec {0} tc qdisc add dev plrv{1}h0 root tbf rate 20mbit burst 32kb "
+      "latency 400ms",
+      names[0], id);
+  const bool made = geteuid() == 0 && std::system((setup + " 2>/dev/null").c_str()) == 0;
+  struct Cleanup {
+    std::vector<std::string> names;
+    std::string bridge;
+    ~Cleanup() {
+      for (const auto& ns : names) std::system(("ip netns del " + ns + " 2>/dev/null").c_str());
+      std::system(("ip link del " + bridge + " 2>/dev/null").c_str());
+    }
+  } cleanup{names, bridge};
+  if (!made) GTEST_SKIP() << "network namespaces with tbf need root, ip and tc";
+  std::vector<Host> hosts;
+  for (int h = 0; h < 2; ++h) {
+    hosts.push_back({fmt::format("{}.{}", subnet, h + 1), {"ip", "netns", "exec", names[h]}});
+  }
+  auto m = ProbeHostLink(WorkerBinary(), hosts[0], hosts[1], 29300, std::chrono::seconds(60));
+  ASSERT_TRUE(m.ok()) << m.status();
+  const double tbf = 20e6 / 8;
+  std::cout << fmt::format(
+      "tbf 20 Mbit/s: measured {:.2f} Mbit/s, burst {:.1f} KB, latency {:.3f} ms ({:.0f} KB in "
+      "{:.4f} s, {:.0f} KB in {:.4f} s)\n",
+      m->link.bandwidth_bytes_per_s * 8 / 1e6, m->link.burst_bytes / 1024, 1e3 * m->link.latency_s,
+      m->small_bytes / 1024, m->small_s, m->large_bytes / 1024, m->large_s);
+  EXPECT_GT(m->link.bandwidth_bytes_per_s, 0.8 * tbf);
+  EXPECT_LT(m->link.bandwidth_bytes_per_s, 1.1 * tbf);
+  EXPECT_LT(m->link.burst_bytes, 256 * 1024);
+  EXPECT_LT(m->link.latency_s, 0.05);
+}
+
+}  // namespace
+}  // namespace tessera::pipeline

@@ -71,6 +71,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--allreduce-latency-ms", allreduce_latency_ms, "Auto: its latency per message")
       ->capture_default_str();
+  double call_cpu_ms = 0, allreduce_cpu_ms_per_mb = 0, p2p_cpu_ms_per_mb = 0;
+  app.add_option("--allreduce-cpu-call-ms", call_cpu_ms,
+                 "Auto: CPU per all-reduce call and member (pipeline-launch --auto prints the "
+                 "measured figures), charged on --cores");
+  app.add_option("--allreduce-cpu-ms-per-mb", allreduce_cpu_ms_per_mb,
+                 "Auto: CPU per MB all-reduced, per member");
+  app.add_option("--p2p-cpu-ms-per-mb", p2p_cpu_ms_per_mb,
+                 "Auto: CPU per MB sent from one worker to another, both ends");
   app.add_option("--cores", cores, "Auto: processors the workers share (0: one each)")
       ->capture_default_str();
   app.add_option("--schedule", schedule, "Auto: varuna, gpipe or 1f1b")->capture_default_str();
@@ -86,6 +94,12 @@ int main(int argc, char** argv) {
       r.global_batch = global_batch;
       r.memory_limit_bytes = memory_limit_mb * 1e6;
       r.cores = cores;
+      if (call_cpu_ms < 0 || allreduce_cpu_ms_per_mb < 0 || p2p_cpu_ms_per_mb < 0) {
+        return tessera::cli::UsageError("communication CPU figures must be >= 0");
+      }
+      r.comm_cpu = {.allreduce_call_s = call_cpu_ms / 1e3,
+                    .allreduce_byte_s = allreduce_cpu_ms_per_mb / 1e9,
+                    .p2p_byte_s = p2p_cpu_ms_per_mb / 1e9};
       r.steps = steps < 2 ? 3 : steps;
       if (framing != "payload" && framing != "tcp") {
         return tessera::cli::UsageError("--framing must be payload or tcp");

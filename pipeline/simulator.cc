@@ -59,6 +59,13 @@ Status Validate(const SimConfig& c) {
     }
   }
   if (c.jitter < 0) return InvalidArgumentError("simulator: negative jitter");
+  if (c.cores < 0) return InvalidArgumentError("simulator: negative cores");
+  if (!(c.compute_cpu_share >= 0 && c.compute_cpu_share <= 1)) {
+    return InvalidArgumentError("simulator: compute CPU share must be in [0, 1]");
+  }
+  for (const StageCost& s : c.stages) {
+    if (!(s.comm_cpu_s >= 0)) return InvalidArgumentError("simulator: negative comm CPU");
+  }
   return Status::Ok();
 }
 
@@ -98,6 +105,7 @@ class Simulation {
         ring_on_links_(c.replicas > 1 && c.pipeline_link.bandwidth_bytes_per_s > 0),
         rounds_(2 * (c.replicas - 1)),
         rng_(c.seed),
+        stretch_(CommCpuStretch(c)),
         end_of_step_(c.steps, 0.0),
         done_in_step_(static_cast<size_t>(c.steps) * P_, 0) {}
 
@@ -137,6 +145,7 @@ class Simulation {
   const bool ring_on_links_;
   const int rounds_;
   std::mt19937_64 rng_;
+  const double stretch_;  // CommCpuStretch: the communication threads' share of the cores
   std::normal_distribution<double> normal_{0.0, 1.0};
   std::vector<std::vector<Task>> tasks_;  // per stage
   std::vector<Worker> workers_;
@@ -174,9 +183,9 @@ void Simulation::TryStart(int w, double now) {
   std::optional<Task> next = x.cursor->Next(ready);
   if (!next) return;
   const StageCost& cost = c_.stages[x.stage];
-  const double d = Draw(next->kind == TaskKind::kForward     ? cost.forward_s
-                        : next->kind == TaskKind::kRecompute ? cost.recompute_s
-                                                             : cost.backward_s);
+  const double d = stretch_ * Draw(next->kind == TaskKind::kForward     ? cost.forward_s
+                                   : next->kind == TaskKind::kRecompute ? cost.recompute_s
+                                                                        : cost.backward_s);
   x.cursor->MarkDone(*next);
   x.busy = true;
   x.busy_s += d;
@@ -266,7 +275,7 @@ void Simulation::FinishStage(int stage, int step, double now) {
                                                                    c_.allreduce_link);
   const int buckets = std::max(1, cost.allreduce_buckets);
   const double allreduce =
-      std::max(whole / buckets, whole - cost.backward_s * (buckets - 1) / buckets);
+      std::max(whole / buckets, whole - stretch_ * cost.backward_s * (buckets - 1) / buckets);
   for (int r = 0; r < c_.replicas; ++r) {
     const int w = Index(stage, r);
     EndStep(w, step, workers_[w].finish, now + allreduce);
@@ -374,6 +383,32 @@ LinkModel WithTcpFraming(LinkModel link) {
   link.header_bytes = 66;
   link.acks_per_segment = 0.4;
   return link;
+}
+
+double CommCpuStretch(const SimConfig& c) {
+  const int P = static_cast<int>(c.stages.size());
+  if (c.cores <= 0 || P == 0) return 1.0;
+  auto tasks = AllStageTasks(c.schedule, P, c.micro_batches);
+  if (!tasks.ok()) return 1.0;
+  double compute = 0, comm = 0, longest = 0;
+  for (int s = 0; s < P; ++s) {
+    const StageCost& cost = c.stages[s];
+    double t = 0;
+    for (const Task& task : (*tasks)[s]) {
+      t += task.kind == TaskKind::kForward     ? cost.forward_s
+           : task.kind == TaskKind::kRecompute ? cost.recompute_s
+                                               : cost.backward_s;
+    }
+    compute += c.replicas * t;
+    comm += c.replicas * cost.comm_cpu_s;
+    longest = std::max(longest, t);
+  }
+  if (compute <= 0 || comm <= 0) return 1.0;
+  const double workers = static_cast<double>(P) * c.replicas;
+  const double spare = std::max(0.0, c.cores - workers) * longest;
+  const double share =
+      c.compute_cpu_share > 0 ? c.compute_cpu_share : std::min(1.0, c.cores / workers);
+  return 1.0 + std::max(0.0, comm - spare) / (share * compute);
 }
 
 double RingAllreduceSeconds(double bytes, int replicas, const LinkModel& link) {

@@ -49,6 +49,12 @@ struct StageCost {
   // the step waits max(T / n, T - backward x (n - 1) / n) after the backward for an all-reduce
   // of T seconds. Applies where the all-reduce is not simulated on the links.
   int allreduce_buckets = 1;
+  // CPU seconds per step that the worker's communication threads spend besides its computing
+  // thread: the transport's senders and readers moving its activations and gradients, gloo's
+  // thread summing its gradient buckets, the kernel's TCP work they cause. Measured on this
+  // machine by pipeline/link_probe.h's MeasureLoopback, times the bytes the stage moves. Costs
+  // compute time only where the workers share processors (SimConfig::cores).
+  double comm_cpu_s = 0;
 };
 
 struct LinkModel {
@@ -75,6 +81,15 @@ struct LinkModel {
   double TransferSeconds(double payload) const;
 };
 
+// What communication costs the processors of this machine, besides the wire: CPU seconds of
+// all threads involved (the caller's copies, the transport's senders and readers, gloo's
+// thread, the kernel's TCP and loopback work), measured by pipeline/link_probe.h.
+struct CommCpuCost {
+  double allreduce_call_s = 0;  // per all-reduce call (one gradient bucket) and member
+  double allreduce_byte_s = 0;  // per byte of the summed buffer and member
+  double p2p_byte_s = 0;        // per payload byte from one worker to another, both ends
+};
+
 // `link` with the framing of our transport over TCP/IPv4 on Ethernet as Linux sends it: 16-byte
 // message frames (tag, length), MSS 1448 (MTU 1500 less 20 IP, 20 TCP and 12 timestamp-option
 // bytes), 66 header bytes per frame (those 52 plus 14 Ethernet) and about one ACK per 2.5
@@ -99,6 +114,17 @@ struct SimConfig {
   // Steps simulated back to back. With more than one, results describe the last step and
   // step_s is the steady-state period (mean of every step after the first, as measured).
   int steps = 1;
+  // Processors that all workers share (0: every worker has its own, as Varuna's GPUs do). The
+  // stages' compute times are what each computing thread takes beside the others (a contention
+  // profile); the communication threads' CPU (StageCost::comm_cpu_s) needs the same processors,
+  // and what spare processors cannot absorb slows every compute task (CommCpuStretch).
+  int cores = 0;
+  // The share of a core each computing thread got while the stages' compute times were measured
+  // (a contention profile's ContendedTimes::cpu_share: below 1 when the workers or other
+  // processes crowd the cores). The communication threads get the same share, so a CPU-second
+  // of theirs costs 1 / share seconds of the computing threads' time. 0: not measured, taken as
+  // min(1, cores / workers), what W always-runnable threads get from C idle cores.
+  double compute_cpu_share = 0;
 };
 
 struct TimedTask {
@@ -125,6 +151,18 @@ struct SimResult {
 
 // INVALID_ARGUMENT for inconsistent sizes, negative times or bandwidths, replicas or steps < 1.
 Result<SimResult> Simulate(const SimConfig& config);
+
+// The factor every compute task of `config` takes longer because the workers' communication
+// threads use the processors the computing threads share. With W workers on C = config.cores
+// processors, T the compute seconds of all workers' tasks in a step and K their communication
+// CPU (the sums over workers of the stages' task times and comm_cpu_s): spare processors
+// (C - W, when W < C) absorb up to (C - W) x the longest stage's compute time of K; the rest
+// is shared fairly with the computing threads, which got a share s of a processor each while
+// their times were measured (compute_cpu_share, else min(1, C / W)): their tasks needed s x T
+// CPU-seconds and now need K more from the same share, so they take
+// 1 + max(0, K - spare) / (s x T) times as long. 1 with cores = 0, no communication CPU or no
+// compute.
+double CommCpuStretch(const SimConfig& config);
 
 // Ring all-reduce of `bytes` among `replicas`: 2 (D-1) steps of bytes / D each.
 double RingAllreduceSeconds(double bytes, int replicas, const LinkModel& link);

@@ -57,6 +57,46 @@ TEST(Simulator, VarunaBeatsGPipeInTheUnitModel) {
   EXPECT_LT(v->pipeline_s, g->pipeline_s);
 }
 
+// The communication threads' CPU on shared processors: P=1 D=2 (each replica F B F B per step,
+// 6 s of compute) on 2 cores, each worker's communication taking 1.5 s of CPU a step. The two
+// workers need 2 x 6 + 2 x 1.5 = 15 CPU-seconds a step from 2 cores: 7.5 s, where the
+// simulation without that CPU says 6 s. With a core of their own each (cores 0) or 2 cores to
+// spare (4 cores), the step stays 6 s.
+TEST(Simulator, CommunicationCpuOnSharedCoresSlowsTheComputeTasks) {
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 1, 2);
+  c.replicas = 2;
+  c.stages[0].comm_cpu_s = 1.5;
+  c.steps = 3;
+  auto own = Simulate(c);
+  ASSERT_TRUE(own.ok()) << own.status();
+  EXPECT_NEAR(own->step_s, 6.0, 1e-9);
+  c.cores = 2;
+  EXPECT_NEAR(CommCpuStretch(c), 1.25, 1e-12);
+  auto shared = Simulate(c);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_NEAR(shared->step_s, 7.5, 1e-9);
+  EXPECT_NEAR(shared->busy_s[0], 7.5, 1e-9);
+  c.cores = 4;  // 2 spare cores x 6 s absorb the 3 s of communication CPU
+  EXPECT_NEAR(CommCpuStretch(c), 1.0, 1e-12);
+  // 4 workers (D = 4) on 2 cores: the compute times are each thread's with half a core (a
+  // contention profile's); 6 CPU-seconds of communication on 2 cores cost every worker 3 s
+  // more over its 6 s of tasks: 1 + 6 x (4 / 2) / 24 = 1.5.
+  c.cores = 2;
+  c.replicas = 4;
+  EXPECT_NEAR(CommCpuStretch(c), 1.5, 1e-12);
+  // Computing threads measured at a quarter of a core each (a loaded machine): the
+  // communication threads get a quarter too, so their 3 CPU-s cost 12 s of the 2 workers'
+  // 12 s of compute: 2x.
+  c.replicas = 2;
+  c.compute_cpu_share = 0.25;
+  EXPECT_NEAR(CommCpuStretch(c), 2.0, 1e-12);
+  c.compute_cpu_share = 1.5;
+  EXPECT_FALSE(Simulate(c).ok());
+  c.compute_cpu_share = 0;
+  c.stages[0].comm_cpu_s = -1;
+  EXPECT_FALSE(Simulate(c).ok());
+}
+
 TEST(Simulator, SlowLinksStretchTheStep) {
   // One micro-batch: both hops sit on the critical path.
   SimConfig c = UnitConfig(ScheduleKind::kVaruna, 2, 1);

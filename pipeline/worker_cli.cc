@@ -12,6 +12,7 @@
 #include "pipeline/autoconfig.h"
 #include "pipeline/gloo_collective.h"
 #include "pipeline/job.h"
+#include "pipeline/link_rate.h"
 #include "pipeline/profile.h"
 #include "pipeline/runtime.h"
 
@@ -49,7 +50,32 @@ int WorkerMain(int argc, char** argv) {
                            "Also time the units under contention of 2 .. this many workers");
   program.app().add_option("--profile-optimizer", profile_optimizer, "sgd, adam or adamw");
   program.app().add_option("--profile-seed", profile_seed, "The model's seed");
+  std::string serve_link_probe, probe_link;
+  int link_probe_timeout_s = 30;
+  program.app().add_option("--serve-link-probe", serve_link_probe,
+                           "Answer one link probe at ADDRESS:PORT, then exit (the other end of "
+                           "--probe-link; pipeline/link_rate.h)");
+  program.app().add_option("--probe-link", probe_link,
+                           "Measure the link to a --serve-link-probe at ADDRESS:PORT and print "
+                           "the measurement as JSON (how pipeline-launch measures its hosts)");
+  program.app().add_option("--link-probe-timeout", link_probe_timeout_s,
+                           "Seconds either end waits for the other (default 30)");
   return program.Run(argc, argv, [&]() -> tessera::Status {
+    if (!serve_link_probe.empty() || !probe_link.empty()) {
+      if (link_probe_timeout_s < 1) return tessera::cli::UsageError("bad --link-probe-timeout");
+      const std::chrono::milliseconds timeout(link_probe_timeout_s * 1000);
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // dies with the launcher that started it
+      if (!serve_link_probe.empty()) {
+        TESSERA_ASSIGN_OR_RETURN(Endpoint at, ParseEndpoint(serve_link_probe));
+        return ServeLinkProbe(at, timeout);
+      }
+      TESSERA_ASSIGN_OR_RETURN(Endpoint to, ParseEndpoint(probe_link));
+      ProbeLinkOptions options;
+      options.timeout = timeout;
+      TESSERA_ASSIGN_OR_RETURN(LinkMeasurement m, ProbeLink(to, options));
+      fmt::print("{}\n", LinkMeasurementToJson(m).dump());
+      return tessera::Status::Ok();
+    }
     if (!profile_spec.empty()) {
       if (profile_out.empty() || profile_sizes.empty() || profile_workers < 1) {
         return tessera::cli::UsageError(

@@ -9,6 +9,9 @@
 #                            micro-batches 4 or 8), 1, 2 and 4 workers on this machine
 #   gpt2-w1, gpt2-w2         GPT-2-small shape (12 x 768, 12 heads, vocab 50257, 64 tokens,
 #                            global batch 8, micro-batch 2), 1 and 2 workers
+#   <case>-P.D.m             the same, but train candidate P,D,m (--auto-pick: ranked as
+#                            usual, its own simulated step is the prediction), e.g.
+#                            toy-w2-1.2.8, gpt2-w2-2.1.2
 # in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
 # machine's load falls on every case alike), with the 1-minute load average before and after
 # each run. Besides the wall-clock error, the CPU-normalized one: the prediction times the share
@@ -33,17 +36,20 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
-    model=${case%-w*}
-    workers=${case#*-w}
+    model=${case%%-w*}
+    rest=${case#*-w}
+    workers=${rest%%-*}
+    pick=()
+    if [ "$rest" != "$workers" ]; then pick=(--auto-pick "$(echo "${rest#*-}" | tr . ,)"); fi
     if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
     name=$case.$round
     before=$(load)
-    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" --timeout 900 \
+    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" "${pick[@]}" --timeout 900 \
         --run-dir "$OUT/run-$name" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
@@ -56,10 +62,10 @@ ps, rs = j.get("predicted_cpu_share", 0), j.get("busy_cpu_share", 0)
 norm = f"{100 * (p * ps / (m * rs) - 1):+.1f}" if ps > 0 and rs > 0 else ""
 print(f"{sys.argv[2]},{sys.argv[3]},{j['stages']},{j['replicas']},{j['micro_batch']},"
       f"{p:.5f},{m:.5f},{100 * (p / m - 1):+.1f},{sys.argv[4]},{sys.argv[5]},{ps:.3f},{rs:.3f},"
-      f"{norm}")
+      f"{norm},{j.get('predicted_without_comm_s', 0):.5f}")
 EOF
     tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $9, $10}'
-    grep -E '^contention' "$OUT/$name.log" | sed 's/^/   /'
+    grep -E '^contention|^all-reduce on loopback|communication threads' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
 
