@@ -50,8 +50,8 @@ int main(int argc, char** argv) {
   bool logical_ranks = false;
   submit_cmd->add_flag("--logical-ranks", logical_ranks,
                        "Command jobs: one process per slot, each running its slot's block of "
-                       "the --workers ranks as logical ranks (programs on the C++ "
-                       "interposition library's logical-rank mode)");
+                       "the --workers ranks as logical ranks (PyTorch DDP scripts under the "
+                       "interposition layer, or programs on the C++ library's logical-rank mode)");
   submit_cmd->add_option("job_args", job_args,
                          "After --: a program and its args (any program: one process per rank "
                          "with torchrun's environment), or the flags of --type's program");

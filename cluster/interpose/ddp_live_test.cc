@@ -4,7 +4,8 @@
 //      job on the C++ library, 4 ranks on 2 agents x 2 slots, are shrunk to 2 slots by a
 //      premium job (all 4 ranks stop at the same step through the barrier, then run spliced:
 //      4 ranks on 2 slots, world size 4), grown back to 4 slots, and end with the parameters
-//      of an uninterrupted run started as torchrun starts it, bit for bit;
+//      of an uninterrupted run started as torchrun starts it, bit for bit; both also with
+//      logical ranks (--logical-ranks: shrunk, 2 processes holding 2 ranks each);
 //  (b) a program that ignores SIGTERM is killed after the grace period and requeued, the
 //      scheduler reports it, and the job beside it runs on undisturbed.
 #include <gtest/gtest.h>
@@ -240,6 +241,14 @@ TEST_F(CommandJobLiveTest, LibtorchJobIsSplicedAndGrownBackAndEndsBitIdentical) 
 TEST_F(CommandJobLiveTest, LibtorchJobWithLogicalRanksRunsTwoProcessesWhenShrunkBitIdentical) {
   ShrinkAndGrowBack({(cluster_->bin() / "cluster-ddp-example").string(), "--logical-ranks",
                      "--steps", "400", "--step-sleep-ms", "10", "--out"},
+                    /*logical_ranks=*/true);
+}
+
+// The same for the unmodified PyTorch script: submitted with --logical-ranks, shrunk it runs as 2
+// Python processes holding ranks 0-1 and 2-3 (world size 4: the layer's logical ranks,
+// tessera_interpose/logical.py), and still ends with the bits of the plain 4-process run.
+TEST_F(CommandJobLiveTest, PytorchDdpScriptWithLogicalRanksRunsTwoProcessesWhenShrunkBitIdentical) {
+  ShrinkAndGrowBack({kPython, script_.string(), "--epochs", "6", "--step-sleep-ms", "20", "--out"},
                     /*logical_ranks=*/true);
 }
 

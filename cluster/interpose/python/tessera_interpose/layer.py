@@ -41,6 +41,13 @@ the batches already consumed (indices only, when the loader has no workers), and
 exactly the saved position, the layer restores the model, optimizers, schedulers and RNG
 states. The script's next step is step s + 1 with the same bits as an uninterrupted run.
 
+Logical ranks (logical.py). A job submitted with `cluster-ctl submit --logical-ranks` keeps
+its world size W on P < W processes: each process runs the training iteration once per
+logical rank it holds (its shard, its RNG, its gradients kept) and steps once, the gradients
+reduced through a DDP communication hook on gloo groups of W ranks, so that the result is
+bit-identical to the job on W processes without the layer. Checkpoints are per logical rank
+whatever the number of processes that wrote them.
+
 What a job must not do is listed in docs/cluster.md ("What the layer captures and what it
 cannot"): e.g. keep training state outside the model/optimizer/scheduler/RNG/DataLoader, or
 draw its batches without a DataLoader. A resume it cannot do exactly fails loudly (exit
@@ -48,7 +55,6 @@ code 3) instead of training on from the wrong point.
 """
 import functools
 import os
-import random
 import socket
 import sys
 import time
@@ -57,6 +63,8 @@ import weakref
 import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader
+
+from tessera_interpose import logical as logical_ranks
 
 _layer = None
 
@@ -94,13 +102,18 @@ def _distributed():
 
 
 class _LoaderState:
-    __slots__ = ("index", "iter_count", "yielded", "epoch_rng")
+    __slots__ = ("index", "iter_count", "yielded", "epoch_rng", "epoch_rngs")
 
     def __init__(self, index):
         self.index = index
         self.iter_count = 0  # __iter__ calls so far
-        self.yielded = 0  # batches yielded by the current iteration
+        self.yielded = 0  # batches yielded by the current iteration (per logical rank)
         self.epoch_rng = None  # torch RNG state when the current iteration began
+        self.epoch_rngs = None  # spliced: that state per logical rank held
+
+    def position(self, logical_index):
+        rng = self.epoch_rngs[logical_index] if self.epoch_rngs is not None else self.epoch_rng
+        return (self.iter_count, self.yielded, rng)
 
 
 class _CountingIterator:
@@ -207,8 +220,20 @@ def _local_address(master):
 class Layer:
     def __init__(self):
         env = os.environ
-        self.rank = int(env.get("RANK", "0"))
-        self.world_size = int(env.get("WORLD_SIZE", "1"))
+        self.rank = int(env.get("RANK", "0"))  # the process's, in the job's c10d group
+        self.world_size = int(env.get("WORLD_SIZE", "1"))  # processes
+        try:
+            # W and this process's logical ranks (logical.py); W = world_size and {rank}
+            # unless the job was submitted with --logical-ranks.
+            self.logical_world_size, first, count = logical_ranks.block_of(
+                self.rank, self.world_size, env)
+        except ValueError as e:
+            self.die(str(e), logical_ranks.EXIT_CANNOT_SPLICE)
+        self.logical_env = bool(env.get(logical_ranks.ENV_WORLD))
+        self.logical_ranks = list(range(first, first + count))
+        # Spliced: fewer processes than ranks; each runs its logical ranks in turn.
+        self.logical = (logical_ranks.LogicalRanks(self, self.logical_world_size, first, count)
+                        if self.world_size < self.logical_world_size else None)
         self.workers = int(env.get("TESSERA_JOB_WORKERS", str(self.world_size)))
         self.run_dir = env["TESSERA_RUN_DIR"]
         self.ckpt_dir = env.get("TESSERA_CHECKPOINT_DIR") or os.path.join(
@@ -236,18 +261,33 @@ class Layer:
         os.makedirs(self.ckpt_dir, exist_ok=True)
         self._load_resume()
         _write_atomic(os.path.join(self.run_dir, f"rank-{self.rank}.layer"), f"{os.getpid()}\n")
-        self.log(
-            f"installed: rank {self.rank} of world size {self.world_size}, run "
-            f"{env.get('TESSERA_RUN', '?')} on {self.workers} slot(s)"
-        )
+        if self.logical_env:
+            self.log(
+                f"installed: process {self.rank} of {self.world_size}, logical ranks "
+                f"{self._ranks_text()} of world size {self.logical_world_size}, run "
+                f"{env.get('TESSERA_RUN', '?')} on {self.workers} slot(s)"
+            )
+        else:
+            self.log(
+                f"installed: rank {self.rank} of world size {self.world_size}, run "
+                f"{env.get('TESSERA_RUN', '?')} on {self.workers} slot(s)"
+            )
+
+    def _ranks_text(self):
+        first, last = self.logical_ranks[0], self.logical_ranks[-1]
+        return str(first) if first == last else f"{first}-{last}"
 
     def log(self, message):
         print(f"tessera-interpose: rank {self.rank}: {message}", file=sys.stderr, flush=True)
 
     def fail(self, message):
-        self.log("cannot resume exactly: " + message)
+        self.die("cannot resume exactly: " + message, EXIT_CANNOT_RESUME)
+
+    def die(self, message, code):
+        self.log(message)
         sys.stdout.flush()
-        os._exit(EXIT_CANNOT_RESUME)
+        sys.stderr.flush()
+        os._exit(code)
 
     # ---- resume -------------------------------------------------------------------------
 
@@ -259,17 +299,20 @@ class Layer:
             name = f.read().strip()
         directory = os.path.join(self.ckpt_dir, name)
         state = torch.load(os.path.join(directory, "state.pt"))
-        rank_path = os.path.join(directory, f"rank-{self.rank}.pt")
-        if state["world_size"] != self.world_size or not os.path.exists(rank_path):
+        paths = [os.path.join(directory, f"rank-{r}.pt") for r in self.logical_ranks]
+        if state["world_size"] != self.logical_world_size or not all(map(os.path.exists, paths)):
             self.fail(
                 f"checkpoint {directory} is of world size {state['world_size']}, "
-                f"this run has {self.world_size}"
+                f"this run has {self.logical_world_size}"
             )
-        self.resume = {"step": state["step"], "state": state, "rank": torch.load(rank_path)}
+        # One file per rank the process holds (a checkpoint is per rank, whatever process
+        # wrote it: taken on 4 processes, it resumes on 2 holding 2 logical ranks each).
+        self.resume = {"step": state["step"], "state": state,
+                       "ranks": [torch.load(p) for p in paths]}
         self.log(f"will resume from {directory} (step {state['step']})")
 
     def _restore(self):
-        state, mine = self.resume["state"], self.resume["rank"]
+        state = self.resume["state"]
         if len(state["models"]) != len(self.modules) or len(state["optimizers"]) != len(
             self.optimizers
         ):
@@ -291,15 +334,16 @@ class Layer:
             optimizer.load_state_dict(saved)
         for scheduler, saved in zip(self.schedulers, state["schedulers"]):
             scheduler.load_state_dict(saved)
-        torch.set_rng_state(mine["torch_rng"])
-        random.setstate(mine["py_rng"])
-        if mine.get("np_rng") is not None and "numpy" in sys.modules:
-            sys.modules["numpy"].random.set_state(mine["np_rng"])
+        if self.logical is not None:
+            self.logical.restore_rng_states(_saved_rng_states(self.resume["ranks"]))
+        else:
+            logical_ranks.set_rng_state(_saved_rng_states(self.resume["ranks"])[0])
         self.step = self.resume["step"]
         self.restored = True
         self.log(
-            f"resumed at step {self.step} (world size {self.world_size} on "
+            f"resumed at step {self.step} (world size {self.logical_world_size} on "
             f"{self.workers} slot(s))"
+            + (f"; logical ranks {self._ranks_text()}" if self.logical_env else "")
         )
         self.report_progress(force=True)
 
@@ -319,9 +363,11 @@ class Layer:
         state.yielded = 0
         saved = None
         if self.resume is not None and not self.restored:
-            positions = self.resume["rank"]["loaders"]
+            positions = self.resume["ranks"][0]["loaders"]
             if state.index < len(positions):
                 saved = positions[state.index]
+        if self.logical is not None and logical_ranks.distributed_sampler(loader) is not None:
+            return self._iterate_spliced(loader, original_iter, state, saved)
         if saved is not None:
             saved_iters, saved_yielded, saved_epoch_rng = saved
             if state.iter_count < saved_iters:
@@ -337,6 +383,38 @@ class Layer:
                 return _CountingIterator(self, it, state)
         state.epoch_rng = torch.get_rng_state()
         return _CountingIterator(self, original_iter(loader), state)
+
+    def _iterate_spliced(self, loader, original_iter, state, saved):
+        """A pass over `loader` yielding, at each step, a batch of each logical rank held
+        (logical.py), each from the rank's own shard and RNG, resumed at a saved position."""
+        logical = self.logical
+        restoring = False
+        if saved is not None:
+            saved_iters = saved[0]
+            if state.iter_count < saved_iters:
+                return iter(())  # this pass over the data ended before the checkpoint
+            restoring = state.iter_count == saved_iters
+        if restoring:
+            logical.restore_rng_states(_saved_rng_states(self.resume["ranks"]))
+        state.epoch_rngs = [None] * logical.count
+        iterators = []
+        for i, rank in enumerate(logical.ranks):
+            logical.switch_to(i)
+            if restoring:
+                _, saved_yielded, epoch_rng = self.resume["ranks"][i]["loaders"][state.index]
+                if epoch_rng is not None:
+                    torch.set_rng_state(epoch_rng)
+            state.epoch_rngs[i] = torch.get_rng_state()
+            sibling = logical_ranks.loader_for_rank(loader, rank)
+            it = original_iter(sibling)
+            if restoring:
+                self._skip(sibling, it, saved_yielded)
+            iterators.append(it)
+        logical.switch_to(0)
+        if restoring:
+            state.yielded = saved[1]
+            self._restore()
+        return logical_ranks.SplicedIterator(self, iterators, state)
 
     @staticmethod
     def _skip(loader, it, batches):
@@ -358,6 +436,8 @@ class Layer:
         self.optimizers.append(optimizer)
 
     def around_step(self, optimizer, original_step, args, kwargs):
+        if self.logical is not None and not self.bypass and self.logical.step_is_a_pass():
+            return None  # a logical rank's pass: its gradients are kept, the step comes later
         if not self.optimizers or optimizer is not self.optimizers[0] or self.bypass:
             return original_step(optimizer, *args, **kwargs)
         if self.resume is not None and not self.restored:
@@ -380,6 +460,8 @@ class Layer:
             total = self.meta.exchange(self.need)
         result = original_step(optimizer, *args, **kwargs)
         self.step += 1
+        if self.logical is not None:
+            self.logical.step_done()
         self.report_progress()
         if total > 0 and self.stop_pending is None:
             # Every rank read the same needs of the previous step here: all agree on this
@@ -415,7 +497,7 @@ class Layer:
         if self.rank == 0:
             state = {
                 "step": step,
-                "world_size": self.world_size,
+                "world_size": self.logical_world_size,
                 "models": [m.state_dict() for m in self.modules],
                 "optimizers": [o.state_dict() for o in self.optimizers],
                 "schedulers": [s.state_dict() for s in self.schedulers],
@@ -428,21 +510,26 @@ class Layer:
                 else [],
             }
             _save_atomic(state, os.path.join(directory, "state.pt"))
-        numpy = sys.modules.get("numpy")
-        mine = {
-            "step": step,
-            "torch_rng": torch.get_rng_state(),
-            "py_rng": random.getstate(),
-            "np_rng": numpy.random.get_state() if numpy is not None else None,
-            "loaders": self._loader_positions(),
-        }
-        _save_atomic(mine, os.path.join(directory, f"rank-{self.rank}.pt"))
+        rngs = (self.logical.rank_rng_states() if self.logical is not None
+                else [logical_ranks.rng_state()])
+        for i, rank in enumerate(self.logical_ranks):  # one file per rank, whoever holds it
+            torch_rng, py_rng, np_rng = rngs[i]
+            mine = {
+                "step": step,
+                "torch_rng": torch_rng,
+                "py_rng": py_rng,
+                "np_rng": np_rng,
+                "loaders": self._loader_positions(i),
+            }
+            _save_atomic(mine, os.path.join(directory, f"rank-{rank}.pt"))
+        # The implementation's barrier: torch.distributed.barrier is the script's, refused
+        # when spliced (logical.py).
         if _distributed():
-            dist.barrier()  # every rank's file is written
+            dist.distributed_c10d.barrier()  # every rank's file is written
         if self.rank == 0:
             _write_atomic(os.path.join(self.ckpt_dir, "LATEST"), name + "\n")
         if _distributed():
-            dist.barrier()  # LATEST points at it: the exit reports below are true
+            dist.distributed_c10d.barrier()  # LATEST points at it: the exit reports are true
         _write_atomic(
             os.path.join(self.run_dir, f"rank-{self.rank}.exit"), f"checkpointed step={step}\n"
         )
@@ -454,11 +541,11 @@ class Layer:
         sys.stderr.flush()
         os._exit(0)
 
-    def _loader_positions(self):
+    def _loader_positions(self, logical_index=0):
         positions = [None] * self.loader_count
         for loader in self._live_loaders:
             state = loader._tessera_state
-            positions[state.index] = (state.iter_count, state.yielded, state.epoch_rng)
+            positions[state.index] = state.position(logical_index)
         return [p if p is not None else (0, 0, None) for p in positions]
 
     _live_loaders = weakref.WeakSet()
@@ -468,6 +555,10 @@ class Layer:
             return None
         layouts = self.resume["state"].get("ddp_buckets", [])
         return layouts[index] if index < len(layouts) else None
+
+
+def _saved_rng_states(rank_files):
+    return [(m["torch_rng"], m["py_rng"], m.get("np_rng")) for m in rank_files]
 
 
 def _bucket_layout(ddp):
@@ -557,6 +648,13 @@ def install():
             self._tessera_layout = layout
         layer.ddps.append(self)
         layer.modules.append(self.module)
+        if layer.logical is not None:
+            if self.will_sync_module_buffers():
+                layer.die(
+                    "the DDP model has buffers that DDP broadcasts at every forward (e.g. "
+                    "BatchNorm's running statistics); they cannot be kept per logical rank",
+                    logical_ranks.EXIT_CANNOT_SPLICE)
+            layer.logical.attach(self)
 
     ddp.__init__ = init_ddp
 
@@ -567,6 +665,21 @@ def install():
     def init_scheduler(self, *args, **kwargs):
         scheduler_init(self, *args, **kwargs)
         layer.schedulers.append(self)
+        cls = type(self)
+        if layer.logical is not None and not getattr(cls.step, "_tessera", False):
+            step = cls.step
+
+            @functools.wraps(step)
+            def step_after_last_pass(scheduler, *a, **k):
+                logical = layer.logical
+                if logical.in_iteration > 0 and not logical.last:
+                    return None  # a logical rank's pass: the schedule moves once per step
+                return step(scheduler, *a, **k)
+
+            step_after_last_pass._tessera = True
+            cls.step = step_after_last_pass
 
     scheduler_base.__init__ = init_scheduler
+    if layer.logical is not None:
+        layer.logical.patch_distributed()
     return layer
