@@ -8,8 +8,10 @@
 // in the same test (every citizen on every committee), as issue #12's liveness tests are.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <string>
 
 #include "ledger/net/localnet_testing.h"
 #include "ledger/vote_sortition.h"
@@ -24,7 +26,9 @@ LocalnetConfig Network() {
   c.politicians = 3;
   c.citizens = kCitizens;
   c.citizens_per_process = kCitizens;
-  c.duration_s = 30;
+  // 45 s: the first heights' recovery (a later period, ~5 s each) is a fixed cost; at 30 s
+  // it left 53.7% of the honest rate (load average 120-135), too close to the bar.
+  c.duration_s = 45;
   return c;
 }
 
@@ -46,7 +50,10 @@ struct BlockOne {
   }
   size_t Winners(const std::function<Result<Ticket>(const KeyPair&)>& draw) const {
     size_t n = 0;
-    for (const KeyPair& k : citizens) n += draw(k).ok() && draw(k)->selected;
+    for (const KeyPair& k : citizens) {
+      Result<Ticket> t = draw(k);
+      n += t.ok() && t->selected;
+    }
     return n;
   }
   size_t HeightCommittee() const {
@@ -59,8 +66,10 @@ struct BlockOne {
   }
 };
 
-// Searched once from 1 upward (the first key seed with both draws short); the test checks it.
-constexpr uint32_t kShortDrawKeySeed = 1;
+// Where the search for a key set with both draws short starts: 271 is the first from 1 up
+// (block 1: 5 of 12 citizens win the height's ticket, 6 the period-0 soft ticket and 4 the
+// cert ticket, so period 0 can gather a soft quorum but no certificate).
+constexpr uint32_t kShortDrawKeySeed = 271;
 
 TEST(CommitteeTest, PerStepCommitteesCommitPastAShortFirstDraw) {
   uint32_t key_seed = kShortDrawKeySeed;
@@ -79,7 +88,6 @@ TEST(CommitteeTest, PerStepCommitteesCommitPastAShortFirstDraw) {
             << " of " << kCitizens << " (T_cert " << kThreshold << "), period 0 soft "
             << b.StepCommittee(0, VoteStep::kSoft) << ", cert "
             << b.StepCommittee(0, VoteStep::kCert) << "\n";
-  EXPECT_EQ(key_seed, kShortDrawKeySeed) << "update kShortDrawKeySeed";
 
   const LocalnetConfig honest_config = Network();  // every citizen on every committee
   auto honest = RunNetwork("honest", honest_config);
@@ -93,14 +101,20 @@ TEST(CommitteeTest, PerStepCommitteesCommitPastAShortFirstDraw) {
   c.cert_threshold = c.soft_threshold = kThreshold;
   c.key_seed = key_seed;
   c.vote_committees = VoteCommittees::kPerStep;
-  auto r = RunNetwork("per-step", c);
+  // Break it on purpose: TESSERA_VOTE_COMMITTEES=per-height runs the same network with one
+  // committee per height, which must fail here (block 1 is never certified).
+  if (const char* mode = std::getenv("TESSERA_VOTE_COMMITTEES");
+      mode != nullptr && std::string(mode) == "per-height") {
+    c.vote_committees = VoteCommittees::kPerHeight;
+  }
+  auto r = RunNetwork(VoteCommitteesName(c.vote_committees), c);
   ASSERT_TRUE(r.ok()) << r.status();
   ExpectSafe(*r);
   const double tx_per_s = CommittedPerSecond(*r, c);
-  std::cerr << "per-step committees: " << tx_per_s << " tx/s vs honest " << honest_tx_per_s << " ("
-            << 100 * tx_per_s / honest_tx_per_s << "%), " << r->blocks << " blocks, "
-            << r->recovered_blocks << " certified past period 0 (highest period " << r->max_period
-            << ")\n";
+  std::cerr << VoteCommitteesName(c.vote_committees) << " committees: " << tx_per_s
+            << " tx/s vs honest " << honest_tx_per_s << " (" << 100 * tx_per_s / honest_tx_per_s
+            << "%), " << r->blocks << " blocks, " << r->recovered_blocks
+            << " certified past period 0 (highest period " << r->max_period << ")\n";
   EXPECT_GE(tx_per_s, 0.5 * honest_tx_per_s) << "honest " << honest_tx_per_s;
   // Block 1's period-0 soft or cert committee was short: it was certified in a later period.
   EXPECT_GE(r->recovered_blocks, 1u);
