@@ -229,8 +229,7 @@ Result<Vote> DecodeVote(ByteSpan bytes) {
   TESSERA_RETURN_IF_ERROR(r.U32(&v.period, "period"));
   uint8_t step;
   TESSERA_RETURN_IF_ERROR(r.U8(&step, "step"));
-  if (step < static_cast<uint8_t>(VoteStep::kSoft) ||
-      step > static_cast<uint8_t>(VoteStep::kDownNext)) {
+  if (step < static_cast<uint8_t>(VoteStep::kSoft) || step > kMaxVoteStep) {
     return r.Error("unknown vote step " + std::to_string(step));
   }
   v.step = static_cast<VoteStep>(step);

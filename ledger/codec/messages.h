@@ -99,8 +99,16 @@ struct WitnessList {
 };
 
 // The steps of a BA* period (ledger/agreement/vote.h numbers them the same way): soft, cert,
-// next, and the two "period completing 2" steps, late-next and down-next.
+// next, and the two "period completing 2" steps, late-next and down-next. With committees
+// drawn per step (genesis vote_committees = "per-step") a next vote may also be a repeated
+// next round, step bytes kDownNext + 1 .. kMaxVoteStep (agreement::NextRound(1 .. 64)); the
+// wire carries them as values of this enum outside the named ones.
 enum class VoteStep : uint8_t { kSoft = 1, kCert = 2, kNext = 3, kLateNext = 4, kDownNext = 5 };
+inline constexpr uint8_t kMaxVoteStep = 5 + 64;  // agreement::NextRound(kMaxNextRounds)
+// Next, late-next, down-next and the repeated next rounds: the steps that end a period.
+inline bool IsNextVoteStep(VoteStep s) {
+  return static_cast<uint8_t>(s) >= static_cast<uint8_t>(VoteStep::kNext);
+}
 
 // One agreement vote of a committee citizen, bound to (height, period, step): for a block
 // value, or for bottom ("no block in this period") -- bottom only in the three next steps.
@@ -195,8 +203,8 @@ void SignWitnessList(WitnessList& w, const KeyPair& citizen);  // sets w.citizen
 bool VerifyWitnessList(const WitnessList& w);
 
 // Encoding: type (4), u64 height, u32 period, u8 step, u8 bottom, 32-byte value, citizen,
-// credential, signature (223 bytes). Strict: an unknown step, a bottom flag other than 0/1,
-// bottom with a non-zero value, or bottom in the soft or cert step is INVALID_ARGUMENT.
+// credential, signature (223 bytes). Strict: a step outside 1..kMaxVoteStep, a bottom flag other
+// than 0/1, bottom with a non-zero value, or bottom in the soft or cert step is INVALID_ARGUMENT.
 std::string EncodeVote(const Vote& v);
 Result<Vote> DecodeVote(ByteSpan bytes);
 void SignVote(Vote& v, const KeyPair& citizen);  // sets v.citizen too

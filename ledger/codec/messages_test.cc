@@ -210,10 +210,25 @@ TEST(MessagesTest, NonCanonicalListsAreRejected) {
 
 TEST(MessagesTest, UnknownVoteStepAndOversizedCountsAreRejected) {
   std::string bytes = EncodeVote(SampleVote());
-  bytes[13] = 7;  // type(1) height(8) period(4) step
+  bytes[13] = 0;  // type(1) height(8) period(4) step
   auto r = DecodeVote(AsBytes(bytes));
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("unknown vote step 7"), std::string::npos);
+  EXPECT_NE(r.status().message().find("unknown vote step 0"), std::string::npos);
+  bytes[13] = kMaxVoteStep + 1;
+  r = DecodeVote(AsBytes(bytes));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("unknown vote step 70"), std::string::npos);
+  // Repeated next rounds (per-step committees): step bytes 6 .. 69 decode, bottom included.
+  for (uint8_t step : {uint8_t{6}, uint8_t{37}, kMaxVoteStep}) {
+    Vote next = SampleVote();
+    next.step = static_cast<VoteStep>(step);
+    next.bottom = true;
+    next.value = Hash256{};
+    auto back = DecodeVote(AsBytes(EncodeVote(next)));
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(*back, next);
+    EXPECT_TRUE(IsNextVoteStep(back->step));
+  }
   bytes = EncodeVote(SampleVote());
   bytes[14] = 2;  // bottom flag
   r = DecodeVote(AsBytes(bytes));

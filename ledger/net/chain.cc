@@ -5,6 +5,7 @@
 #include "ledger/codec/canonical.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/registration.h"
+#include "ledger/vote_sortition.h"
 
 namespace tessera::ledger::net {
 
@@ -95,17 +96,35 @@ std::vector<size_t> ProposalOrder(const std::vector<ProposalRank>& candidates, u
   return order;
 }
 
-bool TicketCache::Selected(const SortitionParams& params, const PublicKey& key, uint64_t height,
-                           const Hash256& seed, const VrfProof& proof) {
+void TicketCache::Reset(const SortitionParams& params, uint64_t height, const Hash256& seed) {
   if (height != height_ || seed != seed_ || params.population != population_) {
     verdicts_.clear();
+    vote_verdicts_.clear();
     height_ = height;
     seed_ = seed;
     population_ = params.population;
   }
+}
+
+bool TicketCache::Selected(const SortitionParams& params, const PublicKey& key, uint64_t height,
+                           const Hash256& seed, const VrfProof& proof) {
+  Reset(params, height, seed);
   auto [it, inserted] = verdicts_.try_emplace({key, proof}, false);
   if (inserted) {
     auto t = VerifyTicket(key, Role::kCommittee, height, seed, proof, params);
+    it->second = t.ok() && t->selected;
+  }
+  return it->second;
+}
+
+bool TicketCache::Voter(VoteCommittees committees, const SortitionParams& params,
+                        const PublicKey& key, uint64_t height, uint32_t period, uint8_t step,
+                        const Hash256& seed, const VrfProof& proof) {
+  if (committees == VoteCommittees::kPerHeight) return Selected(params, key, height, seed, proof);
+  Reset(params, height, seed);
+  auto [it, inserted] = vote_verdicts_.try_emplace({key, period, step, proof}, false);
+  if (inserted) {
+    auto t = VerifyVoteTicket(key, height, period, step, seed, proof, params);
     it->second = t.ok() && t->selected;
   }
   return it->second;
@@ -140,7 +159,11 @@ Status VerifyCertifiedBlock(const Genesis& genesis, const BlockHeader& prev,
     if (!VerifyBlockSignature(h, block.certificate.period, block.certificate.block_hash, s.citizen,
                               s.signature))
       continue;
-    if (cache->Selected(params.sortition, s.citizen, h, prev.seed, s.credential)) ++valid;
+    if (cache->Voter(genesis.vote_committees, params.sortition, s.citizen, h,
+                     block.certificate.period, static_cast<uint8_t>(VoteStep::kCert), prev.seed,
+                     s.credential)) {
+      ++valid;
+    }
   }
   if (valid < params.cert_threshold) {
     return FailedPreconditionError("certificate for block " + std::to_string(h) + " has " +

@@ -8,13 +8,16 @@
 //   * the proposer holds a registered identity eligible at h and a valid, selected proposer
 //     ticket for h on seed_{h-1}, and header.seed = NextSeed(seed_{h-1}, proposer's beta);
 //   * the committee certificate names this header's hash and carries at least T_cert
-//     signers with valid signatures, valid selected committee tickets for h on seed_{h-1},
-//     and registered identities eligible at h (the identities travel with the block).
+//     signers with valid signatures, valid selected tickets for h on seed_{h-1} -- the
+//     height's committee ticket, or with per-step committees (genesis.h VoteCommittees) the
+//     ticket for the cert step of the certificate's period (vote_sortition.h) -- and
+//     registered identities eligible at h (the identities travel with the block).
 // The state root is not checked here: the committee checked it before signing (citizen.h).
 #pragma once
 
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/status.h"
@@ -78,11 +81,23 @@ class TicketCache {
   bool Selected(const SortitionParams& params, const PublicKey& key, uint64_t height,
                 const Hash256& seed, const VrfProof& proof);
 
+  // Whether `key` may vote in `step` of `period` at `height` with `proof`: under kPerHeight,
+  // Selected() (one committee votes every step); under kPerStep, a selected vote ticket for
+  // exactly (height, period, step) (vote_sortition.h VerifyVoteTicket), verified once.
+  bool Voter(VoteCommittees committees, const SortitionParams& params, const PublicKey& key,
+             uint64_t height, uint32_t period, uint8_t step, const Hash256& seed,
+             const VrfProof& proof);
+
  private:
+  void Reset(const SortitionParams& params, uint64_t height, const Hash256& seed);
+
   uint64_t height_ = 0;
   uint64_t population_ = 0;
   Hash256 seed_{};
   std::map<std::pair<PublicKey, VrfProof>, bool> verdicts_;
+  // Vote tickets: (key, period, step, proof). A proof is bound to its VRF input, but a
+  // verdict for one (period, step) must never answer for another.
+  std::map<std::tuple<PublicKey, uint32_t, uint8_t, VrfProof>, bool> vote_verdicts_;
 };
 
 // Checks a certified block on top of `prev` (all bullets above). The certificate check is

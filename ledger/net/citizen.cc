@@ -101,6 +101,10 @@ struct Citizen::Round {
   std::vector<Identity> registrations;       // for this block (registration.h), checked later
   std::string my_identity;
   VrfProof credential{};  // this member's committee ticket: authenticates its Execute calls
+  // On the height's committee (witness lists, proposals, Execute with `credential`). With
+  // per-step committees a citizen off it still plays the height: it votes in the steps it
+  // wins and executes as a soft or cert member (ExecuteSigner).
+  bool height_member = true;
   // Where the round's time went (logged at info when it ends): wall time in reads of the
   // sample, posts, validations and building proposals, and when (ms into the round) this
   // member first saw a proposal and first posted a soft and a cert vote (-1: never).
@@ -165,7 +169,7 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
     auto journal = agreement::VoteJournal::Open(options_.vote_journal);
     if (journal.ok()) {
       for (const agreement::JournalRecord& r : journal->records()) {
-        if (r.vote.step == agreement::Step::kCert && !r.vote.value.bottom) {
+        if (r.sent && r.vote.step == agreement::Step::kCert && !r.vote.value.bottom) {
           cert_voted_.try_emplace(r.vote.height, r.vote.value.hash);
         }
       }
@@ -294,13 +298,17 @@ void Citizen::Run(const std::atomic<bool>& stop) {
     const uint64_t h = latest_.height + 1;
     auto ticket = Draw(options_.keys, Role::kCommittee, h, latest_.seed,
                        SortitionAt(options_.genesis, latest_));
-    if (ticket.ok() && ticket->selected &&
-        EligibleAt(options_.identity, h, options_.genesis.registration_delay) && CertifyHead()) {
+    // Per-step committees: every eligible citizen plays the height (its votes need their
+    // step's ticket, citizen_agreement.h); per height, only the height's committee.
+    const bool plays = ticket.ok() && (ticket->selected || options_.genesis.vote_committees ==
+                                                               VoteCommittees::kPerStep);
+    if (plays && EligibleAt(options_.identity, h, options_.genesis.registration_delay) &&
+        CertifyHead()) {
       if (attempts_height_ != h) {
         attempts_height_ = h;
         attempts_ = 0;
         std::lock_guard<std::mutex> lock(stats_mu_);
-        ++stats_.committee_rounds;
+        if (ticket->selected) ++stats_.committee_rounds;
       }
       PlayRound(h, *ticket, std::min(attempts_++, kMaxProposerPeriods - 1), stop);
     } else {
@@ -471,7 +479,13 @@ void Citizen::Process(Round& r, const RoundItem& item, PoliticianClient* from) {
     case MessageType::kVote: {
       auto v = DecodeVote(AsBytes(payload));
       if (!v.ok() || v->height != r.h || !VerifyVote(*v)) return;
-      if (!member(v->citizen, v->credential)) return;
+      // Its ticket for its own (period, step) with per-step committees (TicketCache::Voter).
+      if (!registered(v->citizen) ||
+          !tickets_.Voter(options_.genesis.vote_committees, SortitionAt(options_.genesis, latest_),
+                          v->citizen, r.h, v->period, static_cast<uint8_t>(v->step), latest_.seed,
+                          v->credential)) {
+        return;
+      }
       r.votes.push_back(*v);
       return;
     }
@@ -594,8 +608,9 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   const uint64_t h = r.h;
   Traffic* traffic = &traffic_;
   // Executions are for committee members only (request_auth.h): each call is signed.
-  auto signer =
-      std::make_shared<RequestSigner>(RequestSigner{options_.keys, r.my_identity, r.credential});
+  std::optional<RequestSigner> may = ExecuteSigner(r);
+  if (!may) return UnavailableError("not on a committee that may execute at this height now");
+  auto signer = std::make_shared<RequestSigner>(*may);
   auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
     return [h, body, held, traffic, signer](PoliticianClient& p) {
       auto reply = p.Execute(h, body, traffic, signer.get());
@@ -647,6 +662,20 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   }
   if (mismatch) return InvalidArgumentError("proposed state root is wrong");
   return UnavailableError("no politician in the sample could execute the body");
+}
+
+std::optional<RequestSigner> Citizen::ExecuteSigner(const Round& r) const {
+  if (r.height_member) return RequestSigner{options_.keys, r.my_identity, r.credential};
+  // Per-step committees: a soft or cert member of the player's current period.
+  if (!agreement_ || agreement_height_ != r.h) return std::nullopt;
+  const uint32_t period = agreement_->period();
+  for (agreement::Step step : {agreement::Step::kSoft, agreement::Step::kCert}) {
+    if (auto ticket = agreement_->VoteTicket(period, step)) {
+      return RequestSigner{options_.keys, r.my_identity, *ticket, period,
+                           static_cast<uint8_t>(step)};
+    }
+  }
+  return std::nullopt;
 }
 
 Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
@@ -761,7 +790,7 @@ Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer
   h.proposer_credential = proposer.proof;
   SetRegistrations(options_.genesis, latest_, r.registrations, &h);
   for (PoliticianClient* p : r.sample) {
-    const RequestSigner signer{options_.keys, r.my_identity, r.credential};
+    const RequestSigner signer{options_.keys, r.my_identity, r.credential};  // height member
     auto reply = p->Execute(r.h, {}, &traffic_, &signer);
     if (!reply.ok()) continue;
     auto root = CheckExecution(*reply, {}, p);
@@ -787,6 +816,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   } stop_listening{listener_.get()};
   r.my_identity = EncodeIdentity(options_.identity);
   r.credential = ticket.proof;
+  r.height_member = ticket.selected;
+  const bool per_step = options_.genesis.vote_committees == VoteCommittees::kPerStep;
   const CitizenTiming& t = options_.timing;
   const bool silent = options_.fault == CitizenFault::kSilent;
   const bool liar = options_.fault == CitizenFault::kInconsistent;
@@ -809,7 +840,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   // 1. Witness the pools.
   Poll(r);
   poll_until(start + ms(t.witness_ms), [] { return false; });
-  if (!silent) {
+  if (!silent && r.height_member) {
     WitnessList w;
     w.height = h;
     w.credential = ticket.proof;
@@ -832,12 +863,18 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
           .resend_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 4, 500)),
           .recovery = t.recovery,
       };
+      // Per-step committees: a next step whose committee was short is repeated with a fresh
+      // one (player.h), half a next deadline apart (the simulation's ratio).
+      if (per_step) params.next_repeat_ms = params.next_ms / 2;
       agreement_ = std::make_unique<CitizenAgreement>(
           CitizenAgreementConfig{
               .params = params,
               .height = h,
               .keys = &options_.keys,
               .credential = ticket.proof,
+              .vote_ticket = per_step ? MakeVoteTickets(&options_.keys, h, latest_.seed,
+                                                        SortitionAt(options_.genesis, latest_))
+                                      : VoteTicketFn(),
               .identity = r.my_identity,
               .journal = journal_ ? &*journal_ : nullptr,
               .fault = options_.fault,
@@ -854,7 +891,10 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   std::vector<std::pair<Clock::time_point, RoundItem>> held;  // late proposals
   auto propose = [&]() {
     const uint32_t tp = ba.ticket_period();
-    if (silent || !ba.FreshProposalsWanted() || proposed_periods_.count(tp)) return;
+    // Proposers come from the height's committee (their Execute calls use its ticket).
+    if (silent || !r.height_member || !ba.FreshProposalsWanted() || proposed_periods_.count(tp)) {
+      return;
+    }
     // A replaying adversary proposes at once with its winning ticket of any period.
     std::optional<Ticket> win;
     for (uint32_t q = 0; q < kMaxProposerPeriods; ++q) {
@@ -932,6 +972,9 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       auto it = r.proposals.find(value);
       if (it == r.proposals.end()) continue;  // the header has not reached us yet
       if (!it->second.verdict) {
+        // Per-step committees: only a soft or cert member of this period may execute; the
+        // others' would-be votes go without a verdict (player.h: no cert vote without one).
+        if (!ExecuteSigner(r)) break;
         Status s = Validate(r, it->second.header);
         if (s.code() == StatusCode::kUnavailable) continue;  // ask again later
         it->second.verdict = s;

@@ -46,8 +46,8 @@
 #include "ledger/agreement/vote_journal.h"
 #include "ledger/net/blacklist.h"
 #include "ledger/net/chain.h"
-#include "ledger/net/citizen_agreement.h"
 #include "ledger/net/chain_follower.h"
+#include "ledger/net/citizen_agreement.h"
 #include "ledger/net/client.h"
 #include "ledger/net/execution_claim.h"
 #include "ledger/net/faults.h"
@@ -172,6 +172,9 @@ class Citizen {
   Result<std::pair<ExecuteReply, Hash256>> ExecuteHedged(
       Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
       std::chrono::milliseconds retry_for);
+  // Who this citizen executes as in round `r`: the height's committee ticket, or with per-step
+  // committees its soft or cert ticket of the player's current period; nullopt if neither.
+  std::optional<RequestSigner> ExecuteSigner(const Round& r) const;
   // `from` answered `reply`: its signature over the claim must verify (execution_claim.h).
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools,
                                  PoliticianClient* from);
@@ -224,9 +227,9 @@ class Citizen {
   // (retries with fresh samples) of one height.
   std::unique_ptr<CitizenAgreement> agreement_;
   uint64_t agreement_height_ = 0;
-  std::set<uint32_t> proposed_periods_;     // proposer ticket periods this citizen proposed in
-  uint64_t attempts_height_ = 0;            // the height of the rounds counted in attempts_
-  uint32_t attempts_ = 0;                   // rounds played at that height: the proposer period
+  std::set<uint32_t> proposed_periods_;  // proposer ticket periods this citizen proposed in
+  uint64_t attempts_height_ = 0;         // the height of the rounds counted in attempts_
+  uint32_t attempts_ = 0;                // rounds played at that height: the proposer period
   // How fast each politician answered lately (hedged_fetch.h), apart for reads and pool
   // downloads and for executions: a politician may serve pools in milliseconds and execute
   // in 15 s (`slow_execute`).

@@ -1,9 +1,11 @@
 #include "ledger/net/citizen_agreement.h"
 
 #include <algorithm>
+#include <memory>
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/chain.h"
+#include "ledger/vote_sortition.h"
 
 namespace tessera::ledger::net {
 
@@ -38,13 +40,51 @@ std::vector<agreement::JournalRecord> RecordsOf(const CitizenAgreementConfig& c)
   if (c.journal == nullptr) return {};
   return c.journal->RecordsFor(c.height);
 }
+
+// The votes this citizen sent (re-sent every resend_ms): never the would-be votes journaled
+// off a step's committee.
+std::vector<agreement::JournalRecord> SentOf(const CitizenAgreementConfig& c) {
+  std::vector<agreement::JournalRecord> sent;
+  for (agreement::JournalRecord& r : RecordsOf(c)) {
+    if (r.sent) sent.push_back(std::move(r));
+  }
+  return sent;
+}
+
+// Per-step committees: the player sits on (period, step) iff its ticket there wins.
+CitizenAgreementConfig WithMembership(CitizenAgreementConfig c) {
+  if (c.vote_ticket) {
+    c.params.member = [tickets = c.vote_ticket](uint32_t period, agreement::Step step) {
+      return tickets(period, step).has_value();
+    };
+  }
+  return c;
+}
 }  // namespace
 
+static_assert(kMaxVoteStep ==
+                  static_cast<uint8_t>(agreement::Step::kDownNext) + agreement::kMaxNextRounds,
+              "the wire's VoteStep must carry every agreement step");
+
+VoteTicketFn MakeVoteTickets(const KeyPair* keys, uint64_t height, const Hash256& seed,
+                             const SortitionParams& params) {
+  auto drawn = std::make_shared<std::map<std::pair<uint32_t, uint8_t>, std::optional<VrfProof>>>();
+  return [keys, height, seed, params, drawn](uint32_t period, agreement::Step step) {
+    const uint8_t s = static_cast<uint8_t>(step);
+    auto [it, fresh] = drawn->try_emplace({period, s});
+    if (fresh) {
+      auto t = DrawVote(*keys, height, period, s, seed, params);
+      if (t.ok() && t->selected) it->second = t->proof;
+    }
+    return it->second;
+  };
+}
+
 CitizenAgreement::CitizenAgreement(CitizenAgreementConfig config, uint64_t now_ms)
-    : config_(std::move(config)),
+    : config_(WithMembership(std::move(config))),
       player_(config_.params, config_.height, config_.keys->public_key(), RecordsOf(config_),
               now_ms),
-      own_(RecordsOf(config_)),
+      own_(SentOf(config_)),
       last_resend_ms_(now_ms) {
   period_seen_ = player_.period();
   period_start_ms_ = now_ms;
@@ -168,6 +208,10 @@ void CitizenAgreement::SetVerdict(const Hash256& value, bool valid, uint64_t now
 RoundItem CitizenAgreement::Sign(const agreement::Vote& v) const {
   Vote wire = ToWireVote(v);
   wire.credential = config_.credential;
+  if (config_.vote_ticket) {
+    // Only votes of steps this citizen won are signed (Step and Adversary check first).
+    if (auto ticket = config_.vote_ticket(v.period, v.step)) wire.credential = *ticket;
+  }
   SignVote(wire, *config_.keys);
   RoundItem item;
   item.set_payload(EncodeVote(wire));
@@ -197,8 +241,8 @@ Result<std::vector<RoundItem>> CitizenAgreement::Step(uint64_t now_ms) {
     TESSERA_RETURN_IF_ERROR(config_.journal->Append(votes));
   }
   for (const agreement::JournalRecord& r : votes) {
-    // Off a step's committee (Params::member; not set by the daemons yet, which draw one
-    // committee per height): journaled above, never posted.
+    // Off a step's committee (Params::member, per-step committees): journaled above, never
+    // posted.
     if (!r.sent) continue;
     own_.push_back(r);
     ++votes_cast_;
@@ -239,6 +283,9 @@ std::vector<RoundItem> CitizenAgreement::Adversary() {
       these.push_back(agreement::Value::Bottom());
     }
     for (const agreement::Value& v : these) {
+      // With per-step committees only in the steps it won: no politician or citizen takes a
+      // vote without its step's ticket.
+      if (config_.vote_ticket && !config_.vote_ticket(p, step)) continue;
       agreement::Vote vote{.height = config_.height,
                            .period = p,
                            .step = step,

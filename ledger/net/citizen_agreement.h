@@ -13,8 +13,13 @@
 //     (the player, rebuilt from the journal after a restart, never contradicts it);
 //   * a cert vote carries the voter's block signature over (height, period, value): T of them
 //     of one period are the block's certificate (politician.cc assembles it).
-// The committee is the citizen's committee ticket for the height (one VRF draw per height,
-// Blockene's per-block committee): the same members vote in every period and step.
+// Who votes (genesis.h VoteCommittees): with per-height committees, the citizen's committee
+// ticket for the height (one VRF draw per height, Blockene's per-block committee), the same
+// members in every period and step. With per-step committees (`vote_ticket` set) every
+// eligible citizen plays; its vote in step s of period p is sent only if its ticket for
+// (height, p, s) wins, and carries that ticket; off a step's committee the player's would-be
+// vote is journaled and not sent (player.h Params::member), and the player repeats its next
+// vote in fresh next rounds (Params::next_repeat_ms), so a short committee does not stall.
 //
 // Soft-vote timing. The player soft-votes the best valid proposal it knows once filter_ms has
 // passed, so the proposals it is shown decide the vote. In the daemons a period-0 proposal is
@@ -36,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -48,6 +54,7 @@
 #include "ledger/codec/messages.h"
 #include "ledger/net/blockene.pb.h"
 #include "ledger/net/faults.h"
+#include "ledger/sortition.h"
 
 namespace tessera::ledger::net {
 
@@ -56,11 +63,23 @@ agreement::Vote ToAgreementVote(const Vote& v);
 // Unsigned: the caller adds credential and signature (SignVote).
 Vote ToWireVote(const agreement::Vote& v);
 
+// This citizen's ticket proof for (period, step) of one height if it wins, else nullopt.
+using VoteTicketFn = std::function<std::optional<VrfProof>(uint32_t period, agreement::Step step)>;
+
+// The per-step tickets of `keys` at `height` on `seed` (the seed of block height - 1) under
+// `params` (the block's live sortition): each (period, step) drawn once (vote_sortition.h
+// DrawVote) and remembered. A draw that fails (empty population) is a loss.
+VoteTicketFn MakeVoteTickets(const KeyPair* keys, uint64_t height, const Hash256& seed,
+                             const SortitionParams& params);
+
 struct CitizenAgreementConfig {
   agreement::Params params;
   uint64_t height = 0;
   const KeyPair* keys = nullptr;
-  VrfProof credential{};                      // this citizen's committee ticket for `height`
+  VrfProof credential{};  // this citizen's committee ticket for `height` (per-height votes)
+  // Per-step committees: set, this citizen votes in (period, step) only with the ticket it
+  // returns (and params.member is set from it); null, every vote carries `credential`.
+  VoteTicketFn vote_ticket;
   std::string identity;                       // its encoded registrar-signed identity
   agreement::VoteJournal* journal = nullptr;  // null: votes are not persisted
   CitizenFault fault = CitizenFault::kNone;
@@ -105,6 +124,11 @@ class CitizenAgreement {
   const std::optional<agreement::Commit>& decision() const { return player_.decision(); }
   std::string DebugString() const { return player_.DebugString(); }
   uint64_t votes_cast() const { return votes_cast_; }
+  // Per-step committees: this citizen's winning ticket for (period, step), nullopt if it lost
+  // or votes per height (what an Execute call of a soft or cert member carries).
+  std::optional<VrfProof> VoteTicket(uint32_t period, agreement::Step step) const {
+    return config_.vote_ticket ? config_.vote_ticket(period, step) : std::nullopt;
+  }
 
  private:
   struct Candidate {

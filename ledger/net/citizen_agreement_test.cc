@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <set>
+
 #include "ledger/crypto/hash.h"
+#include "ledger/vote_sortition.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -28,6 +31,7 @@ class CitizenAgreementTest : public ::testing::Test {
             .height = 7,
             .keys = &keys_,
             .credential = {},
+            .vote_ticket = {},
             .identity = "id",
             .journal = journal,
             .fault = fault};
@@ -224,6 +228,106 @@ TEST_F(CitizenAgreementTest, WireAndPlayerVotesConvertBothWays) {
   EXPECT_TRUE(v.value.bottom);
   EXPECT_EQ(v.step, agreement::Step::kDownNext);
   EXPECT_EQ(ToWireVote(v), wire);
+}
+
+// Per-step committees (genesis.h VoteCommittees::kPerStep): a fake ticket per (period, step)
+// that this citizen "won", so the test chooses the draws.
+VrfProof FakeTicket(uint32_t period, agreement::Step step) {
+  VrfProof p{};
+  p[0] = static_cast<uint8_t>(step);
+  p[1] = static_cast<uint8_t>(period);
+  p[2] = 0xAB;
+  return p;
+}
+
+TEST_F(CitizenAgreementTest, PerStepVotesAreSentOnlyInWonStepsWithThatStepsTicket) {
+  const auto path = dir_ / "votes.journal";
+  const std::set<std::pair<uint32_t, agreement::Step>> won = {{0, agreement::Step::kSoft}};
+  auto tickets = [won](uint32_t period, agreement::Step step) -> std::optional<VrfProof> {
+    if (!won.count({period, step})) return std::nullopt;
+    return FakeTicket(period, step);
+  };
+  {
+    auto journal = agreement::VoteJournal::Open(path);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    CitizenAgreementConfig c = Config(1, &*journal);  // T = 1: its own soft vote is a quorum
+    c.vote_ticket = tickets;
+    CitizenAgreement ba(c, 0);
+    EXPECT_EQ(ba.VoteTicket(0, agreement::Step::kSoft), FakeTicket(0, agreement::Step::kSoft));
+    EXPECT_EQ(ba.VoteTicket(0, agreement::Step::kCert), std::nullopt);
+    ba.OnProposal(a_, 0, Beta(9), 0);
+    ba.SetVerdict(a_, true, 0);
+    auto items = ba.Step(20);
+    ASSERT_TRUE(items.ok());
+    // The soft vote, with the soft ticket; the cert vote it would cast on the soft quorum is
+    // off its committee: journaled, never sent, and no certificate of its own.
+    std::vector<Vote> votes = Votes(*items);
+    ASSERT_EQ(votes.size(), 1u);
+    EXPECT_EQ(votes[0].step, VoteStep::kSoft);
+    EXPECT_EQ(votes[0].credential, FakeTicket(0, agreement::Step::kSoft));
+    EXPECT_TRUE(VerifyVote(votes[0]));
+    EXPECT_FALSE(ba.decided());
+    auto reread = agreement::VoteJournal::Open(path);
+    ASSERT_TRUE(reread.ok());
+    std::vector<agreement::JournalRecord> records = reread->RecordsFor(7);
+    ASSERT_EQ(records.size(), 2u);
+    size_t unsent_cert = 0;
+    for (const auto& r : records) {
+      unsent_cert += r.vote.step == agreement::Step::kCert && !r.sent;
+    }
+    EXPECT_EQ(unsent_cert, 1u);
+  }
+  // Restarted: re-sends are of the sent vote only.
+  auto journal = agreement::VoteJournal::Open(path);
+  ASSERT_TRUE(journal.ok());
+  CitizenAgreementConfig c = Config(1, &*journal);
+  c.vote_ticket = tickets;
+  CitizenAgreement ba(c, 1000);
+  auto items = ba.Step(1000 + c.params.resend_ms);
+  ASSERT_TRUE(items.ok());
+  std::vector<Vote> votes = Votes(*items);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes[0].step, VoteStep::kSoft);
+}
+
+TEST_F(CitizenAgreementTest, PerStepAdversariesVoteOnlyInTheStepsTheyWon) {
+  CitizenAgreementConfig c = Config(2, nullptr, CitizenFault::kCollude);
+  c.vote_ticket = [](uint32_t period, agreement::Step step) -> std::optional<VrfProof> {
+    if (step != agreement::Step::kCert) return std::nullopt;
+    return FakeTicket(period, step);
+  };
+  CitizenAgreement ba(c, 0);
+  auto items = ba.Step(20);
+  ASSERT_TRUE(items.ok());
+  std::vector<Vote> votes = Votes(*items);
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_EQ(votes[0].step, VoteStep::kCert);
+  EXPECT_EQ(votes[0].credential, FakeTicket(0, agreement::Step::kCert));
+}
+
+TEST_F(CitizenAgreementTest, MakeVoteTicketsDrawsEachStepOnceAsDrawVoteDoes) {
+  SortitionParams params{.population = 10, .committee_size = 4};
+  const Hash256 seed = Sha256("seed");
+  VoteTicketFn tickets = MakeVoteTickets(&keys_, 7, seed, params);
+  size_t won = 0;
+  for (uint32_t period = 0; period < 4; ++period) {
+    for (uint8_t s = 1; s <= 8; ++s) {
+      const auto step = static_cast<agreement::Step>(s);
+      auto t = DrawVote(keys_, 7, period, s, seed, params);
+      ASSERT_TRUE(t.ok());
+      std::optional<VrfProof> mine = tickets(period, step);
+      EXPECT_EQ(mine.has_value(), t->selected);
+      if (mine) {
+        ++won;
+        EXPECT_EQ(*mine, t->proof);
+        EXPECT_TRUE(
+            VerifyVoteTicket(keys_.public_key(), 7, period, s, seed, *mine, params)->selected);
+      }
+      EXPECT_EQ(tickets(period, step), mine);  // remembered
+    }
+  }
+  EXPECT_GT(won, 0u);
+  EXPECT_LT(won, 32u);
 }
 
 }  // namespace

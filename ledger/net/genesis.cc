@@ -95,6 +95,10 @@ Result<std::vector<AppParams>> ParseAppParams(const Config& c) {
   return out;
 }
 
+const char* VoteCommitteesName(VoteCommittees v) {
+  return v == VoteCommittees::kPerStep ? "per-step" : "per-height";
+}
+
 Result<Genesis> ParseGenesis(const Config& c) {
   Genesis g;
   TESSERA_ASSIGN_OR_RETURN(g.name, c.GetStringOr("chain.name", "localnet"));
@@ -165,6 +169,15 @@ Result<Genesis> ParseGenesis(const Config& c) {
   if (!(g.validation_sample > 0 && g.validation_sample <= 1)) {
     return InvalidArgumentError("genesis: chain.validation_sample must be in (0, 1]");
   }
+  TESSERA_ASSIGN_OR_RETURN(std::string committees,
+                           c.GetStringOr("chain.vote_committees", "per-height"));
+  if (committees == "per-step") {
+    g.vote_committees = VoteCommittees::kPerStep;
+  } else if (committees != "per-height") {
+    return InvalidArgumentError(
+        "genesis: chain.vote_committees must be \"per-height\" or \"per-step\", not \"" +
+        committees + "\"");
+  }
   TESSERA_ASSIGN_OR_RETURN(g.apps, ParseAppParams(c));
   if (g.cert_threshold > g.sortition.committee_size * 2) {
     return InvalidArgumentError("genesis: cert_threshold can never be reached");
@@ -219,6 +232,10 @@ std::string GenesisToToml(const Genesis& g) {
     << "safe_sample = " << g.safe_sample << "\n"
     << "max_pool_txs = " << g.max_pool_txs << "\n"
     << "validation_sample = " << g.validation_sample << "\n";
+  // Only when not the default: per-height files read as before.
+  if (g.vote_committees != VoteCommittees::kPerHeight) {
+    o << "vote_committees = \"" << VoteCommitteesName(g.vote_committees) << "\"\n";
+  }
   if (g.state_root) o << "state_root = \"" << ToHex(*g.state_root) << "\"\n";
   o << "\n[politicians]\nkeys = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(ToHex(p.key)); });

@@ -16,6 +16,7 @@
 //   safe_sample = 5                   # k politicians per citizen read or upload
 //   max_pool_txs = 2000               # transactions a politician freezes per block
 //   validation_sample = 1.0           # fraction of signatures a citizen verifies itself
+//   vote_committees = "per-height"    # or "per-step": who votes in BA* (VoteCommittees below)
 //   state_root = "<64 hex>"           # optional: the root the accounts below build
 //   [politicians]
 //   keys = ["<hex>", ...]             # politician i has id i
@@ -47,6 +48,17 @@ struct PoliticianInfo {
   std::string address;
 };
 
+// Who votes in BA* (ledger/agreement/player.h):
+//   kPerHeight: the height's committee (sortition.h, one VRF draw per block, Blockene's) votes
+//     in every period and step; a draw with fewer than T honest members stalls the height.
+//   kPerStep: every eligible citizen plays the height, and votes in step s of period p iff its
+//     ticket for (height, p, s) wins (vote_sortition.h, Algorand's committees per step); votes
+//     and certificate signers carry that ticket, and a member of a soft or cert committee may
+//     call Execute with it. Witness lists, proposals and the proposer's Execute stay with the
+//     height's committee.
+enum class VoteCommittees { kPerHeight, kPerStep };
+const char* VoteCommitteesName(VoteCommittees v);  // "per-height", "per-step"
+
 struct GenesisAccount {
   PublicKey key{};
   uint64_t balance = 0;
@@ -66,6 +78,7 @@ struct Genesis {
   // signatures itself, chosen at random, and takes the executing politician's word for the
   // rest (block_transition.h says what that risks).
   double validation_sample = 1.0;
+  VoteCommittees vote_committees = VoteCommittees::kPerHeight;
   std::vector<PoliticianInfo> politicians;
   std::vector<GenesisAccount> accounts;
   // The genesis state root as the file states it (chain.state_root; SealStateRoot sets it).

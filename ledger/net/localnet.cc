@@ -116,6 +116,11 @@ Status PlanPoliticians(const LocalnetConfig& cfg, const fs::path& out_dir,
   return Status::Ok();
 }
 
+KeyPair LocalnetKey(uint32_t key_seed, const std::string& role, uint32_t i) {
+  return KeyPair::FromSeed(Sha256("tessera/localnet/" + std::to_string(key_seed) + "/" + role +
+                                  "/" + std::to_string(i)));
+}
+
 // Keys, identities, the politicians' plans and the genesis file under out_dir.
 Result<Network> WriteNetworkFiles(const LocalnetConfig& cfg, const fs::path& out_dir) {
   Network net;
@@ -125,8 +130,7 @@ Result<Network> WriteNetworkFiles(const LocalnetConfig& cfg, const fs::path& out
   // and seeds); a key_seed of 0 draws fresh keys.
   auto make_key = [&](const std::string& role, uint32_t i) {
     if (cfg.key_seed == 0) return KeyPair::Generate();
-    return KeyPair::FromSeed(Sha256("tessera/localnet/" + std::to_string(cfg.key_seed) + "/" +
-                                    role + "/" + std::to_string(i)));
+    return LocalnetKey(cfg.key_seed, role, i);
   };
   KeyPair registrar = make_key("registrar", 0);
   g.registrar = registrar.public_key();
@@ -149,6 +153,7 @@ Result<Network> WriteNetworkFiles(const LocalnetConfig& cfg, const fs::path& out
   g.safe_sample = OrDefault(cfg.safe_sample, cfg.politicians);
   g.max_pool_txs = cfg.max_pool_txs;
   g.validation_sample = cfg.validation_sample;
+  g.vote_committees = cfg.vote_committees;
   g.apps = cfg.apps;
   TESSERA_RETURN_IF_ERROR(PlanPoliticians(cfg, out_dir, make_key, net));
   for (uint32_t i = 0; i < cfg.citizens; ++i) {
@@ -617,6 +622,10 @@ Status Audit(const LocalnetConfig& cfg, const Network& net,
 }
 
 }  // namespace
+
+KeyPair LocalnetCitizenKey(uint32_t key_seed, uint32_t index) {
+  return LocalnetKey(key_seed, "citizen", index);
+}
 
 Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bin_dir,
                                    const fs::path& out_dir, std::ostream& progress,

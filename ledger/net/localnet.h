@@ -7,8 +7,9 @@
 //               witness_threshold, soft_threshold, cert_threshold (0 = derived, see below),
 //               safe_sample (0 = all politicians), max_pool_txs, registration_delay, accounts,
 //               balance, late_citizens, register_at, validation_sample (fraction of
-//               signatures each citizen verifies itself; default 1), key_seed (0: fresh
-//               random keys; otherwise deterministic keys, so runs are reproducible),
+//               signatures each citizen verifies itself; default 1), vote_committees
+//               ("per-height", the default, or "per-step": genesis.h VoteCommittees), key_seed (0:
+//               fresh random keys; otherwise deterministic keys, so runs are reproducible),
 //               keep_versions (state versions each politician keeps; default 64),
 //               target_round_s (0 = half of round_timeout), backlog_pools (politicians'
 //               back-pressure, block_budget.h)
@@ -67,6 +68,7 @@ struct LocalnetConfig {
   uint32_t late_citizens = 0;
   uint64_t register_at = 2;
   double validation_sample = 1.0;
+  VoteCommittees vote_committees = VoteCommittees::kPerHeight;
   uint32_t key_seed = 0;
   uint32_t keep_versions = 64;
   double target_round_s = 0;  // 0: half the citizens' round timeout
@@ -101,6 +103,10 @@ struct LocalnetConfig {
 };
 
 Result<LocalnetConfig> ParseLocalnetConfig(const Config& config);
+
+// The key of citizen `index` of a network with `key_seed` != 0 (the deterministic keys of
+// LocalnetConfig::key_seed), e.g. for a test that picks a seed by its committee draws.
+KeyPair LocalnetCitizenKey(uint32_t key_seed, uint32_t index);
 
 struct LocalnetReport {
   uint64_t blocks = 0;

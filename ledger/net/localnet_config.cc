@@ -47,6 +47,13 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   if (balance <= 0) return InvalidArgumentError("network.balance must be positive");
   l.balance = static_cast<uint64_t>(balance);
   TESSERA_RETURN_IF_ERROR(real("network.validation_sample", l.validation_sample, 1e-9, 1));
+  TESSERA_ASSIGN_OR_RETURN(std::string committees,
+                           c.GetStringOr("network.vote_committees", "per-height"));
+  if (committees == "per-step") {
+    l.vote_committees = VoteCommittees::kPerStep;
+  } else if (committees != "per-height") {
+    return InvalidArgumentError("network.vote_committees must be per-height or per-step");
+  }
   TESSERA_ASSIGN_OR_RETURN(l.apps, ParseAppParams(c));
   TESSERA_RETURN_IF_ERROR(real("load.rate", l.rate, 0, 1e6));
   TESSERA_RETURN_IF_ERROR(real("load.duration_s", l.duration_s, 1, 86400));

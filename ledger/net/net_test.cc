@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <thread>
 
@@ -16,9 +17,10 @@
 #include "ledger/net/mempool.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/registration.h"
-#include "ledger/net/round_item.h"
 #include "ledger/net/request_auth.h"
+#include "ledger/net/round_item.h"
 #include "ledger/state/account.h"
+#include "ledger/vote_sortition.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -82,6 +84,18 @@ TEST(GenesisTest, TomlRoundTripAndClearErrors) {
   auto bad = Config::Parse("[chain]\nregistrar = \"zz\"\n");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(ParseGenesis(*bad).status().code(), StatusCode::kInvalidArgument);
+  // Vote committees: per height unless the file says per step; the default is not written.
+  EXPECT_EQ(back->vote_committees, VoteCommittees::kPerHeight);
+  EXPECT_EQ(GenesisToToml(g).find("vote_committees"), std::string::npos);
+  g.vote_committees = VoteCommittees::kPerStep;
+  auto per_step = ParseGenesis(*Config::Parse(GenesisToToml(g)));
+  ASSERT_TRUE(per_step.ok()) << per_step.status();
+  EXPECT_EQ(per_step->vote_committees, VoteCommittees::kPerStep);
+  std::string text = GenesisToToml(g);
+  text.replace(text.find("per-step"), 8, "per-year");
+  auto wrong = ParseGenesis(*Config::Parse(text));
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("vote_committees"), std::string::npos);
 }
 
 TEST(MempoolTest, AdmitsValidTransfersAndSaysWhyOthersAreRejected) {
@@ -128,9 +142,13 @@ struct Fixture {
     SignIdentity(id, registrar);
     return id;
   }
-  // Block 1 (its header: no pools, the genesis root, unless given) certified by `signers`.
+  // Block 1 (its header: no pools, the genesis root, unless given) certified by `signers`,
+  // each with the credential `ticket` gives it (default: its committee ticket for block 1),
+  // the certificate of period `period`.
+  using TicketOf = std::function<VrfProof(const KeyPair&)>;
   CertifiedBlockData Block(size_t signers, std::vector<Hash256> pools = {},
-                           std::optional<Hash256> root = std::nullopt) {
+                           std::optional<Hash256> root = std::nullopt, TicketOf ticket = nullptr,
+                           uint32_t period = 0) {
     CertifiedBlockData b;
     b.header.pool_hashes = std::move(pools);
     auto proposer = *Draw(citizens[0], Role::kProposer, 1, genesis.seed, g.sortition);
@@ -142,14 +160,17 @@ struct Fixture {
     b.header.proposer_credential = proposer.proof;
     b.header.state_root = root.value_or(genesis.state_root);
     b.certificate.height = 1;
+    b.certificate.period = period;
     b.certificate.block_hash = BlockHash(b.header);
     std::vector<KeyPair> sorted = citizens;
     std::sort(sorted.begin(), sorted.end(),
               [](const KeyPair& a, const KeyPair& c) { return a.public_key() < c.public_key(); });
     for (size_t i = 0; i < signers; ++i) {
-      auto t = *Draw(sorted[i], Role::kCommittee, 1, genesis.seed, g.sortition);
-      b.certificate.signers.push_back(
-          {sorted[i].public_key(), t.proof, SignBlock(1, 0, b.certificate.block_hash, sorted[i])});
+      const VrfProof proof =
+          ticket ? ticket(sorted[i])
+                 : Draw(sorted[i], Role::kCommittee, 1, genesis.seed, g.sortition)->proof;
+      b.certificate.signers.push_back({sorted[i].public_key(), proof,
+                                       SignBlock(1, period, b.certificate.block_hash, sorted[i])});
     }
     for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
     return b;
@@ -185,6 +206,77 @@ TEST(ChainTest, AcceptsAQuorumCertificateAndRejectsEveryBrokenPart) {
   BlockHeader other = f.genesis;
   other.state_root[3] ^= 1;  // not on top of this parent
   EXPECT_FALSE(VerifyCertifiedBlock(f.g, other, f.Block(3)).ok());
+}
+
+TEST(ChainTest, PerStepCertificatesNeedEachSignersCertTicketOfTheCertificatesPeriod) {
+  // Everyone wins every draw here (committee = population), so only the ticket's binding to
+  // (height, period, step) is tested: another step's, period's or role's proof does not
+  // verify.
+  Fixture f;
+  f.g.vote_committees = VoteCommittees::kPerStep;
+  auto vote_ticket = [&](uint32_t period, VoteStep step) -> Fixture::TicketOf {
+    return [&, period, step](const KeyPair& k) {
+      return DrawVote(k, 1, period, static_cast<uint8_t>(step), f.genesis.seed, f.g.sortition)
+          ->proof;
+    };
+  };
+  EXPECT_TRUE(
+      VerifyCertifiedBlock(f.g, f.genesis, f.Block(3, {}, {}, vote_ticket(0, VoteStep::kCert)))
+          .ok());
+  EXPECT_TRUE(
+      VerifyCertifiedBlock(f.g, f.genesis, f.Block(3, {}, {}, vote_ticket(2, VoteStep::kCert), 2))
+          .ok());
+  // The height's committee ticket, a soft ticket, and a cert ticket of another period.
+  Status s = VerifyCertifiedBlock(f.g, f.genesis, f.Block(3));
+  EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s;
+  EXPECT_FALSE(
+      VerifyCertifiedBlock(f.g, f.genesis, f.Block(3, {}, {}, vote_ticket(0, VoteStep::kSoft)))
+          .ok());
+  EXPECT_FALSE(
+      VerifyCertifiedBlock(f.g, f.genesis, f.Block(3, {}, {}, vote_ticket(1, VoteStep::kCert), 2))
+          .ok());
+  // Under per-height committees a per-step certificate is refused, and one cache serves both
+  // kinds of checks without mixing their verdicts.
+  TicketCache cache;
+  const CertifiedBlockData per_step = f.Block(3, {}, {}, vote_ticket(0, VoteStep::kCert));
+  EXPECT_TRUE(VerifyCertifiedBlock(f.g, f.genesis, per_step, &cache).ok());
+  Genesis per_height = f.g;
+  per_height.vote_committees = VoteCommittees::kPerHeight;
+  EXPECT_FALSE(VerifyCertifiedBlock(per_height, f.genesis, per_step, &cache).ok());
+  EXPECT_TRUE(VerifyCertifiedBlock(per_height, f.genesis, f.Block(3), &cache).ok());
+  EXPECT_FALSE(VerifyCertifiedBlock(f.g, f.genesis, f.Block(3), &cache).ok());
+}
+
+TEST(ChainTest, PerStepCertificateSignersMustWinTheirDraw) {
+  // A large population with 2 expected members per step: signers that lost their cert draw
+  // are not counted, winners are.
+  Fixture f;
+  f.g.vote_committees = VoteCommittees::kPerStep;
+  f.g.sortition.population = 6;
+  f.g.sortition.committee_size = 2;
+  f.g.sortition.proposers = 6;  // the proposer always wins: only the certificate is tested
+  f.g.cert_threshold = f.g.soft_threshold = 1;
+  f.genesis = *f.g.GenesisHeader();  // its population is the live one at block 1
+  // Find a period in which some citizen wins and some loses its cert draw.
+  for (uint32_t period = 0; period < 64; ++period) {
+    size_t winners = 0;
+    for (const KeyPair& k : f.citizens) {
+      winners += DrawVote(k, 1, period, 2, f.genesis.seed, f.g.sortition)->selected;
+    }
+    if (winners == 0 || winners == f.citizens.size()) continue;
+    auto ticket = [&, period](const KeyPair& k) {
+      return DrawVote(k, 1, period, 2, f.genesis.seed, f.g.sortition)->proof;
+    };
+    // All 4 sign; exactly `winners` count (the threshold set to it and one above).
+    f.g.cert_threshold = static_cast<uint32_t>(winners);
+    EXPECT_TRUE(VerifyCertifiedBlock(f.g, f.genesis, f.Block(4, {}, {}, ticket, period)).ok());
+    f.g.cert_threshold = static_cast<uint32_t>(winners + 1);
+    Status s = VerifyCertifiedBlock(f.g, f.genesis, f.Block(4, {}, {}, ticket, period));
+    EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition)
+        << s << "; " << winners << " winners in period " << period;
+    return;
+  }
+  FAIL() << "no period with a split cert draw";
 }
 
 TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
@@ -359,6 +451,89 @@ TEST(PoliticianNodeTest, RelaysVotesOnlyFromCommitteeMembersOfTheNextBlock) {
     node->reset();
     std::filesystem::remove_all(dir);
   }
+}
+
+TEST(PoliticianNodeTest, PerStepCommitteesRelayVotesWithTheirStepsTicketAndExecuteForSoftAndCert) {
+  Genesis g = TestGenesis(4, 1);
+  g.vote_committees = VoteCommittees::kPerStep;
+  PoliticianOptions o = TestPolitician(g, "politician_per_step_test");
+  const std::filesystem::path dir = o.dir;
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  PoliticianNode& p = **node;
+  KeyPair citizen = Key(7);
+  Identity id{.citizen = citizen.public_key(), .registered_at = 0};
+  SignIdentity(id, Key(100));
+  const Hash256 seed = g.GenesisHeader()->seed;
+  auto vote_ticket = [&](uint32_t period, uint8_t step) {
+    auto t = DrawVote(citizen, 1, period, step, seed, g.sortition);
+    EXPECT_TRUE(t.ok() && t->selected);
+    return t->proof;
+  };
+  auto post = [&](VoteStep step, const VrfProof& credential) {
+    Vote v{.height = 1,
+           .step = step,
+           .bottom = IsNextVoteStep(step),
+           .value = IsNextVoteStep(step) ? Hash256{} : Sha256("a block"),
+           .credential = credential};
+    SignVote(v, citizen);
+    PostRequest req;
+    req.set_height(1);
+    req.mutable_item()->set_payload(EncodeVote(v));
+    req.mutable_item()->set_identity(EncodeIdentity(id));
+    PostReply rep;
+    p.Post(req, &rep);
+    return rep;
+  };
+  // A soft vote with its soft ticket; not with the height's ticket nor a cert ticket.
+  EXPECT_TRUE(post(VoteStep::kSoft, vote_ticket(0, 1)).accepted());
+  const VrfProof height_ticket = Draw(citizen, Role::kCommittee, 1, seed, g.sortition)->proof;
+  PostReply refused = post(VoteStep::kSoft, height_ticket);
+  EXPECT_FALSE(refused.accepted());
+  EXPECT_NE(refused.error().find("period 0 step 1"), std::string::npos) << refused.error();
+  EXPECT_FALSE(post(VoteStep::kNext, vote_ticket(0, 1)).accepted());
+  // A repeated next round (step 6) with its own ticket.
+  const auto round1 = static_cast<VoteStep>(6);
+  EXPECT_TRUE(post(round1, vote_ticket(0, 6)).accepted());
+
+  // Execute: the height's ticket (step 0), or a soft or cert ticket naming its (period, step).
+  ExecuteRequest ereq;
+  ereq.set_height(1);
+  ExecuteReply erep;
+  auto execute = [&](const VrfProof& credential, uint32_t period, uint8_t step) {
+    SignExecuteRequest(ereq, {citizen, EncodeIdentity(id), credential, period, step});
+    return p.Execute(ereq, &erep);
+  };
+  EXPECT_TRUE(execute(height_ticket, 0, 0).ok());
+  EXPECT_TRUE(execute(vote_ticket(0, 1), 0, 1).ok());
+  EXPECT_TRUE(execute(vote_ticket(1, 2), 1, 2).ok());
+  Status s = execute(vote_ticket(0, 1), 0, 2);  // a soft ticket named as cert
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
+  EXPECT_NE(s.message().find("period 0 step 2"), std::string::npos) << s;
+  EXPECT_EQ(execute(vote_ticket(0, 3), 0, 3).code(), StatusCode::kPermissionDenied);  // next
+  // A period far past any next quorum this politician holds: searched-for tickets are refused.
+  EXPECT_EQ(execute(vote_ticket(kExecutePeriodsAhead + 1, 1), kExecutePeriodsAhead + 1, 1).code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(execute(vote_ticket(kExecutePeriodsAhead, 1), kExecutePeriodsAhead, 1).ok());
+  // The signature covers (period, step): renaming them breaks it.
+  SignExecuteRequest(ereq, {citizen, EncodeIdentity(id), vote_ticket(0, 1), 0, 1});
+  ereq.set_vote_step(2);
+  s = p.Execute(ereq, &erep);
+  EXPECT_NE(s.message().find("bad request signature"), std::string::npos) << s;
+  node->reset();
+  std::filesystem::remove_all(dir);
+
+  // Per-height chains take no vote tickets for Execute.
+  g.vote_committees = VoteCommittees::kPerHeight;
+  PoliticianOptions o2 = TestPolitician(g, "politician_per_height_execute_test");
+  auto node2 = PoliticianNode::Open(o2);
+  ASSERT_TRUE(node2.ok()) << node2.status();
+  SignExecuteRequest(ereq, {citizen, EncodeIdentity(id), vote_ticket(0, 1), 0, 1});
+  s = (*node2)->Execute(ereq, &erep);
+  EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s;
+  EXPECT_NE(s.message().find("names no ticket"), std::string::npos) << s;
+  node2->reset();
+  std::filesystem::remove_all(o2.dir);
 }
 
 // The engine in one process: a transfer admitted, frozen into a pool, executed for a citizen
@@ -595,7 +770,6 @@ TEST(PoliticianNodeTest, AFullMempoolAnswersResourceExhaustedWithARetryHint) {
   node->reset();
   std::filesystem::remove_all(dir);
 }
-
 
 // Long-polled round listings (round_listener.h): a held GetRound returns when an item arrives,
 // not at its deadline, and no more calls are held than the bounds allow (per peer -- the

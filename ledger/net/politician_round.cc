@@ -66,6 +66,19 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
     }
     return PermissionDeniedError("not on the committee of block " + std::to_string(h));
   };
+  // A vote's ticket: the height's committee ticket, or with per-step committees its ticket for
+  // the vote's (period, step) (TicketCache::Voter).
+  auto voter = [&](const Vote& v) -> Status {
+    if (h != latest_.height + 1 ||
+        tickets_.Voter(options_.genesis.vote_committees, SortitionAt(options_.genesis, latest_),
+                       v.citizen, h, v.period, static_cast<uint8_t>(v.step), latest_.seed,
+                       v.credential)) {
+      return Status::Ok();
+    }
+    return PermissionDeniedError("not on the committee of block " + std::to_string(h) + " period " +
+                                 std::to_string(v.period) + " step " +
+                                 std::to_string(static_cast<int>(v.step)));
+  };
   switch (static_cast<MessageType>(static_cast<uint8_t>(payload[0]))) {
     case static_cast<MessageType>(kIdentityMessageType): {
       // A registration for block h (registration.h): the registrar's identity for that height.
@@ -105,7 +118,7 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       TESSERA_ASSIGN_OR_RETURN(Vote v, DecodeVote(AsBytes(payload)));
       if (v.height != h || !VerifyVote(v)) return InvalidArgumentError("invalid vote");
       TESSERA_ASSIGN_OR_RETURN(Identity id, identity(v.citizen));
-      TESSERA_RETURN_IF_ERROR(committee(v.citizen, v.credential));
+      TESSERA_RETURN_IF_ERROR(voter(v));
       Signature sig{};
       if (v.step == VoteStep::kCert) {
         if (item.block_signature().size() != sig.size()) {

@@ -65,16 +65,36 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
   if (!Verify(id.citizen, kExecuteDomain, Span(ExecuteSigningBytes(req)), sig)) {
     return PermissionDeniedError("Execute: bad request signature");
   }
+  const bool per_step = options_.genesis.vote_committees == VoteCommittees::kPerStep;
+  if (req.vote_step() != 0 &&
+      (!per_step || (req.vote_step() != static_cast<uint32_t>(VoteStep::kSoft) &&
+                     req.vote_step() != static_cast<uint32_t>(VoteStep::kCert)))) {
+    return PermissionDeniedError("Execute: vote_step " + std::to_string(req.vote_step()) +
+                                 " names no ticket that may execute on this chain");
+  }
   bool member;
   {
-    std::lock_guard<std::mutex> lock(mu_);  // tickets_ is not thread-safe
-    member = req.height() == latest_.height + 1 &&
-             tickets_.Selected(SortitionAt(options_.genesis, latest_), id.citizen, req.height(),
-                               latest_.seed, credential);
+    std::lock_guard<std::mutex> lock(mu_);  // tickets_ and rounds_ are under mu_
+    member = req.height() == latest_.height + 1;
+    if (member && req.vote_step() == 0) {
+      member = tickets_.Selected(SortitionAt(options_.genesis, latest_), id.citizen, req.height(),
+                                 latest_.seed, credential);
+    } else if (member) {
+      // A soft or cert member of a period not far past what this politician has seen.
+      auto round = rounds_.find(req.height());
+      const uint64_t floor = round == rounds_.end() ? 0 : round->second.votes.floor_period();
+      member = req.vote_period() <= floor + kExecutePeriodsAhead &&
+               tickets_.Voter(VoteCommittees::kPerStep, SortitionAt(options_.genesis, latest_),
+                              id.citizen, req.height(), req.vote_period(),
+                              static_cast<uint8_t>(req.vote_step()), latest_.seed, credential);
+    }
   }
   if (!member) {
-    return PermissionDeniedError("Execute: caller is not on the committee of block " +
-                                 std::to_string(req.height()));
+    return PermissionDeniedError(
+        "Execute: caller is not on the committee of block " + std::to_string(req.height()) +
+        (req.vote_step() == 0 ? std::string()
+                              : " for period " + std::to_string(req.vote_period()) + " step " +
+                                    std::to_string(req.vote_step())));
   }
   const std::string key(AsChars(id.citizen));
   if (!execute_limiter_.Allow(key)) {

@@ -16,6 +16,7 @@ std::string ExecuteSigningBytes(const ExecuteRequest& req) {
   w.U64(req.height()).U32(static_cast<uint32_t>(req.pool_hashes_size()));
   for (const std::string& h : req.pool_hashes()) w.Bytes(Span(h));
   w.Bytes(Span(req.identity())).Bytes(Span(req.credential()));
+  w.U32(req.vote_period()).U32(req.vote_step());
   return w.Take();
 }
 
@@ -31,6 +32,8 @@ void SignExecuteRequest(ExecuteRequest& req, const RequestSigner& signer) {
   req.set_identity(signer.identity);
   req.set_credential(std::string(reinterpret_cast<const char*>(signer.credential.data()),
                                  signer.credential.size()));
+  req.set_vote_period(signer.vote_period);
+  req.set_vote_step(signer.vote_step);
   const std::string bytes = ExecuteSigningBytes(req);
   Signature s = Sign(signer.keys, kExecuteDomain, Span(bytes));
   req.set_signature(std::string(reinterpret_cast<const char*>(s.data()), s.size()));

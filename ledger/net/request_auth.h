@@ -6,7 +6,11 @@
 // A request is signed by the caller's key, over the request's canonical bytes and a domain
 // string, and carries the caller's registrar-signed identity (identity.h):
 //   * Execute: only committee members of the height being executed; the request also carries
-//     the member's committee ticket (VRF proof) for that height, which the politician checks.
+//     the member's committee ticket (VRF proof) for that height, which the politician checks;
+//     or, with per-step committees (genesis.h VoteCommittees), a member of the soft or cert
+//     committee of a period (at most kExecutePeriodsAhead past the politician's view of the
+//     height) with that vote ticket, the request naming (period, step): a member drawn to
+//     vote on a block must validate it.
 //   * ReadState: any registered identity; or none, in which case the read is served from a
 //     small anonymous budget shared by all unauthenticated callers (wallets that are not
 //     citizens, the auditor, tools).
@@ -31,7 +35,17 @@ struct RequestSigner {
   const KeyPair& keys;
   std::string identity;
   VrfProof credential{};
+  // Which ticket `credential` is: step 0, the height's committee ticket; else a vote ticket
+  // for (vote_period, vote_step) (per-step committees, soft or cert).
+  uint32_t vote_period = 0;
+  uint8_t vote_step = 0;
 };
+
+// How far past the highest period with a next quorum the politician holds (VoteRelay
+// floor_period) an Execute's vote ticket may be: a citizen may be a period ahead of what one
+// politician has seen; a bound keeps a citizen from searching many periods for some winning
+// ticket (each (period, step) is one more lottery ticket).
+inline constexpr uint32_t kExecutePeriodsAhead = 2;
 
 // The bytes a request's signature covers (everything but the signature itself).
 std::string ExecuteSigningBytes(const ExecuteRequest& req);

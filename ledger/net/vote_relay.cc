@@ -24,8 +24,7 @@ Status VoteRelay::Admit(const Vote& vote, size_t threshold) {
   values.push_back(value);
   ++stored_;
   // A next quorum moves the window: the network is past that period.
-  if (vote.step == VoteStep::kNext || vote.step == VoteStep::kLateNext ||
-      vote.step == VoteStep::kDownNext) {
+  if (IsNextVoteStep(vote.step)) {
     if (++step.count[value] >= threshold && vote.period + 1 > floor_period_) {
       floor_period_ = vote.period + 1;
     }

@@ -8,9 +8,11 @@
 //     players count an equivocator for every value, so it must reach them), a third is
 //     refused (RESOURCE_EXHAUSTED);
 //   * period window: a vote more than kMaxPeriodsAhead periods past the highest period that
-//     holds a next quorum (T next votes of one step for one value) is refused, so a voter
-//     cannot fill the store with far-future periods. Per (height, period, step) the store
-//     therefore holds at most 2 votes per committee member.
+//     holds a next quorum (T next votes of one next step for one value; the repeated next
+//     rounds of per-step committees, step bytes 6..69, count as next steps) is refused, so a
+//     voter cannot fill the store with far-future periods. Per (height, period, step) the
+//     store therefore holds at most 2 votes per member of that step's committee (the caller
+//     checks each vote's ticket for its own (period, step) with per-step committees).
 // Certificates are per period: T cert votes of ONE period for one value (block signatures
 // sign the period, messages.h), never a mix of periods.
 //

@@ -44,6 +44,20 @@ TEST(VoteRelayTest, FarFuturePeriodsAreRefusedUntilANextQuorumMovesTheWindow) {
   EXPECT_TRUE(relay.Admit(V(1, far, VoteStep::kSoft, a), 3).ok());
 }
 
+TEST(VoteRelayTest, ARepeatedNextRoundQuorumMovesTheWindowAsTheFirstNextStepDoes) {
+  // Per-step committees: a next step whose committee was short is repeated as step 6, 7, ...
+  // with fresh committees; a quorum there ends the period for the relay too.
+  VoteRelay relay;
+  const VoteStep round3 = static_cast<VoteStep>(static_cast<uint8_t>(VoteStep::kDownNext) + 3);
+  for (uint8_t voter : {1, 2, 3}) {
+    ASSERT_TRUE(relay.Admit(V(voter, 0, round3, Hash256{}, true), 3).ok());
+  }
+  EXPECT_EQ(relay.floor_period(), 1u);
+  // One voter, two rounds: separate steps, each stored once.
+  EXPECT_TRUE(relay.Admit(V(1, 0, static_cast<VoteStep>(kMaxVoteStep), Hash256{}, true), 3).ok());
+  EXPECT_EQ(relay.votes(), 4u);
+}
+
 TEST(VoteRelayTest, CertificatesCountSignersOfOnePeriodOnly) {
   VoteRelay relay;
   const Hash256 a = Sha256("a");
