@@ -580,7 +580,9 @@ TEST_F(ReviewsAppTest, EligibleSetsBeyond1024KeysOpenInPartsAndVerify) {
 // ring anyone recomputes from the registry and the seed (drac::EligibleKeys); a part stating
 // another ring size is refused; the 51st key (the first one outside the draw) can neither sign
 // over the ledger's ring nor get a review over a ring with itself swapped in past the ledger.
-// (Not yet broken on purpose: see docs/reviews.md.)
+// Broken on purpose once (each part ranking only its own keys, not merged with the ring so
+// far): the ring was the last part's 50 lowest, unequal to the draw, and the 50th key was not
+// in it.
 TEST_F(ReviewsAppTest, ExactlyTheKLowestLotteryValuesReviewHoweverManyKeysAreRegistered) {
   constexpr size_t kKeys = 5000;
   Configure(50);
@@ -608,8 +610,8 @@ TEST_F(ReviewsAppTest, ExactlyTheKLowestLotteryValuesReviewHoweverManyKeysAreReg
                          [&](const urs::KeyPair& k) { return k.public_key == p; });
   };
   const urs::KeyPair last_in = key_of(ranked[49].key), first_out = key_of(ranked[50].key);
-  EXPECT_TRUE(ring.IndexOf(last_in.public_key).has_value());
-  EXPECT_FALSE(ring.IndexOf(first_out.public_key).has_value());
+  ASSERT_TRUE(ring.IndexOf(last_in.public_key).has_value());
+  ASSERT_FALSE(ring.IndexOf(first_out.public_key).has_value());
   EXPECT_EQ(urs::Sign(first_out, ring, Bytes{}, Bytes{}).status().code(),
             StatusCode::kPermissionDenied);
   std::vector<urs::Point> swapped = ring.members();
