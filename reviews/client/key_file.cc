@@ -9,7 +9,7 @@
 namespace tessera::reviews::client {
 namespace {
 
-constexpr std::string_view kFormat = "tessera-review-key v2";
+constexpr std::string_view kFormat = "tessera-review-key v3";
 constexpr std::string_view kRequestFormat = "tessera-review-key-request v1";
 
 Result<std::string> Field(const nlohmann::json& j, const char* name) {
@@ -54,6 +54,11 @@ Result<nlohmann::json> ParseObject(std::string_view text, std::string_view forma
         "review key file: format 'tessera-review-key v1' mixed the identity and its blinding "
         "values with the review key; request a new key (files are now split, key_file.h)");
   }
+  if (found == "tessera-review-key v2") {
+    return InvalidArgumentError(
+        "review key file: format 'tessera-review-key v2' holds a key on G, which the version 2 "
+        "ring signature (urs.h: keys on J) cannot use; request a new key");
+  }
   if (found != format) {
     return InvalidArgumentError("review key file: format is '" + found + "', expected '" +
                                 std::string(format) + "'");
@@ -90,7 +95,7 @@ Result<ReviewKeyFile> DecodeKeyFile(std::string_view text) {
     return InvalidArgumentError("review key file: 'review_secret': " + pair.status().message());
   }
   if (pair->public_key != pub) {
-    return InvalidArgumentError("review key file: 'review_public' is not review_secret * G");
+    return InvalidArgumentError("review key file: 'review_public' is not review_secret * J");
   }
   key.review = *pair;
   TESSERA_ASSIGN_OR_RETURN(key.input_msg, HexField(j, "input_msg"));

@@ -4,13 +4,14 @@
 // request -> issue -> finalize -> register).
 //
 // Review key file (JSON, mode 0600; the secret signs reviews):
-//   { "format": "tessera-review-key v2", "epoch": 5,
+//   { "format": "tessera-review-key v3", "epoch": 5,
 //     "review_secret": "<64 hex>", "review_public": "<64 hex>",
 //     "input_msg": "<hex>",    msg_prefix || CredentialMessage(review_public, epoch)
 //     "signature": "<hex>",    the finalized credential ("" until issued)
 //     "registered": false }
 // Nothing in it names the identity: the credential is the unblinded signature, which the issuer
-// never saw. v1 files (which also held the identity and the blinding values) are refused.
+// never saw. v1 files (which also held the identity and the blinding values) are refused, and so
+// are v2 files (their keys are on G; the version 2 ring signature, urs.h, needs keys on J).
 //
 // Request file, beside it at RequestFilePath(key file) (JSON, mode 0600):
 //   { "format": "tessera-review-key-request v1", "epoch": 5, "citizen": "<64 hex>",

@@ -50,9 +50,10 @@ TEST(KeyFile, MalformedContentsNameTheField) {
     s.replace(s.find(from), from.size(), to);
     return DecodeKeyFile(s).status().message();
   };
-  EXPECT_THAT(with("tessera-review-key v2", "v0"), HasSubstr("format is 'v0'"));
-  EXPECT_THAT(with("tessera-review-key v2", "tessera-review-key v1"),
+  EXPECT_THAT(with("tessera-review-key v3", "v0"), HasSubstr("format is 'v0'"));
+  EXPECT_THAT(with("tessera-review-key v3", "tessera-review-key v1"),
               HasSubstr("mixed the identity"));
+  EXPECT_THAT(with("tessera-review-key v3", "tessera-review-key v2"), HasSubstr("key on G"));
   EXPECT_THAT(with("\"epoch\": 4", "\"epoch\": -1"), HasSubstr("'epoch'"));
   std::string other = ToHex(urs::GenerateKeyPair().public_key);
   EXPECT_THAT(with(ToHex(k.review.public_key), other), HasSubstr("review_public"));

@@ -21,10 +21,10 @@ namespace tessera::reviews::client {
 // A signature over a ring of kMaxRing members, hex-encoded, with room for the text.
 inline constexpr size_t kMaxSignedReviewBytes = 320 * 1024;
 // The largest single review's payload: kind, item, epoch, ring size, count, then rating, text
-// and the signature (urs/codec.h: 67 + 32 bytes per member) with their lengths. As hex it fits
+// and the signature (urs/codec.h: 195 + 32 bytes per member) with their lengths. As hex it fits
 // with room for the JSON around it.
 inline constexpr size_t kMaxSingleReviewPayloadBytes =
-    1 + 32 + 8 + 2 + 2 + 1 + 4 + onchain::kMaxReviewText + 4 + 67 + 32 * onchain::kMaxRing;
+    1 + 32 + 8 + 2 + 2 + 1 + 4 + onchain::kMaxReviewText + 4 + 195 + 32 * onchain::kMaxRing;
 static_assert(2 * kMaxSingleReviewPayloadBytes + 1024 <= kMaxSignedReviewBytes);
 
 std::string EncodeSignedReview(const onchain::ReviewBatch& review);

@@ -43,26 +43,40 @@ bool IsEligible(const urs::Point& review_key, std::string_view item, uint64_t ep
   return LotteryValue(review_key, item, epoch, seed) < threshold;
 }
 
-Result<std::vector<urs::Point>> EligibleKeys(const std::vector<urs::Point>& registered,
-                                             std::string_view item, uint64_t epoch,
-                                             const Seed& seed, uint64_t expected_ring_size) {
-  TESSERA_ASSIGN_OR_RETURN(uint64_t threshold, Threshold({expected_ring_size, registered.size()}));
+Ranked Rank(const urs::Point& review_key, std::string_view item, uint64_t epoch, const Seed& seed) {
+  return {LotteryValue(review_key, item, epoch, seed), review_key};
+}
+
+std::vector<urs::Point> LowestK(std::vector<Ranked> ranked, size_t k) {
+  const size_t keep = std::min(k, ranked.size());
+  std::nth_element(ranked.begin(), ranked.begin() + static_cast<long>(keep), ranked.end());
   std::vector<urs::Point> out;
-  for (const urs::Point& key : registered) {
-    if (IsEligible(key, item, epoch, seed, threshold)) out.push_back(key);
-  }
+  out.reserve(keep);
+  for (size_t i = 0; i < keep; ++i) out.push_back(ranked[i].key);
   std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
+Result<std::vector<urs::Point>> EligibleKeys(const std::vector<urs::Point>& registered,
+                                             std::string_view item, uint64_t epoch,
+                                             const Seed& seed, uint64_t ring_size) {
+  if (ring_size == 0) return InvalidArgumentError("ring size is zero");
+  std::vector<urs::Point> keys = registered;
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<Ranked> ranked;
+  ranked.reserve(keys.size());
+  for (const urs::Point& key : keys) ranked.push_back(Rank(key, item, epoch, seed));
+  return LowestK(std::move(ranked), ring_size);
+}
+
 Result<urs::Ring> EligibleRing(const std::vector<urs::Point>& registered, std::string_view item,
-                               uint64_t epoch, const Seed& seed, uint64_t expected_ring_size) {
+                               uint64_t epoch, const Seed& seed, uint64_t ring_size) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<urs::Point> keys,
-                           EligibleKeys(registered, item, epoch, seed, expected_ring_size));
+                           EligibleKeys(registered, item, epoch, seed, ring_size));
   if (keys.empty()) {
-    return FailedPreconditionError("no registered review key is eligible for item '" +
-                                   std::string(item) + "' in epoch " + std::to_string(epoch));
+    return FailedPreconditionError("no review key is registered for item '" + std::string(item) +
+                                   "' in epoch " + std::to_string(epoch));
   }
   return urs::Ring::Create(std::move(keys));
 }

@@ -275,12 +275,16 @@ Status DecodeRingOpen(Reader& r, RingOpen* out) {
     return r.Error(at, "'count' is " + std::to_string(count) + ", must be 1.." +
                            std::to_string(kMaxRingOpenKeys));
   }
-  if (out->members > count) {
-    return r.Error(at, "'members' is " + std::to_string(out->members) + ", more than the " +
-                           std::to_string(count) + " keys listed");
-  }
   if (out->key_offset > (uint64_t{1} << 40) || out->member_offset > out->key_offset) {
     return r.Error(at, "'key_offset' / 'member_offset' out of range");
+  }
+  // members is the ring's size after this part: it grows by at most the keys listed.
+  if (out->members < out->member_offset || out->members > out->member_offset + count ||
+      out->members > kMaxRingParameter) {
+    return r.Error(
+        at, "'members' is " + std::to_string(out->members) + ", outside " +
+                std::to_string(out->member_offset) + ".." +
+                std::to_string(std::min<uint64_t>(out->member_offset + count, kMaxRingParameter)));
   }
   out->keys.resize(count);
   for (uint16_t i = 0; i < count; ++i) {

@@ -22,7 +22,8 @@
 //                  inv: bytes (same length) | salt: 32 | review_key: 32 | msg_prefix: 32 |
 //                  signature: bytes (same length)
 //   7 RingOpen     item: 32 | epoch: u64 | key_offset: u64 | member_offset: u64 |
-//                  members: u16 | count: u16 (1..kMaxRingOpenKeys) | count x key: 32
+//                  members: u16 (member_offset..member_offset + count, at most
+//                  kMaxRingParameter) | count: u16 (1..kMaxRingOpenKeys) | count x key: 32
 //                  (ristretto255, strictly increasing)
 //
 // Every value has one encoding, so the transaction id (a hash of the encoding) names one
@@ -53,11 +54,11 @@ inline constexpr size_t kMaxItemName = 128;
 inline constexpr size_t kMaxReviewText = 1000;
 inline constexpr size_t kMinRsaBytes = 256;   // 2048-bit modulus
 inline constexpr size_t kMaxRsaBytes = 1024;  // 8192-bit modulus
-// Ring members of one review: urs's own bound. An item's ring is its whole eligible set,
-// Binomial around the genesis ring_size k, so k is limited to kMaxRing / 2
-// (ParseReviewsParams): an eligible set over kMaxRing is then a Chernoff tail below e^-682,
-// and one that happens anyway is refused at ring opening (bounded memory: a verifier holds at
-// most kMaxRing keys of 32 bytes, a review's signature is at most kMaxRing x 32 + 65 bytes).
+// Ring members of one review: urs's own bound. An item's ring holds exactly min(k, N_e) keys
+// (the exact-k draw), and the genesis ring_size k is at most kMaxRingParameter
+// (ParseReviewsParams), which also bounds a ring opening's read set (k member leaves beside
+// the part's keys). A verifier holds at most k keys of 32 bytes; a review's signature is at
+// most 195 + 32 k bytes.
 inline constexpr size_t kMaxRing = urs::kMaxRingSize;      // 4096
 inline constexpr size_t kMaxRingParameter = kMaxRing / 2;  // the largest genesis ring_size
 inline constexpr size_t kMaxBatch = 256;                   // reviews in one Reviews payload
@@ -133,15 +134,16 @@ struct ReviewBatch {
 };
 
 // One part of the opening of an item's ring for an epoch: the ledger itself computes the DRAC
-// ring from the full list of the epoch's registered keys, so the ring a review is verified over
-// is exactly the eligible set, neither smaller (a shrunken anonymity set) nor larger. The keys
-// are listed in strictly increasing byte order across parts: part j starts at `key_offset`
-// (keys listed by the earlier parts) and `member_offset` (eligible keys found by them), and
-// `members` is how many of its own keys win the lottery (the leaves it writes must be named
-// by the payload). The part that brings the count of listed keys to N_e closes the opening and
-// records the ring's size. Anybody may submit it (it carries no secret and nothing to sign);
-// it is refused when it lists a key that is not registered, skips or repeats one, or states a
-// wrong count.
+// ring (the exact-k draw, drac/eligibility.h: the k keys with the lowest lottery values) from
+// the full list of the epoch's registered keys, so the ring a review is verified over is
+// exactly the drawn set, neither smaller (a shrunken anonymity set) nor larger. The keys are
+// listed in strictly increasing byte order across parts: part j starts at `key_offset` (keys
+// listed by the earlier parts); `member_offset` and `members` are the ring's size before and
+// after it, min(k, keys listed) (the member leaves it rewrites must be named by the payload).
+// Each part merges its keys into the ring so far and keeps the k lowest. The part that brings
+// the count of listed keys to N_e closes the opening and records the ring's size. Anybody may
+// submit it (it carries no secret and nothing to sign); it is refused when it lists a key that is
+// not registered, skips or repeats one, or states a wrong count.
 struct RingOpen {
   ItemId item{};
   uint64_t epoch = 0;

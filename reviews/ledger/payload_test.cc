@@ -43,7 +43,7 @@ ReviewBatch TestBatch(int reviews) {
 std::string Encoded(const Payload& p) { return EncodePayload(p); }
 
 RingOpen TestRingOpen() {
-  RingOpen open{ItemIdOf("espresso machine"), 7, 4096, 40, 2, {}};
+  RingOpen open{ItemIdOf("espresso machine"), 7, 4096, 40, 43, {}};
   for (int i = 0; i < 5; ++i) open.keys.push_back(urs::GenerateKeyPair().public_key);
   std::sort(open.keys.begin(), open.keys.end());
   return open;
@@ -148,7 +148,7 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   bad = batch;
   bad.reviews[0].signature.s.pop_back();
   EXPECT_THAT(error(Encoded(bad)),
-              HasSubstr("'signature of review 0' is 131 bytes, must be 163..163"));
+              HasSubstr("'signature of review 0' is 259 bytes, must be 291..291"));
   // A response that is not a canonical scalar: the URS decoder's message, with our offset.
   std::string tampered = good;
   size_t last_response = tampered.size() - 32;
@@ -159,7 +159,8 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 0, must be 1..4096 (at offset 41)"));
   bad.ring_size = 4097;
   EXPECT_THAT(error(Encoded(bad)), HasSubstr("'ring_size' is 4097"));
-  // A ring opening: keys out of order or repeated, more winners than keys, no keys.
+  // A ring opening: keys out of order or repeated, a ring size that grows by more than the keys
+  // listed or shrinks, no keys.
   RingOpen open = TestRingOpen();
   std::swap(open.keys[1], open.keys[2]);
   EXPECT_THAT(error(Encoded(open)), HasSubstr("'key 2' is not above the key before it"));
@@ -167,11 +168,12 @@ TEST(Payload, MalformedInputGetsErrorsNamingFieldAndOffset) {
   open.keys[3] = open.keys[2];
   EXPECT_THAT(error(Encoded(open)), HasSubstr("'key 3' is not above"));
   open = TestRingOpen();
-  open.members = 6;
-  EXPECT_THAT(error(Encoded(open)), HasSubstr("'members' is 6, more than the 5 keys listed"));
+  open.members = 46;  // the ring grows by at most the 5 keys listed
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("'members' is 46, outside 40..45"));
+  open.members = 39;  // nor shrinks
+  EXPECT_THAT(error(Encoded(open)), HasSubstr("'members' is 39, outside 40..45"));
   open = TestRingOpen();
   open.keys.clear();
-  open.members = 0;
   EXPECT_THAT(error(Encoded(open)), HasSubstr("'count' is 0, must be 1..4096"));
   open = TestRingOpen();
   open.member_offset = open.key_offset + 1;

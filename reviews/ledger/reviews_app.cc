@@ -189,8 +189,9 @@ class ReviewsApp final : public ledger::Application {
                                  leaf::RingProgress(tx.item, tx.epoch),
                                  leaf::RingCursor(tx.item, tx.epoch)};
     for (const urs::Point& k : tx.keys) keys.push_back(leaf::ReviewKey(tx.epoch, k));
+    // The ring so far and after this part (the exact-k merge rewrites every member leaf).
     for (uint64_t j = 0; j < tx.members; ++j) {
-      keys.push_back(leaf::RingMember(tx.item, tx.epoch, tx.member_offset + j));
+      keys.push_back(leaf::RingMember(tx.item, tx.epoch, j));
     }
     return keys;
   }
@@ -434,33 +435,42 @@ class ReviewsApp final : public ledger::Application {
                                 std::to_string(tx.key_offset + tx.keys.size()) + " keys, but " +
                                 std::to_string(registered) + " are registered for " + E(tx.epoch));
     }
-    TESSERA_ASSIGN_OR_RETURN(uint64_t threshold, drac::Threshold({p_.ring_size, registered}));
+    // The exact-k draw (drac/eligibility.h): the ring is the k registered keys with the lowest
+    // lottery values. Each part merges its keys into the ring held so far and keeps the k
+    // lowest, so after the part listing the N_e-th key the ring is exactly the k lowest of all.
+    const uint64_t k = p_.ring_size;
+    const uint64_t before = std::min<uint64_t>(k, tx.key_offset);
+    const uint64_t after = std::min<uint64_t>(k, tx.key_offset + tx.keys.size());
+    if (tx.member_offset != before || tx.members != after) {
+      return AppVerdict::Reject("ring opening: the ring holds " + std::to_string(before) +
+                                " members before this part and " + std::to_string(after) +
+                                " after it (k = " + std::to_string(k) + "), it says " +
+                                std::to_string(tx.member_offset) + " and " +
+                                std::to_string(tx.members));
+    }
     const std::string item_bytes = ItemBytes(tx.item);
-    std::vector<urs::Point> winners;
+    std::vector<drac::Ranked> ranked;
+    ranked.reserve(before + tx.keys.size());
+    for (uint64_t j = 0; j < before; ++j) {
+      TESSERA_ASSIGN_OR_RETURN(auto member, state.Get(leaf::RingMember(tx.item, tx.epoch, j)));
+      if (!member) return InternalError("ring member leaf missing below the ring's progress");
+      ranked.push_back(drac::Rank(*member, item_bytes, tx.epoch, *seed_leaf));
+    }
     for (size_t i = 0; i < tx.keys.size(); ++i) {
       TESSERA_ASSIGN_OR_RETURN(auto reg, state.Get(leaf::ReviewKey(tx.epoch, tx.keys[i])));
       if (!reg) {
         return AppVerdict::Reject("ring opening: key " + std::to_string(i) +
                                   " is not registered for " + E(tx.epoch));
       }
-      if (drac::IsEligible(tx.keys[i], item_bytes, tx.epoch, *seed_leaf, threshold)) {
-        winners.push_back(tx.keys[i]);
-      }
+      ranked.push_back(drac::Rank(tx.keys[i], item_bytes, tx.epoch, *seed_leaf));
     }
-    if (winners.size() != tx.members) {
-      return AppVerdict::Reject("ring opening: " + std::to_string(winners.size()) +
-                                " of the part's keys win the lottery, it says " +
-                                std::to_string(tx.members));
-    }
-    const uint64_t found = tx.member_offset + tx.members;
-    if (found > kMaxRing) {
-      return AppVerdict::Reject("ring opening: the eligible set has more than " +
-                                std::to_string(kMaxRing) + " members (ring_size too large)");
-    }
+    const std::vector<urs::Point> ring = drac::LowestK(std::move(ranked), k);
+    if (ring.size() != after) return InternalError("ring opening: the merge lost a member");
     std::vector<LeafUpdate> updates;
-    for (size_t j = 0; j < winners.size(); ++j) {
-      updates.push_back({leaf::RingMember(tx.item, tx.epoch, tx.member_offset + j), winners[j]});
+    for (size_t j = 0; j < ring.size(); ++j) {
+      updates.push_back({leaf::RingMember(tx.item, tx.epoch, j), ring[j]});
     }
+    const uint64_t found = after;
     const uint64_t listed = tx.key_offset + tx.keys.size();
     updates.push_back({leaf::RingProgress(tx.item, tx.epoch), EncodeRingProgress({listed, found})});
     updates.push_back({leaf::RingCursor(tx.item, tx.epoch), tx.keys.back()});
@@ -663,8 +673,7 @@ Result<ReviewsParams> ParseReviewsParams(const ledger::AppParams& params) {
   if (k < 1 || static_cast<uint64_t>(k) > kMaxRingParameter) {
     return InvalidArgumentError("[apps.reviews] ring_size must be 1.." +
                                 std::to_string(kMaxRingParameter) +
-                                " (an item's eligible set is drawn around it and is refused past " +
-                                std::to_string(kMaxRing) + " members)");
+                                " (every item's ring holds exactly min(ring_size, keys) keys)");
   }
   if (e < 2) return InvalidArgumentError("[apps.reviews] epoch_blocks must be at least 2");
   p.ring_size = static_cast<uint64_t>(k);
@@ -686,20 +695,13 @@ Result<std::vector<RingOpen>> PlanRingOpen(const ReviewsParams& params, const It
   if (done.keys_listed > registered.size()) {
     return InvalidArgumentError("the opening listed more keys than are registered");
   }
-  TESSERA_ASSIGN_OR_RETURN(uint64_t threshold,
-                           drac::Threshold({params.ring_size, registered.size()}));
-  const std::string item_bytes = ItemBytes(item);
   std::vector<RingOpen> parts;
-  uint64_t members = done.members_found;
   for (size_t at = done.keys_listed; at < registered.size(); at += keys_per_part) {
-    RingOpen part{item, epoch, at, members, 0, {}};
     const size_t end = std::min(registered.size(), at + keys_per_part);
+    RingOpen part{item, epoch, at, std::min<uint64_t>(params.ring_size, at), 0, {}};
+    part.members = static_cast<uint16_t>(std::min<uint64_t>(params.ring_size, end));
     part.keys.assign(registered.begin() + static_cast<long>(at),
                      registered.begin() + static_cast<long>(end));
-    for (const urs::Point& k : part.keys) {
-      part.members += drac::IsEligible(k, item_bytes, epoch, seed, threshold) ? 1 : 0;
-    }
-    members += part.members;
     parts.push_back(std::move(part));
   }
   return parts;

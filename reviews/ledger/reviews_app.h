@@ -32,12 +32,13 @@
 //                registers the key beyond the count (payload.h explains why this is sound).
 //   RingOpen     (anyone) e is the current epoch and the item's window; seed_e recorded; the
 //                ring not open yet; the part continues the opening where the last one stopped
-//                (keys listed, members found, keys strictly above the last listed); every
-//                listed key is registered for e; `members` is exactly the number of listed keys
-//                that win the DRAC lottery for (item, e, seed_e) with N_e = registered(e). Writes
-//                the winners as ring member leaves; the part that lists the N_e-th key records
-//                the ring's size. N_e distinct registered keys listed = every registered key,
-//                so the ring is the whole eligible set, computed by the ledger.
+//                (keys listed, keys strictly above the last listed); every listed key is
+//                registered for e; `member_offset` and `members` are the ring's size before and
+//                after the part, min(k, keys listed). Rewrites the ring member leaves with the
+//                k lowest DRAC lottery values (drac::Rank, seed_e) among the ring so far and the
+//                part's keys; the part that lists the N_e-th key records the ring's size,
+//                min(k, N_e). N_e distinct registered keys listed = every registered key, so
+//                the ring is exactly the k-key draw (drac::EligibleKeys), computed by the ledger.
 //   Reviews      epoch e is the current epoch and e >= c + 2 (the item's rolling window), the
 //                item's ring for e is open and has exactly ring_size members, each signature
 //                verifies over that ring (read from state, not from the payload), each tag

@@ -458,14 +458,15 @@ TEST_F(ReviewsAppTest, TheRingIsExactlyTheEligibleSetComputedByTheLedger) {
   AdvanceTo(2 * kEpochBlocks + 1);
   const ItemId tea = Id("tea");
   drac::Seed seed = *Leaf(leaf::EpochSeed(2));
-  uint64_t threshold = *drac::Threshold({8, 16});
+  const std::vector<urs::Point> drawn =
+      *drac::EligibleKeys(registered_[2], ItemBytes(tea), 2, seed, 8);
   std::vector<urs::KeyPair> eligible, ineligible;
   for (const auto& k : keys) {
-    (drac::IsEligible(k.public_key, ItemBytes(tea), 2, seed, threshold) ? eligible : ineligible)
+    (std::binary_search(drawn.begin(), drawn.end(), k.public_key) ? eligible : ineligible)
         .push_back(k);
   }
-  ASSERT_GE(eligible.size(), 2u) << "this seed draws a ring too small for the test";
-  ASSERT_FALSE(ineligible.empty());
+  ASSERT_EQ(eligible.size(), 8u);  // the exact-k draw: k of N
+  ASSERT_EQ(ineligible.size(), 8u);
   const urs::Ring full = RingOf(eligible);
 
   // Before the ring is open, no review applies.
@@ -483,7 +484,8 @@ TEST_F(ReviewsAppTest, TheRingIsExactlyTheEligibleSetComputedByTheLedger) {
   EXPECT_THAT(Refusal(EncodePayload(stranger)), HasSubstr("is not registered for epoch 2"));
   RingOpen miscounted = parts[0];
   miscounted.members = miscounted.members == 0 ? 1 : miscounted.members - 1;
-  EXPECT_THAT(Refusal(EncodePayload(miscounted)), HasSubstr("win the lottery, it says"));
+  EXPECT_THAT(Refusal(EncodePayload(miscounted)),
+              HasSubstr("members before this part and 8 after it (k = 8), it says"));
   EXPECT_THAT(Refusal(EncodePayload(parts[1])), HasSubstr("this part starts at 8"));
   EXPECT_EQ(One(EncodePayload(parts[0])), "");
   EXPECT_FALSE(Leaf(leaf::RingSize(tea, 2)).has_value());  // 8 of 16 keys listed: not open
@@ -491,10 +493,6 @@ TEST_F(ReviewsAppTest, TheRingIsExactlyTheEligibleSetComputedByTheLedger) {
               HasSubstr("is not open yet"));
   RingOpen repeated = parts[1];
   repeated.keys.front() = parts[0].keys.back();  // a key the first part listed
-  repeated.members = static_cast<uint16_t>(
-      std::count_if(repeated.keys.begin(), repeated.keys.end(), [&](const urs::Point& k) {
-        return drac::IsEligible(k, ItemBytes(tea), 2, seed, threshold);
-      }));
   EXPECT_THAT(Refusal(EncodePayload(repeated)), HasSubstr("not above the last key listed"));
   EXPECT_EQ(One(EncodePayload(parts[1])), "");
   const urs::Ring ledger_ring = LedgerRing(tea, 2);
@@ -577,26 +575,59 @@ TEST_F(ReviewsAppTest, EligibleSetsBeyond1024KeysOpenInPartsAndVerify) {
   EXPECT_EQ(DecodeTally(Leaf(leaf::Tally(big))).value().histogram[3], 1u);
 }
 
-// The bound that remains: an eligible set over kMaxRing (4,096) is refused at ring opening, so
-// no verifier ever holds more than kMaxRing keys for one review. Only reachable with a
-// ring_size the genesis parser refuses (past kMaxRingParameter), so the app is built directly.
-TEST_F(ReviewsAppTest, EligibleSetsBeyondKMaxRingAreRefusedAtRingOpening) {
-  Configure(kMaxRing + 1);
-  WriteKeysIntoState(tree_, kMaxRing + 1, 2, registered_[2]);
-  EXPECT_EQ(One(CreateTx("huge")), "");
+// The exact-k draw on the ledger: with 5,000 keys registered and k = 50 the ring opens in two
+// parts (4,096 + 904 keys) and holds exactly the 50 keys with the lowest lottery values, the
+// ring anyone recomputes from the registry and the seed (drac::EligibleKeys); a part stating
+// another ring size is refused; the 51st key (the first one outside the draw) can neither sign
+// over the ledger's ring nor get a review over a ring with itself swapped in past the ledger.
+// Broken on purpose once (each part ranking only its own keys, not merged with the ring so
+// far): the ring was the last part's 50 lowest, unequal to the draw, and the 50th key was not
+// in it.
+TEST_F(ReviewsAppTest, ExactlyTheKLowestLotteryValuesReviewHoweverManyKeysAreRegistered) {
+  constexpr size_t kKeys = 5000;
+  Configure(50);
+  auto keys = WriteKeysIntoState(tree_, kKeys, 2, registered_[2]);
+  EXPECT_EQ(One(CreateTx("popular")), "");
   AdvanceTo(2 * kEpochBlocks + 1);
-  std::vector<RingOpen> parts = RingOpenParts(Id("huge"), 2);  // kMaxRingOpenKeys per part
+  const ItemId item = Id("popular");
+  const drac::Seed seed = *Leaf(leaf::EpochSeed(2));
+  std::vector<RingOpen> parts = RingOpenParts(item, 2);
   ASSERT_EQ(parts.size(), 2u);
-  EXPECT_EQ(One(EncodePayload(parts[0])), "");
-  EXPECT_THAT(One(EncodePayload(parts[1])),
-              HasSubstr("the eligible set has more than 4096 members (ring_size too large)"));
-  EXPECT_FALSE(Leaf(leaf::RingSize(Id("huge"), 2)).has_value());
+  EXPECT_EQ(parts[1].member_offset, 50u);
+  RingOpen overstated = parts[0];
+  overstated.members = 49;
+  EXPECT_THAT(Refusal(EncodePayload(overstated)), HasSubstr("(k = 50), it says 0 and 49"));
+  for (const RingOpen& part : parts) EXPECT_EQ(One(EncodePayload(part)), "");
+  ASSERT_EQ(Counter(leaf::RingSize(item, 2)), 50u);
+  const urs::Ring ring = LedgerRing(item, 2);
+  EXPECT_EQ(ring.members(), *drac::EligibleKeys(registered_[2], ItemBytes(item), 2, seed, 50));
+
+  std::vector<drac::Ranked> ranked;
+  for (const auto& k : keys) ranked.push_back(drac::Rank(k.public_key, ItemBytes(item), 2, seed));
+  std::sort(ranked.begin(), ranked.end());
+  const auto key_of = [&](const urs::Point& p) {
+    return *std::find_if(keys.begin(), keys.end(),
+                         [&](const urs::KeyPair& k) { return k.public_key == p; });
+  };
+  const urs::KeyPair last_in = key_of(ranked[49].key), first_out = key_of(ranked[50].key);
+  ASSERT_TRUE(ring.IndexOf(last_in.public_key).has_value());
+  ASSERT_FALSE(ring.IndexOf(first_out.public_key).has_value());
+  EXPECT_EQ(urs::Sign(first_out, ring, Bytes{}, Bytes{}).status().code(),
+            StatusCode::kPermissionDenied);
+  std::vector<urs::Point> swapped = ring.members();
+  *std::find(swapped.begin(), swapped.end(), last_in.public_key) = first_out.public_key;
+  const urs::Ring cheat = *urs::Ring::Create(swapped);
+  ledger::AppVerdict refused =
+      Verdict(ReviewTx(item, 2, cheat, {Sign(first_out, cheat, item, 2, 1, "51st")}), true);
+  ASSERT_TRUE(refused.rejected);
+  EXPECT_TRUE(refused.crypto_failure);
+  EXPECT_EQ(One(ReviewTx(item, 2, ring, {Sign(last_in, ring, item, 2, 5, "50th")})), "");
 }
 
 // Issue 16: the ring left the payload. A review at k = 50 (50 registered keys, all eligible)
 // carries 2 bytes for its ring instead of 1,607 (the urs/codec.h ring of 50 keys, length
 // prefixed), so one review with a 12-byte text went from 3,338 bytes (measured on the previous
-// encoding) to 1,733.
+// encoding) to 1,733; the version 2 signature (urs.h: commitment and link proof) adds 128.
 TEST_F(ReviewsAppTest, TheRingIsNotInThePayload) {
   Configure(50);
   auto keys = Scene(50);
@@ -604,11 +635,11 @@ TEST_F(ReviewsAppTest, TheRingIsNotInThePayload) {
   const urs::Ring ring = LedgerRing(tea, 2);
   ASSERT_EQ(ring.size(), 50u);
   const std::string one = ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "great coffee")});
-  EXPECT_EQ(one.size(), 1733u);
+  EXPECT_EQ(one.size(), 1861u);
   EXPECT_EQ(one.size(), 1 + 32 + 8 + 2 + 2 + (1 + 4 + 12 + 4 + urs::SignatureSize(50)));
   std::vector<ReviewEntry> eight;
   for (int i = 0; i < 8; ++i) eight.push_back(Sign(keys[i], ring, tea, 2, 5, "great coffee"));
-  EXPECT_EQ(ReviewTx(tea, 2, ring, eight).size(), 45u + 8 * 1688u);
+  EXPECT_EQ(ReviewTx(tea, 2, ring, eight).size(), 45u + 8 * 1816u);
   for (const urs::Point& m : ring.members()) {
     EXPECT_EQ(one.find(std::string(reinterpret_cast<const char*>(m.data()), m.size())),
               std::string::npos);
@@ -944,7 +975,7 @@ TEST(ReviewsParams, ParsedFromGenesisWithClearErrors) {
   auto parsed = ParseReviewsParams(params);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->ring_size, 7u);
-  // ring_size is bounded so that an eligible set past kMaxRing is a vanishing tail event.
+  // ring_size is bounded (payload.h, kMaxRingParameter).
   params.values["ring_size"] = std::to_string(kMaxRingParameter + 1);
   EXPECT_THAT(MakeReviewsApp(params).status().message(), HasSubstr("ring_size must be 1..2048"));
   params.values["ring_size"] = std::to_string(kMaxRingParameter);

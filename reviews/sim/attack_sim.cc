@@ -65,8 +65,11 @@ Window DrawWindow(const AttackConfig& c, const std::vector<urs::Point>& pool, ui
   std::bernoulli_distribution joins(c.participation);
   std::normal_distribution<double> normal(c.honest_mean,
                                           c.honest_rating_sd > 0 ? c.honest_rating_sd : 1);
+  std::vector<urs::Point> exact;
+  if (c.exact_k) exact = *drac::EligibleKeys(pool, "target-item", 1, epoch_seed, c.ring_size);
   for (size_t i = 0; i < pool.size(); ++i) {
-    w.eligible[i] = drac::IsEligible(pool[i], "target-item", 1, epoch_seed, threshold);
+    w.eligible[i] = c.exact_k ? std::binary_search(exact.begin(), exact.end(), pool[i])
+                              : drac::IsEligible(pool[i], "target-item", 1, epoch_seed, threshold);
     w.reviews[i] = joins(rng);
     w.rating[i] =
         c.honest_rating_sd > 0 ? std::clamp(std::round(normal(rng)), 1.0, 5.0) : c.honest_mean;

@@ -5,8 +5,10 @@
 // which a ring of 10 cannot hold):
 //   * N identities, each with a review key; the adversary holds the first A of them, chosen
 //     before the epoch's seed exists;
-//   * a seed is drawn per trial and the real DRAC lottery (drac::IsEligible over the keys)
-//     decides which identities are in the item's ring (expected size k);
+//   * a seed is drawn per trial and the real DRAC lottery decides which identities are in the
+//     item's ring: the expected-k draw (drac::IsEligible, Binomial(N, k/N) members; what the
+//     closed form models) or, with `exact_k`, the exact-k draw the ledger uses
+//     (drac::EligibleKeys, exactly k members; the closed form is then an approximation);
 //   * an honest ring member reviews with probability ρ (participation), with an integer
 //     rating around μ (normal, sd `honest_rating_sd`, rounded, clamped to 1..5; sd 0 gives
 //     exactly μ, which must then be an integer); each adversarial ring member posts one review
@@ -39,6 +41,7 @@ struct AttackConfig {
   std::vector<double> shares = {0.01, 0.05, 0.1};
   int trials = 200;
   uint64_t seed = 1;
+  bool exact_k = false;  // the ledger's exact-k draw instead of the expected-k draw
 };
 
 struct ShareResult {

@@ -32,6 +32,30 @@ TEST(AttackSim, TinyRingMatchesTheHandComputedConstants) {
   EXPECT_NEAR(r->shares[1].predicted, 0.625, 1e-12);
 }
 
+// The same case with the ledger's exact-k draw: exactly 2 of the 4 identities are drawn. A = 1
+// wins iff its key is drawn (then the window is {1, 5}: mean 3, 2 away from 5): P = 2/4 = 1/2.
+// A = 2 wins iff at least one of its keys is drawn: 1 - C(2,2)/C(4,2) = 5/6. By hand, not from
+// the closed form (which models the expected-k draw and says 1/4 and 5/8). With exact_k
+// ignored the run is the expected-k path, which TinyRingMatchesTheHandComputedConstants pins
+// at 1/4 and 5/8, outside this test's +-0.04 (argued, not run broken on purpose).
+TEST(AttackSim, ExactKTinyRingMatchesTheHandComputedConstants) {
+  AttackConfig c;
+  c.identities = 4;
+  c.ring_size = 2;
+  c.participation = 1.0;
+  c.honest_mean = 5.0;
+  c.honest_rating_sd = 0;
+  c.extreme = 1.0;
+  c.delta = 2.0;
+  c.shares = {0.25, 0.5};
+  c.trials = 4000;
+  c.exact_k = true;
+  auto r = RunAttack(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->shares[0].simulated, 0.5, 0.04);
+  EXPECT_NEAR(r->shares[1].simulated, 5.0 / 6.0, 0.04);
+}
+
 // Without DRAC and with every honest identity reviewing, exactly A = 20 of N = 120 win
 // (0.2 * (120 - 20) = 20), in every trial.
 TEST(AttackSim, WithoutDracNeedsExactlyTheClosedForm) {

@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Range(1, 100000));
   app.add_option("--seed", base.seed, "Simulation seed")->capture_default_str();
+  app.add_flag("--exact-k", base.exact_k,
+               "Draw exactly k reviewers (the ledger's draw) instead of each identity with "
+               "probability k/N (the draw the closed form models)");
   app.add_option("--csv", csv_path, "Write the results as CSV here");
   app.add_option("--plot", png_path, "Write a gnuplot PNG here (needs --csv)");
   return program.Run(argc, argv, [&]() -> Status {

@@ -1,7 +1,9 @@
 // Canonical byte encodings of rings and unique ring signatures, with strict decoders.
 //
-// Signature (version 1), all integers big-endian:
-//   0x01 | n: u16 (1..kMaxRingSize) | tag: 32 | c0: 32 | s_0 .. s_{n-1}: 32 each
+// Signature (version 2, urs.h), all integers big-endian:
+//   0x02 | n: u16 (1..kMaxRingSize) | tag: 32 | commitment: 32 | link challenge: 32 |
+//   z_x: 32 | z_r: 32 | c0: 32 | s_0 .. s_{n-1}: 32 each          (195 + 32 n bytes)
+// (Version 1, the LSAG signature 0x01 | n | tag | c0 | s_i, is refused: its keys were on G.)
 // Ring (version 1):
 //   0x01 | n: u16 (1..kMaxRingSize) | n public keys of 32 bytes, strictly ascending
 //
@@ -17,7 +19,8 @@
 
 namespace tessera::reviews::urs {
 
-inline constexpr uint8_t kCodecVersion = 1;
+inline constexpr uint8_t kSignatureVersion = 2;
+inline constexpr uint8_t kRingVersion = 1;
 
 Bytes EncodeSignature(const Signature& sig);
 Result<Signature> DecodeSignature(ByteSpan bytes);

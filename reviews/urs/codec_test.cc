@@ -32,10 +32,14 @@ class Codec : public ::testing::Test {
 TEST_F(Codec, SignatureRoundTrip) {
   Bytes enc = EncodeSignature(sig_);
   EXPECT_EQ(enc.size(), SignatureSize(4));
-  EXPECT_EQ(enc.size(), 3u + 64 + 128);
+  EXPECT_EQ(enc.size(), 3u + 192 + 128);
   auto dec = DecodeSignature(enc);
   ASSERT_TRUE(dec.ok()) << dec.status();
   EXPECT_EQ(dec->tag, sig_.tag);
+  EXPECT_EQ(dec->commitment, sig_.commitment);
+  EXPECT_EQ(dec->link_challenge, sig_.link_challenge);
+  EXPECT_EQ(dec->link_x, sig_.link_x);
+  EXPECT_EQ(dec->link_r, sig_.link_r);
   EXPECT_EQ(dec->c0, sig_.c0);
   EXPECT_EQ(dec->s, sig_.s);
   EXPECT_TRUE(Verify(ring_, B("scope"), B("msg"), *dec).ok());
@@ -55,8 +59,8 @@ TEST_F(Codec, MalformedSignaturesGetClearErrors) {
   Bytes enc = EncodeSignature(sig_);
   EXPECT_NE(DecodeError({}).find("shorter than the 3-byte header"), std::string::npos);
   Bytes v = enc;
-  v[0] = 2;
-  EXPECT_NE(DecodeError(v).find("unknown version 2"), std::string::npos);
+  v[0] = 1;  // version 1 (LSAG, keys on G) is refused
+  EXPECT_NE(DecodeError(v).find("unknown version 1"), std::string::npos);
   Bytes zero_n = enc;
   zero_n[1] = zero_n[2] = 0;
   EXPECT_NE(DecodeError(zero_n).find("ring size 0"), std::string::npos);
@@ -64,22 +68,34 @@ TEST_F(Codec, MalformedSignaturesGetClearErrors) {
   huge_n[1] = huge_n[2] = 0xff;
   EXPECT_NE(DecodeError(huge_n).find("ring size 65535"), std::string::npos);
   Bytes truncated(enc.begin(), enc.end() - 1);
-  EXPECT_NE(DecodeError(truncated).find("got 194"), std::string::npos);
+  EXPECT_NE(DecodeError(truncated).find("got 322"), std::string::npos);
   Bytes trailing = enc;
   trailing.push_back(0);
-  EXPECT_NE(DecodeError(trailing).find("got 196"), std::string::npos);
+  EXPECT_NE(DecodeError(trailing).find("got 324"), std::string::npos);
   Bytes bad_tag = enc;
   std::fill(bad_tag.begin() + 3, bad_tag.begin() + 35, 0xff);
   EXPECT_NE(DecodeError(bad_tag).find("tag at offset 3"), std::string::npos);
   Bytes identity_tag = enc;
   std::fill(identity_tag.begin() + 3, identity_tag.begin() + 35, 0);
   EXPECT_NE(DecodeError(identity_tag).find("identity"), std::string::npos);
+  Bytes bad_commitment = enc;
+  std::fill(bad_commitment.begin() + 35, bad_commitment.begin() + 67, 0xff);
+  EXPECT_NE(DecodeError(bad_commitment).find("commitment at offset 35"), std::string::npos);
+  Bytes big_e = enc;
+  std::fill(big_e.begin() + 67, big_e.begin() + 99, 0xff);
+  EXPECT_NE(DecodeError(big_e).find("link challenge at offset 67"), std::string::npos);
+  Bytes zero_zx = enc;
+  std::fill(zero_zx.begin() + 99, zero_zx.begin() + 131, 0);
+  EXPECT_NE(DecodeError(zero_zx).find("z_x at offset 99"), std::string::npos);
+  Bytes zero_zr = enc;
+  std::fill(zero_zr.begin() + 131, zero_zr.begin() + 163, 0);
+  EXPECT_NE(DecodeError(zero_zr).find("z_r at offset 131"), std::string::npos);
   Bytes big_c = enc;
-  std::fill(big_c.begin() + 35, big_c.begin() + 67, 0xff);
-  EXPECT_NE(DecodeError(big_c).find("challenge at offset 35"), std::string::npos);
+  std::fill(big_c.begin() + 163, big_c.begin() + 195, 0xff);
+  EXPECT_NE(DecodeError(big_c).find("challenge at offset 163"), std::string::npos);
   Bytes zero_s = enc;
-  std::fill(zero_s.begin() + 67 + 64, zero_s.begin() + 67 + 96, 0);
-  EXPECT_NE(DecodeError(zero_s).find("response 2 at offset 131"), std::string::npos);
+  std::fill(zero_s.begin() + 195 + 64, zero_s.begin() + 195 + 96, 0);
+  EXPECT_NE(DecodeError(zero_s).find("response 2 at offset 259"), std::string::npos);
 }
 
 TEST_F(Codec, MalformedRingsGetClearErrors) {

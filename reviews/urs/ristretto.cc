@@ -39,11 +39,17 @@ void EnsureSodium() {
   });
 }
 
+const Point& KeyBase() {
+  static const Point key_base = HashToPoint("tessera/reviews/urs/v2/key-base", {});
+  return key_base;
+}
+
 KeyPair GenerateKeyPair() {
   EnsureSodium();
   KeyPair kp;
   kp.secret = RandomNonzeroScalar();
-  crypto_scalarmult_ristretto255_base(kp.public_key.data(), kp.secret.data());
+  // A nonzero scalar below L times a point of order L is never the identity.
+  kp.public_key = *Mul(kp.secret, KeyBase());
   return kp;
 }
 
@@ -53,7 +59,7 @@ Result<KeyPair> KeyPairFromSecret(const Scalar& secret) {
   if (IsZero(secret)) return InvalidArgumentError("secret key is zero");
   KeyPair kp;
   kp.secret = secret;
-  TESSERA_ASSIGN_OR_RETURN(kp.public_key, MulBase(secret));
+  TESSERA_ASSIGN_OR_RETURN(kp.public_key, Mul(secret, KeyBase()));
   return kp;
 }
 
@@ -129,6 +135,12 @@ Result<Point> Mul(const Scalar& s, const Point& p) {
 Point Add(const Point& a, const Point& b) {
   Point out;
   crypto_core_ristretto255_add(out.data(), a.data(), b.data());
+  return out;
+}
+
+Point Sub(const Point& a, const Point& b) {
+  Point out;
+  crypto_core_ristretto255_sub(out.data(), a.data(), b.data());
   return out;
 }
 

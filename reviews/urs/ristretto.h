@@ -24,13 +24,18 @@ using Scalar = std::array<uint8_t, 32>;  // little-endian integer mod L, canonic
 
 struct KeyPair {
   Scalar secret;
-  Point public_key;  // secret * G
+  Point public_key;  // secret * J (KeyBase): review keys live on J, not on G (urs.h says why)
 };
 
 // Initializes libsodium once (thread-safe); every function below calls it.
 void EnsureSodium();
 
-// A fresh key pair (secret uniform in [1, L)).
+// J, the base point of review keys: HashToPoint("tessera/reviews/urs/v2/key-base"), so nobody
+// knows log_G(J). The unique ring signature (urs.h) blinds a key with r*G; keys on G itself
+// would let a signer move value between the key and the blinding.
+const Point& KeyBase();
+
+// A fresh key pair (secret uniform in [1, L), public key secret * J).
 KeyPair GenerateKeyPair();
 // INVALID_ARGUMENT for a non-canonical or zero secret.
 Result<KeyPair> KeyPairFromSecret(const Scalar& secret);
@@ -54,6 +59,7 @@ Scalar HashToScalar(std::string_view domain, std::initializer_list<ByteSpan> par
 Result<Point> MulBase(const Scalar& s);
 Result<Point> Mul(const Scalar& s, const Point& p);
 Point Add(const Point& a, const Point& b);
+Point Sub(const Point& a, const Point& b);  // a - b (the identity encodes as 32 zero bytes)
 Scalar ScalarMul(const Scalar& a, const Scalar& b);
 Scalar ScalarSub(const Scalar& a, const Scalar& b);
 

@@ -175,6 +175,16 @@ TEST(Urs, TamperingFails) {
   Signature bad_c = *sig;
   bad_c.c0[1] ^= 1;
   EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), bad_c).ok());
+  // The commitment and each part of the link proof.
+  Signature bad_commitment = *sig;
+  bad_commitment.commitment = GenerateKeyPair().public_key;
+  EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), bad_commitment).ok());
+  for (Scalar Signature::*field :
+       {&Signature::link_challenge, &Signature::link_x, &Signature::link_r}) {
+    Signature bad_link = *sig;
+    (bad_link.*field)[0] ^= 1;
+    EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), bad_link).ok());
+  }
   // Ring: one member replaced, one member removed (size mismatch), one added.
   std::vector<Point> members = f.ring.members();
   members[5] = GenerateKeyPair().public_key;
@@ -192,6 +202,88 @@ TEST(Urs, TamperingFails) {
   Signature identity_tag = *sig;
   identity_tag.tag = Point{};
   EXPECT_FALSE(Verify(f.ring, B("item-9"), B("rating=2"), identity_tag).ok());
+}
+
+// Review keys live on J (KeyBase), whose discrete log to G nobody knows: on G the commitment
+// C = x*J + r*G could not tell the key from the blinding.
+TEST(Urs, KeysAreOnTheKeyBase) {
+  KeyPair k = GenerateKeyPair();
+  EXPECT_EQ(k.public_key, *Mul(k.secret, KeyBase()));
+  EXPECT_NE(k.public_key, *MulBase(k.secret));
+  EXPECT_EQ(KeyBase(), HashToPoint("tessera/reviews/urs/v2/key-base", {}));
+  EXPECT_EQ(KeyPairFromSecret(k.secret)->public_key, k.public_key);
+}
+
+// The ring proof alone shows only that C - Y_i = r*G for some member: a member who knows r
+// could pair it with any tag. The link proof is what binds the tag to the key. A member here
+// signs honestly except that it picks a fresh tag T' = x'*H (a second review of one item):
+// the ring closes, and only the link proof refuses it. Written against the hash layout of
+// urs.cc by hand (an independent copy). Broken on purpose once (the link check skipped in
+// Verify): the forged second tag verified.
+TEST(Urs, AMemberCannotChooseItsTag) {
+  Fixture f = MakeRing(5);
+  const KeyPair& k = f.keys[2];
+  const size_t pi = *f.ring.IndexOf(k.public_key);
+  const Bytes scope = B("item-7"), message = B("rating=1");
+  const Point h = HashToPoint("tessera/reviews/urs/v1/tag", {scope});
+  auto hash = [&](std::string_view domain, const Signature& sig, const Bytes& tail) {
+    Bytes in;
+    AppendLengthPrefixed(in, B(std::string(domain)));
+    AppendLengthPrefixed(in, f.ring.digest());
+    AppendLengthPrefixed(in, scope);
+    AppendLengthPrefixed(in, message);
+    AppendLengthPrefixed(in, sig.tag);
+    AppendLengthPrefixed(in, sig.commitment);
+    in.insert(in.end(), tail.begin(), tail.end());
+    uint8_t digest[crypto_hash_sha512_BYTES];
+    crypto_hash_sha512(digest, in.data(), in.size());
+    Scalar out;
+    crypto_core_ristretto255_scalar_reduce(out.data(), digest);
+    return out;
+  };
+  auto ring_challenge = [&](const Signature& sig, size_t i, const Point& l) {
+    Bytes tail;
+    AppendBigEndian(tail, i, 4);
+    tail.insert(tail.end(), l.begin(), l.end());
+    return hash("tessera/reviews/urs/v2/challenge", sig, tail);
+  };
+
+  // First, the layout is right: the honest signature's ring recomputes to c0 this way.
+  Signature honest = *Sign(k, f.ring, scope, message);
+  {
+    Scalar c = honest.c0;
+    for (size_t i = 0; i < f.ring.size(); ++i) {
+      Point l = Add(*MulBase(honest.s[i]), *Mul(c, Sub(honest.commitment, f.ring.members()[i])));
+      c = ring_challenge(honest, i, l);
+    }
+    ASSERT_EQ(c, honest.c0);
+  }
+
+  // The forgery: a second tag for the same item.
+  Signature forged;
+  forged.tag = *Mul(RandomNonzeroScalar(), h);
+  ASSERT_NE(forged.tag, honest.tag);
+  const Scalar r = RandomNonzeroScalar();
+  forged.commitment = Add(k.public_key, *MulBase(r));
+  forged.link_challenge = RandomNonzeroScalar();  // no (x, r) fits both C and T'
+  forged.link_x = RandomNonzeroScalar();
+  forged.link_r = RandomNonzeroScalar();
+  const size_t n = f.ring.size();
+  std::vector<Scalar> c(n);
+  forged.s.assign(n, Scalar{});
+  const Scalar alpha = RandomNonzeroScalar();
+  c[(pi + 1) % n] = ring_challenge(forged, pi, *MulBase(alpha));
+  for (size_t step = 1; step < n; ++step) {
+    const size_t i = (pi + step) % n;
+    forged.s[i] = RandomNonzeroScalar();
+    Point l = Add(*MulBase(forged.s[i]), *Mul(c[i], Sub(forged.commitment, f.ring.members()[i])));
+    c[(i + 1) % n] = ring_challenge(forged, i, l);
+  }
+  forged.s[pi] = ScalarSub(alpha, ScalarMul(c[pi], r));
+  forged.c0 = c[0];
+  const Status st = Verify(f.ring, scope, message, forged);
+  ASSERT_FALSE(st.ok());
+  EXPECT_THAT(st.message(), ::testing::HasSubstr("the tag and the commitment are not of one key"));
 }
 
 // libsodium 1.0.18 takes a ristretto255 encoding with the top bit set for the same element as

@@ -82,29 +82,56 @@ function ringDigest(sodium, members) {
       concat([lp(enc.encode("tessera/reviews/urs/v1/ring")), be(members.length, 4), ...members]));
 }
 
-// urs::Sign: an LSAG-style ring with the per-scope tag T = x * H(scope).
+// J, the base point of review keys (urs::KeyBase).
+export function keyBase(sodium) {
+  return hashToPoint(sodium, "tessera/reviews/urs/v2/key-base", []);
+}
+
+// urs::Sign, version 2 (reviews/urs/urs.h): the per-scope tag T = x * H(scope), a commitment
+// C = x*J + r*G, a link proof that C and T hold one x, and an Abe-Ohkubo-Suzuki ring proving
+// C - Y_i = r*G for some member i.
 export function ursSign(sodium, secret, publicKey, members, scope, message) {
   const n = members.length;
   const pi = members.findIndex((m) => compare(m, publicKey) === 0);
   if (pi < 0) throw new Error("this review key is not in the item's ring");
   const h = hashToPoint(sodium, "tessera/reviews/urs/v1/tag", [scope]);
+  const j = keyBase(sodium);
   const tag = sodium.crypto_scalarmult_ristretto255(secret, h);
-  const header = concat([lp(enc.encode("tessera/reviews/urs/v1/challenge")),
-                         lp(ringDigest(sodium, members)), lp(scope), lp(message), lp(tag)]);
-  const challenge = (i, l, r) => sodium.crypto_core_ristretto255_scalar_reduce(
-      sodium.crypto_hash_sha512(concat([header, be(i, 4), l, r])));
+  const digest = ringDigest(sodium, members);
+  const header = (domain, commitment) => concat([lp(enc.encode(domain)), lp(digest), lp(scope),
+                                                lp(message), lp(tag), lp(commitment)]);
+  const hashToScalar = (bytes) =>
+      sodium.crypto_core_ristretto255_scalar_reduce(sodium.crypto_hash_sha512(bytes));
   const nonzero = () => {
     for (;;) {
       const s = sodium.crypto_core_ristretto255_scalar_random();
       if (!isZero(s)) return s;
     }
   };
+  const add = (a, b) => sodium.crypto_core_ristretto255_add(a, b);
+  const mul = (s, p) => sodium.crypto_scalarmult_ristretto255(s, p);
+  const mulBase = (s) => sodium.crypto_scalarmult_ristretto255_base(s);
+  const sub = (a, b) => sodium.crypto_core_ristretto255_sub(a, b);
+  const scalarMulSub = (a, c, x) =>  // a - c*x
+      sodium.crypto_core_ristretto255_scalar_sub(a, sodium.crypto_core_ristretto255_scalar_mul(c, x));
   for (;;) {
+    const r = nonzero();
+    const commitment = add(publicKey, mulBase(r));
+    if (isZero(commitment) || members.some((m) => compare(m, commitment) === 0)) continue;
+    // The link proof: C = x*J + r*G and T = x*H.
+    const a = nonzero(), b = nonzero();
+    const e = hashToScalar(concat([header("tessera/reviews/urs/v2/link", commitment),
+                                   add(mul(a, j), mulBase(b)), mul(a, h)]));
+    const zx = scalarMulSub(a, e, secret);
+    const zr = scalarMulSub(b, e, r);
+    if (isZero(e) || isZero(zx) || isZero(zr)) continue;
+    // The ring: C - Y_pi = r*G.
+    const ringHeader = header("tessera/reviews/urs/v2/challenge", commitment);
+    const challenge = (i, l) => hashToScalar(concat([ringHeader, be(i, 4), l]));
     const c = new Array(n);
     const s = new Array(n);
     const alpha = nonzero();
-    c[(pi + 1) % n] = challenge(pi, sodium.crypto_scalarmult_ristretto255_base(alpha),
-                                sodium.crypto_scalarmult_ristretto255(alpha, h));
+    c[(pi + 1) % n] = challenge(pi, mulBase(alpha));
     let retry = false;
     for (let step = 1; step < n; ++step) {
       const i = (pi + step) % n;
@@ -113,20 +140,15 @@ export function ursSign(sodium, secret, publicKey, members, scope, message) {
         break;
       }
       s[i] = nonzero();
-      const l = sodium.crypto_core_ristretto255_add(
-          sodium.crypto_scalarmult_ristretto255_base(s[i]),
-          sodium.crypto_scalarmult_ristretto255(c[i], members[i]));
-      const r = sodium.crypto_core_ristretto255_add(
-          sodium.crypto_scalarmult_ristretto255(s[i], h),
-          sodium.crypto_scalarmult_ristretto255(c[i], tag));
-      c[(i + 1) % n] = challenge(i, l, r);
+      const l = add(mulBase(s[i]), mul(c[i], sub(commitment, members[i])));
+      c[(i + 1) % n] = challenge(i, l);
     }
     if (retry || isZero(c[pi])) continue;
-    s[pi] = sodium.crypto_core_ristretto255_scalar_sub(
-        alpha, sodium.crypto_core_ristretto255_scalar_mul(c[pi], secret));
+    s[pi] = scalarMulSub(alpha, c[pi], r);
     if (isZero(s[pi])) continue;
-    // urs/codec.h: 0x01 | n (u16) | T | c_0 | s_0 .. s_{n-1}
-    return {tag, bytes: concat([new Uint8Array([1]), be(n, 2), tag, c[0], ...s])};
+    // urs/codec.h: 0x02 | n (u16) | T | C | e | z_x | z_r | c_0 | s_0 .. s_{n-1}
+    return {tag, bytes: concat([new Uint8Array([2]), be(n, 2), tag, commitment, e, zx, zr, c[0],
+                                ...s])};
   }
 }
 
@@ -134,8 +156,8 @@ export function ursSign(sodium, secret, publicKey, members, scope, message) {
 // item, the epoch, the ring's size, the rating, the text and the signature.
 export function signReview(sodium, keyFileText, ringView, rating, text) {
   const key = JSON.parse(keyFileText);
-  if (key.format !== "tessera-review-key v2") {
-    throw new Error("not a review key file (format 'tessera-review-key v2')");
+  if (key.format !== "tessera-review-key v3") {
+    throw new Error("not a review key file (format 'tessera-review-key v3')");
   }
   if (!key.registered) throw new Error("the review key is not registered yet");
   if (key.epoch !== ringView.epoch) {
@@ -143,7 +165,7 @@ export function signReview(sodium, keyFileText, ringView, rating, text) {
   }
   if (!(rating >= 1 && rating <= 5)) throw new Error("rating must be 1..5");
   const secret = fromHex(key.review_secret);
-  const publicKey = sodium.crypto_scalarmult_ristretto255_base(secret);
+  const publicKey = sodium.crypto_scalarmult_ristretto255(secret, keyBase(sodium));
   if (toHex(publicKey) !== key.review_public) throw new Error("the key file's keys do not match");
   const members = ringView.ring.map(fromHex);
   const item = fromHex(ringView.item);
