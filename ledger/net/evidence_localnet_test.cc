@@ -30,16 +30,24 @@ void PrintBlacklisting(const LocalnetReport& r) {
             << r.evidence_refused << "\n";
 }
 
+// 30 s of load for the throughput comparison: in 15 s (7 blocks honest) one block that took
+// 6 s moved the ratio below the bar (67%, session 8's CI, with another test beside it).
+LocalnetConfig Thirty() {
+  LocalnetConfig c = Five();
+  c.duration_s = 30;
+  return c;
+}
+
 TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPolitician) {
-  auto honest = RunNetwork("honest", Five());
+  auto honest = RunNetwork("honest", Thirty());
   ASSERT_TRUE(honest.ok()) << honest.status();
   PrintBlacklisting(*honest);
   ExpectSafe(*honest);
   EXPECT_EQ(honest->blacklisted_malicious + honest->blacklisted_honest, 0u);
   EXPECT_EQ(honest->evidence_refused, 0u);
-  ASSERT_GT(CommittedPerSecond(*honest, Five()), 0);
+  ASSERT_GT(CommittedPerSecond(*honest, Thirty()), 0);
 
-  LocalnetConfig c = Five();
+  LocalnetConfig c = Thirty();
   // Politician 0 equivocates, 1 frames politician 4, 2 signs wrong execution roots.
   c.malicious_politicians = 0.6;
   c.politician_behaviours = {"equivocate", "frame", "wrong"};
@@ -58,7 +66,7 @@ TEST(EvidenceLocalnetTest, HonestCitizensBlacklistAnEquivocatorAndNoHonestPoliti
   // Liveness does not depend on blacklisting, and blacklisting costs none: three of five
   // politicians lying, the chain keeps the honest network's throughput (0.7: this shared
   // machine's run-to-run noise, docs/ledger-network.md).
-  EXPECT_GE(CommittedPerSecond(*r, c), 0.7 * CommittedPerSecond(*honest, Five()));
+  EXPECT_GE(CommittedPerSecond(*r, c), 0.7 * CommittedPerSecond(*honest, Thirty()));
 }
 
 // The split network fault (citizen.h CitizenTiming::split_proposals) cuts the eight honest
