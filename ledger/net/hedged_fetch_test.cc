@@ -19,6 +19,19 @@ Result<int> Hang(const std::atomic<bool>& open, int answer) {
   return answer;
 }
 
+// Builds First()'s calls: `honest` answers 42 at once, every other politician hangs until
+// `stopped_open` is set.
+std::function<PoliticianCalls::Call<int>(PoliticianClient*)> OnlyHonestAnswers(
+    PoliticianClient* honest, const std::atomic<bool>& stopped_open) {
+  return [honest, &stopped_open](PoliticianClient* p) -> PoliticianCalls::Call<int> {
+    const bool is_honest = p == honest;
+    return [&stopped_open, is_honest](PoliticianClient&) -> Result<int> {
+      if (is_honest) return 42;
+      return Hang(stopped_open, 7);
+    };
+  };
+}
+
 struct Network {
   Network() {
     for (int i = 0; i < 5; ++i) {
@@ -52,14 +65,7 @@ TEST(PoliticianCallsTest, FirstAsksABusyPoliticianOnceItsWorkerIsFree) {
       milliseconds(0));
   ASSERT_TRUE(calls.Busy(honest));
   auto answer = calls.First<int>(
-      net.all,
-      [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
-        const bool is_honest = p == honest;
-        return [&stopped_open, is_honest](PoliticianClient&) -> Result<int> {
-          if (is_honest) return 42;
-          return Hang(stopped_open, 7);
-        };
-      },
+      net.all, OnlyHonestAnswers(honest, stopped_open),
       [](PoliticianClient*, int&) { return true; }, /*hedge=*/milliseconds(20),
       /*deadline=*/milliseconds(5000));
   const bool before_release = !stopped_open.load();
@@ -271,14 +277,7 @@ TEST(PoliticianCallsTest, FirstReportsWhenTheWinnersCallStarted) {
   const auto start = std::chrono::steady_clock::now();
   std::chrono::steady_clock::time_point winner_asked{};
   auto answer = calls.First<int>(
-      net.all,
-      [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
-        const bool is_honest = p == honest;
-        return [&stopped_open, is_honest](PoliticianClient&) -> Result<int> {
-          if (is_honest) return 42;
-          return Hang(stopped_open, 7);
-        };
-      },
+      net.all, OnlyHonestAnswers(honest, stopped_open),
       [](PoliticianClient*, int&) { return true; }, /*hedge=*/milliseconds(100),
       /*deadline=*/milliseconds(5000), std::nullopt, &winner_asked);
   stopped_open = true;
