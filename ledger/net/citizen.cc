@@ -221,18 +221,22 @@ std::vector<PoliticianClient*> Citizen::SafeSample() {
   return sample;
 }
 
-bool Citizen::IsPolitician(const PoliticianClient* p, uint32_t id) const {
+std::optional<uint32_t> Citizen::IndexOf(const PoliticianClient* p) const {
+  // politicians_ is built from the genesis list, one client per entry, in its order.
   for (uint32_t i = 0; i < politicians_.size() && i < options_.genesis.politicians.size(); ++i) {
-    if (politicians_[i].get() == p) return options_.genesis.politicians[i].id == id;
+    if (politicians_[i].get() == p) return i;
   }
-  return false;
+  return std::nullopt;
+}
+
+bool Citizen::IsPolitician(const PoliticianClient* p, uint32_t id) const {
+  const std::optional<uint32_t> i = IndexOf(p);
+  return i && options_.genesis.politicians[*i].id == id;
 }
 
 bool Citizen::Blacklisted(PoliticianClient* p) const {
-  for (uint32_t i = 0; i < politicians_.size(); ++i) {
-    if (politicians_[i].get() == p) return blacklist_.Blocked(i, latest_.height + 1);
-  }
-  return false;
+  const std::optional<uint32_t> i = IndexOf(p);
+  return i && blacklist_.Blocked(*i, latest_.height + 1);
 }
 
 std::vector<PoliticianClient*> Citizen::Ranked(const std::vector<PoliticianClient*>& sample,

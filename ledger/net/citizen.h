@@ -156,6 +156,8 @@ class Citizen {
   void Poll(Round& r);
   // `item`, downloaded from `from` (which a flood of its own commitments is counted against).
   void Process(Round& r, const RoundItem& item, PoliticianClient* from);
+  // The genesis index of the politician whose client `p` is; nullopt for a client not ours.
+  std::optional<uint32_t> IndexOf(const PoliticianClient* p) const;
   // Whether `p` is the client of the politician with genesis id `id`.
   bool IsPolitician(const PoliticianClient* p, uint32_t id) const;
   void PostAll(Round& r, const RoundItem& item);

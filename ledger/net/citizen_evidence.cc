@@ -40,16 +40,14 @@ void Citizen::ConsiderEvidence(const RoundItem& item) {
 std::optional<ExecutionClaim> Citizen::SignedClaim(const ExecuteReply& reply,
                                                    const std::vector<Hash256>& pools,
                                                    PoliticianClient* from) const {
-  for (uint32_t i = 0; i < politicians_.size(); ++i) {
-    if (politicians_[i].get() != from || i >= options_.genesis.politicians.size()) continue;
-    const PoliticianInfo& who = options_.genesis.politicians[i];
-    // The claim as this citizen asked for it, on the state it holds (execution_claim.h).
-    ExecutionClaim claim =
-        ClaimOfReply(who.id, latest_.height + 1, latest_.state_root, latest_.seed, pools, reply);
-    if (!VerifyExecutionClaim(claim, who.key)) return std::nullopt;
-    return claim;
-  }
-  return std::nullopt;
+  const std::optional<uint32_t> i = IndexOf(from);
+  if (!i) return std::nullopt;
+  const PoliticianInfo& who = options_.genesis.politicians[*i];
+  // The claim as this citizen asked for it, on the state it holds (execution_claim.h).
+  ExecutionClaim claim =
+      ClaimOfReply(who.id, latest_.height + 1, latest_.state_root, latest_.seed, pools, reply);
+  if (!VerifyExecutionClaim(claim, who.key)) return std::nullopt;
+  return claim;
 }
 
 void Citizen::NoteWrongExecution(const ExecutionClaim& claim, const ExecuteReply& reply) {
