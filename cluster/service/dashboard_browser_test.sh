@@ -14,34 +14,9 @@ set -euo pipefail
 
 bin=$(cd "${1:?usage: dashboard_browser_test.sh BIN_DIR [SCREENSHOT_DIR]}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-if ! command -v chromium > /dev/null; then
-  echo "SKIP: chromium is not installed (scripts/setup installs it)"
-  exit 77
-fi
-work=$(mktemp -d /tmp/cluster-dashboard.XXXXXX)
-shots=${2:-$work/screenshots}
-mkdir -p "$shots"
-shots=$(cd "$shots" && pwd)
-pids=()
-cleanup() {
-  local status=$?
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 1 50); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2> /dev/null || true
-  done
-  if [ "$status" -ne 0 ]; then
-    for log in "$work"/*.log; do
-      [ -f "$log" ] && { echo "---- $(basename "$log") (last lines)"; tail -n 15 "$log"; }
-    done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+# shellcheck source=../../scripts/testing/browser_test_lib.sh
+source "$here/../../scripts/testing/browser_test_lib.sh"
+browser_test_start cluster-dashboard "${2:-}" 50
 
 ops=ops-token-0123456789abcd
 printf '%s\n' "ops $ops admin" "vision vision-token-0123456789 premium" \

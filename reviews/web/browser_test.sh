@@ -19,38 +19,10 @@ set -euo pipefail
 
 bin=$(cd "${1:?usage: browser_test.sh BIN_DIR [SCREENSHOT_DIR]}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-if ! command -v chromium > /dev/null; then
-  echo "SKIP: chromium is not installed (scripts/setup installs it)"
-  exit 77
-fi
-
-work=$(mktemp -d /tmp/reviews-web-browser.XXXXXX)
-shots=${2:-$work/screenshots}
-mkdir -p "$shots"
-shots=$(cd "$shots" && pwd)
-pids=()
+# shellcheck source=../../scripts/testing/browser_test_lib.sh
+source "$here/../../scripts/testing/browser_test_lib.sh"
+browser_test_start reviews-web-browser "${2:-}" 100
 probe() { python3 "$here/http_probe.py" "$@"; }
-
-cleanup() {
-  local status=$?
-  for pid in "${pids[@]}"; do kill -TERM "$pid" 2> /dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 1 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2> /dev/null || true
-  done
-  if [ "$status" -ne 0 ]; then
-    for log in "$work"/*.log; do
-      [ -f "$log" ] && { echo "---- $(basename "$log") (last lines)"; tail -n 15 "$log"; }
-    done
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
 
 # reviews-net as one of several users, each with its own light-client checkpoint.
 net() {
