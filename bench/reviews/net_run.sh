@@ -212,3 +212,5 @@ print(text)
 PY
 # CPU per role per committed review and transfer (marginal over the idle chain's per-block cost).
 python3 "$(dirname "$0")/net_cpu_summary.py" "$out" | tee -a "$out/net_summary.txt"
+# Where the reviews' time went: the load's phases and every block of the review window.
+python3 "$(dirname "$0")/net_stages.py" "$out" | tee -a "$out/net_summary.txt" || true
