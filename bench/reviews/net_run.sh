@@ -56,6 +56,17 @@ epoch_blocks=${REVIEWS_NET_EPOCH_BLOCKS:-30}
 # 3 politicians + C * sample ring verifications across the network.
 committee=${REVIEWS_NET_COMMITTEE:-0}
 rate=${REVIEWS_NET_RATE:-400}
+# Politicians each review is sent to (1, as the transfers: a review in every pool is carried by
+# a block once per pool), reviews-load's submitting threads, and the reviews app's share of a
+# politician's mempool (the genesis parameter mempool_percent; the app's default is 50).
+fanout=${REVIEWS_NET_FANOUT:-1}
+submitters=${REVIEWS_NET_SUBMITTERS:-4}
+mempool_percent=${REVIEWS_NET_MEMPOOL_PERCENT:-50}
+# The politicians' block budget (ledger/net/block_budget.h) aims each round at target_round_s
+# (the localnet's default: half the round timeout) and shrinks pools to min_pool_txs while rounds
+# take longer; set REVIEWS_NET_TARGET_ROUND_S to give both networks another target.
+target_line=""
+[ -n "${REVIEWS_NET_TARGET_ROUND_S:-}" ] && target_line="target_round_s = $REVIEWS_NET_TARGET_ROUND_S"
 seconds=${REVIEWS_NET_SECONDS:-25}
 for b in ledger-localnet ledger-politician ledger-citizen reviews-tool reviews-issuer reviews-load; do
   [ -x "$bin/$b" ] || { echo "missing $bin/$b"; exit 1; }
@@ -81,7 +92,8 @@ citizens_per_process = $ids
 committee_size = $committee
 accounts = 2000
 max_pool_txs = 4000
-validation_sample = $sample"
+validation_sample = $sample
+$target_line"
 
 # ---- 1. Baseline: transfers (run again after the reviews, so a change of machine load
 # during the run shows as two different baselines) ----
@@ -118,8 +130,9 @@ duration_s = $(( ${REVIEWS_NET_TIMEOUT_S:-600} + 300 ))
 issuer_public = "$issuer_hex"
 ring_size = $ring
 epoch_blocks = $epoch_blocks
+mempool_percent = $mempool_percent
 TOML
-echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks, $(uptime | sed "s/.*load/load/")"
+echo "reviews net bench: $ids identities, $items items, ring size k = $ring, epochs of $epoch_blocks blocks, fanout $fanout, $submitters submitters, mempool_percent $mempool_percent, $(uptime | sed "s/.*load/load/")"
 "$bin/ledger-localnet" --check --config "$work/reviews.toml" --out "$work/reviews" > "$work/reviews.log" 2>&1 &
 localnet=$!
 pids+=("$localnet")
@@ -135,7 +148,7 @@ if [ "$audit" = after ]; then kill -STOP "$localnet"; fi
   --issuer-key "$work/issuer.pem" --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
 pids+=("$!")
 "$bin/reviews-load" --timeout-s ${REVIEWS_NET_TIMEOUT_S:-600} --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
-  --work "$work/load" --identities "$ids" --items "$items" --report "$out/net_reviews_report.json" \
+  --work "$work/load" --identities "$ids" --items "$items" --fanout "$fanout" --submitters "$submitters" --report "$out/net_reviews_report.json" \
   > /dev/null 2> >(stamp > "$out/net_reviews_load.log") ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
 status=0
@@ -178,8 +191,8 @@ lines = [
     else f"none against the {which} baseline (it committed no transfer)"
     for which, b in (("first", t), ("second", t2))),
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
-  f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews (4 threads, fanout = safe sample)",
-  f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried; {r['submit_rejected']} failed: "
+  f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews",
+  f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried ({r.get('submit_busy_wait_s', 0):.1f} s slept on hints, all threads); {r['submit_rejected']} failed: "
   + "; ".join(f"{n} x {why[:160]}" for why, n in r['submit_errors']),
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}"
@@ -199,3 +212,5 @@ print(text)
 PY
 # CPU per role per committed review and transfer (marginal over the idle chain's per-block cost).
 python3 "$(dirname "$0")/net_cpu_summary.py" "$out" | tee -a "$out/net_summary.txt"
+# Where the reviews' time went: the load's phases and every block of the review window.
+python3 "$(dirname "$0")/net_stages.py" "$out" | tee -a "$out/net_summary.txt" || true

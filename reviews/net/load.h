@@ -31,6 +31,13 @@ struct LoadOptions {
   uint32_t items = 20;
   uint64_t margin_blocks = 8;  // key requests are sent for an epoch open this much longer
   uint32_t submitters = 4;     // threads submitting reviews, each with its own connections
+  // Politicians each review is submitted to, as the ledger's transfer load generator's
+  // `fanout` (bench/reviews/net_run.sh sends transfers to 1): a review sent to every
+  // politician sits in every pool, so a block carries it once per pool (the copies are
+  // skipped) and each submission waits for every politician's admission in turn. A busy
+  // politician is passed over for another at once (as the transfer load generator does);
+  // the retry hint is slept only when every politician tried was busy.
+  uint32_t fanout = 1;
 };
 
 struct LoadReport {
@@ -43,6 +50,7 @@ struct LoadReport {
   uint64_t submit_rejected = 0;
   std::vector<std::pair<std::string, uint64_t>> submit_errors;  // each distinct error, counted
   uint64_t submit_busy_retries = 0;  // submissions retried after a "busy" answer
+  double submit_busy_wait_s = 0;     // summed over the submitting threads: time slept on hints
   double sign_seconds = 0;           // CPU time signing every review (before the clock)
   double submit_seconds = 0;         // wall time to hand every review to the politicians
   double seconds = 0;                // first submission to the last commit seen

@@ -27,6 +27,13 @@ int main(int argc, char** argv) {
   program.app()
       .add_option("--timeout-s", timeout_s, "Longest wait for any phase")
       ->check(CLI::Range(1.0, 86400.0));
+  program.app()
+      .add_option("--fanout", o.fanout,
+                  "Politicians each review is sent to (the transfer load generator's fanout)")
+      ->check(CLI::Range(1, 1000));
+  program.app()
+      .add_option("--submitters", o.submitters, "Threads submitting reviews")
+      ->check(CLI::Range(1, 256));
   program.app().add_option("--report", report_path, "Also write the JSON report here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     o.client.genesis = genesis;

@@ -12,7 +12,9 @@ namespace {
 // of the simulation and the closed form (e.g. honest reviews that do not depend on the ring)
 // would move the simulated rates away from these constants. 4000 trials: standard error
 // <= 0.008, the bound is five of them.
-TEST(AttackSim, TinyRingMatchesTheHandComputedConstants) {
+// The hand-computed case's window (N = 4, k = 2, everyone reviewing, μ = 5 exactly, e = 1,
+// δ = 2), adversary shares 1/4 and 1/2, 4000 trials; `exact_k` picks the ledger's draw.
+AttackConfig TinyRing(bool exact_k) {
   AttackConfig c;
   c.identities = 4;
   c.ring_size = 2;
@@ -23,7 +25,12 @@ TEST(AttackSim, TinyRingMatchesTheHandComputedConstants) {
   c.delta = 2.0;
   c.shares = {0.25, 0.5};
   c.trials = 4000;
-  auto r = RunAttack(c);
+  c.exact_k = exact_k;
+  return c;
+}
+
+TEST(AttackSim, TinyRingMatchesTheHandComputedConstants) {
+  auto r = RunAttack(TinyRing(/*exact_k=*/false));
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_EQ(r->shares.size(), 2u);
   EXPECT_NEAR(r->shares[0].simulated, 0.25, 0.04);
@@ -39,18 +46,7 @@ TEST(AttackSim, TinyRingMatchesTheHandComputedConstants) {
 // ignored the run is the expected-k path, which TinyRingMatchesTheHandComputedConstants pins
 // at 1/4 and 5/8, outside this test's +-0.04 (argued, not run broken on purpose).
 TEST(AttackSim, ExactKTinyRingMatchesTheHandComputedConstants) {
-  AttackConfig c;
-  c.identities = 4;
-  c.ring_size = 2;
-  c.participation = 1.0;
-  c.honest_mean = 5.0;
-  c.honest_rating_sd = 0;
-  c.extreme = 1.0;
-  c.delta = 2.0;
-  c.shares = {0.25, 0.5};
-  c.trials = 4000;
-  c.exact_k = true;
-  auto r = RunAttack(c);
+  auto r = RunAttack(TinyRing(/*exact_k=*/true));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_NEAR(r->shares[0].simulated, 0.5, 0.04);
   EXPECT_NEAR(r->shares[1].simulated, 5.0 / 6.0, 0.04);
