@@ -9,7 +9,9 @@
 # LEDGER_SWEEP_ACCOUNTS (default 40000), LEDGER_SWEEP_SAMPLE (validation sample, default 0.25),
 # LEDGER_SWEEP_NONMEMBERS (citizens beyond the expected committee, default 8). The table adds a
 # non-member's bytes per block followed and the CPU per committed transfer by role
-# (politicians / citizen daemons / the launcher: load generator and auditor).
+# (politicians / citizen daemons / the launcher: load generator and auditor), the share of the
+# box the run got (`cores`: the network's CPU-seconds per second of load; on a shared box a run
+# that got less commits less at any offered load) and the load generator's resends per second.
 # LEDGER_SWEEP_VARIANTS (default "honest"): "honest" (all 5 politicians honest) and/or
 # "withhold" (politician 0 of 5 runs `withhold_data`: it names its pools but never hands out
 # their transactions). With both, each offered rate runs honest then withholding back to
@@ -85,7 +87,7 @@ WHO = {"honest": "all honest", "withhold": "one withholding pool data"}
 def suffix(v): return "" if v == "honest" else f"-{v}"
 lines = [f"saturation sweep: 5 politicians ({'; '.join(WHO[v] for v in variants)}), {cores} cores, validation sample {sample}, {seconds} s per run",
          "committed = all our transfers committed / (last block - first submission); steady = blocks after the first / (last block - first block)",
-         f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'refused/s':>9} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'load':>9} {'audit':>5}"]
+         f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'refused/s':>9} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'cores':>5} {'resent/s':>8} {'load':>9} {'audit':>5}"]
 all_pass = True
 summary = []
 by_variant = {}  # (variant, committee) -> {rate: report}
@@ -111,7 +113,11 @@ for c in committees:
         # generator and auditor): independent of how much of the shared box the run got.
         cpu_s = r.get('cpu_s_politicians', 0) + r.get('cpu_s_citizens', 0) + r.get('cpu_s_launcher', 0)
         r['tx_per_cpu_s'] = r['committed_txs'] / cpu_s if cpu_s > 0 else 0
-        lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r.get('busy_answers', 0) / float(seconds):>9.1f} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
+        # The share of the box the network got: its CPU-seconds per second of load (the
+        # launcher's CPU is read when the load stops). A run that got less of a shared box
+        # commits less whatever the offered load; compare runs' shares before their tx/s.
+        r['cores'] = cpu_s / max(float(seconds), 1e-9)
+        lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r.get('busy_answers', 0) / float(seconds):>9.1f} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {r['cores']:>5.2f} {r.get('resent_submissions', 0) / float(seconds):>8.1f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
     by_variant[(v, c)] = {rate: r for rate, r, _, _ in rows}
     with open(os.path.join(out, f"sweep-c{c}{suffix(v)}.dat"), "w") as f:
         f.write("# offered submitted committed p50_s p99_s block_interval_s steady\n")

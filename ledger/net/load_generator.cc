@@ -14,6 +14,19 @@ constexpr uint32_t kMaxBusyAnswers = 2;
 
 }  // namespace
 
+void BlockIntervalEstimate::Observe(Clock::time_point block_time) {
+  if (last_) {
+    const double interval = std::chrono::duration<double>(block_time - *last_).count();
+    seconds_ = seconds_ ? 0.7 * *seconds_ + 0.3 * interval : interval;
+  }
+  last_ = block_time;
+}
+
+std::optional<double> ResendAfter(double resend_s, std::optional<double> block_interval_s) {
+  if (!block_interval_s) return std::nullopt;
+  return std::max(resend_s, 4 * *block_interval_s);
+}
+
 struct LoadGenerator::Worker {
   std::vector<std::unique_ptr<PoliticianClient>> clients;
   std::mutex mu;  // guards senders (the follower updates them)
@@ -175,9 +188,12 @@ void LoadGenerator::Run(Worker* w) {
     // Resend transfers that have waited long (a dropping politician may have eaten them):
     // longer than resend_s and than 4 block intervals, so that a saturated chain, whose
     // transfers wait two or three intervals, is not sent its backlog again.
-    if (Clock::now() - last_resend_scan > std::chrono::seconds(1)) {
+    const double interval_s = block_interval_s_.load();
+    const std::optional<double> resend_after =
+        ResendAfter(options_.resend_s, interval_s > 0 ? std::optional(interval_s) : std::nullopt);
+    if (resend_after && Clock::now() - last_resend_scan > std::chrono::seconds(1)) {
       last_resend_scan = Clock::now();
-      const double resend_after_s = std::max(options_.resend_s, 4 * block_interval_s_.load());
+      const double resend_after_s = *resend_after;
       std::vector<Transaction> resend;
       {
         std::lock_guard<std::mutex> lock(w->mu);
@@ -217,11 +233,8 @@ std::vector<double> LoadGenerator::OnBlock(
   std::vector<double> latencies;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (last_block_) {
-      const double interval = std::chrono::duration<double>(now - *last_block_).count();
-      block_interval_s_ = 0.7 * block_interval_s_.load() + 0.3 * interval;
-    }
-    last_block_ = now;
+    interval_.Observe(now);
+    block_interval_s_ = interval_.seconds().value_or(0);
     for (const Transaction& tx : applied) {
       auto it = submitted_.find(std::string(AsChars(TransactionId(tx))));
       if (it == submitted_.end()) continue;

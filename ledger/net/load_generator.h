@@ -19,7 +19,9 @@
 // A fraction of transfers is followed by a double spend: the same nonce to another receiver,
 // sent to other politicians. Transfers in flight for longer than resend_s and 4 block
 // intervals are sent again, to one politician (a dropping politician may have eaten them; a
-// saturated chain's own backlog is not sent again).
+// saturated chain's own backlog is not sent again). Nothing is resent before the block
+// interval has been measured (ResendAfter): a chain slower than resend_s would otherwise have
+// its whole backlog sent again while it starts, which is when it is slowest.
 #pragma once
 
 #include <atomic>
@@ -47,6 +49,25 @@ struct LoadOptions {
   double resend_s = 6;
   uint64_t seed = 12345;
 };
+
+// The block interval as the load sees it: an EWMA over the intervals between the blocks
+// observed, starting from the first interval measured (not from zero, which would make the
+// chain look fast for its first several blocks). Not thread-safe.
+class BlockIntervalEstimate {
+ public:
+  using Clock = std::chrono::steady_clock;
+  void Observe(Clock::time_point block_time);
+  // Seconds; nullopt until two blocks have been observed.
+  std::optional<double> seconds() const { return seconds_; }
+
+ private:
+  std::optional<Clock::time_point> last_;
+  std::optional<double> seconds_;
+};
+
+// How long a transfer waits in flight before it is sent again: resend_s and 4 block
+// intervals, whichever is longer; nullopt (never yet) while the interval is unknown.
+std::optional<double> ResendAfter(double resend_s, std::optional<double> block_interval_s);
 
 struct LoadCounts {
   uint64_t offered = 0, submitted = 0, busy = 0, idle_miss = 0, rejected = 0;
@@ -98,14 +119,14 @@ class LoadGenerator {
   std::vector<std::unique_ptr<Worker>> workers_;
   std::atomic<bool> stop_{false};
   Clock::time_point start_;
-  std::atomic<double> block_interval_s_{0};  // EWMA over OnBlock calls
+  std::atomic<double> block_interval_s_{0};  // interval_.seconds(), 0 while unknown
   std::atomic<uint64_t> resent_{0};
   std::atomic<uint64_t> busy_answers_{0};
 
   mutable std::mutex mu_;                                         // guards the members below
   std::unordered_map<std::string, Clock::time_point> submitted_;  // tx id (bytes) -> first sent
   std::optional<Clock::time_point> first_submit_;
-  std::optional<Clock::time_point> last_block_;
+  BlockIntervalEstimate interval_;
   LoadCounts counts_;
 };
 
