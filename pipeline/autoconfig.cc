@@ -121,6 +121,7 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
   sim.micro_batches = c.micro_batches;
   sim.replicas = c.replicas;
   sim.pipeline_link = r.link;
+  sim.host_links = r.host_links;
   sim.allreduce_link = r.allreduce_link.value_or(r.link);
   sim.steps = r.steps;
   const int workers = c.stages * c.replicas;

@@ -49,6 +49,10 @@ struct AutoConfigRequest {
   bool opportunistic = true;
   std::vector<ProfiledMicroBatch> profiles;  // the candidate micro-batch sizes
   LinkModel link;                            // every worker's egress, and the all-reduce's
+  // Workers on several hosts with a link measured per host pair (pipeline-launch --hosts
+  // --auto): candidates place rank r as the launcher does and send over those links; `link`
+  // is then unused between workers.
+  HostLinks host_links;
   // The ring formula's link where `link` is unlimited (the all-reduce is then not simulated on
   // the links), e.g. MeasureLoopbackRing's (pipeline/link_probe.h); unset: `link`, free.
   std::optional<LinkModel> allreduce_link;

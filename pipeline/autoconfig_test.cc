@@ -57,6 +57,26 @@ TEST(AutoConfig, FreeLinksFavourDataParallelism) {
   EXPECT_NEAR(best.step_s, 2 * 2 * 3e-3, 1e-9);  // 2 micro-batches of 1 x 2 units x 3 ms
 }
 
+// Workers on two hosts with a link measured per direction: 100 GB/s from host 0 to host 1, 1 MB/s
+// back. Ranks go round-robin over the hosts, so P=1 D=2's ring sends its two 10 MB chunks from
+// rank 1 over the slow direction (20 s), and the pipeline's 1 KB gradients take 1 ms each: the
+// pipeline wins, where the fast link for every pair picks D=2 (as on free links above).
+TEST(AutoConfig, EachHostPairsLinkIsSimulated) {
+  AutoConfigRequest r = Request(2, 4, {Uniform(2, 1, 1e-3, 1e3, 10e6)});
+  r.host_links.host_of_slot = {0, 1};
+  r.host_links.links.assign(2, std::vector<LinkModel>(2, LinkModel{1e11, 0}));
+  auto fast = AutoConfigure(r);
+  ASSERT_TRUE(fast.ok()) << fast.status();
+  EXPECT_EQ(fast->ranked.front().replicas, 2);
+  r.host_links.links[1][0] = LinkModel{1e6, 0};
+  auto result = AutoConfigure(r);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->ranked.front().stages, 2);
+  const Candidate& ring = result->ranked.back();
+  EXPECT_EQ(ring.replicas, 2);
+  EXPECT_NEAR(ring.step_s, 20.0, 0.1);
+}
+
 // A measured all-reduce (on an otherwise unlimited link) is charged to data parallelism: with
 // 1 MB/s for the ring, the 20 MB all-reduce of P=1 D=2 costs 20 s and the pipeline wins again.
 TEST(AutoConfig, MeasuredAllreduceLinkIsCharged) {

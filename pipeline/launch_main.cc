@@ -121,6 +121,7 @@ int main(int argc, char** argv) {
   std::string framing = "tcp";
   std::string worker = DefaultWorker(argv[0]);
   std::vector<pl::Host> hosts;
+  pl::HostLinks host_links;  // measured per host pair (--hosts --auto without --link-mbps)
   int base_port = 0, timeout_s = 600;
   double link_mbps = 0, link_latency_ms = 0, link_burst_kb = 0;
   bool no_opportunistic = false, auto_config = false, elastic = false;
@@ -335,22 +336,32 @@ int main(int argc, char** argv) {
         TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
             profile_out, pl::ProfilesToJson(request.profiles).dump(1) + "\n"));
       }
-      if (link_mbps == 0 && hosts.size() >= 2 && hosts[0].address != hosts[1].address) {
-        // Workers on other hosts: measure the link the simulator is to model (from the first
-        // host to the second) instead of assuming one. --link-mbps overrides.
+      std::vector<pl::Host> distinct;
+      pl::HostSlots(hosts, &distinct);
+      if (link_mbps == 0 && distinct.size() >= 2) {
+        // Workers on other hosts: measure the links the simulator is to model, every ordered
+        // pair of hosts on its own (a limiter on one host's device, a slower path to one of
+        // them), instead of assuming one. --link-mbps overrides.
         TESSERA_ASSIGN_OR_RETURN(std::vector<int> probe_port, pl::FreeLocalPorts(1));
         const int port = base_port > 0 ? std::max(1024, base_port - 1) : probe_port[0];
         TESSERA_ASSIGN_OR_RETURN(
-            pl::LinkMeasurement measured,
-            pl::ProbeHostLink(worker, hosts[0], hosts[1], port, std::chrono::seconds(30)));
-        link = measured.link;  // fitted in wire bytes, so with TCP framing whatever --link-framing
-        fmt::print(
-            "link {} -> {} (measured): {:.2f} Mbit/s on the wire, latency {:.3f} ms, burst "
-            "{:.1f} KB (round trip {:.3f} ms; {:.0f} KB in {:.4f} s, {:.0f} KB in {:.4f} s)\n",
-            hosts[0].address, hosts[1].address, link.bandwidth_bytes_per_s * 8 / 1e6,
-            1e3 * link.latency_s, link.burst_bytes / 1024, 1e3 * measured.rtt_s,
-            measured.small_bytes / 1024, measured.small_s, measured.large_bytes / 1024,
-            measured.large_s);
+            host_links,
+            pl::ProbeHostLinks(
+                worker, hosts, port, std::chrono::seconds(30),
+                [](const pl::Host& from, const pl::Host& to, const pl::LinkMeasurement& m) {
+                  fmt::print(
+                      "link {} -> {} (measured): {:.2f} Mbit/s on the wire, latency {:.3f} ms, "
+                      "burst {:.1f} KB (round trip {:.3f} ms; {:.0f} KB in {:.4f} s, {:.0f} KB "
+                      "in {:.4f} s)\n",
+                      from.address, to.address, m.link.bandwidth_bytes_per_s * 8 / 1e6,
+                      1e3 * m.link.latency_s, m.link.burst_bytes / 1024, 1e3 * m.rtt_s,
+                      m.small_bytes / 1024, m.small_s, m.large_bytes / 1024, m.large_s);
+                  std::fflush(stdout);
+                }));
+        // Fitted in wire bytes, so with TCP framing whatever --link-framing says. `link` (the
+        // first pair's) stands for the links only where one figure is printed.
+        link = host_links.links[0][1];
+        request.host_links = host_links;
       }
       request.link = link;
       if (link.bandwidth_bytes_per_s == 0 && hosts.empty()) {
@@ -565,7 +576,7 @@ int main(int argc, char** argv) {
     }
     TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
     TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
-                                                    run.job, run.reports, link, link)));
+                                                    run.job, run.reports, link, link, host_links)));
     fmt::print(
         "result: {:.1f} samples/s, step {:.4f} s (simulated {:.4f} s, {:+.1f} %), bubble "
         "stage 0 {:.1f} % (simulated {:.1f} %), mean over stages {:.1f} % (simulated "

@@ -1,5 +1,6 @@
 #include "pipeline/launcher.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -169,7 +170,9 @@ Result<LinkMeasurement> ProbeHostLink(const std::string& worker_binary, const Ho
   std::vector<pid_t> pids = {Spawn(server, env)};
   // The client's standard output through a pipe (its JSON line, or its error).
   int out[2];
-  if (pipe(out) != 0) {
+  // Close-on-exec: probes run concurrently (ProbeHostLinks), and another probe's children must
+  // not hold this pipe open. dup2 below clears the flag on the child's standard output.
+  if (pipe2(out, O_CLOEXEC) != 0) {
     StopAll(pids);
     return UnavailableError("link probe: pipe failed");
   }
@@ -214,6 +217,70 @@ Result<LinkMeasurement> ProbeHostLink(const std::string& worker_binary, const Ho
     return DataLossError("link probe: the client printed no measurement: " + output.substr(0, 400));
   }
   return LinkMeasurementFromJson(json);
+}
+
+std::vector<int> HostSlots(const std::vector<Host>& hosts, std::vector<Host>* distinct) {
+  std::vector<int> slots;
+  std::vector<Host> seen;
+  for (const Host& h : hosts) {
+    auto it = std::find_if(seen.begin(), seen.end(),
+                           [&](const Host& s) { return s.address == h.address; });
+    slots.push_back(static_cast<int>(it - seen.begin()));
+    if (it == seen.end()) seen.push_back(h);
+  }
+  if (distinct) *distinct = std::move(seen);
+  return slots;
+}
+
+Result<HostLinks> ProbeHostLinks(
+    const std::string& worker_binary, const std::vector<Host>& hosts, int port,
+    std::chrono::seconds timeout,
+    const std::function<void(const Host&, const Host&, const LinkMeasurement&)>& progress) {
+  std::vector<Host> distinct;
+  HostLinks result;
+  result.host_of_slot = HostSlots(hosts, &distinct);
+  const size_t n = distinct.size();
+  result.links.assign(n, std::vector<LinkModel>(n));
+  // Rounds of probes at once, in each a host either sends one probe or receives one or does
+  // neither: a host that did both would queue its ACKs behind its own data, slowing the probe
+  // it receives (and two probes from one host would share its device). Greedy over the ordered
+  // pairs: about 2 (n - 1) rounds instead of n (n - 1) probe times.
+  std::vector<std::pair<size_t, size_t>> left;
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = 0; b < n; ++b) {
+      if (a != b) left.emplace_back(a, b);
+    }
+  }
+  while (!left.empty()) {
+    std::vector<std::pair<size_t, size_t>> round, later;
+    std::vector<bool> busy(n, false);
+    for (const auto& [a, b] : left) {
+      if (busy[a] || busy[b]) {
+        later.emplace_back(a, b);
+        continue;
+      }
+      busy[a] = busy[b] = true;
+      round.emplace_back(a, b);
+    }
+    left = std::move(later);
+    std::vector<Result<LinkMeasurement>> measured(round.size(),
+                                                  InternalError("link probe not run"));
+    std::vector<std::thread> probes;
+    for (size_t i = 0; i < round.size(); ++i) {
+      probes.emplace_back([&, i] {
+        measured[i] = ProbeHostLink(worker_binary, distinct[round[i].first],
+                                    distinct[round[i].second], port, timeout);
+      });
+    }
+    for (std::thread& t : probes) t.join();
+    for (size_t i = 0; i < round.size(); ++i) {
+      const auto [a, b] = round[i];
+      if (!measured[i].ok()) return measured[i].status();
+      if (progress) progress(distinct[a], distinct[b], *measured[i]);
+      result.links[a][b] = measured[i]->link;
+    }
+  }
+  return result;
 }
 
 Result<std::vector<Host>> ParseHosts(const std::string& text) {
@@ -499,8 +566,10 @@ Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerRepor
 }
 
 SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerReport>& reports,
-                               const LinkModel& pipeline_link, const LinkModel& allreduce_link) {
+                               const LinkModel& pipeline_link, const LinkModel& allreduce_link,
+                               const HostLinks& host_links) {
   SimConfig c;
+  c.host_links = host_links;
   c.schedule = job.schedule;
   c.micro_batches = MicroBatches(job);
   c.opportunistic = job.opportunistic;

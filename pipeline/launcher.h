@@ -109,8 +109,24 @@ struct RunSummary {
 };
 Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerReport>& reports);
 
-// A simulator configuration from measured per-task times and message sizes of a run.
+// A simulator configuration from measured per-task times and message sizes of a run; with
+// `host_links` (non-empty) messages take the links between the workers' hosts.
 SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerReport>& reports,
-                               const LinkModel& pipeline_link, const LinkModel& allreduce_link);
+                               const LinkModel& pipeline_link, const LinkModel& allreduce_link,
+                               const HostLinks& host_links = {});
+
+// The hosts of a hosts file as HostLinks::host_of_slot: lines with the same address are one
+// host, numbered in order of first appearance; `distinct` receives each host's first line.
+std::vector<int> HostSlots(const std::vector<Host>& hosts, std::vector<Host>* distinct);
+
+// Measures the link of every ordered pair of distinct hosts with ProbeHostLink, on `port` of
+// each receiving host, in rounds of probes run at once where no host takes part in two (it
+// sends one, receives one, or idles): about 2 (n - 1) rounds for n hosts. `progress` gets each
+// pair's figures. The first error is returned.
+Result<HostLinks> ProbeHostLinks(
+    const std::string& worker_binary, const std::vector<Host>& hosts, int port,
+    std::chrono::seconds timeout,
+    const std::function<void(const Host& from, const Host& to, const LinkMeasurement&)>& progress =
+        nullptr);
 
 }  // namespace tessera::pipeline

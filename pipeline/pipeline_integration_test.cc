@@ -587,13 +587,15 @@ TEST(Launch, BadJobsAreRejectedBeforeStarting) {
 namespace tessera::pipeline {
 namespace {
 
-// The link probe against a shaped link, the way pipeline-launch measures its hosts: two
-// network namespaces on a bridge, `tc qdisc ... tbf rate 20mbit burst 32kb` on the first one's
-// veth, the worker binary at both ends started through `ip netns exec`. The measured wire rate
-// is tbf's within -20 / +10 % (a loaded machine only makes a transfer slower), and the burst
-// is what a token bucket lets through, not the megabytes an unshaped veth would show. Skipped
-// where namespaces cannot be made (not root, no ip or tc).
-TEST(LinkRateNetns, MeasuresATbfShapedLink) {
+// The link probe against shaped links, the way pipeline-launch measures its hosts: two network
+// namespaces on a bridge, `tc qdisc ... tbf rate 20mbit burst 32kb` on the first one's veth and
+// 40mbit on the second's, the worker binary at both ends started through `ip netns exec`. Each
+// ordered pair is measured on its own (ProbeHostLinks): the first host's link to the second is
+// tbf's 20 Mbit/s, the way back 40, each within -20 / +10 % (a loaded machine only makes a
+// transfer slower), and the burst is what a token bucket lets through, not the megabytes an
+// unshaped veth would show. A third hosts line with the first one's address is the same host.
+// Skipped where namespaces cannot be made (not root, no ip or tc).
+TEST(LinkRateNetns, MeasuresEachHostPairsTbfShapedLink) {
   const int id = static_cast<int>(getpid() % 100000);
   const std::string bridge = fmt::format("plrbr{}", id), subnet = fmt::format("10.81.{}", id % 250);
   std::vector<std::string> names;
@@ -607,10 +609,12 @@ TEST(LinkRateNetns, MeasuresATbfShapedLink) {
         "exec {0} ip link set plrv{5}h{4} up && ip netns exec {0} ip link set lo up",
         names[h], bridge, subnet, h + 1, h, id);
   }
-  setup += fmt::format(
-      " && ip netns exec {0} tc qdisc add dev plrv{1}h0 root tbf rate 20mbit burst 32kb "
-      "latency 400ms",
-      names[0], id);
+  for (int h = 0; h < 2; ++h) {
+    setup += fmt::format(
+        " && ip netns exec {0} tc qdisc add dev plrv{1}h{2} root tbf rate {3}mbit burst 32kb "
+        "latency 400ms",
+        names[h], id, h, 20 * (h + 1));
+  }
   const bool made = geteuid() == 0 && std::system((setup + " 2>/dev/null").c_str()) == 0;
   struct Cleanup {
     std::vector<std::string> names;
@@ -625,18 +629,28 @@ TEST(LinkRateNetns, MeasuresATbfShapedLink) {
   for (int h = 0; h < 2; ++h) {
     hosts.push_back({fmt::format("{}.{}", subnet, h + 1), {"ip", "netns", "exec", names[h]}});
   }
-  auto m = ProbeHostLink(WorkerBinary(), hosts[0], hosts[1], 29300, std::chrono::seconds(60));
-  ASSERT_TRUE(m.ok()) << m.status();
-  const double tbf = 20e6 / 8;
-  std::cout << fmt::format(
-      "tbf 20 Mbit/s: measured {:.2f} Mbit/s, burst {:.1f} KB, latency {:.3f} ms ({:.0f} KB in "
-      "{:.4f} s, {:.0f} KB in {:.4f} s)\n",
-      m->link.bandwidth_bytes_per_s * 8 / 1e6, m->link.burst_bytes / 1024, 1e3 * m->link.latency_s,
-      m->small_bytes / 1024, m->small_s, m->large_bytes / 1024, m->large_s);
-  EXPECT_GT(m->link.bandwidth_bytes_per_s, 0.8 * tbf);
-  EXPECT_LT(m->link.bandwidth_bytes_per_s, 1.1 * tbf);
-  EXPECT_LT(m->link.burst_bytes, 256 * 1024);
-  EXPECT_LT(m->link.latency_s, 0.05);
+  hosts.push_back(hosts[0]);  // a second worker slot on the first host
+  auto links = ProbeHostLinks(
+      WorkerBinary(), hosts, 29300, std::chrono::seconds(60),
+      [](const Host& from, const Host& to, const LinkMeasurement& m) {
+        std::cout << fmt::format(
+            "{} -> {}: measured {:.2f} Mbit/s, burst {:.1f} KB, latency {:.3f} ms ({:.0f} KB in "
+            "{:.4f} s, {:.0f} KB in {:.4f} s)\n",
+            from.address, to.address, m.link.bandwidth_bytes_per_s * 8 / 1e6,
+            m.link.burst_bytes / 1024, 1e3 * m.link.latency_s, m.small_bytes / 1024, m.small_s,
+            m.large_bytes / 1024, m.large_s);
+      });
+  ASSERT_TRUE(links.ok()) << links.status();
+  EXPECT_EQ(links->host_of_slot, (std::vector<int>{0, 1, 0}));
+  ASSERT_EQ(links->links.size(), 2u);
+  for (int from = 0; from < 2; ++from) {
+    const LinkModel& link = links->links[from][1 - from];
+    const double tbf = 20e6 * (from + 1) / 8;
+    EXPECT_GT(link.bandwidth_bytes_per_s, 0.8 * tbf) << "from host " << from;
+    EXPECT_LT(link.bandwidth_bytes_per_s, 1.1 * tbf) << "from host " << from;
+    EXPECT_LT(link.burst_bytes, 256 * 1024);
+    EXPECT_LT(link.latency_s, 0.05);
+  }
 }
 
 }  // namespace

@@ -22,6 +22,7 @@ struct Event {
   int step;
   Task task;
   int round = 0;
+  int from = 0;  // kArrival, kRingArrival: the sending worker
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
@@ -51,7 +52,20 @@ Status Validate(const SimConfig& c) {
   for (double b : c.boundary_bytes) {
     if (b < 0) return InvalidArgumentError("simulator: negative boundary size");
   }
-  for (const LinkModel* l : {&c.pipeline_link, &c.allreduce_link}) {
+  std::vector<const LinkModel*> links = {&c.pipeline_link, &c.allreduce_link};
+  if (!c.host_links.empty()) {
+    const size_t hosts = c.host_links.links.size();
+    for (const auto& row : c.host_links.links) {
+      if (row.size() != hosts) return InvalidArgumentError("simulator: host links not square");
+      for (const LinkModel& l : row) links.push_back(&l);
+    }
+    for (int h : c.host_links.host_of_slot) {
+      if (h < 0 || static_cast<size_t>(h) >= hosts) {
+        return InvalidArgumentError(fmt::format("simulator: host {} has no links", h));
+      }
+    }
+  }
+  for (const LinkModel* l : links) {
     if (l->bandwidth_bytes_per_s < 0 || l->latency_s < 0 || l->burst_bytes < 0 ||
         l->message_overhead_bytes < 0 || l->mss_bytes < 0 || l->header_bytes < 0 ||
         l->acks_per_segment < 0) {
@@ -70,21 +84,23 @@ Status Validate(const SimConfig& c) {
 }
 
 // One worker's egress: busy until `free`, with a token bucket (tbf's burst) that refills at the
-// bandwidth while the link is idle.
+// bandwidth while the link is idle. Each message is metered by the link to its destination
+// (with one link for every destination, as tbf on the sender's device does).
 class Egress {
  public:
-  explicit Egress(const LinkModel& model) : m_(&model), tokens_(model.burst_bytes) {}
-
-  // Queues `wire_bytes` at `now` (calls come in time order); returns when the last byte left.
-  double Transmit(double now, double wire_bytes) {
+  // Queues `wire_bytes` for `link` at `now` (calls come in time order); returns when the last
+  // byte left.
+  double Transmit(double now, double wire_bytes, const LinkModel& link) {
     const double start = std::max(free_, now);
     double wire = 0;
-    const double rate = m_->bandwidth_bytes_per_s;
+    const double rate = link.bandwidth_bytes_per_s;
     if (rate > 0) {
-      tokens_ = std::min(m_->burst_bytes, tokens_ + (start - refilled_at_) * rate);
+      if (!started_) tokens_ = link.burst_bytes;  // idle since ever: a full bucket
+      tokens_ = std::min(link.burst_bytes, tokens_ + (start - refilled_at_) * rate);
       const double taken = std::min(tokens_, wire_bytes);
       tokens_ -= taken;
       wire = (wire_bytes - taken) / rate;
+      started_ = true;
     }
     free_ = start + wire;
     refilled_at_ = free_;
@@ -92,9 +108,19 @@ class Egress {
   }
 
  private:
-  const LinkModel* m_;
-  double free_ = 0, tokens_, refilled_at_ = 0;
+  bool started_ = false;
+  double free_ = 0, tokens_ = 0, refilled_at_ = 0;
 };
+
+bool Limited(const SimConfig& c) {
+  if (c.pipeline_link.bandwidth_bytes_per_s > 0) return true;
+  for (const auto& row : c.host_links.links) {
+    for (const LinkModel& l : row) {
+      if (l.bandwidth_bytes_per_s > 0) return true;
+    }
+  }
+  return false;
+}
 
 class Simulation {
  public:
@@ -102,7 +128,7 @@ class Simulation {
       : c_(c),
         P_(static_cast<int>(c.stages.size())),
         M_(c.micro_batches),
-        ring_on_links_(c.replicas > 1 && c.pipeline_link.bandwidth_bytes_per_s > 0),
+        ring_on_links_(c.replicas > 1 && Limited(c)),
         rounds_(2 * (c.replicas - 1)),
         rng_(c.seed),
         stretch_(CommCpuStretch(c)),
@@ -128,6 +154,14 @@ class Simulation {
   };
 
   int Index(int stage, int replica) const { return replica * P_ + stage; }
+  // The link a message from worker `from` to worker `to` takes; nullptr: the same host
+  // (loopback, no link).
+  const LinkModel* LinkBetween(int from, int to) const;
+  // Sends `payload` bytes from `from` to `to` through `from`'s egress at `now`; returns when it
+  // arrives. The receiver's ACKs go through its own egress, behind what it queued there.
+  double Deliver(int from, int to, double now, double payload);
+  // The receiver `to`'s ACKs for a message of `payload` bytes from `from`, arrived at `now`.
+  void Acknowledge(int to, int from, double now, double payload);
   double Draw(double base);
   void StartStep(int w, double now);
   void TryStart(int w, double now);
@@ -193,10 +227,27 @@ void Simulation::TryStart(int w, double now) {
   events_.push({now + d, seq_++, Event::kTaskDone, w, x.step, *next});
 }
 
+const LinkModel* Simulation::LinkBetween(int from, int to) const {
+  if (c_.host_links.empty()) return &c_.pipeline_link;
+  const int a = c_.host_links.HostOf(from), b = c_.host_links.HostOf(to);
+  return a == b ? nullptr : &c_.host_links.links[a][b];
+}
+
+double Simulation::Deliver(int from, int to, double now, double payload) {
+  const LinkModel* lm = LinkBetween(from, to);
+  if (!lm) return now;
+  return egress_[from].Transmit(now, lm->WireBytes(payload), *lm) + lm->latency_s;
+}
+
+void Simulation::Acknowledge(int to, int from, double now, double payload) {
+  const LinkModel* lm = LinkBetween(to, from);
+  if (!lm) return;
+  const double acks = LinkBetween(from, to)->AckBytes(payload);
+  if (acks > 0) egress_[to].Transmit(now, acks, *lm);
+}
+
 void Simulation::Send(int from, int to, double now, double payload, int step, Task what) {
-  const LinkModel& lm = c_.pipeline_link;
-  const double left = egress_[from].Transmit(now, lm.WireBytes(payload));
-  events_.push({left + lm.latency_s, seq_++, Event::kArrival, to, step, what});
+  events_.push({Deliver(from, to, now, payload), seq_++, Event::kArrival, to, step, what, 0, from});
 }
 
 void Simulation::OnTaskDone(const Event& e) {
@@ -234,10 +285,8 @@ void Simulation::OnTaskDone(const Event& e) {
 void Simulation::SendRingChunk(int w, double now) {
   const Worker& x = workers_[w];
   const int to = Index(x.stage, (x.replica + 1) % c_.replicas);
-  const LinkModel& lm = c_.pipeline_link;
-  const double left =
-      egress_[w].Transmit(now, lm.WireBytes(c_.stages[x.stage].gradient_bytes / c_.replicas));
-  events_.push({left + lm.latency_s, seq_++, Event::kRingArrival, to, x.step, {}, x.ring_round});
+  const double arrival = Deliver(w, to, now, c_.stages[x.stage].gradient_bytes / c_.replicas);
+  events_.push({arrival, seq_++, Event::kRingArrival, to, x.step, {}, x.ring_round, w});
 }
 
 void Simulation::AdvanceRing(int w, double now) {
@@ -296,7 +345,7 @@ Result<SimResult> Simulation::Run() {
       x.ring_got.assign(static_cast<size_t>(c_.steps) * rounds_, false);
     }
   }
-  egress_.assign(workers_.size(), Egress(c_.pipeline_link));
+  egress_.assign(workers_.size(), Egress());
   stage_finish_.assign(P_, 0);
   stage_allreduce_.assign(P_, 0);
   for (size_t w = 0; w < workers_.size(); ++w) StartStep(static_cast<int>(w), 0);
@@ -310,8 +359,7 @@ Result<SimResult> Simulation::Run() {
         (e.task.kind == TaskKind::kForward ? x.input : x.gradient)[slot] = true;
         // The receiver acknowledges through its own egress, behind whatever it queued there.
         const int boundary = e.task.kind == TaskKind::kForward ? x.stage - 1 : x.stage;
-        const double acks = c_.pipeline_link.AckBytes(c_.boundary_bytes[boundary]);
-        if (acks > 0) egress_[e.worker].Transmit(e.time, acks);
+        Acknowledge(e.worker, e.from, e.time, c_.boundary_bytes[boundary]);
         break;
       }
       case Event::kTaskDone:
@@ -319,9 +367,7 @@ Result<SimResult> Simulation::Run() {
         break;
       case Event::kRingArrival: {
         x.ring_got[static_cast<size_t>(e.step) * rounds_ + e.round] = true;
-        const double acks =
-            c_.pipeline_link.AckBytes(c_.stages[x.stage].gradient_bytes / c_.replicas);
-        if (acks > 0) egress_[e.worker].Transmit(e.time, acks);
+        Acknowledge(e.worker, e.from, e.time, c_.stages[x.stage].gradient_bytes / c_.replicas);
         if (e.step == x.step) AdvanceRing(e.worker, e.time);
         continue;  // the worker computes nothing until its step ends
       }

@@ -96,6 +96,21 @@ struct CommCpuCost {
 // segments (delayed ACKs with GRO; 2.3 to 3.1 counted on the bench's veth links).
 LinkModel WithTcpFraming(LinkModel link);
 
+// Links between hosts, where workers run on several (pipeline-launch --hosts): worker w (its
+// rank, replica x P + stage) runs on host host_of_slot[w % host_of_slot.size()], round-robin
+// over the hosts file's lines as the launcher places them, and links[a][b] is the link from host
+// a to host b, each measured on its own (pipeline/link_rate.h). Workers on one host talk through
+// loopback: no link, no egress time. Empty: SimConfig::pipeline_link between every pair.
+struct HostLinks {
+  std::vector<int> host_of_slot;              // hosts file line -> host index
+  std::vector<std::vector<LinkModel>> links;  // [from host][to host]; the diagonal is unused
+
+  bool empty() const { return host_of_slot.empty(); }
+  int HostOf(int worker) const {
+    return host_of_slot[static_cast<size_t>(worker) % host_of_slot.size()];
+  }
+};
+
 struct SimConfig {
   ScheduleKind schedule = ScheduleKind::kVaruna;
   int micro_batches = 1;
@@ -106,6 +121,10 @@ struct SimConfig {
   std::vector<double> boundary_bytes;
   // Every worker's egress (pipeline messages, ACKs, and the all-reduce's bytes).
   LinkModel pipeline_link;
+  // Per host pair instead (non-empty): a message takes the link from its sender's host to its
+  // receiver's, through the sender's egress (one FIFO per worker, metered at that link's rate
+  // and burst).
+  HostLinks host_links;
   int replicas = 1;
   // The ring formula's link, for an all-reduce neither measured nor simulated on the links.
   LinkModel allreduce_link;

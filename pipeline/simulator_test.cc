@@ -269,6 +269,57 @@ TEST(Simulator, TokenBucketOfABusyLinkDoesNotRefillBetweenSteps) {
   EXPECT_DOUBLE_EQ(three->step_s, 1.0);
 }
 
+TEST(Simulator, EachHostPairHasItsOwnLink) {
+  // P = 3 on three hosts, free compute, 1 MB activations and gradients, no framing: only the
+  // link from host 0 to host 1 is slow (1 MB/s, the others 10 MB/s). The step is that one
+  // transfer (1 s) plus three fast ones (0.1 s each); one link for every pair would give 4 s
+  // (all slow) or 0.4 s (all fast).
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 3, 1);
+  c.stages.assign(3, StageCost{0.0, 0.0, 0.0, 0.0});
+  c.boundary_bytes = {1e6, 1e6};
+  const LinkModel fast{.bandwidth_bytes_per_s = 1e7}, slow{.bandwidth_bytes_per_s = 1e6};
+  c.host_links.host_of_slot = {0, 1, 2};
+  c.host_links.links.assign(3, std::vector<LinkModel>(3, fast));
+  c.host_links.links[0][1] = slow;
+  auto r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->step_s, 1.3, 1e-9);
+  // Reversed (only 1 -> 0 slow): the gradient pays instead, the same total.
+  c.host_links.links[0][1] = fast;
+  c.host_links.links[1][0] = slow;
+  r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->step_s, 1.3, 1e-9);
+  // Ranks 0 and 1 (stages 0 and 1) on host 0, rank 2 on host 1: messages between the first
+  // two take no link.
+  c.host_links.host_of_slot = {0, 0, 1};
+  c.host_links.links.assign(2, std::vector<LinkModel>(2, fast));
+  c.host_links.links[0][1] = slow;
+  r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_NEAR(r->step_s, 1.1, 1e-9);  // stage 1 -> 2 slow (1 s), 2 -> 1 fast (0.1 s)
+  // Every pair given the same link is the single-link model.
+  SimConfig one = UnitConfig(ScheduleKind::kVaruna, 2, 4);
+  one.replicas = 2;
+  one.boundary_bytes = {3e5};
+  one.stages[0].gradient_bytes = one.stages[1].gradient_bytes = 4e5;
+  one.pipeline_link = WithTcpFraming({.bandwidth_bytes_per_s = 1e6, .burst_bytes = 32e3});
+  one.steps = 3;
+  SimConfig pairs = one;
+  pairs.host_links.host_of_slot = {0, 1, 2, 3};
+  pairs.host_links.links.assign(4, std::vector<LinkModel>(4, one.pipeline_link));
+  pairs.pipeline_link = {};
+  auto a = Simulate(one), b = Simulate(pairs);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_DOUBLE_EQ(a->step_s, b->step_s);
+  // Malformed: not square, or a host without links.
+  pairs.host_links.links[1].pop_back();
+  EXPECT_FALSE(Simulate(pairs).ok());
+  pairs.host_links.links.assign(4, std::vector<LinkModel>(4, one.pipeline_link));
+  pairs.host_links.host_of_slot = {0, 4};
+  EXPECT_FALSE(Simulate(pairs).ok());
+}
+
 TEST(Simulator, JitterIsSeeded) {
   SimConfig c = UnitConfig(ScheduleKind::kVaruna, 3, 6);
   c.jitter = 0.2;

@@ -17,6 +17,25 @@
 #include "pipeline/runtime.h"
 
 namespace tessera::pipeline {
+namespace {
+
+Result<nlohmann::json> ReadJsonFile(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(path));
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return tessera::InvalidArgumentError(path + " is not valid JSON");
+  return json;
+}
+
+// A model description written by pipeline-launch, resolved against the models built in and
+// registered in this binary.
+Result<ModelSpec> ReadModelSpec(const std::string& path) {
+  TESSERA_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(path));
+  TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ModelSpecFromJson(json));
+  TESSERA_RETURN_IF_ERROR(ResolveModel(spec));
+  return spec;
+}
+
+}  // namespace
 
 int WorkerMain(int argc, char** argv) {
   tessera::cli::Program program("pipeline-worker",
@@ -81,22 +100,14 @@ int WorkerMain(int argc, char** argv) {
         return tessera::cli::UsageError(
             "--profile needs --profile-out, --profile-micro-batches and --profile-workers >= 1");
       }
-      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(profile_spec));
-      nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (json.is_discarded()) return InvalidArgumentError(profile_spec + " is not valid JSON");
-      TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ModelSpecFromJson(json));
-      TESSERA_RETURN_IF_ERROR(ResolveModel(spec));
+      TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ReadModelSpec(profile_spec));
       TESSERA_ASSIGN_OR_RETURN(std::vector<ProfiledMicroBatch> profiles,
                                ProfileMicroBatches(spec, profile_sizes, profile_seed,
                                                    profile_optimizer, profile_workers));
       return tessera::WriteFileAtomically(profile_out, ProfilesToJson(profiles).dump(1) + "\n");
     }
     if (!count_units.empty()) {
-      TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(count_units));
-      nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (json.is_discarded()) return InvalidArgumentError(count_units + " is not valid JSON");
-      TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ModelSpecFromJson(json));
-      TESSERA_RETURN_IF_ERROR(ResolveModel(spec));
+      TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ReadModelSpec(count_units));
       fmt::print("{}\n", NumUnits(spec));
       return tessera::Status::Ok();
     }
@@ -113,11 +124,7 @@ int WorkerMain(int argc, char** argv) {
     // and a survivor killed by a signal looks lost itself (behind ssh, exit 255), so the
     // launcher would drop two workers for one. (Python ignores SIGPIPE; a C++ worker must.)
     ::signal(SIGPIPE, SIG_IGN);
-    TESSERA_ASSIGN_OR_RETURN(std::string text, tessera::ReadFile(job_path));
-    nlohmann::json json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) {
-      return tessera::InvalidArgumentError(job_path + " is not valid JSON");
-    }
+    TESSERA_ASSIGN_OR_RETURN(nlohmann::json json, ReadJsonFile(job_path));
     TESSERA_ASSIGN_OR_RETURN(JobConfig job, JobFromJson(json));
     TESSERA_ASSIGN_OR_RETURN(TorchrunEnvironment env, ReadTorchrunEnvironment());
     if (rank < 0) rank = env.rank;
