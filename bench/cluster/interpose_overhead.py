@@ -111,9 +111,9 @@ VARIANTS = {
 
 
 def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None, install=True,
-        pin=False, toggled=None):
+        pin=False, toggled=None, quantile=0.5):
     """Runs one job; returns (rank 0's per-step wall, rank 0's per-step CPU, rank 0's
-    whole-process CPU, the ranks' mean median CPU per step)."""
+    whole-process CPU, the mean over ranks of each one's `quantile` of CPU per step)."""
     env_common = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
     env_common.pop("PYTHONPATH", None)
@@ -165,14 +165,28 @@ def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None, inst
             cpu.append(float(fields[1]))
             if toggled is not None:
                 toggled.append(int(fields[2]))
-    # Every rank's median CPU per step, averaged (ddp_step_bench.py writes one file per rank;
-    # cluster-ddp-example only rank 0's): the ranks do the same work, and the mean of their
-    # medians varies less between runs than one rank's.
-    rank_medians = [statistics.median(cpu)]
-    for rank in range(1, ranks if cc_bin is None else 1):
+    return wall, cpu, whole_cpu, ranks_cpu(out, ranks if cc_bin is None else 1, cpu, quantile)
+
+
+def quantile_of(values, q):
+    """The q-quantile of `values` (linear interpolation between order statistics); q = 0.5 is
+    the median."""
+    x = sorted(values)
+    position = q * (len(x) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(x) - 1)
+    return x[low] + (position - low) * (x[high] - x[low])
+
+
+def ranks_cpu(out, ranks, cpu0, q):
+    """Every rank's q-quantile of CPU per step, averaged (ddp_step_bench.py writes one file per
+    rank; cluster-ddp-example only rank 0's): the ranks do the same work, and the mean of their
+    figures varies less between runs than one rank's."""
+    figures = [quantile_of(cpu0, q)]
+    for rank in range(1, ranks):
         with open(f"{out}.rank{rank}") as f:
-            rank_medians.append(statistics.median(float(line.split()[1]) for line in f))
-    return wall, cpu, whole_cpu, statistics.fmean(rank_medians)
+            figures.append(quantile_of([float(line.split()[1]) for line in f], q))
+    return statistics.fmean(figures)
 
 
 def median_interval(values, confidence=0.95):
@@ -276,12 +290,23 @@ def main():
     parser.add_argument("--pin", action="store_true", help="run rank r on CPU r (taskset)")
     parser.add_argument("--gc-off", action="store_true",
                         help="the script disables Python's garbage collector before its loop")
+    parser.add_argument("--quantile", type=float, default=0.5,
+                        help="per run, the step time taken is this quantile of the run's steps "
+                             "(0.5: the median; a low one, e.g. 0.1, leaves out the steps other "
+                             "processes' load slowed down)")
+    parser.add_argument("--reanalyze", action="store_true",
+                        help="compute the ratios again, with --quantile, from the per-step "
+                             "files a previous run left in --out (no job is run)")
     parser.add_argument("--limit", type=float, default=3.0,
                         help="the claim tested: B costs at most this many per cent more than A")
     parser.add_argument("--toggle", type=int, default=0,
                         help="in-process mode: blocks of this many steps with and without the "
                              "layer in every run (see above)")
     args = parser.parse_args()
+    if not 0 < args.quantile < 1:
+        raise SystemExit("--quantile must be in (0, 1)")
+    if args.reanalyze:
+        return reanalyze(args)
     os.makedirs(args.out, exist_ok=True)
     if args.toggle:
         return toggle_main(args)
@@ -326,12 +351,14 @@ def main():
             _, layer, install = VARIANTS[name]
             wall, cpu, whole_cpu, cpu_ranks = run(
                 args.ranks, layer, port, os.path.join(args.out, f"steps-{pair}-{name}"),
-                script_args, layer_dirs.get(name, args.layer_dir), cc_bin, install, args.pin)
+                script_args, layer_dirs.get(name, args.layer_dir), cc_bin, install, args.pin,
+                quantile=args.quantile)
             pooled[name][0].extend(wall)
             pooled[name][1].extend(cpu)
             whole[name].append(whole_cpu)
-            medians[name] = dict(wall=statistics.median(wall), cpu=statistics.median(cpu),
-                                 cpu_ranks=cpu_ranks, whole=whole_cpu)
+            medians[name] = dict(wall=quantile_of(wall, args.quantile),
+                                 cpu=quantile_of(cpu, args.quantile), cpu_ranks=cpu_ranks,
+                                 whole=whole_cpu)
         line = [f"round {pair:2d} ({''.join(order)}): A wall {1e3 * medians['A']['wall']:7.3f} "
                 f"cpu {1e3 * medians['A']['cpu']:6.3f} ms/step, whole {medians['A']['whole']:.2f} s"]
         for name in names[1:]:
@@ -367,13 +394,47 @@ def main():
                          f"(median of {len(r)} per-round ratios), {ci}; ratios from "
                          f"{min(r):.3f} to {max(r):.3f}")
     if rounds:
-        lines.append(f"Decision (one-sided 95 % bounds, {rounds} pairs):")
+        lines.append(f"Decision (one-sided 95 % bounds, {rounds} pairs, per run the "
+                     f"{args.quantile:g}-quantile of its steps):")
         for name in names[1:]:
             for kind in kinds:
                 lines += decision_lines(f"  {name} vs A, {WHAT[kind]:18s}", ratios[name][kind],
                                         args.limit)
     with open(os.path.join(args.out, "overhead.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def reanalyze(args):
+    """The ratios of a finished run (A,B), again, from its per-step files, with the per-run
+    statistic --quantile: rank 0's wall and CPU, and the mean over ranks of CPU."""
+    pairs = []
+    while os.path.exists(os.path.join(args.out, f"steps-{len(pairs)}-A")) and os.path.exists(
+            os.path.join(args.out, f"steps-{len(pairs)}-B")):
+        pairs.append(len(pairs))
+    if not pairs:
+        raise SystemExit(f"no steps-<pair>-A/B files in {args.out}")
+    ranks = args.ranks if args.job == "python" else 1
+    kinds = ("wall", "cpu", "cpu_ranks") if ranks > 1 else ("wall", "cpu")
+    ratios = {k: [] for k in kinds}
+    for pair in pairs:
+        got = {}
+        for name in ("A", "B"):
+            out = os.path.join(args.out, f"steps-{pair}-{name}")
+            with open(out) as f:
+                rows = [list(map(float, line.split()[:2])) for line in f]
+            if args.job == "cc":
+                rows = rows[WARMUP:]
+            wall, cpu = [r[0] for r in rows], [r[1] for r in rows]
+            got[name] = dict(wall=quantile_of(wall, args.quantile),
+                             cpu=quantile_of(cpu, args.quantile),
+                             cpu_ranks=ranks_cpu(out, ranks, cpu, args.quantile))
+        for kind in kinds:
+            ratios[kind].append(got["B"][kind] / got["A"][kind])
+    lines = [f"{args.out}: {len(pairs)} pairs, per run the {args.quantile:g}-quantile of its "
+             f"steps:"]
+    for kind in kinds:
+        lines += decision_lines(f"  B vs A, {WHAT[kind]:18s}", ratios[kind], args.limit)
     print("\n".join(lines))
 
 
