@@ -4,8 +4,14 @@ Plain DDP over gloo (started with torchrun's environment), an MLP on synthetic d
 DataLoader with a DistributedSampler, SGD with momentum. After --warmup steps, every step's
 wall time (batch fetch, forward, backward with the gradient allreduce, optimizer step) is
 recorded with the CPU time the process used in it (all its threads, gloo's included: the work
-the step cost, which other processes' load does not inflate as it does wall time); rank 0
-writes "wall cpu" in seconds, one step per line, to --out.
+the step cost, which other processes' load does not inflate as it does wall time); every
+process writes "wall cpu" in seconds, one iteration per line: process 0 (the RANK variable) to
+--out, process r to --out.rank<r>. Process 0 also writes the SHA-256 of the final parameters
+to --out.params (so that runs with and without the layer, spliced or not, can be compared).
+
+Under the layer's logical ranks (TESSERA_LOGICAL_WORLD_SIZE, a process holding k ranks) the
+loop body runs once per logical rank: an iteration is then a pass, and k consecutive passes
+(from a multiple of k) make one step; --warmup counts iterations.
 
 With --toggle N (under the interposition layer only) the timed steps come in blocks of N that
 alternate, ABBA-fashion, between the layer bypassed and the layer at work (Layer.bypass): a
@@ -14,6 +20,8 @@ measured against neighbouring steps of the same process.
 """
 import argparse
 import gc
+import hashlib
+import os
 import time
 
 import torch
@@ -78,12 +86,19 @@ def main():
         if i >= args.warmup:
             times.append((now - start, cpu_now - cpu_start, on))
         start, cpu_start = now, cpu_now
-    if dist.get_rank() == 0:
-        with open(args.out, "w") as f:
-            if layer is None:
-                f.write("".join(f"{w:.9f} {c:.9f}\n" for w, c, _ in times))
-            else:
-                f.write("".join(f"{w:.9f} {c:.9f} {on}\n" for w, c, on in times))
+    # The process's own number: under logical ranks dist.get_rank() is a pass's logical rank.
+    process = int(os.environ["RANK"])
+    with open(args.out if process == 0 else f"{args.out}.rank{process}", "w") as f:
+        if layer is None:
+            f.write("".join(f"{w:.9f} {c:.9f}\n" for w, c, _ in times))
+        else:
+            f.write("".join(f"{w:.9f} {c:.9f} {on}\n" for w, c, on in times))
+    if process == 0:
+        digest = hashlib.sha256()
+        for p in model.parameters():
+            digest.update(p.detach().numpy().tobytes())
+        with open(args.out + ".params", "w") as f:
+            f.write(digest.hexdigest() + "\n")
     dist.destroy_process_group()
 
 

@@ -6,10 +6,19 @@ PYTHONPATH and run directory), interleaved in --pairs pairs whose order alternat
 a load trend on the shared machine does not favour one side. Each run reports every step's
 wall time and the CPU time its process used in it (rank 0).
 
-Per pair: ratio = median step of B / median step of A, for wall and for CPU time. The overhead
-is the median of the per-pair ratios - 1, with a distribution-free 95 % confidence interval
-(order statistics of the ratios: the median's interval from the binomial distribution, no
-assumption on the noise). The machine's load average is printed before and after.
+Per pair: ratio = median step of B / median step of A, for wall time (rank 0), for CPU time
+(rank 0's process, all its threads), for the mean over ranks of each rank's median CPU per step
+(Python job) and for rank 0's whole-process CPU. The overhead is the median of the per-pair
+ratios - 1, with a distribution-free two-sided 95 % confidence interval (order statistics of
+the ratios: the median's interval from the binomial distribution, no assumption on the noise).
+The machine's load average is printed before and after.
+
+The decision (the issue's acceptance: the layer costs at most --limit, 3 %, of step time) is
+one-sided: for each ratio the bench prints the distribution-free one-sided 95 % upper bound on
+the median pair ratio, and beside it a paired t bound on the mean log ratio and a bootstrap
+bound on the median, and says HOLDS when the first is at most 1 + limit / 100, NOT SHOWN
+otherwise. Many short pairs narrow the bound more than few long ones (the noise is between
+processes, not between steps).
 
   /usr/bin/python3 bench/cluster/interpose_overhead.py --out /tmp/overhead --pairs 200 \
       --steps 100 --max-minutes 12
@@ -51,6 +60,7 @@ B with it (what the agent starts). Same pairing and statistics.
 import argparse
 import math
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -87,6 +97,9 @@ def patched_layer(patch_from, patch_to):
     return target
 
 
+WHAT = {"wall": "wall per step", "cpu": "cpu per step", "cpu_ranks": "cpu/step, all ranks",
+        "whole": "rank 0 process cpu"}
+
 # name -> (layer environment, layer installed, layer directory or None for the checkout's)
 VARIANTS = {
     "A": ("no layer", False, False),
@@ -98,8 +111,9 @@ VARIANTS = {
 
 
 def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None, install=True,
-        pin=False, toggled=None):
-    """Runs one job; returns (per-step wall, per-step CPU, rank 0's whole-process CPU)."""
+        pin=False, toggled=None, quantile=0.5):
+    """Runs one job; returns (rank 0's per-step wall, rank 0's per-step CPU, rank 0's
+    whole-process CPU, the mean over ranks of each one's `quantile` of CPU per step)."""
     env_common = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                       WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
     env_common.pop("PYTHONPATH", None)
@@ -151,7 +165,28 @@ def run(ranks, layer, port, out, script_args, layer_dir=LAYER, cc_bin=None, inst
             cpu.append(float(fields[1]))
             if toggled is not None:
                 toggled.append(int(fields[2]))
-    return wall, cpu, whole_cpu
+    return wall, cpu, whole_cpu, ranks_cpu(out, ranks if cc_bin is None else 1, cpu, quantile)
+
+
+def quantile_of(values, q):
+    """The q-quantile of `values` (linear interpolation between order statistics); q = 0.5 is
+    the median."""
+    x = sorted(values)
+    position = q * (len(x) - 1)
+    low = math.floor(position)
+    high = min(low + 1, len(x) - 1)
+    return x[low] + (position - low) * (x[high] - x[low])
+
+
+def ranks_cpu(out, ranks, cpu0, q):
+    """Every rank's q-quantile of CPU per step, averaged (ddp_step_bench.py writes one file per
+    rank; cluster-ddp-example only rank 0's): the ranks do the same work, and the mean of their
+    figures varies less between runs than one rank's."""
+    figures = [quantile_of(cpu0, q)]
+    for rank in range(1, ranks):
+        with open(f"{out}.rank{rank}") as f:
+            figures.append(quantile_of([float(line.split()[1]) for line in f], q))
+    return statistics.fmean(figures)
 
 
 def median_interval(values, confidence=0.95):
@@ -166,6 +201,65 @@ def median_interval(values, confidence=0.95):
         if 1 - 2 * tail >= confidence:
             best = (x[k - 1], x[n - k], 1 - 2 * tail)
     return best  # None when n is too small for the confidence asked
+
+
+def t_quantile(p, df):
+    """Student's t quantile (Cornish-Fisher expansion in 1/df around the normal quantile; for
+    df >= 10 within 0.1 % of the exact value, which is all a bound on a few per cent needs)."""
+    z = statistics.NormalDist().inv_cdf(p)
+    return (z + (z ** 3 + z) / (4 * df) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * df ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * df ** 3))
+
+
+def upper_bounds(ratios, confidence=0.95, resamples=10000):
+    """One-sided upper confidence bounds on a B/A ratio from per-pair ratios (the claim tested
+    is "B costs at most X % more than A", so only the upper side matters):
+
+      median: distribution-free, the smallest order statistic x_(u) with
+              P(x_(u) >= median) >= confidence (binomial, no assumption on the noise);
+      geomean: paired t on the log ratios (the mean log ratio's upper bound, exponentiated):
+              assumes roughly normal log ratios, uses every pair's size, not only its sign;
+      bootstrap: the `confidence` percentile of the median over resamples of the pairs.
+
+    Returns {name: (estimate, bound)}; a bound is None when there are too few pairs."""
+    x = sorted(ratios)
+    n = len(x)
+    out = {}
+    bound = None
+    for u in range(n, 0, -1):  # the smallest u whose coverage still reaches `confidence`
+        # P(x_(u) >= median) = P(Binomial(n, 1/2) <= u - 1)
+        if sum(math.comb(n, i) for i in range(u)) / 2 ** n >= confidence:
+            bound = x[u - 1]
+        else:
+            break
+    out["median"] = (statistics.median(x), bound)
+    logs = [math.log(r) for r in x]
+    if n >= 3:
+        mean = statistics.fmean(logs)
+        half = t_quantile(confidence, n - 1) * statistics.stdev(logs) / math.sqrt(n)
+        out["geomean"] = (math.exp(mean), math.exp(mean + half))
+        rng = random.Random(12345)
+        medians = sorted(statistics.median(rng.choices(x, k=n)) for _ in range(resamples))
+        out["bootstrap"] = (statistics.median(x), medians[int(confidence * resamples) - 1])
+    return out
+
+
+def decision_lines(label, ratios, limit_percent):
+    """The bench's verdict on "B costs at most limit % more than A": it holds when the
+    distribution-free one-sided 95 % upper bound on the median pair ratio is at most
+    1 + limit / 100; the two other bounds are printed beside it as a check."""
+    b = upper_bounds(ratios)
+    estimate, bound = b["median"]
+    parts = [f"median {100 * (estimate - 1):+.2f} %, one-sided 95 % upper bound "
+             + (f"{100 * (bound - 1):+.2f} %" if bound is not None else "(too few pairs)")]
+    if "geomean" in b:
+        parts.append(f"geometric mean {100 * (b['geomean'][0] - 1):+.2f} % <= "
+                     f"{100 * (b['geomean'][1] - 1):+.2f} % (paired t on log ratios)")
+        parts.append(f"bootstrap median <= {100 * (b['bootstrap'][1] - 1):+.2f} %")
+    verdict = ("HOLDS" if bound is not None and bound <= 1 + limit_percent / 100
+               else "NOT SHOWN")
+    return [f"{label}: " + "; ".join(parts) + f" -> <= {limit_percent:g} %: {verdict} "
+            f"({len(ratios)} pairs)"]
 
 
 def loadavg():
@@ -196,10 +290,23 @@ def main():
     parser.add_argument("--pin", action="store_true", help="run rank r on CPU r (taskset)")
     parser.add_argument("--gc-off", action="store_true",
                         help="the script disables Python's garbage collector before its loop")
+    parser.add_argument("--quantile", type=float, default=0.5,
+                        help="per run, the step time taken is this quantile of the run's steps "
+                             "(0.5: the median; a low one, e.g. 0.1, leaves out the steps other "
+                             "processes' load slowed down)")
+    parser.add_argument("--reanalyze", action="store_true",
+                        help="compute the ratios again, with --quantile, from the per-step "
+                             "files a previous run left in --out (no job is run)")
+    parser.add_argument("--limit", type=float, default=3.0,
+                        help="the claim tested: B costs at most this many per cent more than A")
     parser.add_argument("--toggle", type=int, default=0,
                         help="in-process mode: blocks of this many steps with and without the "
                              "layer in every run (see above)")
     args = parser.parse_args()
+    if not 0 < args.quantile < 1:
+        raise SystemExit("--quantile must be in (0, 1)")
+    if args.reanalyze:
+        return reanalyze(args)
     os.makedirs(args.out, exist_ok=True)
     if args.toggle:
         return toggle_main(args)
@@ -226,7 +333,9 @@ def main():
     print(f"before: {before}", flush=True)
     pooled = {n: ([], []) for n in names}
     whole = {n: [] for n in names}
-    ratios = {n: {"wall": [], "cpu": [], "whole": []} for n in names[1:]}
+    # cluster-ddp-example writes rank 0's times only: no mean over ranks then.
+    kinds = ("wall", "cpu", "cpu_ranks", "whole") if cc_bin is None else ("wall", "cpu", "whole")
+    ratios = {n: {k: [] for k in kinds} for n in names[1:]}
     started = time.monotonic()
     for pair in range(args.pairs):
         if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
@@ -240,20 +349,23 @@ def main():
         for name in order:
             port = free_port()
             _, layer, install = VARIANTS[name]
-            wall, cpu, whole_cpu = run(
+            wall, cpu, whole_cpu, cpu_ranks = run(
                 args.ranks, layer, port, os.path.join(args.out, f"steps-{pair}-{name}"),
-                script_args, layer_dirs.get(name, args.layer_dir), cc_bin, install, args.pin)
+                script_args, layer_dirs.get(name, args.layer_dir), cc_bin, install, args.pin,
+                quantile=args.quantile)
             pooled[name][0].extend(wall)
             pooled[name][1].extend(cpu)
             whole[name].append(whole_cpu)
-            medians[name] = (statistics.median(wall), statistics.median(cpu), whole_cpu)
-        line = [f"round {pair:2d} ({''.join(order)}): A wall {1e3 * medians['A'][0]:7.3f} "
-                f"cpu {1e3 * medians['A'][1]:6.3f} ms/step, whole {medians['A'][2]:.2f} s"]
+            medians[name] = dict(wall=quantile_of(wall, args.quantile),
+                                 cpu=quantile_of(cpu, args.quantile), cpu_ranks=cpu_ranks,
+                                 whole=whole_cpu)
+        line = [f"round {pair:2d} ({''.join(order)}): A wall {1e3 * medians['A']['wall']:7.3f} "
+                f"cpu {1e3 * medians['A']['cpu']:6.3f} ms/step, whole {medians['A']['whole']:.2f} s"]
         for name in names[1:]:
-            for index, kind in enumerate(("wall", "cpu", "whole")):
-                ratios[name][kind].append(medians[name][index] / medians["A"][index])
-            line.append(f"{name}/A wall {ratios[name]['wall'][-1]:.4f} cpu "
-                        f"{ratios[name]['cpu'][-1]:.4f} whole {ratios[name]['whole'][-1]:.4f}")
+            for kind in kinds:
+                ratios[name][kind].append(medians[name][kind] / medians["A"][kind])
+            line.append(f"{name}/A " + " ".join(f"{kind} {ratios[name][kind][-1]:.4f}"
+                                                 for kind in kinds))
         print("; ".join(line), flush=True)
     after = loadavg()
     rounds = len(ratios[names[1]]["wall"])
@@ -271,19 +383,58 @@ def main():
                      f"{1e3 * statistics.quantiles(pooled[name][1], n=10)[-1]:.3f}); rank 0's "
                      f"whole process {statistics.median(whole[name]):.2f} s CPU (median)")
     for name in names[1:]:
-        for kind in ("wall", "cpu", "whole"):
+        for kind in kinds:
             r = ratios[name][kind]
             interval = median_interval(r)
             ci = (f"95 % CI [{100 * (interval[0] - 1):+.2f} %, {100 * (interval[1] - 1):+.2f} %] "
                   f"(coverage {100 * interval[2]:.1f} %)" if interval
                   else "too few rounds for a CI")
-            what = {"wall": "wall per step", "cpu": "cpu per step",
-                    "whole": "rank 0 process cpu"}[kind]
+            what = WHAT[kind]
             lines.append(f"{name} vs A, {what:18s}: {100 * (statistics.median(r) - 1):+.2f} % "
                          f"(median of {len(r)} per-round ratios), {ci}; ratios from "
                          f"{min(r):.3f} to {max(r):.3f}")
+    if rounds:
+        lines.append(f"Decision (one-sided 95 % bounds, {rounds} pairs, per run the "
+                     f"{args.quantile:g}-quantile of its steps):")
+        for name in names[1:]:
+            for kind in kinds:
+                lines += decision_lines(f"  {name} vs A, {WHAT[kind]:18s}", ratios[name][kind],
+                                        args.limit)
     with open(os.path.join(args.out, "overhead.txt"), "w") as f:
         f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+def reanalyze(args):
+    """The ratios of a finished run (A,B), again, from its per-step files, with the per-run
+    statistic --quantile: rank 0's wall and CPU, and the mean over ranks of CPU."""
+    pairs = []
+    while os.path.exists(os.path.join(args.out, f"steps-{len(pairs)}-A")) and os.path.exists(
+            os.path.join(args.out, f"steps-{len(pairs)}-B")):
+        pairs.append(len(pairs))
+    if not pairs:
+        raise SystemExit(f"no steps-<pair>-A/B files in {args.out}")
+    ranks = args.ranks if args.job == "python" else 1
+    kinds = ("wall", "cpu", "cpu_ranks") if ranks > 1 else ("wall", "cpu")
+    ratios = {k: [] for k in kinds}
+    for pair in pairs:
+        got = {}
+        for name in ("A", "B"):
+            out = os.path.join(args.out, f"steps-{pair}-{name}")
+            with open(out) as f:
+                rows = [list(map(float, line.split()[:2])) for line in f]
+            if args.job == "cc":
+                rows = rows[WARMUP:]
+            wall, cpu = [r[0] for r in rows], [r[1] for r in rows]
+            got[name] = dict(wall=quantile_of(wall, args.quantile),
+                             cpu=quantile_of(cpu, args.quantile),
+                             cpu_ranks=ranks_cpu(out, ranks, cpu, args.quantile))
+        for kind in kinds:
+            ratios[kind].append(got["B"][kind] / got["A"][kind])
+    lines = [f"{args.out}: {len(pairs)} pairs, per run the {args.quantile:g}-quantile of its "
+             f"steps:"]
+    for kind in kinds:
+        lines += decision_lines(f"  B vs A, {WHAT[kind]:18s}", ratios[kind], args.limit)
     print("\n".join(lines))
 
 
@@ -301,7 +452,7 @@ def toggle_main(args):
             print(f"stopping after {attempt} runs (--max-minutes {args.max_minutes:g})", flush=True)
             break
         toggled = []
-        wall, cpu, _ = run(args.ranks, True, free_port(),
+        wall, cpu, _, _ = run(args.ranks, True, free_port(),
                            os.path.join(args.out, f"steps-{attempt}"), script_args,
                            args.layer_dir, None, True, args.pin, toggled)
         runs += 1

@@ -177,6 +177,9 @@ TEST_F(LiveClusterTest, AgentKilledWithSigkillLosesNoJob) {
   auto jobs = Jobs();
   std::string victim = jobs[a].placement().substr(0, 2);
   ASSERT_TRUE(victim == "n1" || victim == "n2") << jobs[a].placement();
+  // The highest step of `a` the scheduler has seen: the steps from its last periodic
+  // checkpoint up to here are lost when the node dies.
+  const int64_t seen = Jobs()[a].step();
   EXPECT_EQ(cluster_->KillAgent(victim), 128 + SIGKILL);
 
   ASSERT_TRUE(WaitUntil([&](auto jobs) { return AllFinished(jobs); }));
@@ -186,6 +189,19 @@ TEST_F(LiveClusterTest, AgentKilledWithSigkillLosesNoJob) {
   ASSERT_GE(resumed.size(), 2u);
   EXPECT_GE(resumed[1], 40) << "restarted from its last periodic checkpoint, not from scratch";
   EXPECT_EQ(resumed[1] % 20, 0);
+  // The live SLA counts the lost work as lost (issue 18): at least the steps between the
+  // checkpoint it resumed from and the highest step seen before the kill, and the progress
+  // they had earned, shown in `cluster-ctl list`'s LOST column.
+  EXPECT_GE(jobs[a].lost_steps(), seen - resumed[1])
+      << "seen " << seen << ", resumed " << resumed[1];
+  if (jobs[a].lost_steps() > 0) {
+    EXPECT_GT(jobs[a].lost_progress_s(), 0);
+    std::vector<rpc::JobInfo> listed;
+    for (const auto& [id, info] : jobs) listed.push_back(info);
+    const std::string table = FormatJobTable(listed);
+    EXPECT_NE(table.find(std::to_string(jobs[a].lost_steps()) + " steps ("), std::string::npos)
+        << table;
+  }
   auto nodes = cluster_->client().ListNodes();
   ASSERT_TRUE(nodes.ok());
   for (const auto& n : *nodes) {
