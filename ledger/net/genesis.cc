@@ -170,10 +170,12 @@ Result<Genesis> ParseGenesis(const Config& c) {
     return InvalidArgumentError("genesis: chain.validation_sample must be in (0, 1]");
   }
   TESSERA_ASSIGN_OR_RETURN(std::string committees,
-                           c.GetStringOr("chain.vote_committees", "per-height"));
+                           c.GetStringOr("chain.vote_committees", "per-step"));
   if (committees == "per-step") {
     g.vote_committees = VoteCommittees::kPerStep;
-  } else if (committees != "per-height") {
+  } else if (committees == "per-height") {
+    g.vote_committees = VoteCommittees::kPerHeight;
+  } else {
     return InvalidArgumentError(
         "genesis: chain.vote_committees must be \"per-height\" or \"per-step\", not \"" +
         committees + "\"");
@@ -232,10 +234,9 @@ std::string GenesisToToml(const Genesis& g) {
     << "safe_sample = " << g.safe_sample << "\n"
     << "max_pool_txs = " << g.max_pool_txs << "\n"
     << "validation_sample = " << g.validation_sample << "\n";
-  // Only when not the default: per-height files read as before.
-  if (g.vote_committees != VoteCommittees::kPerHeight) {
-    o << "vote_committees = \"" << VoteCommitteesName(g.vote_committees) << "\"\n";
-  }
+  // Always written: the default changed (per-height until session 9, per-step since), so a
+  // file states which one it was made for.
+  o << "vote_committees = \"" << VoteCommitteesName(g.vote_committees) << "\"\n";
   if (g.state_root) o << "state_root = \"" << ToHex(*g.state_root) << "\"\n";
   o << "\n[politicians]\nkeys = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(ToHex(p.key)); });
