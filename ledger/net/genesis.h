@@ -16,7 +16,7 @@
 //   safe_sample = 5                   # k politicians per citizen read or upload
 //   max_pool_txs = 2000               # transactions a politician freezes per block
 //   validation_sample = 1.0           # fraction of signatures a citizen verifies itself
-//   vote_committees = "per-step"      # or "per-height": who votes in BA* (VoteCommittees below)
+//   vote_committees = "per-height"    # or "per-step": who votes in BA* (VoteCommittees below)
 //   state_root = "<64 hex>"           # optional: the root the accounts below build
 //   [politicians]
 //   keys = ["<hex>", ...]             # politician i has id i
@@ -78,7 +78,7 @@ struct Genesis {
   // signatures itself, chosen at random, and takes the executing politician's word for the
   // rest (block_transition.h says what that risks).
   double validation_sample = 1.0;
-  VoteCommittees vote_committees = VoteCommittees::kPerStep;
+  VoteCommittees vote_committees = VoteCommittees::kPerHeight;
   std::vector<PoliticianInfo> politicians;
   std::vector<GenesisAccount> accounts;
   // The genesis state root as the file states it (chain.state_root; SealStateRoot sets it).

@@ -8,7 +8,7 @@
 //               safe_sample (0 = all politicians), max_pool_txs, registration_delay, accounts,
 //               balance, late_citizens, register_at, validation_sample (fraction of
 //               signatures each citizen verifies itself; default 1), vote_committees
-//               ("per-step", the default, or "per-height": genesis.h VoteCommittees), key_seed (0:
+//               ("per-height", the default, or "per-step": genesis.h VoteCommittees), key_seed (0:
 //               fresh random keys; otherwise deterministic keys, so runs are reproducible),
 //               keep_versions (state versions each politician keeps; default 64),
 //               target_round_s (0 = half of round_timeout), backlog_pools (politicians'
@@ -68,7 +68,7 @@ struct LocalnetConfig {
   uint32_t late_citizens = 0;
   uint64_t register_at = 2;
   double validation_sample = 1.0;
-  VoteCommittees vote_committees = VoteCommittees::kPerStep;
+  VoteCommittees vote_committees = VoteCommittees::kPerHeight;
   uint32_t key_seed = 0;
   uint32_t keep_versions = 64;
   double target_round_s = 0;  // 0: half the citizens' round timeout

@@ -48,7 +48,7 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   l.balance = static_cast<uint64_t>(balance);
   TESSERA_RETURN_IF_ERROR(real("network.validation_sample", l.validation_sample, 1e-9, 1));
   TESSERA_ASSIGN_OR_RETURN(std::string committees,
-                           c.GetStringOr("network.vote_committees", "per-step"));
+                           c.GetStringOr("network.vote_committees", "per-height"));
   if (committees == "per-step") {
     l.vote_committees = VoteCommittees::kPerStep;
   } else if (committees == "per-height") {

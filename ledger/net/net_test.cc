@@ -76,7 +76,7 @@ Genesis TestGenesis(int citizens, int politicians = 2) {
 
 TEST(GenesisTest, TomlRoundTripAndClearErrors) {
   Genesis g = TestGenesis(4);
-  g.vote_committees = Genesis{}.vote_committees;  // the default, per step
+  g.vote_committees = Genesis{}.vote_committees;  // the default
   auto config = Config::Parse(GenesisToToml(g));
   ASSERT_TRUE(config.ok()) << config.status();
   auto back = ParseGenesis(*config);
@@ -88,17 +88,22 @@ TEST(GenesisTest, TomlRoundTripAndClearErrors) {
   auto bad = Config::Parse("[chain]\nregistrar = \"zz\"\n");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(ParseGenesis(*bad).status().code(), StatusCode::kInvalidArgument);
-  // Vote committees: per step unless the file says per height; always written, so a file
-  // made before the default changed is read as what it says.
-  EXPECT_EQ(back->vote_committees, VoteCommittees::kPerStep);
-  EXPECT_NE(GenesisToToml(g).find("vote_committees = \"per-step\""), std::string::npos);
+  // Vote committees: per height unless the file says per step; always written, so a file is
+  // read as what it says if the default changes.
+  EXPECT_EQ(back->vote_committees, VoteCommittees::kPerHeight);
+  EXPECT_NE(GenesisToToml(g).find("vote_committees = \"per-height\""), std::string::npos);
   std::string unstated = GenesisToToml(g);
   unstated.erase(
       unstated.find("vote_committees"),
       unstated.find('\n', unstated.find("vote_committees")) - unstated.find("vote_committees") + 1);
   auto default_mode = ParseGenesis(*Config::Parse(unstated));
   ASSERT_TRUE(default_mode.ok()) << default_mode.status();
-  EXPECT_EQ(default_mode->vote_committees, VoteCommittees::kPerStep);
+  EXPECT_EQ(default_mode->vote_committees, VoteCommittees::kPerHeight);
+  g.vote_committees = VoteCommittees::kPerStep;
+  auto per_step = ParseGenesis(*Config::Parse(GenesisToToml(g)));
+  ASSERT_TRUE(per_step.ok()) << per_step.status();
+  EXPECT_EQ(per_step->vote_committees, VoteCommittees::kPerStep);
+  // ... and back: a file's "per-height" is per height whatever the struct's default is.
   g.vote_committees = VoteCommittees::kPerHeight;
   auto per_height = ParseGenesis(*Config::Parse(GenesisToToml(g)));
   ASSERT_TRUE(per_height.ok()) << per_height.status();
