@@ -250,9 +250,15 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
       }
     }
 
-    // Cert vote: a soft quorum for a value we validated, and only before we next-vote.
+    // Cert vote: a soft quorum for a value we validated, and only before we next-vote. Off
+    // the cert committee the vote is never sent, so the soft quorum alone binds the player
+    // (a citizen off the soft and cert committees cannot validate -- Execute is for members
+    // -- and safety with committees per step needs every honest player that saw the soft
+    // quorum in time bound to it, not only validators: thresholds.h CrossStepForkProbability).
+    const bool sends_cert = !params_.member || params_.member(p, Step::kCert);
     if (!Mine(p, Step::kCert) && !NextVoted(p) && soft_quorum &&
-        std::find(validated_.begin(), validated_.end(), *soft_quorum) != validated_.end()) {
+        (!sends_cert ||
+         std::find(validated_.begin(), validated_.end(), *soft_quorum) != validated_.end())) {
       CastVote(Step::kCert, *soft_quorum, out);
       changed = true;
     }

@@ -12,7 +12,9 @@
 //            lowest priority (the proposer's VRF output); otherwise st.
 //   cert     once a soft quorum for value v of period p is seen and v was validated, but only
 //            before this player next-votes in p (the cert-before-next rule the safety proof
-//            needs).
+//            needs). Off the cert committee (Params::member) the would-be vote needs only the
+//            soft quorum: it is never sent, so it certifies nothing, and it binds every
+//            player that saw the quorum in time, validator or not.
 //   next     at next_ms (once): the value it cert-voted in p; else bottom if p > 0 and the
 //            previous period had a bottom quorum; else st (bottom when there is none).
 //   late_next (once, after its next vote): v as soon as a soft quorum for v in p is seen.

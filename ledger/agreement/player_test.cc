@@ -295,6 +295,34 @@ TEST_F(PlayerTest, OffACommitteeThePlayerActsOnItsUnsentVote) {
   EXPECT_EQ(Find(b, Step::kCert), nullptr);
 }
 
+// Committees per step at a large population: most players are off the soft and cert
+// committees and cannot validate (a citizen executes only as a member). Seeing a soft quorum
+// in time must still bind them to its value, or a fresh next committee -- mostly such players
+// -- next-votes bottom while the cert committee certifies the value: a fork
+// (thresholds.h CrossStepForkProbability). A cert member still needs its own validation.
+TEST_F(PlayerTest, OffTheCertCommitteeASoftQuorumBindsThePlayerWithoutValidation) {
+  params_.member = [](uint32_t, Step step) { return step != Step::kCert; };
+  Player p = Make();  // never validates anything
+  Actions a;
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = p.OnVote(v, 50);
+  const Vote* cert = Find(a, Step::kCert);
+  ASSERT_NE(cert, nullptr);
+  EXPECT_EQ(cert->value, V("b"));
+  EXPECT_FALSE(a.votes.back().sent);
+  a = p.Tick(params_.next_ms);
+  ASSERT_NE(Find(a, Step::kNext), nullptr);
+  EXPECT_EQ(Find(a, Step::kNext)->value, V("b"));  // not bottom
+  // On the cert committee, the same events without a validation cast no cert vote.
+  params_.member = nullptr;
+  Player member = Make();
+  Actions m;
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) m = member.OnVote(v, 50);
+  EXPECT_EQ(Find(m, Step::kCert), nullptr);
+  m = member.Tick(params_.next_ms);
+  ASSERT_NE(Find(m, Step::kNext), nullptr);
+  EXPECT_TRUE(Find(m, Step::kNext)->value.bottom);
+}
+
 // Repeated next steps: a period whose first next committee is short ends on a later round.
 TEST_F(PlayerTest, RepeatedNextRoundsEndAPeriodTheFirstNextStepCouldNot) {
   params_.next_repeat_ms = 100;

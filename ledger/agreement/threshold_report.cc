@@ -16,8 +16,12 @@ std::string Model(const CommitteeModel& m) {
 
 void Risks(std::ostream& out, const CommitteeModel& m, uint64_t t) {
   double fork = ForkProbability(m, t), stall = StallProbability(m, t);
-  out << std::scientific << std::setprecision(3) << "    fork per step " << fork << ", per block "
-      << kStepsPerPeriod * fork << "\n    stall per step " << stall << ", per block "
+  out << std::scientific << std::setprecision(3) << "    fork per step " << fork;
+  if (!m.fixed) {
+    out << "; across a cert and a next committee " << CrossStepForkProbability(m, t) << " (x "
+        << kNextStepsPerPeriod << " next-type steps)";
+  }
+  out << "; per block " << ForkPerBlock(m, t) << "\n    stall per step " << stall << ", per block "
       << kStepsPerPeriod * stall << "\n"
       << std::defaultfloat;
 }
@@ -37,8 +41,12 @@ Status WriteThresholdReport(const ThresholdQuery& q, std::ostream& out) {
                    .population = q.population,
                    .fixed = q.fixed};
   out << "model: " << Model(m) << "; malicious fraction f = " << q.malicious_fraction << "; budget "
-      << q.epsilon << " per block (" << kStepsPerPeriod
-      << " voting steps per period, union bound)\n";
+      << q.epsilon << " per block (" << kStepsPerPeriod << " voting steps per period";
+  if (!m.fixed) {
+    out << " and the cross-step event of committees drawn per step, " << kNextStepsPerPeriod
+        << " next-type steps";
+  }
+  out << ", union bound)\n";
 
   uint64_t c = q.committee, t = q.threshold;
   bool within = true;
@@ -59,8 +67,7 @@ Status WriteThresholdReport(const ThresholdQuery& q, std::ostream& out) {
   }
   m.expected = static_cast<double>(c);
   Risks(out, m, t);
-  within = kStepsPerPeriod * ForkProbability(m, t) < q.epsilon &&
-           kStepsPerPeriod * StallProbability(m, t) < q.epsilon;
+  within = ForkPerBlock(m, t) < q.epsilon && kStepsPerPeriod * StallProbability(m, t) < q.epsilon;
 
   Result<double> sample = SoundSampleFraction(m, t, q.epsilon);
   if (sample.ok()) {

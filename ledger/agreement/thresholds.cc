@@ -31,8 +31,11 @@ std::vector<double> Pmf(double n, double p, bool poisson, double lambda) {
   return pmf;
 }
 
-std::vector<double> MemberPmf(const CommitteeModel& m, bool honest, double keep) {
-  double share = honest ? 1 - m.malicious_fraction : m.malicious_fraction;
+// `copies` independent committees' members pooled (the malicious members of two committees:
+// Poisson(2fC), or Binomial(2fN, C/N)); 1 for one committee.
+std::vector<double> MemberPmf(const CommitteeModel& m, bool honest, double keep,
+                              double copies = 1) {
+  double share = (honest ? 1 - m.malicious_fraction : m.malicious_fraction) * copies;
   if (m.fixed) {
     auto malicious = static_cast<uint64_t>(std::llround(m.expected * m.malicious_fraction));
     auto total = static_cast<uint64_t>(std::llround(m.expected));
@@ -89,6 +92,18 @@ double ForkProbability(const CommitteeModel& model, uint64_t threshold) {
   return SumTail(HonestPmf(model), MaliciousPmf(model), 2, 2 * static_cast<int64_t>(threshold));
 }
 
+double CrossStepForkProbability(const CommitteeModel& model, uint64_t threshold) {
+  if (model.fixed) return ForkProbability(model, threshold);
+  return SumTail(HonestPmf(model), MemberPmf(model, /*honest=*/false, 1.0, /*copies=*/2), 1,
+                 2 * static_cast<int64_t>(threshold));
+}
+
+double ForkPerBlock(const CommitteeModel& model, uint64_t threshold) {
+  double fork = kStepsPerPeriod * ForkProbability(model, threshold);
+  if (!model.fixed) fork += kNextStepsPerPeriod * CrossStepForkProbability(model, threshold);
+  return std::min(1.0, fork);
+}
+
 double InvalidCertificateProbability(const CommitteeModel& model, uint64_t threshold,
                                      double sample) {
   return SumTail(HonestPmf(model, 1 - sample), MaliciousPmf(model), 1,
@@ -100,12 +115,12 @@ Result<CommitteeChoice> ChooseThreshold(const CommitteeModel& model, double epsi
   uint64_t c = static_cast<uint64_t>(std::ceil(model.expected));
   // Fork risk falls as T grows: the smallest T with fork below the budget.
   uint64_t lo = 1, hi = 3 * c + 100;
-  if (ForkProbability(model, hi) >= per_step) {
+  if (ForkPerBlock(model, hi) >= epsilon) {
     return NotFoundError("no threshold makes forks unlikely enough at this committee size");
   }
   while (lo < hi) {
     uint64_t mid = (lo + hi) / 2;
-    if (ForkProbability(model, mid) < per_step)
+    if (ForkPerBlock(model, mid) < epsilon)
       hi = mid;
     else
       lo = mid + 1;
@@ -115,7 +130,8 @@ Result<CommitteeChoice> ChooseThreshold(const CommitteeModel& model, double epsi
   choice.threshold = lo;
   choice.fork_per_step = ForkProbability(model, lo);
   choice.stall_per_step = StallProbability(model, lo);
-  choice.fork_per_block = kStepsPerPeriod * choice.fork_per_step;
+  choice.cross_per_step = model.fixed ? 0 : CrossStepForkProbability(model, lo);
+  choice.fork_per_block = ForkPerBlock(model, lo);
   choice.stall_per_block = kStepsPerPeriod * choice.stall_per_step;
   if (choice.stall_per_step >= per_step) {
     return NotFoundError("committee " + std::to_string(c) + ": the smallest safe threshold " +

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tessera::ledger::agreement {
 namespace {
 
@@ -43,19 +45,41 @@ TEST(Thresholds, InvalidCertificateTailsMatchAnIndependentReference) {
   ExpectRelative(InvalidCertificateProbability(fixed, 43, 0.75), 3.8960728e-6);
 }
 
+// Committees per step, across a cert and a next committee: P(H + M_c + M_n >= 2T). Poisson:
+// P(Pois(1.25 C) >= 2T); binomial: P(Bin(1.25 N, C/N) >= 2T) (mpmath, pmf by recurrence).
+TEST(Thresholds, CrossStepTailsMatchAnIndependentReference) {
+  CommitteeModel m{.expected = 2000, .malicious_fraction = 0.25};
+  ExpectRelative(CrossStepForkProbability(m, 1334), 4.5511720e-4);
+  m.expected = 5819;
+  ExpectRelative(CrossStepForkProbability(m, 3958), 5.8642019e-14);
+  CommitteeModel b{.expected = 2000, .malicious_fraction = 0.25, .population = 10000};
+  ExpectRelative(CrossStepForkProbability(b, 1334), 1.0071685e-4);
+  // One committee for every step: the per-step event, counted once per step.
+  CommitteeModel fixed{.expected = 64, .malicious_fraction = 0.25, .fixed = true};
+  for (uint64_t t : {40, 41}) {  // 48 + 2 * 16 >= 2T: certain at 40, impossible at 41
+    EXPECT_EQ(CrossStepForkProbability(fixed, t), ForkProbability(fixed, t));
+    EXPECT_EQ(ForkPerBlock(fixed, t), std::min(1.0, kStepsPerPeriod * ForkProbability(fixed, t)));
+  }
+  EXPECT_EQ(ForkPerBlock(m, 3958), kStepsPerPeriod * ForkProbability(m, 3958) +
+                                       kNextStepsPerPeriod * CrossStepForkProbability(m, 3958));
+}
+
 TEST(Thresholds, ChosenCommitteeMeetsTheBudgetAndASmallerOneDoesNot) {
   CommitteeModel m{.malicious_fraction = 0.25};
   auto c = ChooseCommittee(m, 1e-9);
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_LT(c->fork_per_block, 1e-9);
   EXPECT_LT(c->stall_per_block, 1e-9);
-  m.expected = static_cast<double>(c->threshold);
+  // Recomputed, the cross-step event of committees per step included (without it the chooser
+  // took C = 5,818, T = 3,957, whose fork per block is 1.003e-9).
+  m.expected = static_cast<double>(c->expected);
+  EXPECT_LT(ForkPerBlock(m, c->threshold), 1e-9);
+  EXPECT_LT(kStepsPerPeriod * StallProbability(m, c->threshold), 1e-9);
   // Exhaustive over T for C - 1: no threshold meets both.
   m.expected = static_cast<double>(c->expected - 1);
   EXPECT_FALSE(ChooseThreshold(m, 1e-9).ok());
   for (uint64_t t = c->threshold - 50; t <= c->threshold + 50; ++t) {
-    bool both = kStepsPerPeriod * ForkProbability(m, t) < 1e-9 &&
-                kStepsPerPeriod * StallProbability(m, t) < 1e-9;
+    bool both = ForkPerBlock(m, t) < 1e-9 && kStepsPerPeriod * StallProbability(m, t) < 1e-9;
     EXPECT_FALSE(both) << "C-1 with T = " << t;
   }
 }

@@ -23,6 +23,7 @@ KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("follower key " + std::to_s
 // A chain of certified blocks among `n` citizens who are all on every committee.
 struct TestChain {
   explicit TestChain(int n) {
+    g.vote_committees = VoteCommittees::kPerHeight;  // signers use the height's ticket
     g.registrar = registrar.public_key();
     g.sortition.population = n;
     g.sortition.committee_size = n;

@@ -46,6 +46,12 @@ class CallCanceller {
   uint64_t epoch_ = 0;
 };
 
+// Item hashes in one round listing reply: an honest politician lists at most this many after
+// the caller's offset (PoliticianNode::GetRound) and the caller takes at most this many from
+// any reply (RoundListener), asking again from offset + this for the rest. 4,096 hashes are
+// 128 KiB; an honest period-0 round at C = 5,819 lists about 5C = 29,000 items (our estimate).
+inline constexpr size_t kMaxRoundListing = 4096;
+
 // A long-polled round listing (RoundRequest.wait_ms, .listener).
 struct RoundWait {
   uint32_t wait_ms = 0;

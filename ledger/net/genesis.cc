@@ -173,7 +173,9 @@ Result<Genesis> ParseGenesis(const Config& c) {
                            c.GetStringOr("chain.vote_committees", "per-height"));
   if (committees == "per-step") {
     g.vote_committees = VoteCommittees::kPerStep;
-  } else if (committees != "per-height") {
+  } else if (committees == "per-height") {
+    g.vote_committees = VoteCommittees::kPerHeight;
+  } else {
     return InvalidArgumentError(
         "genesis: chain.vote_committees must be \"per-height\" or \"per-step\", not \"" +
         committees + "\"");
@@ -232,10 +234,9 @@ std::string GenesisToToml(const Genesis& g) {
     << "safe_sample = " << g.safe_sample << "\n"
     << "max_pool_txs = " << g.max_pool_txs << "\n"
     << "validation_sample = " << g.validation_sample << "\n";
-  // Only when not the default: per-height files read as before.
-  if (g.vote_committees != VoteCommittees::kPerHeight) {
-    o << "vote_committees = \"" << VoteCommitteesName(g.vote_committees) << "\"\n";
-  }
+  // Always written, so a file states which mode it was made for if the default changes (per
+  // step is the candidate: docs/ledger-network.md, "Issue #12: built, and not built").
+  o << "vote_committees = \"" << VoteCommitteesName(g.vote_committees) << "\"\n";
   if (g.state_root) o << "state_root = \"" << ToHex(*g.state_root) << "\"\n";
   o << "\n[politicians]\nkeys = ";
   list(g.politicians, [](const PoliticianInfo& p) { return Quote(ToHex(p.key)); });

@@ -51,7 +51,9 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
                            c.GetStringOr("network.vote_committees", "per-height"));
   if (committees == "per-step") {
     l.vote_committees = VoteCommittees::kPerStep;
-  } else if (committees != "per-height") {
+  } else if (committees == "per-height") {
+    l.vote_committees = VoteCommittees::kPerHeight;
+  } else {
     return InvalidArgumentError("network.vote_committees must be per-height or per-step");
   }
   TESSERA_ASSIGN_OR_RETURN(l.apps, ParseAppParams(c));

@@ -111,6 +111,9 @@ TEST(LocalnetTest, SampledValidationCatchesAPoliticianThatForgesSignatures) {
 TEST(LocalnetTest, ACommitteeDrawnByVrfFromALargerCitizenSetCommitsBlocks) {
   LocalnetConfig c = Small(3, 24, 3);
   c.committee_size = 16;  // expected committee 16 of 24 citizens; T_cert = 11
+  // Per height: only the height's committee plays, the others follow (what this test
+  // measures). Per step every eligible citizen plays every height and nobody follows.
+  c.vote_committees = VoteCommittees::kPerHeight;
   c.citizens_per_process = 12;
   c.key_seed = 7;  // reproducible committees (with random keys ~1% of runs draw one < T_cert)
   c.duration_s = 120;

@@ -55,6 +55,9 @@ TEST(IdentityTest, EligibilityStartsAfterTheRegistrationDelay) {
 
 Genesis TestGenesis(int citizens, int politicians = 2) {
   Genesis g;
+  // These tests sign certificates and votes with the height's committee ticket; the per-step
+  // ones (ChainTest.PerStep*, PoliticianNodeTest.PerStep*) set kPerStep themselves.
+  g.vote_committees = VoteCommittees::kPerHeight;
   g.registrar = Key(100).public_key();
   g.sortition.population = citizens;
   g.sortition.committee_size = citizens;  // everyone is on every committee
@@ -73,6 +76,7 @@ Genesis TestGenesis(int citizens, int politicians = 2) {
 
 TEST(GenesisTest, TomlRoundTripAndClearErrors) {
   Genesis g = TestGenesis(4);
+  g.vote_committees = Genesis{}.vote_committees;  // the default
   auto config = Config::Parse(GenesisToToml(g));
   ASSERT_TRUE(config.ok()) << config.status();
   auto back = ParseGenesis(*config);
@@ -84,15 +88,28 @@ TEST(GenesisTest, TomlRoundTripAndClearErrors) {
   auto bad = Config::Parse("[chain]\nregistrar = \"zz\"\n");
   ASSERT_TRUE(bad.ok());
   EXPECT_EQ(ParseGenesis(*bad).status().code(), StatusCode::kInvalidArgument);
-  // Vote committees: per height unless the file says per step; the default is not written.
+  // Vote committees: per height unless the file says per step; always written, so a file is
+  // read as what it says if the default changes.
   EXPECT_EQ(back->vote_committees, VoteCommittees::kPerHeight);
-  EXPECT_EQ(GenesisToToml(g).find("vote_committees"), std::string::npos);
+  EXPECT_NE(GenesisToToml(g).find("vote_committees = \"per-height\""), std::string::npos);
+  std::string unstated = GenesisToToml(g);
+  unstated.erase(
+      unstated.find("vote_committees"),
+      unstated.find('\n', unstated.find("vote_committees")) - unstated.find("vote_committees") + 1);
+  auto default_mode = ParseGenesis(*Config::Parse(unstated));
+  ASSERT_TRUE(default_mode.ok()) << default_mode.status();
+  EXPECT_EQ(default_mode->vote_committees, VoteCommittees::kPerHeight);
   g.vote_committees = VoteCommittees::kPerStep;
   auto per_step = ParseGenesis(*Config::Parse(GenesisToToml(g)));
   ASSERT_TRUE(per_step.ok()) << per_step.status();
   EXPECT_EQ(per_step->vote_committees, VoteCommittees::kPerStep);
+  // ... and back: a file's "per-height" is per height whatever the struct's default is.
+  g.vote_committees = VoteCommittees::kPerHeight;
+  auto per_height = ParseGenesis(*Config::Parse(GenesisToToml(g)));
+  ASSERT_TRUE(per_height.ok()) << per_height.status();
+  EXPECT_EQ(per_height->vote_committees, VoteCommittees::kPerHeight);
   std::string text = GenesisToToml(g);
-  text.replace(text.find("per-step"), 8, "per-year");
+  text.replace(text.find("per-height"), 10, "per-year");
   auto wrong = ParseGenesis(*Config::Parse(text));
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().message().find("vote_committees"), std::string::npos);

@@ -280,14 +280,20 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep, const st
   const std::vector<std::string>* mine =
       my_commitments_.count(req.height()) ? &my_commitments_[req.height()] : nullptr;
   bool alternate = mine && mine->size() > 1 && (round_requests_++ % 2 == 1);
-  for (size_t i = req.offset(); i < items.size(); ++i) {
+  // A hash listing carries at most kMaxRoundListing items (client.h); the caller asks again
+  // from next_offset for the rest.
+  size_t i = req.offset();
+  for (; i < items.size(); ++i) {
+    if (req.hashes_only() && static_cast<size_t>(rep->item_hashes_size()) >= kMaxRoundListing) {
+      break;
+    }
     // An equivocating politician hides whichever of its two pools this caller should not see.
     if (mine && mine->size() > 1 && items[i].payload() == (*mine)[alternate ? 0 : 1]) {
       continue;
     }
     add(items[i]);
   }
-  rep->set_next_offset(items.size());
+  rep->set_next_offset(std::min(i, items.size()));
 }
 
 void PoliticianNode::GetItems(const ItemsRequest& req, RoundReply* rep) {

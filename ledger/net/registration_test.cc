@@ -21,6 +21,8 @@ KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("registration key " + std::
 // genesis committee is everyone), delay 2, T from the genesis file.
 struct TestChain {
   explicit TestChain(int genesis_citizens, int later) {
+    // Signers use the height's committee ticket (the lottery the population changes).
+    g.vote_committees = VoteCommittees::kPerHeight;
     g.registrar = registrar.public_key();
     g.sortition.population = genesis_citizens;
     g.sortition.committee_size = genesis_citizens;

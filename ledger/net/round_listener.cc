@@ -73,6 +73,11 @@ uint64_t RoundListener::calls() const {
   return calls_;
 }
 
+uint64_t RoundListener::listings_cut() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return listings_cut_;
+}
+
 void RoundListener::Loop(Politician* p) {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -95,8 +100,15 @@ void RoundListener::Loop(Politician* p) {
     auto reply = p->client->ListenRound(height, offset, wait, options_.traffic);
     lock.lock();
     if (!reply.ok() || generation_ != generation) continue;  // failed, or a later round's now
-    if (p->rereads == rereads) p->offset = reply->next_offset();
-    for (const std::string& bytes : reply->item_hashes()) {
+    // At most kMaxRoundListing hashes per reply (what an honest politician sends; a flooder's
+    // longer listing is cut, so what waits here for Take is bounded per politician and call),
+    // the rest from offset + kMaxRoundListing next time.
+    const bool cut = static_cast<size_t>(reply->item_hashes_size()) > kMaxRoundListing;
+    if (cut) ++listings_cut_;
+    if (p->rereads == rereads) p->offset = cut ? offset + kMaxRoundListing : reply->next_offset();
+    const int take = std::min(reply->item_hashes_size(), static_cast<int>(kMaxRoundListing));
+    for (int i = 0; i < take; ++i) {
+      const std::string& bytes = reply->item_hashes(i);
       auto hash = HashFromBytes(bytes, "item hash");
       if (!hash.ok()) continue;
       std::vector<PoliticianClient*>& who = pending_.listers[*hash];

@@ -63,6 +63,8 @@ class RoundListener {
   void Reread(PoliticianClient* p);
   // Listing calls made so far (for tests and the bench).
   uint64_t calls() const;
+  // Replies that listed more than kMaxRoundListing hashes (cut to that many).
+  uint64_t listings_cut() const;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -86,6 +88,7 @@ class RoundListener {
   uint64_t generation_ = 0;  // Listen()/Stop() calls
   uint64_t height_ = 0;
   uint64_t calls_ = 0;
+  uint64_t listings_cut_ = 0;
   Listing pending_;
 };
 

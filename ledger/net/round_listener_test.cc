@@ -13,6 +13,8 @@ namespace {
 Hash256 ItemHash(int i) {
   Hash256 h{};
   h[0] = static_cast<uint8_t>(i);
+  h[1] = static_cast<uint8_t>(i >> 8);
+  h[2] = static_cast<uint8_t>(i >> 16);
   return h;
 }
 
@@ -43,10 +45,14 @@ class ListingPolitician final : public Politician::Service {
     r->set_next_offset(items_);
     return grpc::Status::OK;
   }
-  void AddItem() {
+  void AddItem(uint64_t n = 1) {
     std::lock_guard<std::mutex> lock(mu_);
-    ++items_;
+    items_ += n;
     cv_.notify_all();
+  }
+  uint64_t calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
   }
   // Waits until a call is held; returns the calls made so far.
   uint64_t WaitHeld() {
@@ -116,6 +122,33 @@ TEST(RoundListenerTest, HearsItemsThroughHeldCallsAndCancelsThemWhenDone) {
     service.WaitHeld();
   }  // destroyed with a call held: cancelled, not waited out
   EXPECT_EQ(service.WaitCancelled(2), 2u);
+  server->Shutdown();
+}
+
+// A politician that lists everything after the offset in one reply, however long (a
+// flooder's 10,000 items; an honest one stops at kMaxRoundListing): the member takes at most
+// kMaxRoundListing hashes of any reply and asks again from there, so what waits for Take is
+// bounded per politician and call, and a long honest round still arrives whole.
+TEST(RoundListenerTest, ALongListingIsTakenAtMostTheCapPerReply) {
+  ListingPolitician service;
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  PoliticianClient client("127.0.0.1:" + std::to_string(port), 2000);
+  constexpr int kItems = 10000;
+  service.AddItem(kItems);
+  {
+    RoundListener listener({&client}, {.wait = std::chrono::milliseconds(5000),
+                                       .min_interval = std::chrono::milliseconds(1)});
+    listener.Listen(1, {&client});
+    RoundListener::Listing l = TakeUntil(listener, kItems);
+    EXPECT_EQ(l.listers.size(), static_cast<size_t>(kItems));
+    // 0..4095, 4096..8191, 8192..9999: three replies, the first two cut.
+    EXPECT_GE(service.calls(), 3u);
+    EXPECT_EQ(listener.listings_cut(), 2u);
+  }
   server->Shutdown();
 }
 

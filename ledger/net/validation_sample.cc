@@ -33,7 +33,10 @@ agreement::CommitteeChoice ThresholdRisk(const Genesis& g) {
   c.threshold = g.cert_threshold;
   c.fork_per_step = agreement::ForkProbability(model, g.cert_threshold);
   c.stall_per_step = agreement::StallProbability(model, g.cert_threshold);
-  c.fork_per_block = agreement::kStepsPerPeriod * c.fork_per_step;
+  // Committees drawn per step add the cross-step event (thresholds.h); for one committee per
+  // height it is the per-step event again, so this over-counts only there.
+  c.cross_per_step = model.fixed ? 0 : agreement::CrossStepForkProbability(model, g.cert_threshold);
+  c.fork_per_block = agreement::ForkPerBlock(model, g.cert_threshold);
   c.stall_per_block = agreement::kStepsPerPeriod * c.stall_per_step;
   return c;
 }
