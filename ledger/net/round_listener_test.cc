@@ -73,6 +73,14 @@ class ListingPolitician final : public Politician::Service {
   uint64_t items_ = 0, calls_ = 0, held_ = 0, cancelled_ = 0;
 };
 
+// `service` on a free loopback port (written to *port), for a PoliticianClient to call.
+std::unique_ptr<grpc::Server> ServeOnLoopback(Politician::Service* service, int* port) {
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), port);
+  builder.RegisterService(service);
+  return builder.BuildAndStart();
+}
+
 RoundListener::Listing TakeUntil(RoundListener& l, size_t hashes) {
   RoundListener::Listing all;
   for (int i = 0; i < 10000 && all.listers.size() < hashes; ++i) {
@@ -90,11 +98,8 @@ RoundListener::Listing TakeUntil(RoundListener& l, size_t hashes) {
 // instead of waiting out its 5 s.
 TEST(RoundListenerTest, HearsItemsThroughHeldCallsAndCancelsThemWhenDone) {
   ListingPolitician service;
-  grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &port);
   PoliticianClient client("127.0.0.1:" + std::to_string(port), 2000);
   {
     RoundListener listener({&client}, {.wait = std::chrono::milliseconds(5000),
@@ -131,11 +136,8 @@ TEST(RoundListenerTest, HearsItemsThroughHeldCallsAndCancelsThemWhenDone) {
 // bounded per politician and call, and a long honest round still arrives whole.
 TEST(RoundListenerTest, ALongListingIsTakenAtMostTheCapPerReply) {
   ListingPolitician service;
-  grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  std::unique_ptr<grpc::Server> server = ServeOnLoopback(&service, &port);
   PoliticianClient client("127.0.0.1:" + std::to_string(port), 2000);
   constexpr int kItems = 10000;
   service.AddItem(kItems);
