@@ -60,7 +60,8 @@ class LogicalRanksPyTest(unittest.TestCase):
         for rank in range(processes):
             env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(processes),
                        LOCAL_RANK=str(rank), LOCAL_WORLD_SIZE=str(processes),
-                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1")
+                       MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), OMP_NUM_THREADS="1",
+                       PYTHONFAULTHANDLER="1")  # a crash's log shows every thread's stack
             for key in list(env):
                 if key.startswith("TESSERA_") or key == "PYTHONPATH":
                     del env[key]
@@ -174,7 +175,22 @@ class LogicalRanksPyTest(unittest.TestCase):
         with open(script, "w") as f:
             f.write(text)
         procs, _, _ = self.start(2, "collective", run=1, script=script)
-        self.wait(procs, "collective", expect=4)
+        # The first process to exit stops with code 4. A peer still connecting its gloo groups
+        # to the one that stopped waits for gloo's 30-minute timeout: in a job, the agent
+        # stops the rest of the gang when one rank fails (cluster/agent/gang_run.h); here
+        # the test does, after a grace period for the others to stop on their own.
+        deadline = time.monotonic() + 300
+        while all(p.poll() is None for p in procs) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        codes = [p.poll() for p in procs]
+        self.assertIn(4, codes, f"no process stopped with code 4: see {self.root}")
+        self.assertEqual({c for c in codes if c is not None}, {4}, f"see {self.root}")
+        for p in procs:
+            try:
+                self.assertEqual(p.wait(timeout=30), 4, f"see {self.root}")
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
         self.assertIn("called torch.distributed.all_reduce", "".join(self.logs("collective")))
         self.passed = True
 

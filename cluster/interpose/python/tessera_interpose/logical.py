@@ -36,8 +36,10 @@ backward once per iteration through one DDP model, and issue no collectives of i
 violation that the layer can see stops the job with exit code 4 and the reason, instead of
 training on wrongly.
 """
+import atexit
 import copy
 import datetime
+import gc
 import os
 import random
 import sys
@@ -161,6 +163,11 @@ class LogicalRanks:
         self.params = []  # every DDP model's parameters that require gradients
         self.groups = None  # ProcessGroupGloo per logical rank held, each of size W
         self._stores = []
+        # The tensors of the latest step's allreduces, held here so that the last reference to
+        # them is a Python one, dropped on the main thread (see release()); the previous
+        # step's are dropped at the next step's first allreduce, all of them done by then.
+        self._in_flight = []
+        self._in_flight_stale = False
         self._fresh_seed_base = None
 
     @property
@@ -231,6 +238,7 @@ class LogicalRanks:
 
     def step_done(self):
         self.grads = [None] * self.count
+        self._in_flight_stale = True
 
     # ---- DDP -----------------------------------------------------------------------------
 
@@ -264,6 +272,23 @@ class LogicalRanks:
             self.layer.die("connecting the logical ranks' gloo groups: " + "; ".join(errors),
                            EXIT_CANNOT_SPLICE)
         self.groups = [groups[r] for r in self.ranks]
+        atexit.register(self.release)
+
+    def release(self):
+        """Destroys the gloo groups and store clients while the interpreter is alive (atexit).
+
+        Left to the interpreter's teardown, a gloo worker thread could drop the last reference
+        to a tensor of an allreduce it ran; the tensor's Python object then needs the GIL from
+        a thread that is not Python's during finalization, the thread is ended inside a
+        noexcept destructor and the process aborts ("terminate called without an active
+        exception") after a correct run. Here each group's destructor joins its worker
+        threads, idle since reduce() waited for every allreduce (a worker may still be
+        dropping its reference to a tensor, which needs no GIL while ours is held), and then
+        this thread drops the tensors."""
+        self.groups = None
+        self._stores.clear()
+        gc.collect()  # groups only reachable through a cycle
+        self._in_flight = []
 
     def attach(self, ddp):
         """Registers the hooks on a new DDP model (spliced mode only)."""
@@ -312,15 +337,24 @@ class LogicalRanks:
                     for p in bucket.parameters()
                 ])
             parts.append(part.mul_(scale))
-        futures = [g.allreduce([t]).get_future() for g, t in zip(self.groups, parts)]
-        result = parts[-1]
-
-        def done(all_done):
-            for f in all_done.value():
-                f.value()  # raises the allreduce's error, if any
-            return result
-
-        return torch.futures.collect_all(futures).then(done)
+        works = [g.allreduce([t]) for g, t in zip(self.groups, parts)]
+        if self._in_flight_stale:
+            self._in_flight, self._in_flight_stale = [], False
+        self._in_flight.append(parts)
+        # Waited for here, on this thread, and the result handed to DDP in a future completed
+        # here: a callback chained to gloo's futures would be run and destroyed by a gloo
+        # thread, which takes the GIL, also while the interpreter is finalizing (the thread is
+        # then ended inside a noexcept destructor and the process aborts at exit). The cost:
+        # in the last pass, a bucket's allreduce does not overlap the rest of the backward.
+        for work in works:
+            try:
+                work.wait()  # releases the GIL
+            except RuntimeError as e:
+                self.layer.die(f"an allreduce of the logical ranks failed: {e}",
+                               EXIT_CANNOT_SPLICE)
+        reduced = torch.futures.Future()
+        reduced.set_result(parts[-1])  # the sum, as every rank of the ring has it
+        return reduced
 
     # ---- torch.distributed as the script sees it -----------------------------------------
 
