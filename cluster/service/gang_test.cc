@@ -4,16 +4,12 @@
 #include "cluster/service/gang.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
-
-#include <filesystem>
 
 #include "cluster/service/scheduler.h"
+#include "cluster/service/scheduler_fixture.h"
 
 namespace tessera::cluster {
 namespace {
-
-namespace fs = std::filesystem;
 
 TEST(GangPartsTest, RanksAreDealtToSlotsInContiguousBlocksPerNode) {
   // 2 nodes x 2 slots, world size 4: one rank per slot.
@@ -53,30 +49,19 @@ TEST(GangPartsTest, RanksAreDealtToSlotsInContiguousBlocksPerNode) {
   EXPECT_TRUE(GangParts({{.node = 0, .slots = 5}}, 4).empty());  // more slots than ranks
 }
 
-class GangSchedulerTest : public ::testing::Test {
+class GangSchedulerTest : public SchedulerFixture {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("gang_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    auto store = StateStore::Open(root_ / "db");
-    ASSERT_TRUE(store.ok()) << store.status();
+    SchedulerFixture::SetUp();
     SingularityOptions policy;
     policy.premium_headroom_slots = 0;
-    auto s = Scheduler::Create({.heartbeat_timeout_s = 2,
-                                .restart_grace_s = 5,
-                                .max_crashes = 1,
-                                .job_root = root_ / "jobs"},
-                               NewSingularityPolicy(policy), std::move(*store), 0);
-    ASSERT_TRUE(s.ok()) << s.status();
-    scheduler_ = std::move(*s);
+    OpenScheduler({.heartbeat_timeout_s = 2,
+                   .restart_grace_s = 5,
+                   .max_crashes = 1,
+                   .job_root = root_ / "jobs"},
+                  NewSingularityPolicy(policy), 0);
     ASSERT_TRUE(scheduler_->RegisterNode("n1", 2, 0, "10.0.0.1").ok());
     ASSERT_TRUE(scheduler_->RegisterNode("n2", 2, 0, "10.0.0.2").ok());
-  }
-  void TearDown() override {
-    scheduler_.reset();
-    fs::remove_all(root_);
   }
 
   std::string SubmitCommand(int workers, double now) {
@@ -90,16 +75,6 @@ class GangSchedulerTest : public ::testing::Test {
     auto id = scheduler_->Submit(request, now);
     EXPECT_TRUE(id.ok()) << id.status();
     return id.value_or("");
-  }
-
-  std::vector<rpc::Assignment> Beat(const std::string& node, std::vector<rpc::RunReport> runs,
-                                    double now) {
-    rpc::HeartbeatRequest request;
-    request.set_node_id(node);
-    for (auto& r : runs) *request.add_runs() = r;
-    auto reply = scheduler_->Heartbeat(request, now);
-    EXPECT_TRUE(reply.ok()) << reply.status();
-    return {reply->assignments().begin(), reply->assignments().end()};
   }
 
   static rpc::RunReport Part(const rpc::Assignment& a, rpc::RunReport::Exit exit,
@@ -116,17 +91,6 @@ class GangSchedulerTest : public ::testing::Test {
     }
     return r;
   }
-
-  rpc::JobInfo Job(const std::string& id, double now) {
-    for (const auto& info : scheduler_->ListJobs(now)) {
-      if (info.id() == id) return info;
-    }
-    ADD_FAILURE() << "no job " << id;
-    return {};
-  }
-
-  fs::path root_;
-  std::unique_ptr<Scheduler> scheduler_;
 };
 
 TEST_F(GangSchedulerTest, EveryNodeOfThePlacementRunsItsBlockOfRanks) {

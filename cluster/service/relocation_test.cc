@@ -1,17 +1,14 @@
 // The scheduler's bookkeeping of Resize and Migrate, driven by a scripted policy so that the
 // test does not depend on when a real policy would choose to move a job.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <deque>
-#include <filesystem>
 
 #include "cluster/service/scheduler.h"
+#include "cluster/service/scheduler_fixture.h"
 
 namespace tessera::cluster {
 namespace {
-
-namespace fs = std::filesystem;
 
 // Starts pending jobs first-fit on one node; otherwise plays the next scripted action, once.
 class ScriptedPolicy : public Policy {
@@ -52,22 +49,15 @@ class ScriptedPolicy : public Policy {
   std::string_view name() const override { return "scripted"; }
 };
 
-class RelocationTest : public ::testing::Test {
+class RelocationTest : public SchedulerFixture {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("relocation_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    SchedulerFixture::SetUp();
     auto policy = std::make_unique<ScriptedPolicy>();
     policy_ = policy.get();
-    auto store = StateStore::Open(root_ / "db");
-    ASSERT_TRUE(store.ok());
-    auto s = Scheduler::Create(
+    OpenScheduler(
         {.heartbeat_timeout_s = 10, .restart_grace_s = 0, .max_crashes = 3, .job_root = root_},
-        std::move(policy), std::move(*store), 0);
-    ASSERT_TRUE(s.ok()) << s.status();
-    scheduler_ = std::move(*s);
+        std::move(policy), 0);
     ASSERT_TRUE(scheduler_->RegisterNode("n1", 4, 0).ok());
     ASSERT_TRUE(scheduler_->RegisterNode("n2", 4, 0).ok());
     rpc::SubmitRequest r;
@@ -80,20 +70,6 @@ class RelocationTest : public ::testing::Test {
     run1_ = a[0];
     Beat("n1", {Report(run1_, rpc::RunReport::RUNNING)}, 1.2);
   }
-  void TearDown() override {
-    scheduler_.reset();
-    fs::remove_all(root_);
-  }
-
-  std::vector<rpc::Assignment> Beat(const std::string& node, std::vector<rpc::RunReport> runs,
-                                    double now) {
-    rpc::HeartbeatRequest request;
-    request.set_node_id(node);
-    for (auto& r : runs) *request.add_runs() = r;
-    auto reply = scheduler_->Heartbeat(request, now);
-    EXPECT_TRUE(reply.ok()) << reply.status();
-    return {reply->assignments().begin(), reply->assignments().end()};
-  }
   static rpc::RunReport Report(const rpc::Assignment& a, rpc::RunReport::Exit exit) {
     rpc::RunReport r;
     r.set_job_id(a.job_id());
@@ -105,9 +81,7 @@ class RelocationTest : public ::testing::Test {
     return r;
   }
 
-  fs::path root_;
   ScriptedPolicy* policy_ = nullptr;
-  std::unique_ptr<Scheduler> scheduler_;
   rpc::Assignment run1_;
 };
 

@@ -1,42 +1,27 @@
 #include "cluster/service/scheduler.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <filesystem>
+#include "cluster/service/scheduler_fixture.h"
 
 namespace tessera::cluster {
 namespace {
 
-namespace fs = std::filesystem;
-
-class SchedulerTest : public ::testing::Test {
+class SchedulerTest : public SchedulerFixture {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("scheduler_test_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
+    SchedulerFixture::SetUp();
     Open(0);
-  }
-  void TearDown() override {
-    scheduler_.reset();
-    fs::remove_all(root_);
   }
 
   void Open(double now) {
-    scheduler_.reset();  // releases the RocksDB lock
-    auto store = StateStore::Open(root_ / "db");
-    ASSERT_TRUE(store.ok()) << store.status();
     SingularityOptions policy_options;
     policy_options.premium_headroom_slots = 0;  // a 4-slot test cluster has no room to spare
-    auto s = Scheduler::Create({.heartbeat_timeout_s = 2,
-                                .restart_grace_s = 5,
-                                .max_crashes = 1,
-                                .job_root = root_ / "jobs"},
-                               NewSingularityPolicy(policy_options), std::move(*store), now);
-    ASSERT_TRUE(s.ok()) << s.status();
-    scheduler_ = std::move(*s);
+    OpenScheduler({.heartbeat_timeout_s = 2,
+                   .restart_grace_s = 5,
+                   .max_crashes = 1,
+                   .job_root = root_ / "jobs"},
+                  NewSingularityPolicy(policy_options), now);
   }
 
   std::string Submit(std::string tier, int workers, double now) {
@@ -51,18 +36,6 @@ class SchedulerTest : public ::testing::Test {
     return id.value_or("");
   }
 
-  // One heartbeat of node `node` reporting `runs`; returns the assignments.
-  std::vector<rpc::Assignment> Beat(const std::string& node, std::vector<rpc::RunReport> runs,
-                                    double now) {
-    rpc::HeartbeatRequest request;
-    request.set_node_id(node);
-    for (auto& r : runs) *request.add_runs() = r;
-    auto reply = scheduler_->Heartbeat(request, now);
-    EXPECT_TRUE(reply.ok()) << reply.status();
-    EXPECT_FALSE(reply->unknown_node());
-    return {reply->assignments().begin(), reply->assignments().end()};
-  }
-
   static rpc::RunReport Report(const rpc::Assignment& a, rpc::RunReport::Exit exit, int64_t step) {
     rpc::RunReport r;
     r.set_job_id(a.job_id());
@@ -74,17 +47,6 @@ class SchedulerTest : public ::testing::Test {
     r.set_started(true);
     return r;
   }
-
-  rpc::JobInfo Job(const std::string& id, double now) {
-    for (const auto& info : scheduler_->ListJobs(now)) {
-      if (info.id() == id) return info;
-    }
-    ADD_FAILURE() << "no job " << id;
-    return {};
-  }
-
-  fs::path root_;
-  std::unique_ptr<Scheduler> scheduler_;
 };
 
 TEST_F(SchedulerTest, PremiumPreemptsBasicWhichResumesAfterwards) {
