@@ -255,10 +255,15 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
     // (a citizen off the soft and cert committees cannot validate -- Execute is for members
     // -- and safety with committees per step needs every honest player that saw the soft
     // quorum in time bound to it, not only validators: thresholds.h CrossStepForkProbability).
+    // With cert_on_soft_quorum a cert member votes the soft quorum's value unless its own
+    // validation rejected it (Params::cert_on_soft_quorum says why that is sound).
     const bool sends_cert = !params_.member || params_.member(p, Step::kCert);
-    if (!Mine(p, Step::kCert) && !NextVoted(p) && soft_quorum &&
-        (!sends_cert ||
-         std::find(validated_.begin(), validated_.end(), *soft_quorum) != validated_.end())) {
+    auto holds = [&](const std::vector<Value>& values) {
+      return soft_quorum && std::find(values.begin(), values.end(), *soft_quorum) != values.end();
+    };
+    const bool may_cert =
+        !sends_cert || holds(validated_) || (params_.cert_on_soft_quorum && !holds(refuted_));
+    if (!Mine(p, Step::kCert) && !NextVoted(p) && soft_quorum && may_cert) {
       CastVote(Step::kCert, *soft_quorum, out);
       changed = true;
     }
@@ -370,6 +375,16 @@ Actions Player::OnValidated(const Value& value, uint64_t now_ms) {
     for (Proposal& p : list) {
       if (p.value == value) p.valid = true;
     }
+  }
+  Evaluate(now_ms, out);
+  return out;
+}
+
+Actions Player::OnRefuted(const Value& value, uint64_t now_ms) {
+  Actions out;
+  if (!value.bottom && std::find(refuted_.begin(), refuted_.end(), value) == refuted_.end()) {
+    refuted_.push_back(value);
+    if (refuted_.size() > 64) refuted_.erase(refuted_.begin());
   }
   Evaluate(now_ms, out);
   return out;

@@ -14,7 +14,9 @@
 //            before this player next-votes in p (the cert-before-next rule the safety proof
 //            needs). Off the cert committee (Params::member) the would-be vote needs only the
 //            soft quorum: it is never sent, so it certifies nothing, and it binds every
-//            player that saw the quorum in time, validator or not.
+//            player that saw the quorum in time, validator or not. With
+//            Params::cert_on_soft_quorum a cert member, too, needs only the soft quorum (and
+//            no own verdict against v).
 //   next     at next_ms (once): the value it cert-voted in p; else bottom if p > 0 and the
 //            previous period had a bottom quorum; else st (bottom when there is none).
 //   late_next (once, after its next vote): v as soon as a soft quorum for v in p is seen.
@@ -77,6 +79,17 @@ struct Params {
   // committee, so a next step whose committee was short does not stall the period. 0: off
   // (with one committee for every step a repetition adds nothing).
   uint64_t next_repeat_ms = 0;
+  // A cert member cert-votes a soft quorum's value without validating it itself (unless it
+  // found the value invalid: OnRefuted). With committees per step the cert committee is
+  // almost disjoint from the soft one, and a cert member may not execute -- an Execute call
+  // would reveal its cert ticket before its cert vote, and the cross-step safety bound needs
+  // that ticket secret (thresholds.h) -- so validity rests on the soft quorum: T soft votes,
+  // of which the honest ones were cast only for a value they validated (or for the starting
+  // value, itself a soft quorum's value in an earlier period). An invalid value is then
+  // certified only if the honest soft members that missed the bad signature plus the
+  // malicious ones reach T: the sound-sample bound, counted for the soft step instead of the
+  // cert step. False (one committee per height): a cert vote needs the player's own verdict.
+  bool cert_on_soft_quorum = false;
 };
 
 // What the player persists per vote: the vote and the period context it was cast in, so a
@@ -130,6 +143,9 @@ class Player {
   // A value validated after its proposal was seen (e.g. a carried-over value whose block
   // arrived later).
   Actions OnValidated(const Value& value, uint64_t now_ms);
+  // A value this player's validation rejected: with Params::cert_on_soft_quorum it sends no
+  // cert vote for it even after a soft quorum.
+  Actions OnRefuted(const Value& value, uint64_t now_ms);
   Actions Tick(uint64_t now_ms);
 
   uint64_t height() const { return height_; }
@@ -195,6 +211,7 @@ class Player {
   std::set<Key> unsent_;       // those of mine_ cast off the step's committee (never sent)
   std::map<uint32_t, std::vector<Proposal>> proposals_;  // checked proposals per period
   std::vector<Value> validated_;
+  std::vector<Value> refuted_;
   std::map<Key, std::set<Value>> relayed_;  // quorums already relayed, to relay each once
   std::optional<Commit> decided_;
 };

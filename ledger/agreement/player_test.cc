@@ -89,6 +89,30 @@ TEST_F(PlayerTest, CertVotesOnASoftQuorumForAValidatedValueAndCommitsOnCertQuoru
   EXPECT_TRUE(p.decided());
 }
 
+// Committees per step: a cert member that may not execute (Params::cert_on_soft_quorum)
+// cert-votes on the soft quorum alone; its own negative verdict still stops it.
+TEST_F(PlayerTest, CertOnSoftQuorumVotesWithoutOwnValidationButNotAgainstItsVerdict) {
+  params_.cert_on_soft_quorum = true;
+  Player p = Make();
+  Actions a;
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = p.OnVote(v, 50);
+  const Vote* cert = Find(a, Step::kCert);
+  ASSERT_NE(cert, nullptr) << p.DebugString();
+  EXPECT_EQ(cert->value, V("b"));
+  ASSERT_EQ(a.votes.size(), 1u);
+  EXPECT_TRUE(a.votes[0].sent);
+
+  Player refuting = Make();
+  refuting.OnRefuted(V("b"), 10);
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = refuting.OnVote(v, 50);
+  EXPECT_EQ(Find(a, Step::kCert), nullptr);
+  // Without the flag the same player waits for its own verdict (the test above).
+  params_.cert_on_soft_quorum = false;
+  Player waiting = Make();
+  for (const Vote& v : Votes(0, Step::kSoft, V("b"), 3)) a = waiting.OnVote(v, 50);
+  EXPECT_EQ(Find(a, Step::kCert), nullptr);
+}
+
 TEST_F(PlayerTest, NeverCertVotesAfterNextVoting) {
   Player p = Make();
   Actions a = p.Tick(params_.next_ms);

@@ -274,6 +274,7 @@ class Simulation {
         return Member(i, height, period, step);
       };
       params.next_repeat_ms = o_.next_repeat_ms;
+      params.cert_on_soft_quorum = o_.cert_on_soft_quorum;
     }
     n.player = std::make_unique<Player>(params, height, n.key, records, now);
     std::vector<MessagePtr> pending;

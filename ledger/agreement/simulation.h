@@ -72,6 +72,9 @@ struct SimOptions {
   uint64_t committee = 7;  // expected members per step, of honest + malicious (see above)
   bool per_height_draw = false;
   uint64_t next_repeat_ms = 200;  // Params::next_repeat_ms while committees are drawn
+  // Params::cert_on_soft_quorum while committees are drawn, as the citizen daemons set it (a
+  // cert member votes on the soft quorum without its own verdict).
+  bool cert_on_soft_quorum = true;
 };
 
 struct SimResult {

@@ -670,14 +670,15 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
 
 std::optional<RequestSigner> Citizen::ExecuteSigner(const Round& r) const {
   if (r.height_member) return RequestSigner{options_.keys, r.my_identity, r.credential};
-  // Per-step committees: a soft or cert member of the player's current period.
+  // Per-step committees: a soft member of the player's current period. Never with a cert
+  // ticket: showing it to a politician before the cert vote would let a malicious one learn
+  // the cert committee early, which the cross-step fork bound forbids (thresholds.h); cert
+  // members vote on the soft quorum instead (Params::cert_on_soft_quorum).
   if (!agreement_ || agreement_height_ != r.h) return std::nullopt;
   const uint32_t period = agreement_->period();
-  for (agreement::Step step : {agreement::Step::kSoft, agreement::Step::kCert}) {
-    if (auto ticket = agreement_->VoteTicket(period, step)) {
-      return RequestSigner{options_.keys, r.my_identity, *ticket, period,
-                           static_cast<uint8_t>(step)};
-    }
+  if (auto ticket = agreement_->VoteTicket(period, agreement::Step::kSoft)) {
+    return RequestSigner{options_.keys, r.my_identity, *ticket, period,
+                         static_cast<uint8_t>(agreement::Step::kSoft)};
   }
   return std::nullopt;
 }
@@ -869,7 +870,12 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       };
       // Per-step committees: a next step whose committee was short is repeated with a fresh
       // one (player.h), half a next deadline apart (the simulation's ratio).
-      if (per_step) params.next_repeat_ms = params.next_ms / 2;
+      // A cert member votes on the soft quorum, without executing: Execute takes soft tickets
+      // only, so no cert ticket is shown before its cert vote (player.h).
+      if (per_step) {
+        params.next_repeat_ms = params.next_ms / 2;
+        params.cert_on_soft_quorum = true;
+      }
       agreement_ = std::make_unique<CitizenAgreement>(
           CitizenAgreementConfig{
               .params = params,
@@ -976,8 +982,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       auto it = r.proposals.find(value);
       if (it == r.proposals.end()) continue;  // the header has not reached us yet
       if (!it->second.verdict) {
-        // Per-step committees: only a soft or cert member of this period may execute; the
-        // others' would-be votes go without a verdict (player.h: no cert vote without one).
+        // Per-step committees: only a soft member of this period may execute; the others'
+        // votes go without a verdict (a cert member's on the soft quorum, player.h).
         if (!ExecuteSigner(r)) break;
         Status s = Validate(r, it->second.header);
         if (s.code() == StatusCode::kUnavailable) continue;  // ask again later

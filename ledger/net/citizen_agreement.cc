@@ -184,7 +184,9 @@ std::vector<Hash256> CitizenAgreement::WantValidation() const {
     }
     if (*c.valid) break;
   }
-  // Values with a soft quorum (this or the previous period): a cert vote needs a verdict.
+  // Values with a soft quorum (this or the previous period): a cert vote needs a verdict,
+  // unless the soft quorum alone decides it (player.h Params::cert_on_soft_quorum).
+  if (config_.params.cert_on_soft_quorum) return out;
   for (const auto& [key, voters] : soft_) {
     if (key.first + 1 < player_.period() || voters.size() < config_.params.threshold) continue;
     auto c = candidates_.find(key.second);
@@ -201,7 +203,8 @@ void CitizenAgreement::SetVerdict(const Hash256& value, bool valid, uint64_t now
     if (it->second.valid.has_value()) return;
     it->second.valid = valid;
   }
-  if (valid) Absorb(player_.OnValidated(agreement::Value::Of(value), now_ms));
+  const agreement::Value v = agreement::Value::Of(value);
+  Absorb(valid ? player_.OnValidated(v, now_ms) : player_.OnRefuted(v, now_ms));
   FeedProposals(now_ms);
 }
 

@@ -66,9 +66,16 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
     return PermissionDeniedError("Execute: bad request signature");
   }
   const bool per_step = options_.genesis.vote_committees == VoteCommittees::kPerStep;
+  if (per_step && req.vote_step() == static_cast<uint32_t>(VoteStep::kCert)) {
+    // A cert ticket shown before the cert vote tells this politician who certifies; the
+    // cross-step fork bound needs that secret (thresholds.h). Cert members vote on the soft
+    // quorum without executing (agreement/player.h Params::cert_on_soft_quorum).
+    return PermissionDeniedError(
+        "Execute: cert tickets may not execute (they must stay secret until the cert vote); "
+        "only the height's ticket or a soft ticket");
+  }
   if (req.vote_step() != 0 &&
-      (!per_step || (req.vote_step() != static_cast<uint32_t>(VoteStep::kSoft) &&
-                     req.vote_step() != static_cast<uint32_t>(VoteStep::kCert)))) {
+      (!per_step || req.vote_step() != static_cast<uint32_t>(VoteStep::kSoft))) {
     return PermissionDeniedError("Execute: vote_step " + std::to_string(req.vote_step()) +
                                  " names no ticket that may execute on this chain");
   }

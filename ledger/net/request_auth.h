@@ -7,10 +7,11 @@
 // string, and carries the caller's registrar-signed identity (identity.h):
 //   * Execute: only committee members of the height being executed; the request also carries
 //     the member's committee ticket (VRF proof) for that height, which the politician checks;
-//     or, with per-step committees (genesis.h VoteCommittees), a member of the soft or cert
+//     or, with per-step committees (genesis.h VoteCommittees), a member of the soft
 //     committee of a period (at most kExecutePeriodsAhead past the politician's view of the
 //     height) with that vote ticket, the request naming (period, step): a member drawn to
-//     vote on a block must validate it.
+//     soft-vote a block must validate it. Never a cert ticket: it must stay secret until the
+//     cert vote (agreement/thresholds.h), and cert members vote on the soft quorum.
 //   * ReadState: any registered identity; or none, in which case the read is served from a
 //     small anonymous budget shared by all unauthenticated callers (wallets that are not
 //     citizens, the auditor, tools).
