@@ -1,25 +1,37 @@
-"""The interposition layer's own per-step cost, measured directly (no preemption).
+"""The interposition layer's own per-step cost, measured directly (no preemption), before and
+after a change of the layer, in one run.
 
 An end-to-end A/B of a training job's step time (interpose_overhead.py) needs a quiet machine
 to resolve a few percent: on the shared 2-core build machine run-to-run noise is 20-50 %. This
-bench measures what the layer adds to a step instead, in isolation, as CPU time of the rank
-processes (all their threads, gloo's included), which other processes' load disturbs far
-less than wall time:
+bench measures what the layer adds to a step instead, in isolation, as CPU time of rank 0's
+process (all its threads, gloo's and the layer's order watch included), which other
+processes' load disturbs far less than wall time. Every configuration runs the same loop of
+--steps iterations over a DataLoader calling a trivial Optimizer.step (one scalar parameter):
 
-  base      a loop of --steps iterations over a DataLoader calling a trivial Optimizer.step
-            (one scalar parameter): the work the layer wraps, without the layer;
-  layer     the same with the layer: its per-step work (DataLoader and step wrappers, the
-            order stat, the progress report) and the barrier's meta-allreduce at every step
-            (one byte to and from every other rank on the layer's own connections);
-  gloo      base plus what the barrier would cost as a gloo collective: one asynchronous
-            allreduce of one int64 per step on a second gloo group, waited for at the next
-            step (the layer's design until 2026-12-02, there every ~100 ms).
+  null       without the layer: the baseline, the work the layer wraps;
+  before     the layer as it was at --before (a git revision, exported into a temporary
+             directory; default: the commit before barrier.py was added);
+  after      this checkout's layer (its per-step work: DataLoader and step wrappers, the
+             order flag, the progress report, the barrier's exchange; ranks on one host, so
+             the needs go through the shared /dev/shm words);
+  after-tcp  the same with every rank given its own host key (TESSERA_INTERPOSE_HOST): the
+             cross-host path, one byte per step and pair of ranks over TCP;
+  gloo       null plus one asynchronous gloo allreduce of one int64 per step on a second
+             group, waited for at the next step (what the barrier would cost as a gloo
+             collective; not run unless named in --configs).
 
-Both ranks run each configuration; runs are interleaved (ABC, CBA, ...) --reps times and the
-medians of rank 0's CPU per iteration are taken. For a job whose step takes T the layer's
-share of the step is (layer - base) / T, and a gloo meta-allreduce's (gloo - base) / T.
+With --collective every configuration's loop also all-reduces one float per step on the job's
+group, as DDP's gradient allreduce does: the ranks are then in step as in a data-parallel
+job, and the barrier's read never waits. Without it nothing but the barrier keeps the ranks
+together, so its read waits for the slower rank (in `before` a blocking recv, in `after` a
+yield and short sleeps), which a data-parallel job never does.
+
+Runs are interleaved (rotated, reversed every other repetition) --reps times; the medians of
+rank 0's CPU per step are taken. For a job whose step takes T the layer's share of the step
+is (config - null) / T.
 
   /usr/bin/python3 bench/cluster/interpose_cost.py --reps 5
+  /usr/bin/python3 bench/cluster/interpose_cost.py --reps 5 --collective
 """
 import argparse
 import os
@@ -27,7 +39,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -36,18 +47,22 @@ LAYER = os.path.join(REPO, "cluster", "interpose", "python")
 RANK_SCRIPT = r"""
 import sys, time, torch, torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
-steps, out, gloo = int(sys.argv[1]), sys.argv[2], sys.argv[3] == "gloo"
+steps, out = int(sys.argv[1]), sys.argv[2]
+gloo, collective = sys.argv[3] == "gloo", sys.argv[4] == "1"
 torch.set_num_threads(1)
 dist.init_process_group("gloo")
 meta = dist.new_group(backend="gloo") if gloo else None
 work = None
 p = torch.nn.Parameter(torch.zeros(1))
 opt = torch.optim.SGD([p], lr=0.0)
+grad = torch.zeros(1)
 loader = DataLoader(TensorDataset(torch.zeros(steps + 50, 1)), batch_size=1)
 dist.barrier()
 for i, (x,) in enumerate(loader):
     if i == 50:  # warmed up
         cpu, wall = time.process_time(), time.perf_counter()
+    if collective:
+        dist.all_reduce(grad)
     if meta is not None:
         if work is not None:
             work.wait()
@@ -60,67 +75,119 @@ if dist.get_rank() == 0:
 dist.destroy_process_group()
 """
 
+CONFIGS = ("null", "before", "after", "after-tcp", "gloo")
 
-def run(config, steps, port, out):
+
+def export_layer(rev):
+    """The layer's Python package at git revision `rev`, in a temporary directory."""
+    rev = rev or default_before()
+    directory = tempfile.mkdtemp(prefix="interpose-cost-before-")
+    archive = subprocess.run(["git", "-C", REPO, "archive", rev, "cluster/interpose/python"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", directory], input=archive, check=True)
+    return rev, os.path.join(directory, "cluster", "interpose", "python")
+
+
+def default_before():
+    """The commit before barrier.py was added; HEAD while it is not committed."""
+    added = subprocess.run(
+        ["git", "-C", REPO, "log", "--diff-filter=A", "--format=%H", "--",
+         "cluster/interpose/python/tessera_interpose/barrier.py"],
+        check=True, capture_output=True, text=True).stdout.split()
+    rev = f"{added[-1]}^" if added else "HEAD"
+    return subprocess.run(["git", "-C", REPO, "rev-parse", "--short", rev], check=True,
+                          capture_output=True, text=True).stdout.strip()
+
+
+def run(config, steps, port, out, ranks, collective, before_dir):
     job = tempfile.mkdtemp(prefix="interpose-cost-")
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2",
-               LOCAL_WORLD_SIZE="2", OMP_NUM_THREADS="1")
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
     env.pop("PYTHONPATH", None)
-    if config == "layer":
+    env.pop("TESSERA_INTERPOSE_HOST", None)
+    layered = config in ("before", "after", "after-tcp")
+    if layered:
         run_dir = os.path.join(job, "runs", "1")
         os.makedirs(run_dir, exist_ok=True)
-        env.update(PYTHONPATH=LAYER, TESSERA_RUN_DIR=run_dir, TESSERA_JOB_DIR=job,
-                   TESSERA_CHECKPOINT_DIR=os.path.join(job, "ckpt"), TESSERA_JOB_WORKERS="2")
-    procs = [subprocess.Popen([sys.executable, "-c", RANK_SCRIPT, str(steps), out, config],
-                              env=dict(env, RANK=str(r), LOCAL_RANK=str(r)),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-             for r in range(2)]
+        env.update(PYTHONPATH=before_dir if config == "before" else LAYER,
+                   TESSERA_RUN_DIR=run_dir, TESSERA_JOB_DIR=job,
+                   TESSERA_CHECKPOINT_DIR=os.path.join(job, "ckpt"),
+                   TESSERA_JOB_WORKERS=str(ranks))
+    procs = []
+    for r in range(ranks):
+        rank_env = dict(env, RANK=str(r), LOCAL_RANK=str(r))
+        if config == "after-tcp":
+            rank_env["TESSERA_INTERPOSE_HOST"] = f"bench-host-{r}"
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", RANK_SCRIPT, str(steps), out, config,
+             "1" if collective else "0"],
+            env=rank_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     for p in procs:
         _, err = p.communicate()
         if p.returncode != 0:
             raise SystemExit(f"{config}: a rank failed: {err.decode()[-2000:]}")
-    if config == "layer" and not os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer")):
+    if layered and not os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer")):
         raise SystemExit("the layer did not install itself")
     with open(out) as f:
         cpu, wall = (float(v) for v in f.read().split())
     return cpu, wall
 
 
+def uptime():
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--reps", type=int, default=5)
     parser.add_argument("--steps", type=int, default=3000)
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--configs", default="null,before,after,after-tcp",
+                        help="comma-separated, of " + ", ".join(CONFIGS) + "; null first")
+    parser.add_argument("--before", default=None,
+                        help="git revision of the layer for `before` (default: the commit "
+                             "before barrier.py was added)")
+    parser.add_argument("--collective", action="store_true",
+                        help="a gloo allreduce per step in every configuration (as DDP)")
     parser.add_argument("--step-ms", type=float, action="append",
-                        help="step times to project the overhead for (default 5, 10, 50, 200)")
+                        help="step times to project the overhead for (default 5, 10, 50)")
     args = parser.parse_args()
+    configs = args.configs.split(",")
+    if configs[0] != "null" or any(c not in CONFIGS for c in configs):
+        raise SystemExit(f"--configs: null first, then of {CONFIGS}")
+    before_rev, before_dir = export_layer(args.before) if "before" in configs else (None, None)
     out = tempfile.mkdtemp(prefix="interpose-cost-out-")
-    load = os.getloadavg()
-    print(f"before: load average {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f} "
-          f"({os.cpu_count()} CPUs)", flush=True)
-    configs = ["base", "layer", "gloo"]
+    print(f"before: {uptime()} ({os.cpu_count()} CPUs)", flush=True)
+    if before_rev:
+        print(f"`before` is the layer at {before_rev}", flush=True)
     cpu = {c: [] for c in configs}
+    wall = {c: [] for c in configs}
     port = 33000 + os.getpid() % 10000
     for rep in range(args.reps):
-        for config in (configs if rep % 2 == 0 else configs[::-1]):
+        order = configs[rep % len(configs):] + configs[:rep % len(configs)]
+        if rep % 2 == 1:
+            order = order[::-1]
+        for config in order:
             port += 1
-            c, w = run(config, args.steps, port, os.path.join(out, f"{config}-{rep}"))
+            c, w = run(config, args.steps, port, os.path.join(out, f"{config}-{rep}"),
+                       args.ranks, args.collective, before_dir)
             cpu[config].append(c)
-            print(f"rep {rep} {config:8s}: {1e6 * c:8.1f} us CPU, {1e6 * w:8.1f} us wall per "
+            wall[config].append(w)
+            print(f"rep {rep} {config:9s}: {1e6 * c:8.1f} us CPU, {1e6 * w:8.1f} us wall per "
                   f"step", flush=True)
-    load = os.getloadavg()
+    print(f"after:  {uptime()}")
     med = {c: statistics.median(v) for c, v in cpu.items()}
-    layer = med["layer"] - med["base"]
-    gloo = med["gloo"] - med["base"]
-    print(f"after:  load average {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}")
-    print(f"median CPU per step: base {1e6 * med['base']:.1f} us, layer "
-          f"{1e6 * med['layer']:.1f} us, gloo {1e6 * med['gloo']:.1f} us "
-          f"({args.reps} interleaved runs of {args.steps} steps, 2 ranks)")
-    print(f"per step: the layer (barrier every step) {1e6 * layer:.1f} us, a gloo "
-          f"meta-allreduce {1e6 * gloo:.1f} us")
-    for step_ms in args.step_ms or [5, 10, 50, 200]:
-        t = step_ms / 1e3
-        print(f"step {step_ms:g} ms: layer {100 * layer / t:.2f} % of the step "
-              f"(a gloo meta-allreduce every step: {100 * gloo / t:.2f} %)")
+    print(f"median CPU per step of rank 0 ({args.reps} interleaved runs of {args.steps} steps, "
+          f"{args.ranks} ranks{', a gloo allreduce per step' if args.collective else ''}): "
+          + ", ".join(f"{c} {1e6 * med[c]:.1f} us" for c in configs))
+    for c in configs[1:]:
+        extra = med[c] - med["null"]
+        spread = [1e6 * (v - med["null"]) for v in cpu[c]]
+        print(f"  {c:9s} - null: {1e6 * extra:6.1f} us per step (runs: "
+              f"{min(spread):.1f} .. {max(spread):.1f} us); "
+              + ", ".join(f"{100 * extra / (ms / 1e3):.2f} % of a {ms:g} ms step"
+                          for ms in (args.step_ms or [5, 10, 50])))
+
 
 if __name__ == "__main__":
     main()
