@@ -70,8 +70,11 @@ for i, (x,) in enumerate(loader):
     opt.step()
 cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
 dist.barrier()
+layer = sys.modules.get("tessera_interpose.layer")
+exchange = layer._layer.meta if layer is not None else None
+waits = getattr(exchange, "waits", -1) if exchange is not None else -1  # -1: not counted
 if dist.get_rank() == 0:
-    open(out, "w").write(f"{cpu / steps} {wall / steps}\n")
+    open(out, "w").write(f"{cpu / steps} {wall / steps} {waits}\n")
 dist.destroy_process_group()
 """
 
@@ -129,8 +132,8 @@ def run(config, steps, port, out, ranks, collective, before_dir):
     if layered and not os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer")):
         raise SystemExit("the layer did not install itself")
     with open(out) as f:
-        cpu, wall = (float(v) for v in f.read().split())
-    return cpu, wall
+        cpu, wall, waits = (float(v) for v in f.read().split())
+    return cpu, wall, int(waits)
 
 
 def uptime():
@@ -169,12 +172,13 @@ def main():
             order = order[::-1]
         for config in order:
             port += 1
-            c, w = run(config, args.steps, port, os.path.join(out, f"{config}-{rep}"),
+            c, w, waits = run(config, args.steps, port, os.path.join(out, f"{config}-{rep}"),
                        args.ranks, args.collective, before_dir)
             cpu[config].append(c)
             wall[config].append(w)
+            waited = f", {waits} of {args.steps + 50} calls waited" if waits >= 0 else ""
             print(f"rep {rep} {config:9s}: {1e6 * c:8.1f} us CPU, {1e6 * w:8.1f} us wall per "
-                  f"step", flush=True)
+                  f"step{waited}", flush=True)
     print(f"after:  {uptime()}")
     med = {c: statistics.median(v) for c, v in cpu.items()}
     print(f"median CPU per step of rank 0 ({args.reps} interleaved runs of {args.steps} steps, "

@@ -217,6 +217,7 @@ class MetaExchange:
                  prefix="tessera_barrier"):
         self.rank = rank
         self.calls = 0  # exchange() calls made: the generation
+        self.waits = 0  # calls that found a local peer's word not yet written (benches)
         self.first_need = None  # f: the first call whose need was 1
         key = host if host is not None else host_key()
         store.set(f"{prefix}/host/{rank}", key)
@@ -319,6 +320,7 @@ class MetaExchange:
     def _wait(self, slot, j):
         """The peer's word once it has made call j - 1 (generation >= j)."""
         words = self.words
+        self.waits += 1
         delay = 0.0
         check = time.monotonic() + _LIVENESS_S
         for _ in range(20):

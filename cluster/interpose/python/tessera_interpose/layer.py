@@ -382,6 +382,9 @@ class Layer:
                 self.meta = barrier.MetaExchange(
                     self.rank, self.world_size, dist.distributed_c10d._get_default_store(),
                     os.environ.get("MASTER_ADDR", "127.0.0.1"))
+                self.log(f"barrier: needs of ranks {self.meta.local_ranks or 'none'} through "
+                         f"/dev/shm words, of ranks {self.meta.tcp_ranks or 'none'} over TCP; "
+                         f"order watched by {self.watch.method}")
             # This step's need out, every rank's need of the previous step in (published a
             # step ago: in a data-parallel job it is there without waiting, barrier.py).
             total = self.meta.exchange(self.need)
