@@ -28,12 +28,25 @@ yield and short sleeps), which a data-parallel job never does.
 
 Runs are interleaved (rotated, reversed every other repetition) --reps times; the medians of
 rank 0's CPU per step are taken. For a job whose step takes T the layer's share of the step
-is (config - null) / T.
+is (config - null) / T. Between processes at a load of 5-10 on 2 cores those medians move by
+tens of microseconds from run to run, as much as what is measured; so:
 
-  /usr/bin/python3 bench/cluster/interpose_cost.py --reps 5
-  /usr/bin/python3 bench/cluster/interpose_cost.py --reps 5 --collective
+--toggle N measures in process: every run alternates blocks of N steps with the layer's step
+part on and off (Layer.bypass, which both versions have: no order check, no exchange, no
+progress report; the DataLoader wrapper stays on), off, on, on, off, ..., the same steps on
+every rank, and takes CPU per step on minus off for each pair of adjacent blocks; the
+median of all pairs with a distribution-free 95 % interval is reported per configuration
+(for null, which has no layer, it is an A/A control of the method). Both sides of a pair
+share the process, its heap and, within milliseconds, the machine's load. (Without
+--collective the ranks drift apart in the off blocks and the first steps of an on block wait
+for the slower one; that waiting is counted to the layer.) The process-level figures are then
+of half-on runs.
+
+  /usr/bin/python3 bench/cluster/interpose_cost.py --reps 5 --steps 3000 --toggle 50
+  /usr/bin/python3 bench/cluster/interpose_cost.py --reps 5 --steps 3000 --toggle 50 --collective
 """
 import argparse
+import ast
 import os
 import statistics
 import subprocess
@@ -41,6 +54,8 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from interpose_overhead import median_interval  # noqa: E402
 REPO = os.path.dirname(os.path.dirname(HERE))
 LAYER = os.path.join(REPO, "cluster", "interpose", "python")
 
@@ -48,7 +63,10 @@ RANK_SCRIPT = r"""
 import sys, time, torch, torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
 steps, out = int(sys.argv[1]), sys.argv[2]
-gloo, collective = sys.argv[3] == "gloo", sys.argv[4] == "1"
+gloo, collective, toggle = sys.argv[3] == "gloo", sys.argv[4] == "1", int(sys.argv[5])
+layer = sys.modules.get("tessera_interpose.layer")
+installed = layer._layer if layer is not None else None
+blocks, block_cpu, on = [], None, True  # --toggle: (layer on?, CPU) per block of steps
 torch.set_num_threads(1)
 dist.init_process_group("gloo")
 meta = dist.new_group(backend="gloo") if gloo else None
@@ -61,6 +79,14 @@ dist.barrier()
 for i, (x,) in enumerate(loader):
     if i == 50:  # warmed up
         cpu, wall = time.process_time(), time.perf_counter()
+    if toggle and i >= 50 and (i - 50) % toggle == 0:  # blocks off, on, on, off, off, on, ...
+        now = time.process_time()
+        if block_cpu is not None:
+            blocks.append((on, now - block_cpu))
+        on = (i - 50) // toggle % 4 in (1, 2)
+        if installed is not None:
+            installed.bypass = not on  # the same steps on every rank (see Layer.bypass)
+        block_cpu = now
     if collective:
         dist.all_reduce(grad)
     if meta is not None:
@@ -68,13 +94,19 @@ for i, (x,) in enumerate(loader):
             work.wait()
         work = dist.all_reduce(torch.zeros(1, dtype=torch.int64), group=meta, async_op=True)
     opt.step()
-cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+now = time.process_time()
+cpu, wall = now - cpu, time.perf_counter() - wall
+if toggle:
+    blocks.append((on, now - block_cpu))
 dist.barrier()
 layer = sys.modules.get("tessera_interpose.layer")
-exchange = layer._layer.meta if layer is not None else None
+exchange = installed.meta if installed is not None else None
 waits = getattr(exchange, "waits", -1) if exchange is not None else -1  # -1: not counted
 if dist.get_rank() == 0:
-    open(out, "w").write(f"{cpu / steps} {wall / steps} {waits}\n")
+    # Per pair of adjacent blocks (off, on) or (on, off): CPU per step with minus without.
+    pairs = [(b[1] - a[1]) * (1 if b[0] else -1) / toggle
+             for a, b in zip(blocks[0::2], blocks[1::2])]
+    open(out, "w").write(f"{cpu / steps} {wall / steps} {waits}\n{pairs}\n")
 dist.destroy_process_group()
 """
 
@@ -102,7 +134,7 @@ def default_before():
                           capture_output=True, text=True).stdout.strip()
 
 
-def run(config, steps, port, out, ranks, collective, before_dir):
+def run(config, steps, port, out, ranks, collective, before_dir, toggle):
     job = tempfile.mkdtemp(prefix="interpose-cost-")
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
@@ -123,7 +155,7 @@ def run(config, steps, port, out, ranks, collective, before_dir):
             rank_env["TESSERA_INTERPOSE_HOST"] = f"bench-host-{r}"
         procs.append(subprocess.Popen(
             [sys.executable, "-c", RANK_SCRIPT, str(steps), out, config,
-             "1" if collective else "0"],
+             "1" if collective else "0", str(toggle)],
             env=rank_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     for p in procs:
         _, err = p.communicate()
@@ -132,8 +164,9 @@ def run(config, steps, port, out, ranks, collective, before_dir):
     if layered and not os.path.exists(os.path.join(job, "runs", "1", "rank-0.layer")):
         raise SystemExit("the layer did not install itself")
     with open(out) as f:
-        cpu, wall, waits = (float(v) for v in f.read().split())
-    return cpu, wall, int(waits)
+        cpu, wall, waits = (float(v) for v in f.readline().split())
+        pairs = ast.literal_eval(f.readline())
+    return cpu, wall, int(waits), pairs
 
 
 def uptime():
@@ -152,10 +185,15 @@ def main():
                              "before barrier.py was added)")
     parser.add_argument("--collective", action="store_true",
                         help="a gloo allreduce per step in every configuration (as DDP)")
+    parser.add_argument("--toggle", type=int, default=0,
+                        help="in-process mode: blocks of this many steps with the layer's step "
+                             "part on and off (Layer.bypass) in every run, see above")
     parser.add_argument("--step-ms", type=float, action="append",
                         help="step times to project the overhead for (default 5, 10, 50)")
     args = parser.parse_args()
     configs = args.configs.split(",")
+    if args.toggle and args.steps % (2 * args.toggle):
+        raise SystemExit("--steps must be a multiple of 2 * --toggle")
     if configs[0] != "null" or any(c not in CONFIGS for c in configs):
         raise SystemExit(f"--configs: null first, then of {CONFIGS}")
     before_rev, before_dir = export_layer(args.before) if "before" in configs else (None, None)
@@ -165,6 +203,7 @@ def main():
         print(f"`before` is the layer at {before_rev}", flush=True)
     cpu = {c: [] for c in configs}
     wall = {c: [] for c in configs}
+    toggled = {c: [] for c in configs}  # --toggle: per pair of blocks, on minus off
     port = 33000 + os.getpid() % 10000
     for rep in range(args.reps):
         order = configs[rep % len(configs):] + configs[:rep % len(configs)]
@@ -172,8 +211,10 @@ def main():
             order = order[::-1]
         for config in order:
             port += 1
-            c, w, waits = run(config, args.steps, port, os.path.join(out, f"{config}-{rep}"),
-                       args.ranks, args.collective, before_dir)
+            c, w, waits, pairs = run(config, args.steps, port,
+                                     os.path.join(out, f"{config}-{rep}"), args.ranks,
+                                     args.collective, before_dir, args.toggle)
+            toggled[config].extend(pairs)
             cpu[config].append(c)
             wall[config].append(w)
             waited = f", {waits} of {args.steps + 50} calls waited" if waits >= 0 else ""
@@ -191,6 +232,17 @@ def main():
               f"{min(spread):.1f} .. {max(spread):.1f} us); "
               + ", ".join(f"{100 * extra / (ms / 1e3):.2f} % of a {ms:g} ms step"
                           for ms in (args.step_ms or [5, 10, 50])))
+    if args.toggle:
+        print(f"in process (--toggle {args.toggle}: blocks with the layer's step part on and "
+              f"off, same process; null: an A/A control): CPU per step, on minus off, median of "
+              f"the pairs of blocks with a 95 % interval")
+        for c in configs:
+            pairs = toggled[c]
+            interval = median_interval(pairs)
+            bounds = (f"[{1e6 * interval[0]:.1f}, {1e6 * interval[1]:.1f}]" if interval
+                      else "(too few pairs)")
+            print(f"  {c:9s}: {1e6 * statistics.median(pairs):6.1f} us {bounds} "
+                  f"({len(pairs)} pairs)")
 
 
 if __name__ == "__main__":

@@ -26,12 +26,22 @@ MetaExchange: the needs, through shared memory between ranks on one host.
       (g << 32) | (f + 1, or 0 while the need is 0)
   where g = the number of calls the rank has made (the generation: the word is rewritten at
   every call, with one store). A rank at call j reads each local peer's word and, if the
-  peer's g < j (its step j - 1 is not published yet), waits for it (os.sched_yield, then
-  sleeps from 20 us doubling to 1 ms, checking every second that the peer is alive). In a
-  data-parallel job it never waits: a rank at its step j has finished step j's gradient
-  allreduce, which every other rank entered after its call j - 1 (the allreduce's socket
-  I/O orders that store before this load). So the per-step cost is one store and W_local - 1
-  loads; no system call. Ranks on other hosts (different keys) get the need as one byte per
+  peer's g < j (its step j - 1 is not published yet), waits for it. In a data-parallel job
+  it never waits: a rank at its step j has finished step j's gradient allreduce, which every
+  other rank entered after its call j - 1 (the allreduce's socket I/O orders that store
+  before this load). So the per-step cost is one store, W_local - 1 loads and one search of
+  a few bytes (below); no system call.
+
+  Waiting (jobs without a collective per step, or a slow rank): the waiter raises its byte
+  in the peer's row of "sleeping" bytes (after the words), re-reads the word and sleeps in
+  futex(FUTEX_WAIT) on the word's generation half while it is unchanged; a rank that has
+  just stored its word looks for a raised byte in its row (mmap.find, no system call) and
+  only then calls futex(FUTEX_WAKE). The waiter raises its byte before the kernel compares
+  the word, but the writer's load of the row may pass its own store (x86's store buffer),
+  so a wake-up can be lost: the wait therefore times out every millisecond and re-reads the
+  word, which bounds a lost wake-up's cost and never affects what is read. Where futex is
+  unavailable the waiter sleeps from 20 us doubling to 1 ms. Every second of waiting it
+  checks in /proc that the peer is alive. Ranks on other hosts (different keys) get the need as one byte per
   step over TCP, one connection per pair, exactly as before this module (the byte of step j
   is sent at call j and read at call j + 1; TCP's order and delivery give the same
   guarantee as the word).
@@ -83,6 +93,27 @@ _EVENT_HEADER = 16  # struct inotify_event: int wd; uint32 mask, cookie, len; ch
 _GENERATION_SHIFT = 32
 _LOW = (1 << _GENERATION_SHIFT) - 1
 _LIVENESS_S = 1.0  # how often a waiting rank checks that the peer it waits for is alive
+_FUTEX_TIMEOUT_S = 0.001  # a waiter re-reads the word at least this often (a lost wake-up)
+_SYS_FUTEX = {"x86_64": 202, "aarch64": 98}.get(os.uname().machine)
+_FUTEX_WAIT, _FUTEX_WAKE = 0, 1  # shared (not _PRIVATE): the word is in another process too
+
+
+class _Timespec(ctypes.Structure):
+    _fields_ = [("tv_sec", ctypes.c_long), ("tv_nsec", ctypes.c_long)]
+
+
+def _libc_futex():
+    """futex(2) through libc's syscall(), or None."""
+    if _SYS_FUTEX is None:
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError):
+        return None
+    call.restype = ctypes.c_long
+    call.argtypes = [ctypes.c_long, ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32,
+                     ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32]
+    return call
 
 
 def _libc_inotify():
@@ -249,7 +280,7 @@ class MetaExchange:
             path = f"/dev/shm/tessera-barrier-{uuid.uuid4().hex}"
             try:
                 fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-                os.ftruncate(fd, 8 * len(local))
+                os.ftruncate(fd, _mapping_size(len(local)))
                 os.close(fd)
             except OSError:
                 path = ""
@@ -261,10 +292,17 @@ class MetaExchange:
             try:
                 fd = os.open(path, os.O_RDWR)
                 try:
-                    self._mmap = mmap.mmap(fd, 8 * len(local))
+                    self._mmap = mmap.mmap(fd, _mapping_size(len(local)))
                 finally:
                     os.close(fd)
                 self.words = memoryview(self._mmap).cast("Q")
+                n = len(local)
+                self._row = 8 * n + self.slot * n  # this rank's row of sleeping bytes
+                self._rows = {i: 8 * n + i * n for i in range(n)}
+                self._futex = _libc_futex()
+                if self._futex is not None:
+                    self._anchor = ctypes.c_char.from_buffer(self._mmap)
+                    self._base = ctypes.addressof(self._anchor)
                 ok = True
             except (OSError, ValueError):
                 ok = False
@@ -286,6 +324,7 @@ class MetaExchange:
         if self.words is not None:
             self.words.release()
             self.words = None
+            self._anchor = None
             self._mmap.close()
 
     def exchange(self, need):
@@ -299,6 +338,9 @@ class MetaExchange:
         words = self.words
         if words is not None:
             words[self.slot] = ((j + 1) << _GENERATION_SHIFT) | (0 if first is None else first + 1)
+            row = self._row
+            if self._mmap.find(b"\x01", row, row + len(self._rows)) >= 0:
+                self._wake()
         if self.peers:
             byte = b"\x01" if first is not None else b"\x00"
             for conn in self.peers:
@@ -317,30 +359,51 @@ class MetaExchange:
             total += _recv_exact(conn, 1)[0]
         return total
 
+    def _futex_address(self, slot):
+        """The generation half of the slot's word (the high 32 bits: little-endian)."""
+        return self._base + 8 * slot + 4
+
+    def _wake(self):
+        if self._futex is not None:
+            self._futex(_SYS_FUTEX, self._futex_address(self.slot), _FUTEX_WAKE, 2**31 - 1,
+                        None, None, 0)
+
     def _wait(self, slot, j):
         """The peer's word once it has made call j - 1 (generation >= j)."""
-        words = self.words
+        words, mm = self.words, self._mmap
         self.waits += 1
-        delay = 0.0
-        check = time.monotonic() + _LIVENESS_S
-        for _ in range(20):
-            os.sched_yield()
-            word = words[slot]
-            if word >> _GENERATION_SHIFT >= j:
-                return word
-        while True:
-            delay = min(delay * 2 or 20e-6, 1e-3)
-            time.sleep(delay)
-            word = words[slot]
-            if word >> _GENERATION_SHIFT >= j:
-                return word
-            if time.monotonic() > check:
-                pid = self.local_pids[slot]
-                if not _alive(pid):
-                    raise RuntimeError(
-                        f"tessera-interpose: a rank (pid {pid}) exited before step {j - 1} of "
-                        f"the barrier")
-                check = time.monotonic() + _LIVENESS_S
+        flag = self._rows[slot] + self.slot
+        mm[flag] = 1  # "slot's writer: wake me"
+        try:
+            delay = 0.0
+            check = time.monotonic() + _LIVENESS_S
+            timeout = _Timespec(0, int(_FUTEX_TIMEOUT_S * 1e9))
+            while True:
+                word = words[slot]
+                generation = word >> _GENERATION_SHIFT
+                if generation >= j:
+                    return word
+                if self._futex is not None:
+                    # Sleeps only while the generation half still holds `generation`.
+                    self._futex(_SYS_FUTEX, self._futex_address(slot), _FUTEX_WAIT,
+                                generation & _LOW, ctypes.byref(timeout), None, 0)
+                else:
+                    delay = min(delay * 2 or 20e-6, 1e-3)
+                    time.sleep(delay)
+                if time.monotonic() > check:
+                    pid = self.local_pids[slot]
+                    if not _alive(pid):
+                        raise RuntimeError(
+                            f"tessera-interpose: a rank (pid {pid}) exited before step {j - 1} "
+                            f"of the barrier")
+                    check = time.monotonic() + _LIVENESS_S
+        finally:
+            mm[flag] = 0
+
+
+def _mapping_size(ranks):
+    """The ranks' words, then a row of `ranks` sleeping bytes per rank (a multiple of 8)."""
+    return 8 * ranks + (ranks * ranks + 7) // 8 * 8
 
 
 def _connect(rank, peers, store, prefix, master_addr):
