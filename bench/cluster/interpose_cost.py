@@ -48,6 +48,7 @@ of half-on runs.
 import argparse
 import ast
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -60,7 +61,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 LAYER = os.path.join(REPO, "cluster", "interpose", "python")
 
 RANK_SCRIPT = r"""
-import sys, time, torch, torch.distributed as dist
+import os, sys, time, torch, torch.distributed as dist
 from torch.utils.data import DataLoader, TensorDataset
 steps, out = int(sys.argv[1]), sys.argv[2]
 gloo, collective, toggle = sys.argv[3] == "gloo", sys.argv[4] == "1", int(sys.argv[5])
@@ -78,6 +79,7 @@ loader = DataLoader(TensorDataset(torch.zeros(steps + 50, 1)), batch_size=1)
 dist.barrier()
 for i, (x,) in enumerate(loader):
     if i == 50:  # warmed up
+        os.path.exists("/tessera-cost-begin")  # a mark for --syscalls
         cpu, wall = time.process_time(), time.perf_counter()
     if toggle and i >= 50 and (i - 50) % toggle == 0:  # blocks off, on, on, off, off, on, ...
         now = time.process_time()
@@ -96,6 +98,7 @@ for i, (x,) in enumerate(loader):
     opt.step()
 now = time.process_time()
 cpu, wall = now - cpu, time.perf_counter() - wall
+os.path.exists("/tessera-cost-end")
 if toggle:
     blocks.append((on, now - block_cpu))
 dist.barrier()
@@ -134,7 +137,7 @@ def default_before():
                           capture_output=True, text=True).stdout.strip()
 
 
-def run(config, steps, port, out, ranks, collective, before_dir, toggle):
+def run(config, steps, port, out, ranks, collective, before_dir, toggle, strace=None):
     job = tempfile.mkdtemp(prefix="interpose-cost-")
     env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
                WORLD_SIZE=str(ranks), LOCAL_WORLD_SIZE=str(ranks), OMP_NUM_THREADS="1")
@@ -153,8 +156,11 @@ def run(config, steps, port, out, ranks, collective, before_dir, toggle):
         rank_env = dict(env, RANK=str(r), LOCAL_RANK=str(r))
         if config == "after-tcp":
             rank_env["TESSERA_INTERPOSE_HOST"] = f"bench-host-{r}"
+        # -ff: a file per thread, so that the training thread's calls can be told apart
+        # from gloo's and the c10d store's threads'.
+        prefix = ["strace", "-f", "-ff", "-o", f"{strace}-rank{r}"] if strace else []
         procs.append(subprocess.Popen(
-            [sys.executable, "-c", RANK_SCRIPT, str(steps), out, config,
+            prefix + [sys.executable, "-c", RANK_SCRIPT, str(steps), out, config,
              "1" if collective else "0", str(toggle)],
             env=rank_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
     for p in procs:
@@ -167,6 +173,46 @@ def run(config, steps, port, out, ranks, collective, before_dir, toggle):
         cpu, wall, waits = (float(v) for v in f.readline().split())
         pairs = ast.literal_eval(f.readline())
     return cpu, wall, int(waits), pairs
+
+
+def strace_counts(prefix):
+    """{syscall: calls} of the training thread (the one that ran execve) of a process traced
+    with `strace -f -ff -o prefix`, between the marks around the timed steps."""
+    directory, name = os.path.split(prefix)
+    for entry in os.listdir(directory):
+        if not entry.startswith(name + "."):
+            continue
+        with open(os.path.join(directory, entry)) as f:
+            lines = f.read().splitlines()
+        if not lines or not lines[0].startswith("execve("):
+            continue
+        begin = next(i for i, line in enumerate(lines) if "/tessera-cost-begin" in line)
+        end = next(i for i, line in enumerate(lines) if "/tessera-cost-end" in line)
+        counts = {}
+        for line in lines[begin + 1:end]:
+            call = re.match(r"(\w+)\(", line)
+            if call:
+                counts[call.group(1)] = counts.get(call.group(1), 0) + 1
+        return counts
+    raise SystemExit(f"no trace of the training thread under {prefix}")
+
+
+def syscalls_main(args, configs, before_dir):
+    """System calls per step of rank 0's training thread between the marks around the timed
+    steps, every rank under strace (so that they slow down alike)."""
+    out = tempfile.mkdtemp(prefix="interpose-cost-strace-")
+    port = 33000 + os.getpid() % 10000
+    print(f"system calls per step of rank 0's training thread (strace -f -ff, {args.steps} "
+          f"steps, {args.ranks} ranks{', a gloo allreduce per step' if args.collective else ''}):")
+    for config in configs:
+        port += 1
+        path = os.path.join(out, f"{config}.strace")
+        run(config, args.steps, port, os.path.join(out, config), args.ranks, args.collective,
+            before_dir, 0, strace=path)
+        per_step = {k: v / args.steps for k, v in strace_counts(f"{path}-rank0").items()}
+        shown = sorted(((v, k) for k, v in per_step.items() if v >= 0.005), reverse=True)
+        print(f"  {config:9s}: {sum(per_step.values()):5.2f} per step ("
+              + (", ".join(f"{k} {v:.2f}" for v, k in shown) or "none") + ")", flush=True)
 
 
 def uptime():
@@ -188,6 +234,9 @@ def main():
     parser.add_argument("--toggle", type=int, default=0,
                         help="in-process mode: blocks of this many steps with the layer's step "
                              "part on and off (Layer.bypass) in every run, see above")
+    parser.add_argument("--syscalls", action="store_true",
+                        help="count the system calls per step of rank 0's training thread "
+                             "under strace instead")
     parser.add_argument("--step-ms", type=float, action="append",
                         help="step times to project the overhead for (default 5, 10, 50)")
     args = parser.parse_args()
@@ -197,6 +246,10 @@ def main():
     if configs[0] != "null" or any(c not in CONFIGS for c in configs):
         raise SystemExit(f"--configs: null first, then of {CONFIGS}")
     before_rev, before_dir = export_layer(args.before) if "before" in configs else (None, None)
+    if args.syscalls:
+        if before_rev:
+            print(f"`before` is the layer at {before_rev}")
+        return syscalls_main(args, configs, before_dir)
     out = tempfile.mkdtemp(prefix="interpose-cost-out-")
     print(f"before: {uptime()} ({os.cpu_count()} CPUs)", flush=True)
     if before_rev:
