@@ -1,5 +1,6 @@
 // The barrier's meta-allreduce for the C++ library, the same protocol as the Python layer's
-// (cluster/interpose/python/tessera_interpose/layer.py, _MetaExchange): at every step each
+// between hosts (cluster/interpose/python/tessera_interpose/barrier.py, which exchanges the
+// needs of ranks on one host as 64-bit words in /dev/shm instead): at every step each
 // rank sends one byte, its need (1 once it has seen the stop order), to every other rank and
 // reads the bytes every rank sent at the previous step. Every rank gets the same sum at the
 // same step, so all decide alike.

@@ -10,19 +10,18 @@ changes. The layer wraps four framework entry points:
   torch.optim.lr_scheduler._LRScheduler (construction): schedulers' state
 
 The barrier (Singularity's meta-allreduce). At every step of the first optimizer (when
-Optimizer.step begins) each rank checks the order file of its run (one stat; need = 1 once it
-exists), sends its need to every other rank and reads every rank's need of the previous step
-(_MetaExchange: one byte per pair of ranks and step on connections of the layer's own; the
-read does not wait in a data-parallel job, whose gradient allreduce of the step in between
-guarantees the bytes were sent). Every rank gets the same sum at the same step: if it is
-positive, all ranks stop right after that step. A rank that sees the order when it has done
-k steps therefore stops every rank at step k + 2 (the next step's exchange carries its need,
-the one after reads it): within two steps of the order, at any step time. A gloo allreduce
-per step would cost 0.2-0.3 ms of CPU on the 2-core test machine; the byte exchange costs
-microseconds, so there is no reason to check less often.
-(Singularity's second integer, ack, is needed there because its proxy intercepts
-asynchronous collectives at arbitrary points; here the decision is taken at a step boundary,
-where the job has no collective in flight, from one result all ranks share.)
+Optimizer.step begins) each rank publishes its need (1 once it has seen the order) and reads
+every rank's need of the previous step; every rank gets the same sum at the same step, and if
+it is positive all ranks stop right after that step. A rank that sees the order when it has
+done k steps therefore stops every rank at step k + 2: within two steps of the order, at any
+step time. Nothing on the step path makes a system call while nothing is ordered
+(barrier.py): a thread of the layer watches the order file with inotify and sets a flag the
+step reads, and ranks on one host exchange their needs as 64-bit words in a shared /dev/shm
+mapping (a store and a few loads per step); ranks on other hosts as one byte per step over
+TCP connections of the layer's own. barrier.py argues why every rank decides alike whatever
+the interleaving. (Singularity's second integer, ack, is needed there because its proxy
+intercepts asynchronous collectives at arbitrary points; here the decision is taken at a step
+boundary, where the job has no collective in flight, from one result all ranks share.)
 
 State capture at the stop step s: rank 0 writes the model's state_dict (every DDP-wrapped
 module; without DDP the parameters found through the optimizers' param_groups), every
@@ -55,7 +54,6 @@ code 3) instead of training on from the wrong point.
 """
 import functools
 import os
-import socket
 import sys
 import time
 import weakref
@@ -64,6 +62,7 @@ import torch
 import torch.distributed as dist
 from torch.utils.data import DataLoader
 
+from tessera_interpose import barrier
 from tessera_interpose import logical as logical_ranks
 
 _layer = None
@@ -142,81 +141,6 @@ class _CountingIterator:
         return getattr(self._it, name)
 
 
-class _MetaExchange:
-    """The barrier's meta-allreduce: at every step each rank sends one byte, its need (1 once
-    it has seen the order), to every other rank, and reads the bytes every rank sent at the
-    previous step; the sum is the same on every rank, so all decide alike at the same step.
-
-    Over TCP connections of the layer's own (addresses exchanged through the job's c10d store,
-    one connection per pair of ranks, TCP_NODELAY), in the rank's own thread: per step W - 1
-    sends and W - 1 reads of one byte, a few microseconds each. A gloo allreduce of the same
-    byte costs 0.2-0.3 ms of CPU on the 2-core test machine (ProcessGroupGloo hands every
-    collective to its worker thread and gloo's I/O thread), 4-6 % of a 5 ms step.
-
-    The read does not wait in a data-parallel job: a rank at step j + 1 has finished step
-    j + 1's gradient allreduce, which every other rank entered only after sending its byte of
-    step j (and TCP delivers it in microseconds). In a job without a collective per step the
-    read is a synchronisation point one step behind, which is all the agreement needs."""
-
-    def __init__(self, rank, world_size):
-        self.rank = rank
-        self.previous = None  # this rank's byte of the previous step (None: first step)
-        store = dist.distributed_c10d._get_default_store()
-        master = os.environ.get("MASTER_ADDR", "127.0.0.1")
-        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        listener.bind((_local_address(master), 0))
-        listener.listen(world_size)
-        host, port = listener.getsockname()
-        store.set(f"tessera_meta_{rank}", f"{host}:{port}")
-        peers = {}
-        for peer in range(rank):  # connect to the lower ranks, accept the higher ones
-            peer_host, peer_port = store.get(f"tessera_meta_{peer}").decode().rsplit(":", 1)
-            conn = socket.create_connection((peer_host, int(peer_port)))
-            conn.sendall(rank.to_bytes(4, "little"))
-            peers[peer] = conn
-        for _ in range(world_size - 1 - rank):
-            conn, _ = listener.accept()
-            peers[int.from_bytes(_recv_exact(conn, 4), "little")] = conn
-        listener.close()
-        for conn in peers.values():
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.peers = [peers[r] for r in sorted(peers)]
-
-    def exchange(self, need):
-        """Sends this step's need; returns the sum of every rank's need of the previous step
-        (0 at the first step)."""
-        byte = b"\x01" if need else b"\x00"
-        for conn in self.peers:
-            conn.sendall(byte)
-        previous, self.previous = self.previous, byte
-        if previous is None:
-            return 0
-        total = previous[0]
-        for conn in self.peers:
-            total += _recv_exact(conn, 1)[0]
-        return total
-
-
-def _recv_exact(conn, size):
-    data = b""
-    while len(data) < size:
-        chunk = conn.recv(size - len(data))
-        if not chunk:
-            raise RuntimeError("tessera-interpose: a rank closed its barrier connection")
-        data += chunk
-    return data
-
-
-def _local_address(master):
-    """This host's address on the route to MASTER_ADDR (where the other ranks reach it)."""
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect((socket.gethostbyname(master), 9))  # no packet is sent
-        return probe.getsockname()[0]
-    finally:
-        probe.close()
-
-
 class Layer:
     def __init__(self):
         env = os.environ
@@ -239,12 +163,11 @@ class Layer:
         self.ckpt_dir = env.get("TESSERA_CHECKPOINT_DIR") or os.path.join(
             env["TESSERA_JOB_DIR"], "ckpt"
         )
-        self.order_path = os.path.join(self.run_dir, "order")
         self.step = 0  # optimizer steps completed (of the first optimizer)
         self.order_seen_step = None
         self.stop_pending = None  # the agreed stop step, until the cut is taken
         self.need = 0  # 1 once this rank has seen the order
-        self.meta = None  # the barrier's connections to the other ranks (made at the first step)
+        self.meta = None  # the barrier's exchange with the other ranks (made at the first step)
         self.optimizers = []
         self.modules = []  # the modules DDP wraps
         self.ddps = []
@@ -260,6 +183,8 @@ class Layer:
         self.bypass = False
         os.makedirs(self.ckpt_dir, exist_ok=True)
         self._load_resume()
+        # The stop order, watched by a thread of its own: the step reads a flag, no syscall.
+        self.watch = barrier.OrderWatch(self.run_dir)
         _write_atomic(os.path.join(self.run_dir, f"rank-{self.rank}.layer"), f"{os.getpid()}\n")
         if self.logical_env:
             self.log(
@@ -445,7 +370,7 @@ class Layer:
                 f"the optimizer stepped before a DataLoader reached the checkpoint's position "
                 f"(step {self.resume['step']}); does the job draw its batches without one?"
             )
-        if not self.need and os.path.exists(self.order_path):
+        if not self.need and self.watch.ordered:
             self.need = 1
             if self.order_seen_step is None:
                 self.order_seen_step = self.step
@@ -454,9 +379,14 @@ class Layer:
             total = self.need
         else:
             if self.meta is None:
-                self.meta = _MetaExchange(self.rank, self.world_size)
-            # Every rank's need of the previous step (sent a step ago: by now it has arrived,
-            # see _MetaExchange), then this step's.
+                self.meta = barrier.MetaExchange(
+                    self.rank, self.world_size, dist.distributed_c10d._get_default_store(),
+                    os.environ.get("MASTER_ADDR", "127.0.0.1"))
+                self.log(f"barrier: needs of ranks {self.meta.local_ranks or 'none'} through "
+                         f"/dev/shm words, of ranks {self.meta.tcp_ranks or 'none'} over TCP; "
+                         f"order watched by {self.watch.method}")
+            # This step's need out, every rank's need of the previous step in (published a
+            # step ago: in a data-parallel job it is there without waiting, barrier.py).
             total = self.meta.exchange(self.need)
         result = original_step(optimizer, *args, **kwargs)
         self.step += 1
