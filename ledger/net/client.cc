@@ -146,6 +146,7 @@ Result<RoundReply> PoliticianClient::ListenRound(uint64_t height, uint64_t offse
   req.set_hashes_only(true);
   req.set_wait_ms(wait.wait_ms);
   req.set_listener(wait.listener);
+  req.set_relay(wait.relay);
   RoundReply rep;
   TESSERA_RETURN_IF_ERROR(Call(
       req, &rep, t,

@@ -58,6 +58,7 @@ struct RoundWait {
   std::string listener;
   CallCanceller* canceller = nullptr;
   uint64_t epoch = 0;  // canceller->epoch() when the caller decided to make the call
+  bool relay = false;  // a politician relaying (RoundRequest.relay)
 };
 
 class PoliticianClient {

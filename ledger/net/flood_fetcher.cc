@@ -14,9 +14,11 @@ FloodFetcher::FloodFetcher(size_t peers, Limits limits)
 
 Status FloodFetcher::Announce(size_t peer, uint64_t height, const std::vector<Hash256>& hashes,
                               const std::function<bool(uint64_t, const Hash256&)>& known,
-                              Clock::time_point) {
+                              Clock::time_point, size_t* taken) {
+  if (taken != nullptr) *taken = 0;
   if (peer >= peers_.size()) return InvalidArgumentError("unknown peer " + std::to_string(peer));
   const size_t n = std::min(hashes.size(), limits_.max_listing);
+  size_t first_dropped = n;
   const size_t over_listing = hashes.size() - n;
   size_t over_share = 0, over_total = 0;
   PeerState& p = peers_[peer];
@@ -35,10 +37,12 @@ Status FloodFetcher::Announce(size_t peer, uint64_t height, const std::vector<Ha
     }
     if (p.charged >= share_) {
       ++over_share;
+      first_dropped = std::min(first_dropped, i);
       continue;
     }
     if (pending_.size() >= limits_.max_pending) {
       ++over_total;
+      first_dropped = std::min(first_dropped, i);
       continue;
     }
     Entry& e = pending_[key];
@@ -48,6 +52,7 @@ Status FloodFetcher::Announce(size_t peer, uint64_t height, const std::vector<Ha
     ++stats_.announced;
     Ready(key, e);
   }
+  if (taken != nullptr) *taken = first_dropped;
   stats_.over_listing += over_listing;
   stats_.over_share += over_share;
   stats_.over_total += over_total;

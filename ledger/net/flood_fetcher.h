@@ -98,10 +98,12 @@ class FloodFetcher {
   // Peer `peer`'s listing of round `height`: OK, or RESOURCE_EXHAUSTED when some hashes were
   // dropped by a bound (listing size, the peer's share, the total); the message says which
   // and how many. INVALID_ARGUMENT for an unknown peer. `known(height, hash)`: the caller
-  // holds that item already (not pending).
+  // holds that item already (not pending). `taken` (if given): how many leading hashes were
+  // looked at before the first one a bound dropped (all of them if none was): a caller reading
+  // a listing by offset reads again from there.
   Status Announce(size_t peer, uint64_t height, const std::vector<Hash256>& hashes,
                   const std::function<bool(uint64_t, const Hash256&)>& known = {},
-                  Clock::time_point now = Clock::now());
+                  Clock::time_point now = Clock::now(), size_t* taken = nullptr);
 
   // The fetches to send now (one per peer at most); fetches past their deadline are failed
   // first.
