@@ -21,15 +21,21 @@ namespace {
 
 KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("flood test key " + std::to_string(i))); }
 
+// Four citizens, pools of at most three transactions, no politicians yet.
+Genesis SmallGenesis() {
+  Genesis g;
+  g.registrar = Key(100).public_key();
+  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
+  g.sortition.seed_lookback = 1;
+  g.cert_threshold = g.soft_threshold = 3;
+  g.max_pool_txs = 3;
+  return g;
+}
+
 class PoliticianFloodTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Genesis g;
-    g.registrar = Key(100).public_key();
-    g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
-    g.sortition.seed_lookback = 1;
-    g.cert_threshold = g.soft_threshold = 3;
-    g.max_pool_txs = 3;
+    Genesis g = SmallGenesis();
     for (uint32_t i = 0; i < 2; ++i) {
       g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
     }
@@ -233,12 +239,7 @@ TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
                                        PeerKind::kWrongBytes, PeerKind::kHonest};
   std::vector<std::unique_ptr<FakePeer>> peers;
   std::vector<std::unique_ptr<grpc::Server>> servers;
-  Genesis g;
-  g.registrar = Key(100).public_key();
-  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
-  g.sortition.seed_lookback = 1;
-  g.cert_threshold = g.soft_threshold = 3;
-  g.max_pool_txs = 3;
+  Genesis g = SmallGenesis();
   g.accounts.push_back({Key(300).public_key(), 1000});
   g.politicians.push_back({0, Key(200).public_key(), "127.0.0.1:1"});
   for (uint32_t p = 1; p < kPoliticians; ++p) {
