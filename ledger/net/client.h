@@ -63,7 +63,9 @@ struct RoundWait {
 
 class PoliticianClient {
  public:
-  explicit PoliticianClient(const std::string& address, int deadline_ms = 2000);
+  // A reply over `max_receive_bytes` fails the call (RESOURCE_EXHAUSTED) before it is parsed.
+  explicit PoliticianClient(const std::string& address, int deadline_ms = 2000,
+                            int max_receive_bytes = 256 << 20);
   const std::string& address() const { return address_; }
 
   // FAILED_PRECONDITION when the politician rejects the transaction; RESOURCE_EXHAUSTED when

@@ -144,6 +144,7 @@ class PoliticianNode {
     FloodFetcher::Stats fetcher;
     size_t pending = 0;
     uint64_t listing_rpcs = 0, fetch_rpcs = 0;
+    uint64_t listing_errors = 0;  // failed listing calls (unreachable, or over the reply cap)
     uint64_t accepted = 0, refused = 0;  // fetched items AcceptItem took / refused
   };
   FloodStats flood_stats() const;

@@ -80,7 +80,11 @@ void PoliticianNode::PlanFetches() {
 }
 
 void PoliticianNode::ListenLoop(size_t i) {
-  PoliticianClient client(peers_[i]->client->address(), 1000);
+  // A listing reply holds at most kMaxRoundListing hashes of 34 wire bytes from an honest
+  // peer; a longer one fails the call before it is parsed, so a flooder's listing costs at
+  // most ~160 KiB of receive per call.
+  PoliticianClient client(peers_[i]->client->address(), 1000,
+                          static_cast<int>(kMaxRoundListing * 40));
   const auto interval = options_.flood.min_fetch_interval;
   uint64_t listed = 0, offset = 0;
   while (!Stopping()) {
@@ -127,6 +131,7 @@ void PoliticianNode::ListenLoop(size_t i) {
     } else {
       std::lock_guard<std::mutex> lock(flood_mu_);
       ++flood_counts_.listing_rpcs;
+      ++flood_counts_.listing_errors;
     }
     // One listing per interval at most; a peer that fails is asked again after 10 intervals.
     const auto next = start + (rep.ok() ? interval : 10 * interval);
@@ -138,7 +143,9 @@ void PoliticianNode::ListenLoop(size_t i) {
 }
 
 void PoliticianNode::FetchLoop(size_t i) {
-  PoliticianClient client(peers_[i]->client->address(), 1000);
+  // An honest reply stops after the item crossing kMaxItemsReplyBytes.
+  PoliticianClient client(peers_[i]->client->address(), 1000,
+                          static_cast<int>(4 * kMaxItemsReplyBytes));
   while (!Stopping()) {
     FloodFetcher::Fetch f;
     {

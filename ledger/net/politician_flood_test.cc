@@ -157,19 +157,21 @@ TEST_F(PoliticianFloodTest, AFloodOfCommitmentsCostsTwoSignatureChecks) {
 
 // ---- Pull gossip against hostile peers (flood_fetcher.h, politician_flood.cc) ----------------
 
-enum class PeerKind { kHonest, kRandomHashes, kNeverServes, kWrongBytes };
+enum class PeerKind { kHonest, kRandomHashes, kHugeListing, kNeverServes, kWrongBytes };
 
-// A peer politician over real gRPC as a hostile one may behave: it lists `items` (after
-// 100,000 fresh random hashes per listing, for kRandomHashes) and answers GetItems honestly,
-// never within the caller's deadline, or with other bytes.
+// A peer politician over real gRPC as a hostile one may behave: it lists `items` (or 4,096
+// fresh random hashes per listing, as many as an honest reply may hold, for kRandomHashes; or
+// 100,000, for kHugeListing) and answers GetItems honestly, never within the caller's deadline,
+// or with other bytes.
 class FakePeer final : public Politician::Service {
  public:
   FakePeer(PeerKind kind, std::vector<RoundItem> items) : kind_(kind), items_(std::move(items)) {}
   grpc::Status GetRound(grpc::ServerContext*, const RoundRequest* q, RoundReply* r) override {
     ++listings;
-    if (kind_ == PeerKind::kRandomHashes) {
+    if (kind_ == PeerKind::kRandomHashes || kind_ == PeerKind::kHugeListing) {
+      const int n = kind_ == PeerKind::kHugeListing ? 100000 : 4096;
       std::lock_guard<std::mutex> lock(mu_);
-      for (int i = 0; i < 100000; ++i) {
+      for (int i = 0; i < n; ++i) {
         Hash256 h{};
         for (size_t w = 0; w < 4; ++w) {
           const uint64_t x = rng_();
@@ -177,7 +179,7 @@ class FakePeer final : public Politician::Service {
         }
         r->add_item_hashes(std::string(AsChars(h)));
       }
-      r->set_next_offset(q->offset() + 100000);
+      r->set_next_offset(q->offset() + n);
       return grpc::Status::OK;
     }
     if (q->offset() >= items_.size()) {  // nothing new: hold the call a while, as a long-poll
@@ -215,12 +217,14 @@ class FakePeer final : public Politician::Service {
   std::mt19937_64 rng_{7};
 };
 
-// A politician pulling round items from one honest peer and three hostile ones (a 1e6-hash
-// lister in 100,000-hash listings, one that never serves, one that serves other bytes; all
-// three list the real items too): every real item is taken, its pending set stays bounded, and
-// its listing and fetch RPCs per peer stay within one per 20 ms whatever the peers list.
+// A politician pulling round items from one honest peer and four hostile ones (a random-hash
+// lister in 4,096-hash listings, one in 100,000-hash listings -- 1e6 in ten calls --, one that
+// never serves, one that serves other bytes; the last two list the real items too): every
+// real item is taken, its pending set stays bounded, a listing over the reply cap fails before
+// it is parsed, and its listing and fetch RPCs per peer stay within one per 20 ms whatever the
+// peers list.
 TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
-  constexpr uint32_t kPoliticians = 16;  // 1-4 served here, the rest unreachable
+  constexpr uint32_t kPoliticians = 16;  // 1-5 served here, the rest unreachable
   std::vector<RoundItem> items;          // two commitments of each politician 1..15 for height 1
   for (uint32_t p = 1; p < kPoliticians; ++p) {
     for (int v = 0; v < 2; ++v) {
@@ -236,7 +240,8 @@ TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
     }
   }
   const std::vector<PeerKind> kinds = {PeerKind::kRandomHashes, PeerKind::kNeverServes,
-                                       PeerKind::kWrongBytes, PeerKind::kHonest};
+                                       PeerKind::kWrongBytes, PeerKind::kHonest,
+                                       PeerKind::kHugeListing};
   std::vector<std::unique_ptr<FakePeer>> peers;
   std::vector<std::unique_ptr<grpc::Server>> servers;
   Genesis g = SmallGenesis();
@@ -280,22 +285,24 @@ TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
   const PoliticianNode::FloodStats s = (*node)->flood_stats();
   std::printf(
       "all %zu items in %.2f s; %.1f s: listings %llu, fetches %llu (honest peer %llu), "
-      "pending %zu, over_listing %llu, over_share %llu, wrong %llu, misses %llu\n",
+      "pending %zu, over_listing %llu, over_share %llu, wrong %llu, misses %llu, "
+      "listing errors %llu\n",
       items.size(), to_all_s, elapsed_s, static_cast<unsigned long long>(s.listing_rpcs),
       static_cast<unsigned long long>(s.fetch_rpcs),
       static_cast<unsigned long long>(peers[3]->fetches.load()), s.pending,
       static_cast<unsigned long long>(s.fetcher.over_listing),
       static_cast<unsigned long long>(s.fetcher.over_share),
       static_cast<unsigned long long>(s.fetcher.wrong_items),
-      static_cast<unsigned long long>(s.fetcher.misses));
-  // Useful work: every real item taken once, none of the other bytes.
+      static_cast<unsigned long long>(s.fetcher.misses),
+      static_cast<unsigned long long>(s.listing_errors));
+  // Useful work: every real item taken once, none of the other bytes (whether the wrong-bytes
+  // peer is asked at all depends on who answers first; FloodFetcherTest asserts its count).
   EXPECT_EQ(s.accepted, items.size());
   EXPECT_EQ(s.refused, 0u);
   EXPECT_LT(to_all_s, 5.0);
   // Bounded memory and work per listing.
   EXPECT_LE(s.pending, o.flood.max_pending);
   EXPECT_GT(s.fetcher.over_listing, 0u);
-  EXPECT_GT(s.fetcher.wrong_items, 0u);
   // RPCs: per peer at most one listing and one fetch per 20 ms (+1 for rounding), whatever it
   // lists; the 30 real items took a few fetches from the honest peer, not one each.
   const uint64_t per_peer = static_cast<uint64_t>(elapsed_s / 0.020) + 2;
