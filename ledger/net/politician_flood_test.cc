@@ -32,6 +32,17 @@ Genesis SmallGenesis() {
   return g;
 }
 
+// Politician 0 of `g` with its key, in a fresh directory named by `prefix` and the pid.
+PoliticianOptions NodeOptions(const Genesis& g, const std::string& prefix) {
+  PoliticianOptions o;
+  o.id = 0;
+  o.genesis = g;
+  o.keys = Key(200);
+  o.dir = std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()));
+  std::filesystem::remove_all(o.dir);
+  return o;
+}
+
 class PoliticianFloodTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -40,12 +51,7 @@ class PoliticianFloodTest : public ::testing::Test {
       g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
     }
     g.accounts.push_back({Key(300).public_key(), 1000});
-    PoliticianOptions o;
-    o.id = 0;
-    o.genesis = g;
-    o.keys = Key(200);
-    o.dir = std::filesystem::temp_directory_path() / ("flood_test_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(o.dir);
+    PoliticianOptions o = NodeOptions(g, "flood_test_");
     dir_ = o.dir;
     auto node = PoliticianNode::Open(o);
     ASSERT_TRUE(node.ok()) << node.status();
@@ -261,12 +267,7 @@ TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
     }
     g.politicians.push_back({p, Key(200 + p).public_key(), address});
   }
-  PoliticianOptions o;
-  o.id = 0;
-  o.genesis = g;
-  o.keys = Key(200);
-  o.dir = std::filesystem::temp_directory_path() / ("pull_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(o.dir);
+  PoliticianOptions o = NodeOptions(g, "pull_test_");
   auto node = PoliticianNode::Open(o);
   ASSERT_TRUE(node.ok()) << node.status();
   const auto start = std::chrono::steady_clock::now();
