@@ -2,10 +2,11 @@
 
 namespace tessera::ledger::net {
 
-PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms)
+PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms,
+                                   int max_receive_bytes)
     : address_(address), deadline_ms_(deadline_ms) {
   grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(256 << 20);
+  args.SetMaxReceiveMessageSize(max_receive_bytes);
   // Politicians restart (kill -9 test): reconnect quickly instead of backing off for seconds.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
@@ -146,6 +147,7 @@ Result<RoundReply> PoliticianClient::ListenRound(uint64_t height, uint64_t offse
   req.set_hashes_only(true);
   req.set_wait_ms(wait.wait_ms);
   req.set_listener(wait.listener);
+  req.set_relay(wait.relay);
   RoundReply rep;
   TESSERA_RETURN_IF_ERROR(Call(
       req, &rep, t,

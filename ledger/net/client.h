@@ -58,11 +58,14 @@ struct RoundWait {
   std::string listener;
   CallCanceller* canceller = nullptr;
   uint64_t epoch = 0;  // canceller->epoch() when the caller decided to make the call
+  bool relay = false;  // a politician relaying (RoundRequest.relay)
 };
 
 class PoliticianClient {
  public:
-  explicit PoliticianClient(const std::string& address, int deadline_ms = 2000);
+  // A reply over `max_receive_bytes` fails the call (RESOURCE_EXHAUSTED) before it is parsed.
+  explicit PoliticianClient(const std::string& address, int deadline_ms = 2000,
+                            int max_receive_bytes = 256 << 20);
   const std::string& address() const { return address_; }
 
   // FAILED_PRECONDITION when the politician rejects the transaction; RESOURCE_EXHAUSTED when

@@ -123,6 +123,14 @@ void PoliticianNode::Start() {
     peers_.push_back(std::move(peer));
   }
   for (auto& peer : peers_) peer->thread = std::thread([this, p = peer.get()] { PeerLoop(p); });
+  if (options_.pull_gossip) {  // politician_flood.cc
+    fetcher_ = std::make_unique<FloodFetcher>(peers_.size(), options_.flood);
+    mailboxes_.resize(peers_.size());
+    for (size_t i = 0; i < peers_.size(); ++i) {
+      flood_threads_.emplace_back([this, i] { ListenLoop(i); });
+      flood_threads_.emplace_back([this, i] { FetchLoop(i); });
+    }
+  }
   catch_up_ = std::thread([this] { CatchUpLoop(); });
 }
 
@@ -133,6 +141,12 @@ void PoliticianNode::Stop() {
     stopping_ = true;
   }
   peers_cv_.notify_all();
+  {
+    std::lock_guard<std::mutex> lock(flood_mu_);
+    flood_stop_ = true;
+  }
+  flood_cv_.notify_all();
+  for (std::thread& t : flood_threads_) t.join();
   for (auto& peer : peers_) {
     if (peer->thread.joinable()) peer->thread.join();
   }

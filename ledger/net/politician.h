@@ -19,6 +19,7 @@
 // The RPC handlers are plain methods so that the gRPC glue (politician_server.h) stays thin.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <filesystem>
@@ -37,6 +38,7 @@
 #include "ledger/net/chain.h"
 #include "ledger/net/client.h"
 #include "ledger/net/faults.h"
+#include "ledger/net/flood_fetcher.h"
 #include "ledger/net/mempool.h"
 #include "ledger/net/rate_limiter.h"
 #include "ledger/net/vote_relay.h"
@@ -76,6 +78,11 @@ struct PoliticianOptions {
   // a call answers at once, as a poll.
   size_t round_waiters = 512;
   size_t round_waiters_per_peer = 2;
+  // Round items between politicians (flood_fetcher.h, politician_flood.cc): pulled -- each
+  // peer's hash listing long-polled, the missing items fetched in batches from one announcer
+  // -- rather than pushed as one Post per item per peer. `flood` bounds the pull.
+  bool pull_gossip = true;
+  FloodFetcher::Limits flood;
 };
 
 class PoliticianNode {
@@ -119,13 +126,28 @@ class PoliticianNode {
     size_t held = 0;          // held now
   };
   RoundWaitStats round_wait_stats() const;
+  // At most kMaxItemsPerRequest hashes looked at and kMaxItemsReplyBytes of items (the item
+  // that crosses it is the last); rep->next_offset() = hashes looked at (ItemsRequest).
   void GetItems(const ItemsRequest& req, RoundReply* rep);
+  static constexpr size_t kMaxItemsPerRequest = 4096;
+  static constexpr size_t kMaxItemsReplyBytes = 4 << 20;
   void Post(const PostRequest& req, PostReply* rep);
   void PostPool(const Pool& pool, PostReply* rep);
   // The pools named in `req` that this politician holds (see PoolsRequest).
   Status GetPools(const PoolsRequest& req, PoolsReply* rep);
 
   const PoliticianFaults& faults() const { return options_.faults; }
+
+  // The pull gossip of round items (politician_flood.cc): the fetcher's counters and pending
+  // set, and the RPCs this politician made for it.
+  struct FloodStats {
+    FloodFetcher::Stats fetcher;
+    size_t pending = 0;
+    uint64_t listing_rpcs = 0, fetch_rpcs = 0;
+    uint64_t listing_errors = 0;  // failed listing calls (unreachable, or over the reply cap)
+    uint64_t accepted = 0, refused = 0;  // fetched items AcceptItem took / refused
+  };
+  FloodStats flood_stats() const;
 
  private:
   struct StoredPool {
@@ -189,6 +211,13 @@ class PoliticianNode {
   void CommitFromVotes();  // commits one of them, if any (no lock held)
   void Gossip(std::function<void(PoliticianClient&)> task);
   void PeerLoop(Peer* peer);
+  // Pull gossip (politician_flood.cc): per peer, one thread long-polls its listing of the next
+  // height and announces it to fetcher_; one runs the fetches planned for that peer.
+  void ListenLoop(size_t peer);
+  void FetchLoop(size_t peer);
+  void PlanFetches();  // flood_mu_ held: fetcher_.NextFetches into the peers' mailboxes
+  bool Stopping();
+  static constexpr uint32_t kFloodListenWaitMs = 500;
   void CatchUpLoop();
   bool Drop();
   void Delay() const;
@@ -241,6 +270,14 @@ class PoliticianNode {
   std::mutex peers_mu_;
   std::condition_variable peers_cv_;
   std::vector<std::unique_ptr<Peer>> peers_;
+  // Pull gossip. Lock order: mu_, then flood_mu_.
+  mutable std::mutex flood_mu_;
+  std::condition_variable flood_cv_;
+  std::unique_ptr<FloodFetcher> fetcher_;                   // flood_mu_
+  std::vector<std::deque<FloodFetcher::Fetch>> mailboxes_;  // flood_mu_, one per peer
+  FloodStats flood_counts_;                                 // flood_mu_
+  std::vector<std::thread> flood_threads_;
+  std::atomic<bool> flood_stop_{false};
   std::thread catch_up_;
   bool stopping_ = false;
 };

@@ -4,9 +4,14 @@
 // more than two heights ahead (AddPool, AcceptItem); citizens keep two commitments per
 // politician (two are equivocation and exclude its pool). docs/ledger-network.md,
 // "Adversaries and their measured effect".
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
 #include "ledger/crypto/hash.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/round_item.h"
+#include "ledger/net/wire_bytes.h"
 
 namespace tessera::ledger::net {
 
@@ -55,6 +60,144 @@ Status PoliticianNode::AdmitCommitment(uint64_t h, const TxPoolCommitment& c, Ro
   // (citizens leave such a politician out).
   signed_pools.insert(c.pool_hash);
   return Status::Ok();
+}
+
+// ---- Pull gossip (flood_fetcher.h) -----------------------------------------------------------
+//
+// Per peer, ListenLoop long-polls the peer's hash listing of the next height (RoundRequest
+// with relay set, so that it does not freeze the peer's pool) at most once per
+// flood.min_fetch_interval, and announces it to fetcher_; FetchLoop sends the GetItems batches
+// fetcher_ plans for that peer and hands each item the fetcher checked against its hash to
+// Post, as a peer's push used to. A flooder therefore costs this politician at most one
+// listing and one fetch per peer per interval, and at most its share of the pending set.
+
+bool PoliticianNode::Stopping() { return flood_stop_.load(); }
+
+void PoliticianNode::PlanFetches() {
+  for (FloodFetcher::Fetch& f : fetcher_->NextFetches()) {
+    mailboxes_[f.peer].push_back(std::move(f));
+  }
+}
+
+void PoliticianNode::ListenLoop(size_t i) {
+  // A listing reply holds at most kMaxRoundListing hashes of 34 wire bytes from an honest
+  // peer; a longer one fails the call before it is parsed, so a flooder's listing costs at
+  // most ~160 KiB of receive per call.
+  PoliticianClient client(peers_[i]->client->address(), 1000,
+                          static_cast<int>(kMaxRoundListing * 40));
+  const auto interval = options_.flood.min_fetch_interval;
+  uint64_t listed = 0, offset = 0;
+  while (!Stopping()) {
+    const auto start = std::chrono::steady_clock::now();
+    const uint64_t h = height() + 1;
+    if (h != listed) {  // a new height: the old one's pending hashes are of no use
+      listed = h;
+      offset = 0;
+      std::lock_guard<std::mutex> lock(flood_mu_);
+      fetcher_->Forget(h - 1);
+    }
+    RoundWait wait;
+    wait.wait_ms = kFloodListenWaitMs;
+    wait.listener = "politician " + std::to_string(options_.id);
+    wait.relay = true;
+    auto rep = client.ListenRound(h, offset, wait);
+    if (rep.ok()) {
+      std::vector<Hash256> hashes;
+      bool malformed = false;
+      for (const std::string& b : rep->item_hashes()) {
+        auto hash = HashFromBytes(b, "item hash");
+        if (!hash.ok()) {
+          malformed = true;
+          break;
+        }
+        hashes.push_back(*hash);
+      }
+      size_t taken = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu_);  // known(): this politician's round log
+        auto round = rounds_.find(h);
+        auto known = [&](uint64_t, const Hash256& x) {
+          return round != rounds_.end() && round->second.seen.count(x) > 0;
+        };
+        std::lock_guard<std::mutex> flood_lock(flood_mu_);
+        ++flood_counts_.listing_rpcs;
+        Status s =
+            fetcher_->Announce(i, h, hashes, known, std::chrono::steady_clock::now(), &taken);
+        if (!s.ok()) spdlog::debug("politician {}: {}", options_.id, s.ToString());
+        PlanFetches();
+      }
+      flood_cv_.notify_all();
+      offset = (taken == hashes.size() && !malformed) ? rep->next_offset() : offset + taken;
+    } else {
+      std::lock_guard<std::mutex> lock(flood_mu_);
+      ++flood_counts_.listing_rpcs;
+      ++flood_counts_.listing_errors;
+    }
+    // One listing per interval at most; a peer that fails is asked again after 10 intervals.
+    const auto next = start + (rep.ok() ? interval : 10 * interval);
+    while (!Stopping() && std::chrono::steady_clock::now() < next) {
+      std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+          next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
+    }
+  }
+}
+
+void PoliticianNode::FetchLoop(size_t i) {
+  // An honest reply stops after the item crossing kMaxItemsReplyBytes.
+  PoliticianClient client(peers_[i]->client->address(), 1000,
+                          static_cast<int>(4 * kMaxItemsReplyBytes));
+  while (!Stopping()) {
+    FloodFetcher::Fetch f;
+    {
+      std::unique_lock<std::mutex> lock(flood_mu_);
+      flood_cv_.wait_for(lock, std::chrono::milliseconds(50),
+                         [&] { return Stopping() || !mailboxes_[i].empty(); });
+      if (Stopping()) return;
+      if (mailboxes_[i].empty()) {  // deadlines pass, peers free up: plan again
+        PlanFetches();
+        if (mailboxes_[i].empty()) continue;
+      }
+      f = std::move(mailboxes_[i].front());
+      mailboxes_[i].pop_front();
+      ++flood_counts_.fetch_rpcs;
+    }
+    flood_cv_.notify_all();  // PlanFetches may have filled other peers' mailboxes
+    auto rep = client.GetItems(f.height, f.hashes);
+    std::vector<RoundItem> items;
+    {
+      std::lock_guard<std::mutex> lock(flood_mu_);
+      if (rep.ok()) {
+        items = fetcher_->Delivered(f.id, {rep->items().begin(), rep->items().end()},
+                                    rep->next_offset());
+      } else {
+        fetcher_->Failed(f.id);
+      }
+    }
+    for (const RoundItem& item : items) {
+      PostRequest req;
+      req.set_height(f.height);
+      *req.mutable_item() = item;
+      PostReply post;
+      Post(req, &post);
+      std::lock_guard<std::mutex> lock(flood_mu_);
+      ++(post.accepted() ? flood_counts_.accepted : flood_counts_.refused);
+    }
+    {
+      std::lock_guard<std::mutex> lock(flood_mu_);
+      PlanFetches();
+    }
+    flood_cv_.notify_all();
+  }
+}
+
+PoliticianNode::FloodStats PoliticianNode::flood_stats() const {
+  std::lock_guard<std::mutex> lock(flood_mu_);
+  FloodStats s = flood_counts_;
+  if (fetcher_) {
+    s.fetcher = fetcher_->stats();
+    s.pending = fetcher_->pending();
+  }
+  return s;
 }
 
 }  // namespace tessera::ledger::net

@@ -2,37 +2,56 @@
 // bounds): pools over max_pool_txs, for heights too far ahead, or a third pool of one
 // politician for one height are refused, and so is a third commitment; a certified block's
 // pools are still taken (they must stay appliable).
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
 
 #include "ledger/crypto/ed25519.h"
 #include "ledger/crypto/hash.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/round_item.h"
 
 namespace tessera::ledger::net {
 namespace {
 
 KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("flood test key " + std::to_string(i))); }
 
+// Four citizens, pools of at most three transactions, no politicians yet.
+Genesis SmallGenesis() {
+  Genesis g;
+  g.registrar = Key(100).public_key();
+  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
+  g.sortition.seed_lookback = 1;
+  g.cert_threshold = g.soft_threshold = 3;
+  g.max_pool_txs = 3;
+  return g;
+}
+
+// Politician 0 of `g` with its key, in a fresh directory named by `prefix` and the pid.
+PoliticianOptions NodeOptions(const Genesis& g, const std::string& prefix) {
+  PoliticianOptions o;
+  o.id = 0;
+  o.genesis = g;
+  o.keys = Key(200);
+  o.dir = std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()));
+  std::filesystem::remove_all(o.dir);
+  return o;
+}
+
 class PoliticianFloodTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Genesis g;
-    g.registrar = Key(100).public_key();
-    g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
-    g.sortition.seed_lookback = 1;
-    g.cert_threshold = g.soft_threshold = 3;
-    g.max_pool_txs = 3;
+    Genesis g = SmallGenesis();
     for (uint32_t i = 0; i < 2; ++i) {
       g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
     }
     g.accounts.push_back({Key(300).public_key(), 1000});
-    PoliticianOptions o;
-    o.id = 0;
-    o.genesis = g;
-    o.keys = Key(200);
-    o.dir = std::filesystem::temp_directory_path() / ("flood_test_" + std::to_string(::getpid()));
-    std::filesystem::remove_all(o.dir);
+    PoliticianOptions o = NodeOptions(g, "flood_test_");
     dir_ = o.dir;
     auto node = PoliticianNode::Open(o);
     ASSERT_TRUE(node.ok()) << node.status();
@@ -140,6 +159,162 @@ TEST_F(PoliticianFloodTest, AFloodOfCommitmentsCostsTwoSignatureChecks) {
   }
   EXPECT_EQ(accepted, 2);
   EXPECT_EQ(VerificationsComputed() - before, 2u);
+}
+
+// ---- Pull gossip against hostile peers (flood_fetcher.h, politician_flood.cc) ----------------
+
+enum class PeerKind { kHonest, kRandomHashes, kHugeListing, kNeverServes, kWrongBytes };
+
+// A peer politician over real gRPC as a hostile one may behave: it lists `items` (or 4,096
+// fresh random hashes per listing, as many as an honest reply may hold, for kRandomHashes; or
+// 100,000, for kHugeListing) and answers GetItems honestly, never within the caller's deadline,
+// or with other bytes.
+class FakePeer final : public Politician::Service {
+ public:
+  FakePeer(PeerKind kind, std::vector<RoundItem> items) : kind_(kind), items_(std::move(items)) {}
+  grpc::Status GetRound(grpc::ServerContext*, const RoundRequest* q, RoundReply* r) override {
+    ++listings;
+    if (kind_ == PeerKind::kRandomHashes || kind_ == PeerKind::kHugeListing) {
+      const int n = kind_ == PeerKind::kHugeListing ? 100000 : 4096;
+      std::lock_guard<std::mutex> lock(mu_);
+      for (int i = 0; i < n; ++i) {
+        Hash256 h{};
+        for (size_t w = 0; w < 4; ++w) {
+          const uint64_t x = rng_();
+          std::memcpy(h.data() + 8 * w, &x, 8);
+        }
+        r->add_item_hashes(std::string(AsChars(h)));
+      }
+      r->set_next_offset(q->offset() + n);
+      return grpc::Status::OK;
+    }
+    if (q->offset() >= items_.size()) {  // nothing new: hold the call a while, as a long-poll
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<uint32_t>(q->wait_ms(), 100)));
+    }
+    for (size_t i = q->offset(); i < items_.size(); ++i) {
+      r->add_item_hashes(std::string(AsChars(RoundItemHash(items_[i]))));
+    }
+    r->set_next_offset(std::max<uint64_t>(q->offset(), items_.size()));
+    return grpc::Status::OK;
+  }
+  grpc::Status GetItems(grpc::ServerContext*, const ItemsRequest* q, RoundReply* r) override {
+    ++fetches;
+    if (kind_ == PeerKind::kNeverServes) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // past the caller's 1 s
+      return grpc::Status::OK;
+    }
+    for (const std::string& b : q->hashes()) {
+      for (const RoundItem& item : items_) {
+        if (std::string(AsChars(RoundItemHash(item))) != b) continue;
+        RoundItem out = item;
+        if (kind_ == PeerKind::kWrongBytes) out.set_block_signature("other bytes");
+        *r->add_items() = out;
+      }
+    }
+    r->set_next_offset(q->hashes_size());
+    return grpc::Status::OK;
+  }
+  std::atomic<uint64_t> listings{0}, fetches{0};
+
+ private:
+  const PeerKind kind_;
+  const std::vector<RoundItem> items_;
+  std::mutex mu_;
+  std::mt19937_64 rng_{7};
+};
+
+// A politician pulling round items from one honest peer and four hostile ones (a random-hash
+// lister in 4,096-hash listings, one in 100,000-hash listings -- 1e6 in ten calls --, one that
+// never serves, one that serves other bytes; the last two list the real items too): every
+// real item is taken, its pending set stays bounded, a listing over the reply cap fails before
+// it is parsed, and its listing and fetch RPCs per peer stay within one per 20 ms whatever the
+// peers list.
+TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
+  constexpr uint32_t kPoliticians = 16;  // 1-5 served here, the rest unreachable
+  std::vector<RoundItem> items;          // two commitments of each politician 1..15 for height 1
+  for (uint32_t p = 1; p < kPoliticians; ++p) {
+    for (int v = 0; v < 2; ++v) {
+      TxPoolCommitment c{
+          .politician_id = p,
+          .height = 1,
+          .tx_count = 0,
+          .pool_hash = Sha256("pull test " + std::to_string(p) + " " + std::to_string(v))};
+      SignTxPoolCommitment(c, Key(200 + p));
+      RoundItem item;
+      item.set_payload(EncodeTxPoolCommitment(c));
+      items.push_back(item);
+    }
+  }
+  const std::vector<PeerKind> kinds = {PeerKind::kRandomHashes, PeerKind::kNeverServes,
+                                       PeerKind::kWrongBytes, PeerKind::kHonest,
+                                       PeerKind::kHugeListing};
+  std::vector<std::unique_ptr<FakePeer>> peers;
+  std::vector<std::unique_ptr<grpc::Server>> servers;
+  Genesis g = SmallGenesis();
+  g.accounts.push_back({Key(300).public_key(), 1000});
+  g.politicians.push_back({0, Key(200).public_key(), "127.0.0.1:1"});
+  for (uint32_t p = 1; p < kPoliticians; ++p) {
+    std::string address = "127.0.0.1:1";  // unreachable
+    if (p <= kinds.size()) {
+      peers.push_back(std::make_unique<FakePeer>(kinds[p - 1], items));
+      int port = 0;
+      grpc::ServerBuilder builder;
+      builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+      builder.RegisterService(peers.back().get());
+      servers.push_back(builder.BuildAndStart());
+      ASSERT_NE(port, 0);
+      address = "127.0.0.1:" + std::to_string(port);
+    }
+    g.politicians.push_back({p, Key(200 + p).public_key(), address});
+  }
+  PoliticianOptions o = NodeOptions(g, "pull_test_");
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  const auto start = std::chrono::steady_clock::now();
+  (*node)->Start();
+  // Every real item within a fetch deadline and some slack (loaded machines).
+  while ((*node)->flood_stats().accepted < items.size() &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  const double to_all_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::this_thread::sleep_for(std::chrono::seconds(1));  // the flood goes on
+  (*node)->Stop();
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const PoliticianNode::FloodStats s = (*node)->flood_stats();
+  std::printf(
+      "all %zu items in %.2f s; %.1f s: listings %llu, fetches %llu (honest peer %llu), "
+      "pending %zu, over_listing %llu, over_share %llu, wrong %llu, misses %llu, "
+      "listing errors %llu\n",
+      items.size(), to_all_s, elapsed_s, static_cast<unsigned long long>(s.listing_rpcs),
+      static_cast<unsigned long long>(s.fetch_rpcs),
+      static_cast<unsigned long long>(peers[3]->fetches.load()), s.pending,
+      static_cast<unsigned long long>(s.fetcher.over_listing),
+      static_cast<unsigned long long>(s.fetcher.over_share),
+      static_cast<unsigned long long>(s.fetcher.wrong_items),
+      static_cast<unsigned long long>(s.fetcher.misses),
+      static_cast<unsigned long long>(s.listing_errors));
+  // Useful work: every real item taken once, none of the other bytes (whether the wrong-bytes
+  // peer is asked at all depends on who answers first; FloodFetcherTest asserts its count).
+  EXPECT_EQ(s.accepted, items.size());
+  EXPECT_EQ(s.refused, 0u);
+  EXPECT_LT(to_all_s, 5.0);
+  // Bounded memory and work per listing.
+  EXPECT_LE(s.pending, o.flood.max_pending);
+  EXPECT_GT(s.fetcher.over_listing, 0u);
+  // RPCs: per peer at most one listing and one fetch per 20 ms (+1 for rounding), whatever it
+  // lists; the 30 real items took a few fetches from the honest peer, not one each.
+  const uint64_t per_peer = static_cast<uint64_t>(elapsed_s / 0.020) + 2;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    EXPECT_LE(peers[i]->listings.load(), per_peer) << i;
+    EXPECT_LE(peers[i]->fetches.load(), per_peer) << i;
+  }
+  EXPECT_LE(peers[3]->fetches.load(), 6u);
+  for (auto& server : servers) server->Shutdown();
+  node->reset();
+  std::filesystem::remove_all(o.dir);
 }
 
 }  // namespace

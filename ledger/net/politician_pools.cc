@@ -104,7 +104,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
       if (!options_.faults.withhold_data) {
         Gossip([pool](PoliticianClient& c) { (void)c.PostPool(pool); });
       }
-      Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
+      if (!options_.pull_gossip) Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
     }
   }
   if (options_.faults.flood) Flood(h);

@@ -151,7 +151,8 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
   log.seen.emplace(key, log.items.size());
   log.items.push_back(item);
   round_cv_.notify_all();  // held GetRound long-polls
-  if (!options_.faults.withhold) {
+  // Pulled by the peers from this round's listing (flood_fetcher.h), or pushed to each.
+  if (!options_.faults.withhold && !options_.pull_gossip) {
     Gossip([item, h](PoliticianClient& c) { (void)c.Post(h, item); });
   }
   return Status::Ok();
@@ -251,7 +252,7 @@ void PoliticianNode::GetRound(const RoundRequest& req, RoundReply* rep, const st
   std::unique_lock<std::mutex> lock(mu_);
   // The pool is frozen on the first listing of the next height, before any wait: its
   // commitment is the round's first item.
-  if (req.height() == latest_.height + 1) FreezePool(req.height());
+  if (req.height() == latest_.height + 1 && !req.relay()) FreezePool(req.height());
   if (req.wait_ms() > 0) WaitForRoundItems(req, peer, cancelled, lock);
   rep->set_height(latest_.height);
   auto add = [&](const RoundItem& item) {
@@ -303,9 +304,13 @@ void PoliticianNode::GetItems(const ItemsRequest& req, RoundReply* rep) {
   auto it = rounds_.find(req.height());
   if (it == rounds_.end()) return;
   const RoundLog& log = it->second;
+  // Bounded work and reply size (ItemsRequest): next_offset = hashes looked at.
+  size_t looked = 0, bytes_out = 0;
   for (const std::string& bytes : req.hashes()) {
+    if (looked >= kMaxItemsPerRequest || bytes_out >= kMaxItemsReplyBytes) break;
+    ++looked;
     auto hash = HashFromBytes(bytes, "item hash");
-    if (!hash.ok()) return;
+    if (!hash.ok()) break;
     auto found = log.seen.find(*hash);
     if (found == log.seen.end()) continue;
     const RoundItem& item = log.items[found->second];
@@ -313,8 +318,10 @@ void PoliticianNode::GetItems(const ItemsRequest& req, RoundReply* rep) {
       const auto& mine = my_commitments_[req.height()];
       if (std::find(mine.begin(), mine.end(), item.payload()) == mine.end()) continue;
     }
+    bytes_out += item.ByteSizeLong();
     *rep->add_items() = item;
   }
+  rep->set_next_offset(looked);
 }
 
 void PoliticianNode::Post(const PostRequest& req, PostReply* rep) {
