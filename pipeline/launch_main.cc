@@ -317,6 +317,9 @@ int main(int argc, char** argv) {
     job.timeout_ms = timeout_s * 1000;
     pl::AutoConfigRequest request;
     if (elastic) {  // checked before the profiling below
+      if (speed_probe) {
+        return tessera::cli::UsageError("--speed-probe is not supported with --elastic");
+      }
       if (job.save_dir.empty()) return tessera::cli::UsageError("--elastic needs --save-dir");
       if (!job.resume_dir.empty()) {
         return tessera::cli::UsageError(
@@ -343,7 +346,7 @@ int main(int argc, char** argv) {
         sharing = std::max(sharing, 1);
       }
       pl::SpeedSampler profile_sampler(speed_probe_interval_ms);
-      if (speed_probe && !elastic) profile_sampler.Start();
+      if (speed_probe) profile_sampler.Start();
       auto profiled = profile(sizes, sharing);
       profile_speed = profile_sampler.Stop();
       TESSERA_RETURN_IF_ERROR(profiled.status());
