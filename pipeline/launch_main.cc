@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "core/file.h"
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
+#include "pipeline/cpu_speed.h"
 #include "pipeline/gloo_collective.h"
 #include "pipeline/launcher.h"
 #include "pipeline/link_probe.h"
@@ -134,6 +136,9 @@ int main(int argc, char** argv) {
   double predicted_without_comm_s = 0;  // the same without the communication threads' CPU
   double predicted_cpu_share = 0;       // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
+  bool speed_probe = false;  // time the reference kernel (pipeline/cpu_speed.h)
+  int speed_probe_interval_ms = 500;
+  std::vector<pl::SpeedSample> profile_speed, run_speed;
   app.add_option("--model", job.model.kind,
                  "gpt, cnn, torchscript (with --script) or a model registered in this binary "
                  "(pipeline/model_registry.h)")
@@ -251,6 +256,13 @@ int main(int argc, char** argv) {
                  "Auto-config: processors the workers share (0: one each; default: this "
                  "machine's when every worker is local, else 0)");
   app.add_option("--profile-out", profile_out, "Auto-config: write the profile here (JSON)");
+  app.add_flag("--speed-probe", speed_probe,
+               "Time a fixed reference kernel on every processor while --auto profiles and "
+               "again while the workers run, and report the prediction error normalized by the "
+               "change of the cores' speed next to the raw one (pipeline/cpu_speed.h)");
+  app.add_option("--speed-probe-interval-ms", speed_probe_interval_ms,
+                 "With --speed-probe: milliseconds between rounds of samples")
+      ->capture_default_str();
   app.add_flag("--elastic", elastic,
                "Keep training while workers come and go: restart from the newest checkpoint "
                "with a new auto-config when a worker dies or --workers-file changes");
@@ -305,6 +317,9 @@ int main(int argc, char** argv) {
     job.timeout_ms = timeout_s * 1000;
     pl::AutoConfigRequest request;
     if (elastic) {  // checked before the profiling below
+      if (speed_probe) {
+        return tessera::cli::UsageError("--speed-probe is not supported with --elastic");
+      }
       if (job.save_dir.empty()) return tessera::cli::UsageError("--elastic needs --save-dir");
       if (!job.resume_dir.empty()) {
         return tessera::cli::UsageError(
@@ -330,11 +345,24 @@ int main(int argc, char** argv) {
         }
         sharing = std::max(sharing, 1);
       }
-      TESSERA_ASSIGN_OR_RETURN(request.profiles, profile(sizes, sharing));
+      pl::SpeedSampler profile_sampler(speed_probe_interval_ms);
+      if (speed_probe) profile_sampler.Start();
+      auto profiled = profile(sizes, sharing);
+      profile_speed = profile_sampler.Stop();
+      TESSERA_RETURN_IF_ERROR(profiled.status());
+      request.profiles = std::move(*profiled);
       for (const auto& p : request.profiles) PrintProfile(p);
+      const pl::SpeedSummary profile_kernel = pl::SummarizeSpeed(profile_speed);
+      if (!profile_speed.empty()) {
+        fmt::print("{}\n", pl::FormatSpeedSummary("while profiling", profile_kernel));
+      }
       if (!profile_out.empty()) {
-        TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(
-            profile_out, pl::ProfilesToJson(request.profiles).dump(1) + "\n"));
+        nlohmann::json out = pl::ProfilesToJson(request.profiles);
+        if (!profile_speed.empty()) {
+          // Recorded with every micro-batch size's profile (the reader ignores the key).
+          for (auto& entry : out) entry["reference_kernel_cpu_s"] = profile_kernel.median_cpu_s;
+        }
+        TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(profile_out, out.dump(1) + "\n"));
       }
       std::vector<pl::Host> distinct;
       pl::HostSlots(hosts, &distinct);
@@ -566,8 +594,11 @@ int main(int argc, char** argv) {
         pl::MicroBatches(job), job.global_batch, cuts);
     std::fflush(stdout);
     g_launching = true;
+    pl::SpeedSampler run_sampler(speed_probe_interval_ms);
+    if (speed_probe) run_sampler.Start();
     pl::LaunchOutcome outcome =
         pl::LaunchWatched(options, nullptr, [] { return g_terminate.load(); });
+    run_speed = run_sampler.Stop();
     TESSERA_RETURN_IF_ERROR(outcome.status);
     pl::LaunchResult run = std::move(*outcome.result);
     if (outcome.stopped_at >= 0) {
@@ -612,6 +643,19 @@ int main(int argc, char** argv) {
             p, predicted_cpu_share, m, summary.busy_cpu_share, 100 * (p / m - 1));
       }
     }
+    const pl::SpeedSummary profile_kernel = pl::SummarizeSpeed(profile_speed);
+    const pl::SpeedSummary run_kernel = pl::SummarizeSpeed(run_speed);
+    std::optional<pl::SpeedComparison> speed;
+    if (!run_speed.empty()) {
+      fmt::print("{}\n", pl::FormatSpeedSummary("while the workers ran", run_kernel));
+      if (predicted_step_s > 0 && !profile_speed.empty()) {
+        TESSERA_ASSIGN_OR_RETURN(
+            speed, pl::CompareWithSpeed(predicted_step_s, summary.step_s,
+                                        profile_kernel.median_cpu_s, run_kernel.median_cpu_s,
+                                        predicted_cpu_share, summary.busy_cpu_share));
+        fmt::print("{}\n", pl::FormatSpeedComparison(*speed));
+      }
+    }
     fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
     fmt::print("job description and worker reports: {}\n", run_dir);
     if (!json_out.empty()) {
@@ -640,6 +684,30 @@ int main(int argc, char** argv) {
                           {"busy_cpu_share", summary.busy_cpu_share},
                           {"wall_s", run.wall_s}};
       if (outcome.stopped_at >= 0) j["stopped_at"] = outcome.stopped_at;
+      if (speed_probe) {
+        auto kernel_json = [](const pl::SpeedSummary& s) {
+          nlohmann::json per_cpu = nlohmann::json::object();
+          for (size_t i = 0; i < s.cpus.size(); ++i) {
+            per_cpu[std::to_string(s.cpus[i])] = s.cpu_median_s[i];
+          }
+          return nlohmann::json{{"samples", s.samples},
+                                {"median_cpu_s", s.median_cpu_s},
+                                {"median_wall_s", s.median_wall_s},
+                                {"min_cpu_s", s.min_cpu_s},
+                                {"max_cpu_s", s.max_cpu_s},
+                                {"per_cpu_median_s", per_cpu},
+                                {"flush_denormals", s.any_flush_denormals}};
+        };
+        nlohmann::json probe = {{"profile", kernel_json(profile_kernel)},
+                                {"run", kernel_json(run_kernel)}};
+        if (speed) {
+          probe["factor"] = speed->factor;
+          probe["speed_normalized_step_s"] = speed->normalized_predicted_s;
+          probe["speed_normalized_error_pct"] = speed->normalized_error_pct;
+          probe["speed_and_share_error_pct"] = speed->speed_and_share_error_pct;
+        }
+        j["speed_probe"] = probe;
+      }
       TESSERA_RETURN_IF_ERROR(tessera::WriteFileAtomically(json_out, j.dump(2) + "\n"));
     }
     if (outcome.stopped_at >= 0) {

@@ -430,7 +430,9 @@ TEST(RegisteredModel, TrainsThroughItsOwnWorkerBinary) {
 
 // `pipeline-launch --auto` for a model registered only in the user's worker binary: the launcher
 // has that binary profile the model's units (`--profile`), ranks the candidates from that
-// profile, trains the chosen one and predicts its step time before running.
+// profile, trains the chosen one and predicts its step time before running. With
+// --speed-probe it also times the reference kernel (pipeline/cpu_speed.h) while profiling and
+// while the workers run, and reports the speed-normalized error next to the raw one.
 TEST(RegisteredModel, AutoConfiguresFromItsOwnWorkerBinary) {
   const std::string bin = std::getenv("TESSERA_BIN_DIR") ? std::getenv("TESSERA_BIN_DIR") : "bin";
   const JobConfig data = Script(1, 1);  // its data file: 8 features, 4 classes
@@ -439,7 +441,8 @@ TEST(RegisteredModel, AutoConfiguresFromItsOwnWorkerBinary) {
   const std::string command = fmt::format(
       "'{0}/pipeline-launch' --model residual-mlp --worker '{0}/pipeline-example-worker' "
       "--data '{1}' --layers 2 --width 16 --classes 4 --global-batch 16 --steps 6 --auto "
-      "--workers 2 --auto-micro-batches 2,4 --json '{2}/out.json' --run-dir '{2}/run' "
+      "--workers 2 --auto-micro-batches 2,4 --speed-probe --json '{2}/out.json' --run-dir "
+      "'{2}/run' "
       "> '{2}/log' 2>&1",
       bin, data.model.data_path, dir.string());
   const int rc = std::system(command.c_str());
@@ -449,6 +452,13 @@ TEST(RegisteredModel, AutoConfiguresFromItsOwnWorkerBinary) {
   EXPECT_NE(log.find("profile (ms per micro-batch of 2): u0"), std::string::npos) << log;
   const auto json = nlohmann::json::parse(ReadFile(dir / "out.json").value_or("{}"));
   EXPECT_GT(json.value("predicted_step_s", 0.0), 0.0) << log;
+  // At least one round at the start and one at the end of each, so a factor exists.
+  const auto probe = json.value("speed_probe", nlohmann::json::object());
+  EXPECT_GE(probe.value("profile", nlohmann::json::object()).value("samples", 0), 2) << log;
+  EXPECT_GE(probe.value("run", nlohmann::json::object()).value("samples", 0), 2) << log;
+  EXPECT_GT(probe.value("factor", 0.0), 0.0) << log;
+  // Broken on purpose (11th session): without the comparison line printed, this failed.
+  EXPECT_NE(log.find("speed-normalized: the run's cores took"), std::string::npos) << log;
   const auto losses = json.value("losses", std::vector<double>{});
   ASSERT_EQ(losses.size(), 6u) << log;
   EXPECT_LT(losses.back(), losses.front());

@@ -18,7 +18,11 @@
 # of a core the profiled tasks got (ContendedTimes::cpu_share) against the measured step times
 # the share the run's tasks got (RunSummary::busy_cpu_share, thread CPU clocks): both are then
 # the step on cores of its own, and a change of the other processes' load between the profile
-# and the run cancels. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
+# and the run cancels. With --speed-probe (always on here), the speed-normalized error too: the
+# prediction times the run's over the profile's median time of a fixed reference kernel on every
+# processor (pipeline/cpu_speed.h): what the profile would have predicted on the run's cores, so a
+# change of the host's core speed between profile and run (seen up to 1.6x in the seventh
+# session) is told from a wrong model; and both normalizations together. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
 # (predicted against measured with the +-10 % band), the logs and JSON of every run.
 # Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
 # PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time).
@@ -36,7 +40,7 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
@@ -49,7 +53,7 @@ for round in $(seq "$ROUNDS"); do
     if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
     name=$case.$round
     before=$(load)
-    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" "${pick[@]}" --timeout 900 \
+    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" "${pick[@]}" --timeout 900 --speed-probe \
         --run-dir "$OUT/run-$name" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
@@ -62,9 +66,17 @@ ps, rs = j.get("predicted_cpu_share", 0), j.get("busy_cpu_share", 0)
 norm = f"{100 * (p * ps / (m * rs) - 1):+.1f}" if ps > 0 and rs > 0 else ""
 print(f"{sys.argv[2]},{sys.argv[3]},{j['stages']},{j['replicas']},{j['micro_batch']},"
       f"{p:.5f},{m:.5f},{100 * (p / m - 1):+.1f},{sys.argv[4]},{sys.argv[5]},{ps:.3f},{rs:.3f},"
-      f"{norm},{j.get('predicted_without_comm_s', 0):.5f}")
+      f"{norm},{j.get('predicted_without_comm_s', 0):.5f},", end="")
+sp = j.get("speed_probe", {})
+if "factor" in sp:
+    print(f"{1e3 * sp['profile']['median_cpu_s']:.3f},{1e3 * sp['run']['median_cpu_s']:.3f},"
+          f"{sp['factor']:.3f},{sp['speed_normalized_error_pct']:+.1f},"
+          f"{sp['speed_and_share_error_pct']:+.1f},", end="")
+else:
+    print(",,,,,", end="")
+print(f"{max(j['peak_rss_mb']):.0f},{j.get('predicted_memory_mb', 0):.0f}")
 EOF
-    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $9, $10}'
+    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $15, $16, $17, $18, $19, $9, $10}'
     grep -E '^contention|^all-reduce on loopback|communication threads' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
@@ -73,14 +85,19 @@ done
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 import statistics
-print("| round | case | P | D | m | predicted s | measured s | error | core share profile / run "
-      "| CPU-normalized error | load before / after |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| round | case | P | D | m | predicted s | measured s | error | kernel ms profile / run "
+      "(factor) | speed-normalized error | core share profile / run | CPU-normalized error "
+      "| speed+share error | peak RSS MB (estimate) | load before / after |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['round']} | {r['case']} | {r['P']} | {r['D']} | {r['m']} | "
           f"{float(r['predicted_step_s']):.4f} | {float(r['measured_step_s']):.4f} | "
-          f"{r['error_pct']} % | {r['profile_share']} / {r['run_share']} | "
-          f"{r['normalized_error_pct'] or '-'} % | {r['load_before']} / {r['load_after']} |")
+          f"{r['error_pct']} % | {r['kernel_profile_ms'] or '-'} / {r['kernel_run_ms'] or '-'} "
+          f"({r['speed_factor'] or '-'}) | {r['speed_error_pct'] or '-'} % | "
+          f"{r['profile_share']} / {r['run_share']} | "
+          f"{r['normalized_error_pct'] or '-'} % | {r['speed_share_error_pct'] or '-'} % | "
+          f"{r['peak_rss_mb']} ({r['predicted_memory_mb']}) | "
+          f"{r['load_before']} / {r['load_after']} |")
 
 
 def describe(name, errors):
@@ -94,7 +111,9 @@ def describe(name, errors):
 
 
 cases = sorted({r["case"] for r in rows})
-for label, key in (("wall-clock", "error_pct"), ("CPU-normalized", "normalized_error_pct")):
+for label, key in (("wall-clock", "error_pct"), ("speed-normalized", "speed_error_pct"),
+                   ("CPU-normalized", "normalized_error_pct"),
+                   ("speed and CPU-share normalized", "speed_share_error_pct")):
     describe(f"{label}, all cases", [float(r[key]) for r in rows if r[key]])
     for c in cases:
         describe(f"{label}, {c}", [float(r[key]) for r in rows if r[key] and r["case"] == c])
