@@ -80,6 +80,12 @@ size_t BlockBudget::mempool_capacity() const {
   return static_cast<size_t>(std::ceil(options_.backlog_pools * static_cast<double>(pool_txs_)));
 }
 
+size_t BlockBudget::waiting_capacity() const {
+  if (options_.waiting_pools <= 0) return 0;
+  return std::max<size_t>(
+      1, static_cast<size_t>(std::ceil(options_.waiting_pools * static_cast<double>(pool_txs_))));
+}
+
 std::chrono::milliseconds BlockBudget::retry_after() const {
   return std::chrono::milliseconds(
       std::max<int64_t>(100, static_cast<int64_t>(std::llround(mean_round_s_ * 1e3))));

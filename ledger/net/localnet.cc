@@ -106,7 +106,9 @@ Status PlanPoliticians(const LocalnetConfig& cfg, const fs::path& out_dir,
               std::to_string(cfg.target_round_s > 0 ? cfg.target_round_s
                                                     : cfg.timing.round_timeout_ms / 2000.0),
               "--backlog-pools",
-              std::to_string(cfg.backlog_pools)};
+              std::to_string(cfg.backlog_pools),
+              "--waiting-pools",
+              std::to_string(cfg.waiting_pools)};
     if (p.malicious) {
       p.args.push_back("--fault");
       p.args.push_back(cfg.politician_behaviours[i % cfg.politician_behaviours.size()]);

@@ -11,8 +11,9 @@
 //               ("per-height", the default, or "per-step": genesis.h VoteCommittees), key_seed (0:
 //               fresh random keys; otherwise deterministic keys, so runs are reproducible),
 //               keep_versions (state versions each politician keeps; default 64),
-//               target_round_s (0 = half of round_timeout), backlog_pools (politicians'
-//               back-pressure, block_budget.h)
+//               target_round_s (0 = half of round_timeout), backlog_pools and
+//               waiting_pools (politicians' back-pressure, block_budget.h; waiting_pools 0:
+//               the total bound only)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
 //   [load]      rate (offered tx/s), duration_s, blocks (stop after this many blocks; 0 =
 //               duration), double_spend_fraction, fanout (politicians each transfer is sent
@@ -73,6 +74,7 @@ struct LocalnetConfig {
   uint32_t keep_versions = 64;
   double target_round_s = 0;  // 0: half the citizens' round timeout
   double backlog_pools = 2;
+  double waiting_pools = 1;
   // The politicians' and citizen daemons' spdlog level (their logs under out/logs): "warn"
   // keeps long runs quiet; "info" logs every commit with its duration and block size.
   std::string log_level = "warn";

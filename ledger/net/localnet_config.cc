@@ -69,6 +69,7 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0, 3600));
   TESSERA_RETURN_IF_ERROR(real("network.backlog_pools", l.backlog_pools, 1, 1000));
+  TESSERA_RETURN_IF_ERROR(real("network.waiting_pools", l.waiting_pools, 0, 1000));
   TESSERA_ASSIGN_OR_RETURN(l.log_level, c.GetStringOr("network.log_level", l.log_level));
   if (spdlog::level::from_str(l.log_level) == spdlog::level::off && l.log_level != "off") {
     return InvalidArgumentError("network.log_level '" + l.log_level +
