@@ -56,6 +56,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -68,6 +69,9 @@ struct BlockBudgetOptions {
   double target_round_s = 10.0;
   double backlog_pools = 2;
   double waiting_pools = 1;  // 0: no bound on waiting transactions of its own
+  // Not empty: each PoolFrozen and BlockCommitted appends a line here (round_timeline.h; the
+  // localnet's latency breakdown reads it).
+  std::filesystem::path timeline;
 };
 
 class BlockBudget {

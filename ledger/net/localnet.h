@@ -49,6 +49,7 @@
 #include "core/config.h"
 #include "core/status.h"
 #include "ledger/net/citizen.h"
+#include "ledger/net/round_timeline.h"
 
 namespace tessera::ledger::net {
 
@@ -127,7 +128,10 @@ struct LocalnetReport {
   // Committed in the blocks after the first, over the time from the first block to the last.
   double steady_tx_per_s = 0;
   double offered_tx_per_s = 0, submitted_tx_per_s = 0;  // over the load's duration
+  // From each committed transfer's first submission (not a resend) to the auditor seeing its
+  // block; the breakdown splits it into stages (round_timeline.h).
   double latency_p50_s = 0, latency_p90_s = 0, latency_p99_s = 0, latency_max_s = 0;
+  LatencyBreakdown latency_breakdown;
   double block_interval_s = 0;
   uint64_t committee_rounds = 0;  // summed over honest citizens
   double citizen_bytes_up_per_block = 0, citizen_bytes_down_per_block = 0;

@@ -217,6 +217,19 @@ std::string LocalnetReport::ToJson() const {
                       {"blacklisted_malicious", blacklisted_malicious},
                       {"blacklisted_honest", blacklisted_honest},
                       {"evidence_refused", evidence_refused}};
+  // The latency breakdown, flat: latency_<stage>_{p50,p99,tail}_s (tail: the mean over the
+  // transfers at or above the p99 total, so a p99 reads as its stages).
+  const LatencyBreakdown& b = latency_breakdown;
+  for (const auto& [name, stage] :
+       {std::pair{"admission", &b.admission}, std::pair{"mempool", &b.mempool},
+        std::pair{"pool_to_block", &b.pool_to_block},
+        std::pair{"block_to_visible", &b.block_to_visible}, std::pair{"total", &b.total}}) {
+    j[std::string("latency_") + name + "_p50_s"] = stage->p50_s;
+    j[std::string("latency_") + name + "_p99_s"] = stage->p99_s;
+    j[std::string("latency_") + name + "_tail_s"] = stage->tail_mean_s;
+  }
+  j["latency_attributed_txs"] = b.attributed;
+  j["latency_unattributed_txs"] = b.unattributed;
   return j.dump(1);
 }
 

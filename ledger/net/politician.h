@@ -58,6 +58,8 @@ struct PoliticianOptions {
   double target_round_s = 10.0;
   double backlog_pools = 2;
   double waiting_pools = 1;
+  // Not empty: the block budget's round timeline file (round_timeline.h), for measurements.
+  std::filesystem::path round_timeline;
   size_t min_pool_txs = 50;
   // State versions kept: proofs can be served for the newest keep_versions - 1 blocks; older
   // versions are pruned after each commit (the chain itself is never pruned).
