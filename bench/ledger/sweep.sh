@@ -17,7 +17,13 @@
 # their transactions). With both, each offered rate runs honest then withholding back to
 # back, so the pair sees about the same load on the shared box, and the summary gives the
 # withholding sweep as a fraction of the honest one per rate. LEDGER_SWEEP_WITHHOLD=1 is
-# LEDGER_SWEEP_VARIANTS=withhold. Each run records the load
+# LEDGER_SWEEP_VARIANTS=withhold. "total-bound": all honest, with the politicians' admission
+# bound of before the waiting bound (network.waiting_pools = 0: the mempool's total of
+# backlog_pools pools only; block_budget.h), to compare the two bounds rate by rate in one
+# sweep (e.g. LEDGER_SWEEP_VARIANTS="honest total-bound"). A second table splits each run's
+# latency into its stages (round_timeline.h: admission, mempool, pool -> block, block ->
+# visible), p50 / p99 and the mean over the transfers at or above the p99, in block intervals.
+# Each run records the load
 # average before and after it (`uptime`): the box is shared. LEDGER_SWEEP_LOG_LEVEL=info (with
 # LEDGER_SWEEP_KEEP_LOGS=1) keeps every process's log, each commit with its duration.
 # LEDGER_SWEEP_SUMMARY_ONLY=1 redoes the table and plot from the reports already in $out.
@@ -34,8 +40,8 @@ variants=${LEDGER_SWEEP_VARIANTS:-honest}
 [ "${LEDGER_SWEEP_WITHHOLD:-0}" = 1 ] && variants=withhold
 for variant in $variants; do
   case $variant in
-    honest|withhold) ;;
-    *) echo "LEDGER_SWEEP_VARIANTS: unknown variant '$variant' (honest, withhold)"; exit 1 ;;
+    honest|withhold|total-bound) ;;
+    *) echo "LEDGER_SWEEP_VARIANTS: unknown variant '$variant' (honest, withhold, total-bound)"; exit 1 ;;
   esac
 done
 localnet="$build/bin/ledger-localnet"
@@ -55,13 +61,15 @@ for committee in $committees; do
       [ "${LEDGER_SWEEP_SUMMARY_ONLY:-0}" = 1 ] && continue  # tables and plot from the reports
       name="c${committee}-r${rate}$(suffix "$variant")"
       adversary=""
+      bound=()
+      [ "$variant" = total-bound ] && bound=(waiting_pools=0)
       if [ "$variant" = withhold ]; then
         adversary=$'[adversary]\npoliticians = 0.2\npolitician_behaviours = ["withhold_data"]'
       fi
       ledger_write_config "$out/$name.toml" citizens="$citizens" committee_size="$committee" \
         validation_sample="$sample" accounts="$accounts" max_pool_txs=2000 \
         log_level="\"${LEDGER_SWEEP_LOG_LEVEL:-warn}\"" rate="$rate" duration_s="$seconds" \
-        adversary="$adversary"
+        adversary="$adversary" "${bound[@]}"
       echo "sweep ($variant): committee $committee of $citizens citizens, offered $rate tx/s for ${seconds}s (load: $(cut -d' ' -f1-3 /proc/loadavg))"
       load_before=$(cut -d' ' -f1 /proc/loadavg)
       if ! "$localnet" --check --config "$out/$name.toml" --out "$out/run-$name" > "$out/$name.log" 2>&1; then
@@ -83,13 +91,17 @@ done
 python3 - "$out" "$committees" "$rates" "$(nproc)" "$sample" "$seconds" "$variants" <<'PY'
 import json, os, sys
 out, committees, rates, cores, sample, seconds, variants = sys.argv[1], sys.argv[2].split(), [int(r) for r in sys.argv[3].split()], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7].split()
-WHO = {"honest": "all honest", "withhold": "one withholding pool data"}
+WHO = {"honest": "all honest", "withhold": "one withholding pool data",
+       "total-bound": "all honest, total admission bound only"}
 def suffix(v): return "" if v == "honest" else f"-{v}"
 lines = [f"saturation sweep: 5 politicians ({'; '.join(WHO[v] for v in variants)}), {cores} cores, validation sample {sample}, {seconds} s per run",
          "committed = all our transfers committed / (last block - first submission); steady = blocks after the first / (last block - first block)",
          f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'refused/s':>9} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'cores':>5} {'resent/s':>8} {'load':>9} {'audit':>5}"]
 all_pass = True
 summary = []
+STAGES = ["admission", "mempool", "pool_to_block", "block_to_visible", "total"]
+breakdown = ["", "latency by stage, in block intervals (round_timeline.h): p50 / p99 / mean over the transfers at or above the p99 total",
+             f"{'politicians':>11} {'committee':>9} {'offered':>8} " + " ".join(f"{s:>18}" for s in STAGES) + f" {'attributed':>10}"]
 by_variant = {}  # (variant, committee) -> {rate: report}
 for c in committees:
   for v in variants:
@@ -118,6 +130,11 @@ for c in committees:
         # commits less whatever the offered load; compare runs' shares before their tx/s.
         r['cores'] = cpu_s / max(float(seconds), 1e-9)
         lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r.get('busy_answers', 0) / float(seconds):>9.1f} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {r['cores']:>5.2f} {r.get('resent_submissions', 0) / float(seconds):>8.1f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
+        if 'latency_total_p50_s' in r:
+            iv = max(r['block_interval_s'], 1e-9)
+            breakdown.append(f"{v:>11} {c:>9} {rate:>8} " + " ".join(
+                f"{'%.2f/%.2f/%.2f' % (r['latency_%s_p50_s' % s] / iv, r['latency_%s_p99_s' % s] / iv, r['latency_%s_tail_s' % s] / iv):>18}" for s in STAGES)
+                + f" {r['latency_attributed_txs']:>5}/{r['latency_attributed_txs'] + r['latency_unattributed_txs']}")
     by_variant[(v, c)] = {rate: r for rate, r, _, _ in rows}
     with open(os.path.join(out, f"sweep-c{c}{suffix(v)}.dat"), "w") as f:
         f.write("# offered submitted committed p50_s p99_s block_interval_s steady\n")
@@ -146,15 +163,16 @@ for c in committees:
         if speak.get("steady_tx_per_s", 0) > 0:
             summary.append(f"{who}, steady state: peak {speak['steady_tx_per_s']:.1f} tx/s at offered {speak_rate}; saturating ~{ssat}; "
                            + (f"at >= 2x: worst {sworst:.1f} tx/s = {100 * sworst / speak['steady_tx_per_s']:.0f}% of peak" if sbeyond else "no run at >= 2x"))
-  # The withholding sweep beside the honest one, rate by rate (each pair ran back to back).
-  honest, bad = by_variant.get(("honest", c), {}), by_variant.get(("withhold", c), {})
-  both = [rate for rate in rates if rate in honest and rate in bad]
-  if both:
-      summary.append(f"committee {c}, withholding / honest committed tx/s per offered rate: "
+  # Each other variant beside the honest one, rate by rate (each pair ran back to back).
+  for other in [v for v in variants if v != "honest"]:
+    honest, bad = by_variant.get(("honest", c), {}), by_variant.get((other, c), {})
+    both = [rate for rate in rates if rate in honest and rate in bad]
+    if both:
+      summary.append(f"committee {c}, {other} / honest committed tx/s per offered rate: "
                      + ", ".join(f"{rate}: {100 * bad[rate]['tx_per_s'] / max(honest[rate]['tx_per_s'], 1e-9):.0f}%" for rate in both)
                      + f"; peak {100 * max(bad[x]['tx_per_s'] for x in both) / max(max(honest[x]['tx_per_s'] for x in both), 1e-9):.0f}% of the honest peak"
-                     + "; p99 / interval withholding: " + ", ".join(f"{bad[x]['latency_p99_s'] / max(bad[x]['block_interval_s'], 1e-9):.1f}" for x in both))
-lines += [""] + summary + [f"audit of every run (no fork, valid blocks, conservation, no double spend, agreement, proofs): {'PASS' if all_pass else 'FAIL'}"]
+                     + f"; p99 / interval {other}: " + ", ".join(f"{bad[x]['latency_p99_s'] / max(bad[x]['block_interval_s'], 1e-9):.1f}" for x in both))
+lines += breakdown + [""] + summary + [f"audit of every run (no fork, valid blocks, conservation, no double spend, agreement, proofs): {'PASS' if all_pass else 'FAIL'}"]
 loads = [x for rs in by_variant.values() for r in rs.values()
          for x in (r.get("load_before"), r.get("load_after")) if x is not None]
 open(os.path.join(out, "load_range.txt"), "w").write(f"{min(loads):.0f}-{max(loads):.0f}" if loads else "?")

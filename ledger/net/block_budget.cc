@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "ledger/net/round_timeline.h"
+
 namespace tessera::ledger::net {
 
 BlockBudget::BlockBudget(BlockBudgetOptions options)
@@ -18,11 +20,15 @@ BlockBudget::BlockBudget(BlockBudgetOptions options)
 }
 
 void BlockBudget::PoolFrozen(uint64_t height, size_t txs, Clock::time_point now) {
+  if (!options_.timeline.empty()) AppendRoundTimeline(options_.timeline, "freeze", height, txs);
   frozen_.emplace(height, std::make_pair(now, txs));
   while (frozen_.size() > 16) frozen_.erase(frozen_.begin());  // heights never committed
 }
 
 void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, Clock::time_point now) {
+  if (!options_.timeline.empty()) {
+    AppendRoundTimeline(options_.timeline, "commit", height, block_txs);
+  }
   auto it = frozen_.find(height);
   if (it == frozen_.end()) return;
   const double round_s = std::chrono::duration<double>(now - it->second.first).count();
@@ -78,6 +84,12 @@ std::optional<BlockBudget::RoundFit> BlockBudget::fit() const {
 
 size_t BlockBudget::mempool_capacity() const {
   return static_cast<size_t>(std::ceil(options_.backlog_pools * static_cast<double>(pool_txs_)));
+}
+
+size_t BlockBudget::waiting_capacity() const {
+  if (options_.waiting_pools <= 0) return 0;
+  return std::max<size_t>(
+      1, static_cast<size_t>(std::ceil(options_.waiting_pools * static_cast<double>(pool_txs_))));
 }
 
 std::chrono::milliseconds BlockBudget::retry_after() const {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 namespace tessera::ledger::net {
@@ -95,6 +96,30 @@ TEST(BlockBudgetTest, CapacityAndRetryHintFollowTheMeasurements) {
   EXPECT_NEAR(b.retry_after().count(), 3000, 2);
   EXPECT_EQ(b.pool_txs(), 400u);
   EXPECT_EQ(b.mempool_capacity(), 1000u);
+}
+
+// The admission bound tied to the next pool: waiting_pools x the current pool size, following
+// the pool as it shrinks; 0 turns it off.
+TEST(BlockBudgetTest, TheWaitingBoundFollowsThePoolSize) {
+  BlockBudget b({.max_pool_txs = 400,
+                 .min_pool_txs = 10,
+                 .initial_pool_txs = 400,
+                 .target_round_s = 4,
+                 .backlog_pools = 2,
+                 .waiting_pools = 1.5});
+  EXPECT_EQ(b.waiting_capacity(), 600u);
+  auto t = BlockBudget::Clock::time_point();
+  b.PoolFrozen(1, 400, t);
+  t += std::chrono::seconds(8);  // twice the target: the pool shrinks
+  b.BlockCommitted(1, 400, t);
+  ASSERT_LT(b.pool_txs(), 400u);
+  EXPECT_EQ(b.waiting_capacity(),
+            static_cast<size_t>(std::ceil(1.5 * static_cast<double>(b.pool_txs()))));
+  EXPECT_EQ(b.mempool_capacity(), 2 * b.pool_txs());
+  BlockBudget off({.max_pool_txs = 400, .initial_pool_txs = 400, .waiting_pools = 0});
+  EXPECT_EQ(off.waiting_capacity(), 0u);
+  BlockBudget by_default({.max_pool_txs = 400, .initial_pool_txs = 400});
+  EXPECT_EQ(by_default.waiting_capacity(), 400u);
 }
 
 // A closed-loop model of the localnet beyond saturation: 5 politicians, each with its own

@@ -149,6 +149,7 @@ void LoadGenerator::Run(Worker* w) {
       lock.unlock();
       uint32_t hint = 0;
       bool busy = false;
+      const Clock::time_point first_submit = Clock::now();
       std::vector<uint32_t> took = Send(w, tx, {}, kMaxBusyAnswers, &hint, &busy);
       {
         std::lock_guard<std::mutex> stats(mu_);
@@ -156,7 +157,8 @@ void LoadGenerator::Run(Worker* w) {
         if (!took.empty()) {
           ++counts_.submitted;
           auto sent = Clock::now();
-          submitted_.emplace(std::string(AsChars(TransactionId(tx))), sent);
+          submitted_.emplace(std::string(AsChars(TransactionId(tx))),
+                             Submission{first_submit, sent, took});
           if (!first_submit_) first_submit_ = sent;
         } else if (busy) {
           ++counts_.busy;
@@ -227,10 +229,11 @@ void LoadGenerator::Run(Worker* w) {
   }
 }
 
-std::vector<double> LoadGenerator::OnBlock(
+std::vector<CommittedTransfer> LoadGenerator::OnBlock(
     const std::vector<Transaction>& applied,
-    const std::function<uint64_t(const PublicKey&)>& nonce_of, Clock::time_point now) {
-  std::vector<double> latencies;
+    const std::function<uint64_t(const PublicKey&)>& nonce_of, uint64_t height,
+    Clock::time_point now) {
+  std::vector<CommittedTransfer> committed;
   {
     std::lock_guard<std::mutex> lock(mu_);
     interval_.Observe(now);
@@ -238,7 +241,11 @@ std::vector<double> LoadGenerator::OnBlock(
     for (const Transaction& tx : applied) {
       auto it = submitted_.find(std::string(AsChars(TransactionId(tx))));
       if (it == submitted_.end()) continue;
-      latencies.push_back(std::chrono::duration<double>(now - it->second).count());
+      committed.push_back({.height = height,
+                           .first_submit = it->second.first_submit,
+                           .accepted = it->second.accepted,
+                           .visible = now,
+                           .politicians = std::move(it->second.politicians)});
       submitted_.erase(it);
     }
   }
@@ -253,7 +260,7 @@ std::vector<double> LoadGenerator::OnBlock(
       }
     }
   }
-  return latencies;
+  return committed;
 }
 
 }  // namespace tessera::ledger::net

@@ -38,6 +38,7 @@
 
 #include "ledger/codec/messages.h"
 #include "ledger/net/client.h"
+#include "ledger/net/round_timeline.h"
 
 namespace tessera::ledger::net {
 
@@ -88,12 +89,13 @@ class LoadGenerator {
   void Start();
   void Stop();  // joins the threads; idempotent
 
-  // After each committed block: `applied` are its transfers; `nonce_of` reads an account's
-  // nonce in the state after it. Returns the commit latency (seconds) of every transfer of
-  // ours that `applied` contains.
-  std::vector<double> OnBlock(const std::vector<Transaction>& applied,
-                              const std::function<uint64_t(const PublicKey&)>& nonce_of,
-                              Clock::time_point now);
+  // After each committed block `height`, seen at `now`: `applied` are its transfers;
+  // `nonce_of` reads an account's nonce in the state after it. Returns every transfer of ours
+  // that `applied` contains, with its first submission (the clock of its latency starts there,
+  // whatever resends followed), its acceptance and the politicians that accepted it.
+  std::vector<CommittedTransfer> OnBlock(const std::vector<Transaction>& applied,
+                                         const std::function<uint64_t(const PublicKey&)>& nonce_of,
+                                         uint64_t height, Clock::time_point now);
 
   LoadCounts counts() const;
   std::optional<Clock::time_point> first_submit() const;
@@ -123,8 +125,12 @@ class LoadGenerator {
   std::atomic<uint64_t> resent_{0};
   std::atomic<uint64_t> busy_answers_{0};
 
-  mutable std::mutex mu_;                                         // guards the members below
-  std::unordered_map<std::string, Clock::time_point> submitted_;  // tx id (bytes) -> first sent
+  mutable std::mutex mu_;  // guards the members below
+  struct Submission {
+    Clock::time_point first_submit, accepted;
+    std::vector<uint32_t> politicians;
+  };
+  std::unordered_map<std::string, Submission> submitted_;  // tx id (bytes) -> its submission
   std::optional<Clock::time_point> first_submit_;
   BlockIntervalEstimate interval_;
   LoadCounts counts_;

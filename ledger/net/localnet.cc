@@ -53,6 +53,7 @@ struct PoliticianProcess {
   std::unique_ptr<ChildProcess> process;
   std::vector<std::string> args;
   fs::path log;
+  fs::path timeline;  // its round timeline (round_timeline.h)
   bool malicious = false;
   std::unique_ptr<PoliticianClient> client;
 };
@@ -90,6 +91,7 @@ Status PlanPoliticians(const LocalnetConfig& cfg, const fs::path& out_dir,
     TESSERA_ASSIGN_OR_RETURN(int port, FreeLoopbackPort());
     net.g.politicians.push_back({i, k.public_key(), "127.0.0.1:" + std::to_string(port)});
     p.malicious = i < net.bad_pols;
+    p.timeline = out_dir / "logs" / ("politician-" + std::to_string(i) + ".timeline.tsv");
     p.args = {"--log-level",
               cfg.log_level,
               "--genesis",
@@ -106,7 +108,11 @@ Status PlanPoliticians(const LocalnetConfig& cfg, const fs::path& out_dir,
               std::to_string(cfg.target_round_s > 0 ? cfg.target_round_s
                                                     : cfg.timing.round_timeout_ms / 2000.0),
               "--backlog-pools",
-              std::to_string(cfg.backlog_pools)};
+              std::to_string(cfg.backlog_pools),
+              "--waiting-pools",
+              std::to_string(cfg.waiting_pools),
+              "--round-timeline",
+              p.timeline.string()};
     if (p.malicious) {
       p.args.push_back("--fault");
       p.args.push_back(cfg.politician_behaviours[i % cfg.politician_behaviours.size()]);
@@ -376,9 +382,11 @@ class ChainWatch {
         auto leaf = replay_.tree().Get(AccountKey(key));
         return leaf ? DecodeAccount(*leaf)->nonce : 0;
       };
-      const std::vector<double> block_latencies = load_.OnBlock(*applied, nonce_of, now);
-      latencies_.insert(latencies_.end(), block_latencies.begin(), block_latencies.end());
-      block_load_txs_.push_back(block_latencies.size());
+      const std::vector<CommittedTransfer> ours =
+          load_.OnBlock(*applied, nonce_of, replay_.height(), now);
+      for (const CommittedTransfer& tx : ours) latencies_.push_back(Seconds(now - tx.first_submit));
+      committed_.insert(committed_.end(), ours.begin(), ours.end());
+      block_load_txs_.push_back(ours.size());
       progress_ << "[" << std::fixed << std::setprecision(1) << Seconds(now - start_) << "s] block "
                 << replay_.height() << ": " << applied->size() << " transfers\n";
     }
@@ -407,6 +415,7 @@ class ChainWatch {
   // After StopThread only.
   const ChainReplay& replay() const { return replay_; }
   std::vector<double>& latencies() { return latencies_; }
+  const std::vector<CommittedTransfer>& committed() const { return committed_; }
   const std::vector<Clock::time_point>& block_times() const { return block_times_; }
   const std::vector<size_t>& block_load_txs() const { return block_load_txs_; }
   uint64_t invalid() const { return invalid_.load(); }
@@ -414,7 +423,8 @@ class ChainWatch {
  private:
   std::mutex mu_;  // guards the replay and the figures below (the thread writes them)
   ChainReplay replay_;
-  std::vector<double> latencies_;
+  std::vector<double> latencies_;  // from each transfer's first submission
+  std::vector<CommittedTransfer> committed_;
   std::vector<Clock::time_point> block_times_;
   std::vector<size_t> block_load_txs_;  // per block: the load generator's transfers in it
   std::atomic<uint64_t> invalid_{0};
@@ -527,9 +537,10 @@ uint64_t CitizensMaxHeight(const std::vector<CitizenProcess>& daemons) {
   return citizen_max;
 }
 
-// Offered/submitted/committed counts, latencies, throughput, intervals, CPU per transfer.
+// Offered/submitted/committed counts, latencies and their breakdown (from the politicians'
+// round timelines), throughput, intervals, CPU per transfer.
 void AddLoadFigures(const LoadGenerator& load, double load_seconds, ChainWatch& watch,
-                    LocalnetReport& report) {
+                    const std::vector<PoliticianProcess>& pols, LocalnetReport& report) {
   const ChainReplay& replay = watch.replay();
   report.blocks = replay.height();
   report.invalid_blocks = watch.invalid();
@@ -583,6 +594,16 @@ void AddLoadFigures(const LoadGenerator& load, double load_seconds, ChainWatch& 
   }
   report.txs_per_block =
       report.blocks ? static_cast<double>(report.committed_txs) / report.blocks : 0;
+  std::vector<RoundTimeline> timelines(pols.size());
+  for (size_t i = 0; i < pols.size(); ++i) {
+    auto text = ReadFile(pols[i].timeline);
+    auto parsed = text.ok() ? ParseRoundTimeline(*text) : Result<RoundTimeline>(text.status());
+    if (parsed.ok()) timelines[i] = std::move(*parsed);
+  }
+  const auto system_minus_steady = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now().time_since_epoch() -
+      std::chrono::steady_clock::now().time_since_epoch());
+  report.latency_breakdown = BreakDownLatency(watch.committed(), timelines, system_minus_steady);
 }
 
 bool BalancesConserved(const ChainReplay& replay, uint64_t total) {
@@ -677,7 +698,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
     if (watch.replay().height() >= citizen_max) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
-  AddLoadFigures(load, *load_seconds, watch, report);
+  AddLoadFigures(load, *load_seconds, watch, net.pols, report);
   TESSERA_RETURN_IF_ERROR(Audit(cfg, net, daemons, watch.replay(), account_keys, report, progress));
   for (PoliticianProcess& p : net.pols) p.process->Stop();
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "report.json", report.ToJson() + "\n"));

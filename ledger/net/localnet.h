@@ -11,8 +11,9 @@
 //               ("per-height", the default, or "per-step": genesis.h VoteCommittees), key_seed (0:
 //               fresh random keys; otherwise deterministic keys, so runs are reproducible),
 //               keep_versions (state versions each politician keeps; default 64),
-//               target_round_s (0 = half of round_timeout), backlog_pools (politicians'
-//               back-pressure, block_budget.h)
+//               target_round_s (0 = half of round_timeout), backlog_pools and
+//               waiting_pools (politicians' back-pressure, block_budget.h; waiting_pools 0:
+//               the total bound only)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
 //   [load]      rate (offered tx/s), duration_s, blocks (stop after this many blocks; 0 =
 //               duration), double_spend_fraction, fanout (politicians each transfer is sent
@@ -48,6 +49,7 @@
 #include "core/config.h"
 #include "core/status.h"
 #include "ledger/net/citizen.h"
+#include "ledger/net/round_timeline.h"
 
 namespace tessera::ledger::net {
 
@@ -73,6 +75,7 @@ struct LocalnetConfig {
   uint32_t keep_versions = 64;
   double target_round_s = 0;  // 0: half the citizens' round timeout
   double backlog_pools = 2;
+  double waiting_pools = 1;
   // The politicians' and citizen daemons' spdlog level (their logs under out/logs): "warn"
   // keeps long runs quiet; "info" logs every commit with its duration and block size.
   std::string log_level = "warn";
@@ -125,7 +128,10 @@ struct LocalnetReport {
   // Committed in the blocks after the first, over the time from the first block to the last.
   double steady_tx_per_s = 0;
   double offered_tx_per_s = 0, submitted_tx_per_s = 0;  // over the load's duration
+  // From each committed transfer's first submission (not a resend) to the auditor seeing its
+  // block; the breakdown splits it into stages (round_timeline.h).
   double latency_p50_s = 0, latency_p90_s = 0, latency_p99_s = 0, latency_max_s = 0;
+  LatencyBreakdown latency_breakdown;
   double block_interval_s = 0;
   uint64_t committee_rounds = 0;  // summed over honest citizens
   double citizen_bytes_up_per_block = 0, citizen_bytes_down_per_block = 0;

@@ -69,6 +69,7 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   }
   TESSERA_RETURN_IF_ERROR(real("network.target_round_s", l.target_round_s, 0, 3600));
   TESSERA_RETURN_IF_ERROR(real("network.backlog_pools", l.backlog_pools, 1, 1000));
+  TESSERA_RETURN_IF_ERROR(real("network.waiting_pools", l.waiting_pools, 0, 1000));
   TESSERA_ASSIGN_OR_RETURN(l.log_level, c.GetStringOr("network.log_level", l.log_level));
   if (spdlog::level::from_str(l.log_level) == spdlog::level::off && l.log_level != "off") {
     return InvalidArgumentError("network.log_level '" + l.log_level +
@@ -216,6 +217,19 @@ std::string LocalnetReport::ToJson() const {
                       {"blacklisted_malicious", blacklisted_malicious},
                       {"blacklisted_honest", blacklisted_honest},
                       {"evidence_refused", evidence_refused}};
+  // The latency breakdown, flat: latency_<stage>_{p50,p99,tail}_s (tail: the mean over the
+  // transfers at or above the p99 total, so a p99 reads as its stages).
+  const LatencyBreakdown& b = latency_breakdown;
+  for (const auto& [name, stage] :
+       {std::pair{"admission", &b.admission}, std::pair{"mempool", &b.mempool},
+        std::pair{"pool_to_block", &b.pool_to_block},
+        std::pair{"block_to_visible", &b.block_to_visible}, std::pair{"total", &b.total}}) {
+    j[std::string("latency_") + name + "_p50_s"] = stage->p50_s;
+    j[std::string("latency_") + name + "_p99_s"] = stage->p99_s;
+    j[std::string("latency_") + name + "_tail_s"] = stage->tail_mean_s;
+  }
+  j["latency_attributed_txs"] = b.attributed;
+  j["latency_unattributed_txs"] = b.unattributed;
   return j.dump(1);
 }
 

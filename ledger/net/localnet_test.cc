@@ -154,6 +154,15 @@ TEST(LocalnetTest, OverloadIsTurnedAwayAtAdmissionAndBlocksKeepCommitting) {
   EXPECT_LE(r->txs_per_block, 3 * 10.0 + 1e-9);  // no block beyond the pool limits
   EXPECT_EQ(r->offered_txs,
             r->submitted_txs + r->busy_submissions + r->idle_misses + r->rejected_submissions);
+  // The latency breakdown (round_timeline.h): every committed transfer is placed in its
+  // politician's pool (fanout 1, nobody killed), and the stages add up to the total.
+  const LatencyBreakdown& b = r->latency_breakdown;
+  EXPECT_EQ(b.attributed, r->committed_txs);
+  EXPECT_EQ(b.unattributed, 0u);
+  EXPECT_NEAR(b.admission.tail_mean_s + b.mempool.tail_mean_s + b.pool_to_block.tail_mean_s +
+                  b.block_to_visible.tail_mean_s,
+              b.total.tail_mean_s, 1e-6);
+  EXPECT_GT(b.pool_to_block.p50_s, 0);
   ExpectSafe(*r);
 }
 

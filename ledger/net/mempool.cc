@@ -15,11 +15,19 @@ Result<Account> SenderAccount(const PublicKey& key, const SparseMerkleTree& stat
   return DecodeAccount(*leaf);
 }
 
-std::string FullMessage(size_t capacity) {
-  return "mempool full (" + std::to_string(capacity) + " pending)";
-}
-
 }  // namespace
+
+Status Mempool::Room() const {
+  if (size() >= capacity_) {
+    return ResourceExhaustedError("mempool full (" + std::to_string(size()) + " pending)");
+  }
+  if (waiting_capacity_ > 0 && waiting() >= waiting_capacity_) {
+    return ResourceExhaustedError("next pool full (" + std::to_string(waiting()) +
+                                  " waiting for a pool of " + std::to_string(waiting_capacity_) +
+                                  ")");
+  }
+  return Status::Ok();
+}
 
 Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
   if (!VerifyTransaction(tx)) return InvalidArgumentError("bad signature");
@@ -44,7 +52,7 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
     if (it->second.first == tx) return AlreadyExistsError("transaction already pending");
     return AlreadyExistsError("conflicts with a pending transaction of the same sender and nonce");
   }
-  if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
+  TESSERA_RETURN_IF_ERROR(Room());
   pending_.emplace(key, std::make_pair(tx, next_arrival_));
   arrivals_.emplace(next_arrival_++, key);
   return Status::Ok();
@@ -75,30 +83,36 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
     }
   }
   TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
-  if (size() >= capacity_) return ResourceExhaustedError(FullMessage(capacity_));
+  TESSERA_RETURN_IF_ERROR(Room());
   pending_apps_.emplace(id, tx);
   app_order_.push_back(id);
   ++app_pending_[tx.app];
   return Status::Ok();
 }
 
-std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
-  std::vector<LedgerTx> out;
-  std::vector<TransferKey> chosen;
+void Mempool::Choose(size_t max, std::vector<TransferKey>* transfers,
+                     std::vector<Hash256>* apps) const {
   for (const auto& [arrival, key] : arrivals_) {
-    if (chosen.size() >= max) break;
-    chosen.push_back(key);
+    if (transfers->size() >= max) break;
+    transfers->push_back(key);
   }
+  for (const Hash256& id : app_order_) {
+    if (transfers->size() + apps->size() >= max) break;
+    apps->push_back(id);
+  }
+}
+
+std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
+  std::vector<TransferKey> chosen;
+  std::vector<Hash256> chosen_apps;
+  Choose(max, &chosen, &chosen_apps);
+  std::vector<LedgerTx> out;
   std::sort(chosen.begin(), chosen.end());
   for (const TransferKey& key : chosen) out.push_back(pending_.at(key).first);
-  if (out.size() >= max) return out;
   std::map<uint8_t, std::vector<std::string>> by_app;
-  size_t taken = 0;
-  for (const Hash256& id : app_order_) {
-    if (out.size() + taken >= max) break;
+  for (const Hash256& id : chosen_apps) {
     const AppTransaction& tx = pending_apps_.at(id);
     by_app[tx.app].push_back(tx.payload);
-    ++taken;
   }
   for (auto& [app_id, payloads] : by_app) {
     const Application* app = apps.Find(app_id);
@@ -106,6 +120,15 @@ std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) con
     for (std::string& p : payloads) out.push_back(AppTransaction{app_id, std::move(p)});
   }
   return out;
+}
+
+std::vector<LedgerTx> Mempool::Freeze(size_t max, const AppRegistry& apps) {
+  std::vector<TransferKey> chosen;
+  std::vector<Hash256> chosen_apps;
+  Choose(max, &chosen, &chosen_apps);
+  frozen_.insert(chosen.begin(), chosen.end());
+  frozen_apps_.insert(chosen_apps.begin(), chosen_apps.end());
+  return Snapshot(max, apps);
 }
 
 void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
@@ -127,6 +150,8 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
     }
   }
   app_order_ = std::move(kept);
+  frozen_.clear();
+  frozen_apps_.clear();
 }
 
 }  // namespace tessera::ledger::net

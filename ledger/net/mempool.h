@@ -14,10 +14,17 @@
 // accepts them (because they were included, or were overtaken by a conflicting one). Each
 // application's pending transactions are limited to its Application::MempoolShare() of the
 // capacity, checked before the transaction is applied (no signature is verified past it).
+//
+// Two bounds (block_budget.h sets both from the measured round time): at most capacity()
+// pending in all, and at most waiting_capacity() *waiting* -- admitted but not in the pool
+// this politician froze for the block being agreed (Freeze). A transaction admitted beyond what
+// the next pool can carry would only age: it misses that pool, waits a whole round more, and a
+// client resends it. Admission answers RESOURCE_EXHAUSTED past either bound.
 #pragma once
 
 #include <deque>
 #include <map>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -43,24 +50,40 @@ class Mempool {
   // that a sender's transfers apply in order within a pool, then application transactions in
   // arrival order, merged per application by Application::Coalesce.
   std::vector<LedgerTx> Snapshot(size_t max, const AppRegistry& apps) const;
+  // Snapshot(max, apps), and the transactions it took count as frozen (no longer waiting)
+  // until the next Prune: the pool of the block being agreed.
+  std::vector<LedgerTx> Freeze(size_t max, const AppRegistry& apps);
   // Drops every transfer whose nonce the committed `state` has used up, and every application
-  // transaction that `state` no longer accepts.
+  // transaction that `state` no longer accepts. Called when a block commits: the pool frozen
+  // for it is settled, so what it carried and the block did not is waiting again.
   void Prune(const SparseMerkleTree& state, const AppRegistry& apps, const BlockContext& next);
   size_t size() const { return pending_.size() + app_order_.size(); }
-  // Admission answers RESOURCE_EXHAUSTED while size() >= capacity (block_budget.h sets it from
-  // the measured round time). Lowering it drops nothing already admitted.
+  // Pending and not in the frozen pool: what the next pool would take.
+  size_t waiting() const { return size() - frozen_.size() - frozen_apps_.size(); }
+  // Admission answers RESOURCE_EXHAUSTED while size() >= capacity() or, if waiting_capacity()
+  // is not 0, while waiting() >= waiting_capacity(). Lowering either drops nothing admitted.
   size_t capacity() const { return capacity_; }
   void set_capacity(size_t capacity) { capacity_ = capacity; }
+  size_t waiting_capacity() const { return waiting_capacity_; }
+  void set_waiting_capacity(size_t capacity) { waiting_capacity_ = capacity; }
+  // OK while both bounds leave room; else RESOURCE_EXHAUSTED saying which bound is reached.
+  Status Room() const;
 
  private:
+  using TransferKey = std::pair<PublicKey, uint64_t>;  // (sender, nonce)
+  // The oldest transfers (up to max) and then application transactions in arrival order.
+  void Choose(size_t max, std::vector<TransferKey>* transfers, std::vector<Hash256>* apps) const;
+
   size_t capacity_;
-  using TransferKey = std::pair<PublicKey, uint64_t>;                // (sender, nonce)
+  size_t waiting_capacity_ = 0;
   std::map<TransferKey, std::pair<Transaction, uint64_t>> pending_;  // -> (tx, arrival)
   std::map<uint64_t, TransferKey> arrivals_;                         // arrival -> transfer
   uint64_t next_arrival_ = 0;
   std::map<Hash256, AppTransaction> pending_apps_;  // by LedgerTxId
   std::deque<Hash256> app_order_;                   // arrival order
   std::map<uint8_t, size_t> app_pending_;           // pending per app id
+  std::set<TransferKey> frozen_;                    // in the frozen pool (all pending)
+  std::set<Hash256> frozen_apps_;
 };
 
 }  // namespace tessera::ledger::net

@@ -94,5 +94,60 @@ TEST(MempoolOrderTest, ASendersTransfersStayInNonceOrderAndCapacityIsEnforced) {
   EXPECT_EQ(seen_of_0, 2);
 }
 
+// The admission bound tied to the next pool (block_budget.h): at most waiting_capacity()
+// transfers wait for a pool; those in the frozen pool do not count until the block commits,
+// and what a committed block left out waits again. The total capacity still holds.
+TEST(MempoolBoundTest, AdmitsOnlyWhatTheNextPoolCanCarry) {
+  Accounts a(12);
+  Mempool pool(100);
+  pool.set_waiting_capacity(3);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(pool.Admit(a.Transfer(i, 0), a.state).ok());
+  Status full = pool.Admit(a.Transfer(3, 0), a.state);
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted) << full;
+  EXPECT_NE(full.message().find("next pool full"), std::string::npos) << full;
+  EXPECT_EQ(pool.Room().code(), StatusCode::kResourceExhausted);
+
+  // Freezing the next pool takes the three: three more fit behind it.
+  ASSERT_EQ(pool.Freeze(3, AppRegistry{}).size(), 3u);
+  EXPECT_EQ(pool.waiting(), 0u);
+  EXPECT_TRUE(pool.Room().ok());
+  for (int i = 3; i < 6; ++i) ASSERT_TRUE(pool.Admit(a.Transfer(i, 0), a.state).ok());
+  EXPECT_EQ(pool.Admit(a.Transfer(6, 0), a.state).code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(pool.size(), 6u);
+
+  // A block that left the frozen pool out: its three wait again (oldest, so first in the next
+  // pool), and nothing is admitted until a pool takes them.
+  pool.Prune(a.state, AppRegistry{}, BlockContext{});
+  EXPECT_EQ(pool.waiting(), 6u);
+  EXPECT_EQ(pool.Admit(a.Transfer(6, 0), a.state).code(), StatusCode::kResourceExhausted);
+  std::vector<LedgerTx> next = pool.Freeze(3, AppRegistry{});
+  ASSERT_EQ(next.size(), 3u);
+  for (const LedgerTx& tx : next) {
+    const PublicKey& from = std::get<Transaction>(tx).from;
+    EXPECT_TRUE(from == a.keys[0].public_key() || from == a.keys[1].public_key() ||
+                from == a.keys[2].public_key());
+  }
+  EXPECT_EQ(pool.waiting(), 3u);
+  EXPECT_EQ(pool.Admit(a.Transfer(6, 0), a.state).code(), StatusCode::kResourceExhausted);
+
+  // A block that carried it: the committed three leave, the other three are waiting.
+  std::vector<LeafUpdate> committed;
+  for (int i = 0; i < 3; ++i) {
+    committed.push_back({AccountKey(a.keys[i].public_key()), EncodeAccount({999, 1})});
+  }
+  pool.Prune(*a.state.Update(committed), AppRegistry{}, BlockContext{});
+  EXPECT_EQ(pool.size(), 3u);
+  EXPECT_EQ(pool.waiting(), 3u);
+  ASSERT_EQ(pool.Freeze(3, AppRegistry{}).size(), 3u);
+  EXPECT_TRUE(pool.Admit(a.Transfer(6, 0), a.state).ok());
+
+  // Without the bound (0) only the total capacity counts: the old admission rule.
+  Mempool total(5);
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(total.Admit(a.Transfer(i, 0), a.state).ok());
+  Status over = total.Admit(a.Transfer(5, 0), a.state);
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted) << over;
+  EXPECT_NE(over.message().find("mempool full"), std::string::npos) << over;
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

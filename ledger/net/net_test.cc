@@ -791,6 +791,61 @@ TEST(PoliticianNodeTest, AFullMempoolAnswersResourceExhaustedWithARetryHint) {
   std::filesystem::remove_all(dir);
 }
 
+// The admission bound tied to the next pool: before the pool for height 1 is frozen a
+// politician admits one pool's worth (the next pool), then "next pool full"; once the pool is
+// frozen another pool's worth waits behind it, then the total bound (two pools) holds. With
+// waiting_pools 0 only the total bound counts: two pools' worth before any freeze.
+TEST(PoliticianNodeTest, AdmissionStopsAtWhatTheNextPoolCanCarry) {
+  for (double waiting_pools : {1.0, 0.0}) {
+    Genesis g = TestGenesis(4, 1);
+    g.max_pool_txs = 3;  // pools of 3
+    PoliticianOptions o = TestPolitician(g, "politician_waiting_test");
+    o.backlog_pools = 2;
+    o.waiting_pools = waiting_pools;
+    const std::filesystem::path dir = o.dir;
+    auto node = PoliticianNode::Open(o);
+    ASSERT_TRUE(node.ok()) << node.status();
+    KeyPair alice = Key(300), bob = Key(301);
+    uint64_t nonce = 0;
+    auto submit = [&](TxReply* rep) {
+      Transaction tx{
+          .from = alice.public_key(), .to = bob.public_key(), .amount = 1, .nonce = nonce};
+      SignTransaction(tx, alice);
+      TxRequest req;
+      req.set_tx(EncodeTransaction(tx));
+      (*node)->SubmitTransaction(req, rep);
+      if (rep->accepted()) ++nonce;
+    };
+    auto admitted_until_refused = [&](std::string* error) {
+      int n = 0;
+      for (;; ++n) {
+        TxReply rep;
+        submit(&rep);
+        if (rep.accepted()) continue;
+        *error = rep.error();
+        EXPECT_GT(rep.retry_after_ms(), 0u) << rep.error();
+        return n;
+      }
+    };
+    std::string error;
+    if (waiting_pools > 0) {
+      EXPECT_EQ(admitted_until_refused(&error), 3);
+      EXPECT_NE(error.find("next pool full"), std::string::npos) << error;
+      RoundRequest round;
+      round.set_height(1);
+      round.set_hashes_only(true);
+      RoundReply listed;
+      (*node)->GetRound(round, &listed);  // freezes this politician's pool for height 1
+      EXPECT_EQ(admitted_until_refused(&error), 3);
+    } else {
+      EXPECT_EQ(admitted_until_refused(&error), 6);
+    }
+    EXPECT_EQ(nonce, 6u);
+    node->reset();
+    std::filesystem::remove_all(dir);
+  }
+}
+
 // Long-polled round listings (round_listener.h): a held GetRound returns when an item arrives,
 // not at its deadline, and no more calls are held than the bounds allow (per peer -- the
 // transport peer and the caller's listener key -- and in all); beyond them a call answers at

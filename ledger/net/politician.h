@@ -54,10 +54,14 @@ struct PoliticianOptions {
   std::filesystem::path dir;
   PoliticianFaults faults;
   // Back-pressure (block_budget.h): the pool size starts at the genesis file's max_pool_txs
-  // and adapts to the measured round time; the mempool holds backlog_pools pools' worth and
-  // answers RESOURCE_EXHAUSTED with a retry hint beyond that.
+  // and adapts to the measured round time; the mempool holds backlog_pools pools' worth, at
+  // most waiting_pools pools' worth of it not yet frozen into a pool (0: no such bound), and
+  // answers RESOURCE_EXHAUSTED with a retry hint beyond either.
   double target_round_s = 10.0;
   double backlog_pools = 2;
+  double waiting_pools = 1;
+  // Not empty: the block budget's round timeline file (round_timeline.h), for measurements.
+  std::filesystem::path round_timeline;
   size_t min_pool_txs = 50;
   // State versions kept: proofs can be served for the newest keep_versions - 1 blocks; older
   // versions are pruned after each commit (the chain itself is never pruned).

@@ -34,6 +34,16 @@ int main(int argc, char** argv) {
       .add_option("--backlog-pools", backlog_pools,
                   "Back-pressure: the mempool holds this many pools' worth of transactions")
       ->check(CLI::Range(1.0, 1000.0));
+  double waiting_pools = PoliticianOptions().waiting_pools;
+  program.app()
+      .add_option("--waiting-pools", waiting_pools,
+                  "Back-pressure: at most this many pools' worth of admitted transactions wait "
+                  "for a pool (0: no such bound, --backlog-pools only)")
+      ->check(CLI::Range(0.0, 1000.0));
+  std::string round_timeline;
+  program.app().add_option("--round-timeline", round_timeline,
+                           "Append when each pool is frozen and each block committed to this "
+                           "file (round_timeline.h; for the localnet's latency breakdown)");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     PoliticianOptions o;
     o.id = id;
@@ -41,6 +51,8 @@ int main(int argc, char** argv) {
     o.keep_versions = keep_versions;
     o.target_round_s = target_round_s;
     o.backlog_pools = backlog_pools;
+    o.waiting_pools = waiting_pools;
+    o.round_timeline = round_timeline;
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path));
     TESSERA_ASSIGN_OR_RETURN(o.keys, tessera::ledger::ReadSecretKeyFile(key_path));
     for (const std::string& f : faults) {

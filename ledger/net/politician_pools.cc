@@ -67,7 +67,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
   std::vector<std::vector<LedgerTx>> variants(1);
   {
     std::lock_guard<std::mutex> lock(mempool_mu_);
-    variants[0] = mempool_.Snapshot(budget_.pool_txs(), apps_);
+    variants[0] = mempool_.Freeze(budget_.pool_txs(), apps_);
     budget_.PoolFrozen(h, variants[0].size());
   }
   if (options_.faults.forge && !options_.genesis.accounts.empty()) {
@@ -127,12 +127,11 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
     }
   };
   {
-    // Turned away before any work when full: overload costs a lookup, not a verification.
+    // Turned away before any work when full, or when the next pool is already spoken for
+    // (mempool.h): overload costs a lookup, not a verification.
     std::lock_guard<std::mutex> lock(mempool_mu_);
-    if (mempool_.size() >= mempool_.capacity()) {
-      return answer(
-          ResourceExhaustedError("mempool full (" + std::to_string(mempool_.size()) + " pending)"));
-    }
+    mempool_.set_waiting_capacity(budget_.waiting_capacity());
+    if (Status room = mempool_.Room(); !room.ok()) return answer(room);
   }
   // The signature check, the expensive part, runs under no lock and fills the cache that the
   // mempool's own check (and later execution and commit) then hit.
@@ -157,6 +156,7 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
     return;
   }
   std::lock_guard<std::mutex> lock(mempool_mu_);
+  mempool_.set_waiting_capacity(budget_.waiting_capacity());  // a commit may have moved it
   answer(std::holds_alternative<Transaction>(*tx)
              ? mempool_.Admit(std::get<Transaction>(*tx), *state)
              : mempool_.AdmitApp(std::get<AppTransaction>(*tx), *state, apps_, next));
