@@ -10,11 +10,11 @@
 // of work costs:
 //
 //   - the reference kernel is a fixed-size single-precision matrix product (64 x 64 x 64,
-//     repeated), single-threaded on the calling thread, as every worker computes on one
+//     64 times), single-threaded on the calling thread, as every worker computes on one
 //     intra-op thread; its inputs and results are normal numbers, so flushing denormals to zero
 //     (MXCSR FTZ/DAZ) neither changes its result nor its time (ReferenceKernel's checksum is
 //     the same either way, which cpu_speed_test checks);
-//   - a sample is its thread CPU time (and wall time) for one run of about 2 ms, on one
+//   - a sample is its thread CPU time (and wall time) for one run of 2-3 ms, on one
 //     processor: SpeedSampler pins its own thread to each processor this process may use in
 //     turn, because the two vCPUs have not always been equally fast;
 //   - `pipeline-launch --auto --speed-probe` samples while it profiles and again while the
@@ -24,7 +24,10 @@
 //
 // The speed-normalized prediction is the prediction times that factor: what the profile would
 // have predicted on the run's cores. Set next to the raw error (SpeedComparison), a miss that
-// the factor explains is the machine's, one it does not is the model's.
+// the factor explains is the machine's, one it does not is the model's. Measured on a quiet box
+// (2026-12-03, docs/pipeline.md): the factor moves with the workload's change of speed
+// (correlation 0.66 over 16 runs) but about twice as far, so it tells a machine that kept its
+// speed (factor near 1) from one that did not; it is a diagnostic, not a corrected prediction.
 //
 // Torch-free (the kernel is a plain loop, so it needs no BLAS and does not depend on which one
 // libtorch found).
@@ -47,7 +50,7 @@ namespace tessera::pipeline {
 // number.
 double ReferenceKernel(int repeats);
 
-// Repeats that make one ReferenceKernel call a sample (about 2 ms on this VM's cores).
+// Repeats that make one ReferenceKernel call a sample (2-3 ms median on this VM's cores).
 inline constexpr int kReferenceRepeats = 64;
 
 // Whether the calling thread flushes denormals (MXCSR FTZ or DAZ set): recorded with each
