@@ -16,7 +16,9 @@
 // rate allows); both sizes are chosen from a first estimate so that each takes long enough to
 // time (ProbeLinkOptions::target_s). The latency is half the median round trip of one byte.
 // Each bulk transfer starts after the link was idle for `idle_s` so a token bucket is full,
-// and the faster of `repeats` tries counts (queues and other traffic only slow a transfer).
+// and the faster of `repeats` tries counts (queues and other traffic only slow a transfer);
+// when interference made the larger transfer no slower than the smaller, both are timed
+// again (up to four rounds) before the probe reports that the times give no rate.
 //
 // A link much faster than the hosts' CPUs (loopback, a veth without a limiter) measures the
 // copy rate of the kernel; such a rate is reported as measured. Torch-free.

@@ -102,7 +102,12 @@ TEST_F(NodeExecTest, SigtermToTheClientReachesTheProgram) {
 TEST_F(NodeExecTest, AClientKilledWithMinus9TakesItsProgramAlong) {
   const fs::path pid_file = dir_ / "pid";
   Process p = Client({"/bin/sh", "-c", "echo $$ > " + pid_file.string() + "; exec sleep 600"});
-  ASSERT_TRUE(WaitFor([&] { return fs::exists(pid_file) && server_->active() == 1; }));
+  // The shell creates the file before it writes the pid: wait for the whole line.
+  auto pid_line = [&] {
+    auto text = ReadFile(pid_file);
+    return text.ok() && !text->empty() && text->back() == '\n';
+  };
+  ASSERT_TRUE(WaitFor([&] { return pid_line() && server_->active() == 1; }));
   const pid_t program = std::stoi(*ReadFile(pid_file));
   ASSERT_EQ(::kill(program, 0), 0);
   p.Signal(SIGKILL);
