@@ -90,27 +90,25 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
   return Status::Ok();
 }
 
-void Mempool::Choose(size_t max, std::vector<TransferKey>* transfers,
-                     std::vector<Hash256>* apps) const {
+Mempool::Selection Mempool::Choose(size_t max) const {
+  Selection s;
   for (const auto& [arrival, key] : arrivals_) {
-    if (transfers->size() >= max) break;
-    transfers->push_back(key);
+    if (s.transfers.size() >= max) break;
+    s.transfers.push_back(key);
   }
   for (const Hash256& id : app_order_) {
-    if (transfers->size() + apps->size() >= max) break;
-    apps->push_back(id);
+    if (s.transfers.size() + s.apps.size() >= max) break;
+    s.apps.push_back(id);
   }
+  return s;
 }
 
-std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
-  std::vector<TransferKey> chosen;
-  std::vector<Hash256> chosen_apps;
-  Choose(max, &chosen, &chosen_apps);
+std::vector<LedgerTx> Mempool::Build(Selection chosen, const AppRegistry& apps) const {
   std::vector<LedgerTx> out;
-  std::sort(chosen.begin(), chosen.end());
-  for (const TransferKey& key : chosen) out.push_back(pending_.at(key).first);
+  std::sort(chosen.transfers.begin(), chosen.transfers.end());
+  for (const TransferKey& key : chosen.transfers) out.push_back(pending_.at(key).first);
   std::map<uint8_t, std::vector<std::string>> by_app;
-  for (const Hash256& id : chosen_apps) {
+  for (const Hash256& id : chosen.apps) {
     const AppTransaction& tx = pending_apps_.at(id);
     by_app[tx.app].push_back(tx.payload);
   }
@@ -122,13 +120,15 @@ std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) con
   return out;
 }
 
+std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) const {
+  return Build(Choose(max), apps);
+}
+
 std::vector<LedgerTx> Mempool::Freeze(size_t max, const AppRegistry& apps) {
-  std::vector<TransferKey> chosen;
-  std::vector<Hash256> chosen_apps;
-  Choose(max, &chosen, &chosen_apps);
-  frozen_.insert(chosen.begin(), chosen.end());
-  frozen_apps_.insert(chosen_apps.begin(), chosen_apps.end());
-  return Snapshot(max, apps);
+  Selection chosen = Choose(max);
+  frozen_.insert(chosen.transfers.begin(), chosen.transfers.end());
+  frozen_apps_.insert(chosen.apps.begin(), chosen.apps.end());
+  return Build(std::move(chosen), apps);
 }
 
 void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,

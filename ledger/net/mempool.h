@@ -71,8 +71,15 @@ class Mempool {
 
  private:
   using TransferKey = std::pair<PublicKey, uint64_t>;  // (sender, nonce)
+  struct Selection {
+    std::vector<TransferKey> transfers;
+    std::vector<Hash256> apps;
+  };
   // The oldest transfers (up to max) and then application transactions in arrival order.
-  void Choose(size_t max, std::vector<TransferKey>* transfers, std::vector<Hash256>* apps) const;
+  Selection Choose(size_t max) const;
+  // The selection as a pool: transfers in (sender, nonce) order, then each application's
+  // transactions as its Coalesce merges them.
+  std::vector<LedgerTx> Build(Selection chosen, const AppRegistry& apps) const;
 
   size_t capacity_;
   size_t waiting_capacity_ = 0;
