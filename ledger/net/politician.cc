@@ -29,6 +29,7 @@ PoliticianNode::PoliticianNode(PoliticianOptions options)
       read_limiter_(options_.reads_per_s, options_.reads_burst),
       anonymous_limiter_(options_.anonymous_reads_per_s, options_.anonymous_reads_burst, 1) {
   mempool_.set_capacity(budget_.mempool_capacity());
+  mempool_.set_waiting_capacity(budget_.waiting_capacity());
 }
 
 PoliticianNode::~PoliticianNode() { Stop(); }
@@ -261,7 +262,8 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     std::lock_guard<std::mutex> lock(mempool_mu_);
     mempool_.Prune(next, apps_, {.height = h + 1, .prev_seed = block.header.seed});
     budget_.BlockCommitted(h, txs.size());
-    mempool_.set_capacity(budget_.mempool_capacity());
+    mempool_.set_capacity(budget_.mempool_capacity());  // the budget moves only here
+    mempool_.set_waiting_capacity(budget_.waiting_capacity());
   }
   const double commit_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -130,7 +130,6 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
     // Turned away before any work when full, or when the next pool is already spoken for
     // (mempool.h): overload costs a lookup, not a verification.
     std::lock_guard<std::mutex> lock(mempool_mu_);
-    mempool_.set_waiting_capacity(budget_.waiting_capacity());
     if (Status room = mempool_.Room(); !room.ok()) return answer(room);
   }
   // The signature check, the expensive part, runs under no lock and fills the cache that the
@@ -156,7 +155,6 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
     return;
   }
   std::lock_guard<std::mutex> lock(mempool_mu_);
-  mempool_.set_waiting_capacity(budget_.waiting_capacity());  // a commit may have moved it
   answer(std::holds_alternative<Transaction>(*tx)
              ? mempool_.Admit(std::get<Transaction>(*tx), *state)
              : mempool_.AdmitApp(std::get<AppTransaction>(*tx), *state, apps_, next));
