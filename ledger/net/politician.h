@@ -87,6 +87,13 @@ struct PoliticianOptions {
   // -- rather than pushed as one Post per item per peer. `flood` bounds the pull.
   bool pull_gossip = true;
   FloodFetcher::Limits flood;
+  // Pushes (Post and PostPool RPCs) per transport connection, requests per second and burst
+  // (AdmitPush). An honest caller pushes a few items per height: a citizen daemon its
+  // citizens' witness lists, proposals, votes and evidence (about five per citizen and height),
+  // a politician its pool (one per height), the registrar at most kMaxRegistrationsPerBlock
+  // registrations at once; the burst holds two such blocks of registrations, and the rate is
+  // what a daemon of 64 citizens needs at 3 blocks/s, five times over.
+  double pushes_per_s = 1000, pushes_burst = 2 * kMaxRegistrationsPerBlock;
 };
 
 class PoliticianNode {
@@ -137,6 +144,20 @@ class PoliticianNode {
   static constexpr size_t kMaxItemsReplyBytes = 4 << 20;
   void Post(const PostRequest& req, PostReply* rep);
   void PostPool(const Pool& pool, PostReply* rep);
+  // Whether a push from transport connection `peer` (ServerContext::peer()) is taken at all,
+  // before anything in it is decoded or verified (politician_flood.cc): RESOURCE_EXHAUSTED
+  // once that connection has spent its pushes_per_s budget, and with pull_gossip on
+  // FAILED_PRECONDITION for a pushed pool commitment (`item`, if a Post: no honest caller
+  // pushes one; peers pull them from the listing). The gRPC service calls it before Post and
+  // PostPool; in-process calls (the fetcher's own Post) are not charged.
+  Status AdmitPush(const std::string& peer, const RoundItem* item);
+  struct PushStats {
+    uint64_t over_budget = 0;         // refused by the per-connection budget
+    uint64_t pushed_commitments = 0;  // commitments refused because they were pushed
+  };
+  PushStats push_stats() const;
+  // Connections whose push budgets are remembered (least recently seen forgotten first).
+  static constexpr size_t kMaxPushSources = 4096;
   // The pools named in `req` that this politician holds (see PoolsRequest).
   Status GetPools(const PoolsRequest& req, PoolsReply* rep);
 
@@ -243,6 +264,8 @@ class PoliticianNode {
   BlockBudget budget_;                                              // mempool_mu_
   SignatureCache signatures_;                                       // thread-safe
   RateLimiter execute_limiter_, read_limiter_, anonymous_limiter_;  // thread-safe
+  RateLimiter push_limiter_{options_.pushes_per_s, options_.pushes_burst, kMaxPushSources};
+  std::atomic<uint64_t> pushes_over_budget_{0}, pushed_commitments_{0};
   std::map<Hash256, StoredPool> pools_;
   std::map<std::pair<uint64_t, uint32_t>, std::set<Hash256>> pools_by_owner_;  // (height, id)
   std::map<uint64_t, std::vector<std::string>> my_commitments_;  // height -> 1 (or 2) signed

@@ -62,6 +62,37 @@ Status PoliticianNode::AdmitCommitment(uint64_t h, const TxPoolCommitment& c, Ro
   return Status::Ok();
 }
 
+// ---- Pushes from other processes (Post, PostPool) -------------------------------------------
+//
+// A hostile politician (or anyone) can call Post once per item, as fast as it can send. Each
+// such call would cost a decode and up to two signature checks (VerifyItemSignatures) before
+// any cap refuses it. The budget per transport connection bounds that to pushes_per_s calls
+// per connection, refused here before anything in them is looked at; and with pull gossip on,
+// nobody honest pushes a pool commitment (citizens never post one, politicians pull them from
+// each other's listings), so a pushed one is refused on its type byte alone.
+
+Status PoliticianNode::AdmitPush(const std::string& peer, const RoundItem* item) {
+  if (!push_limiter_.Allow(peer)) {
+    ++pushes_over_budget_;
+    return ResourceExhaustedError(fmt::format(
+        "push budget of connection {} spent ({:g} per s, burst {:g}); retry after {} ms", peer,
+        options_.pushes_per_s, options_.pushes_burst, push_limiter_.RetryAfterMs(peer)));
+  }
+  if (options_.pull_gossip && item != nullptr && !item->payload().empty() &&
+      static_cast<uint8_t>(item->payload()[0]) ==
+          static_cast<uint8_t>(MessageType::kTxPoolCommitment)) {
+    ++pushed_commitments_;
+    return FailedPreconditionError(
+        "pool commitments are pulled from the politicians' listings, not pushed");
+  }
+  return Status::Ok();
+}
+
+PoliticianNode::PushStats PoliticianNode::push_stats() const {
+  return {.over_budget = pushes_over_budget_.load(),
+          .pushed_commitments = pushed_commitments_.load()};
+}
+
 // ---- Pull gossip (flood_fetcher.h) -----------------------------------------------------------
 //
 // Per peer, ListenLoop long-polls the peer's hash listing of the next height (RoundRequest

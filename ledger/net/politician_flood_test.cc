@@ -13,7 +13,9 @@
 
 #include "ledger/crypto/ed25519.h"
 #include "ledger/crypto/hash.h"
+#include "ledger/net/identity.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/politician_server.h"
 #include "ledger/net/round_item.h"
 
 namespace tessera::ledger::net {
@@ -159,6 +161,111 @@ TEST_F(PoliticianFloodTest, AFloodOfCommitmentsCostsTwoSignatureChecks) {
   }
   EXPECT_EQ(accepted, 2);
   EXPECT_EQ(VerificationsComputed() - before, 2u);
+}
+
+// ---- Pushes over real gRPC (AdmitPush, politician_flood.cc) -----------------------------------
+
+// A stub on a connection of its own: channels in one process to one address otherwise share
+// a connection, and the push budget is per connection.
+std::unique_ptr<Politician::Stub> OwnConnection(int port) {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return Politician::NewStub(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                                       grpc::InsecureChannelCredentials(), args));
+}
+
+grpc::Status PushItem(Politician::Stub& stub, uint64_t height, const std::string& payload,
+                      PostReply* rep) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  PostRequest req;
+  req.set_height(height);
+  req.mutable_item()->set_payload(payload);
+  return stub.Post(&ctx, req, rep);
+}
+
+// A hostile pusher calls Post once per item on one connection: 50 validly signed pool
+// commitments, then 1,000 distinct, validly signed witness lists of an unregistered citizen
+// (each costs a signature check before AcceptItem refuses it). The politician's push budget is
+// 100 per connection and does not refill within the test (0.001/s), so the property is exact:
+// pushed commitments are refused on their type byte with pull gossip on (no signature check),
+// at most the 50 calls left of the budget reach the witness-list checks, the other 950 are
+// refused RESOURCE_EXHAUSTED before they are decoded, and a registration pushed on another
+// connection during the flood is taken (honest callers keep their own budget).
+TEST(PoliticianPushTest, AHostilePusherIsHeldToItsConnectionsBudget) {
+  Genesis g = SmallGenesis();
+  for (uint32_t i = 0; i < 2; ++i) {
+    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:1"});
+  }
+  g.accounts.push_back({Key(300).public_key(), 1000});
+  PoliticianOptions o = NodeOptions(g, "push_test_");
+  o.pushes_per_s = 0.001;
+  o.pushes_burst = 100;
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto server = PoliticianServer::Start(node->get(), "127.0.0.1:0");
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto hostile = OwnConnection((*server)->port());
+  auto honest = OwnConnection((*server)->port());
+
+  const uint64_t before = VerificationsComputed();
+  int pushed_commitments_refused = 0;
+  for (int i = 0; i < 50; ++i) {
+    TxPoolCommitment c{.politician_id = 1,
+                       .height = 1,
+                       .tx_count = 0,
+                       .pool_hash = Sha256("pushed " + std::to_string(i))};
+    SignTxPoolCommitment(c, Key(201));
+    PostReply rep;
+    grpc::Status s = PushItem(*hostile, 1, EncodeTxPoolCommitment(c), &rep);
+    pushed_commitments_refused += s.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+                                  s.error_message().find("pulled") != std::string::npos;
+  }
+  EXPECT_EQ(pushed_commitments_refused, 50);
+  EXPECT_EQ(VerificationsComputed() - before, 0u);
+
+  int over_budget = 0, looked_at = 0;
+  std::string first_error;
+  const KeyPair outsider = Key(600);
+  for (int i = 0; i < 1000; ++i) {
+    WitnessList w{.height = 1};
+    w.credential[0] = static_cast<uint8_t>(i);
+    w.credential[1] = static_cast<uint8_t>(i >> 8);
+    SignWitnessList(w, outsider);
+    PostReply rep;
+    grpc::Status s = PushItem(*hostile, 1, EncodeWitnessList(w), &rep);
+    if (s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED) {
+      ++over_budget;
+      if (first_error.empty()) first_error = s.error_message();
+    } else {
+      EXPECT_TRUE(s.ok()) << s.error_message();
+      EXPECT_FALSE(rep.accepted());  // an unregistered citizen: refused by AcceptItem
+      ++looked_at;
+    }
+    if (i == 500) {  // mid-flood, an honest registration on its own connection
+      Identity id{.citizen = Key(500).public_key(), .registered_at = 1};
+      SignIdentity(id, Key(100));
+      PostReply reg;
+      grpc::Status rs = PushItem(*honest, 1, EncodeIdentity(id), &reg);
+      EXPECT_TRUE(rs.ok()) << rs.error_message();
+      EXPECT_TRUE(reg.accepted()) << reg.error();
+    }
+  }
+  std::printf("witness lists: %d looked at, %d over budget; %llu signature checks; \"%s\"\n",
+              looked_at, over_budget,
+              static_cast<unsigned long long>(VerificationsComputed() - before),
+              first_error.c_str());
+  EXPECT_LE(looked_at, 50);
+  EXPECT_GE(over_budget, 950);
+  EXPECT_NE(first_error.find("push budget"), std::string::npos) << first_error;
+  // Two checks at most per witness list looked at (Post's warm-up and AcceptItem's, the second
+  // normally a cache hit) and one for the registration.
+  EXPECT_LE(VerificationsComputed() - before, 2u * 50 + 1);
+  EXPECT_EQ((*node)->push_stats().over_budget, static_cast<uint64_t>(over_budget));
+  EXPECT_EQ((*node)->push_stats().pushed_commitments, 50u);
+  server->reset();
+  node->reset();
+  std::filesystem::remove_all(o.dir);
 }
 
 // ---- Pull gossip against hostile peers (flood_fetcher.h, politician_flood.cc) ----------------

@@ -52,14 +52,16 @@ class Service final : public Politician::Service {
     node_->GetItems(*q, r);
     return grpc::Status::OK;
   }
-  grpc::Status Post(grpc::ServerContext*, const PostRequest* q, PostReply* r) override {
+  grpc::Status Post(grpc::ServerContext* c, const PostRequest* q, PostReply* r) override {
+    if (Status s = node_->AdmitPush(c->peer(), &q->item()); !s.ok()) return ToGrpc(s);
     node_->Post(*q, r);
     return grpc::Status::OK;
   }
   grpc::Status GetPools(grpc::ServerContext*, const PoolsRequest* q, PoolsReply* r) override {
     return ToGrpc(node_->GetPools(*q, r));
   }
-  grpc::Status PostPool(grpc::ServerContext*, const Pool* q, PostReply* r) override {
+  grpc::Status PostPool(grpc::ServerContext* c, const Pool* q, PostReply* r) override {
+    if (Status s = node_->AdmitPush(c->peer(), nullptr); !s.ok()) return ToGrpc(s);
     node_->PostPool(*q, r);
     return grpc::Status::OK;
   }
@@ -70,24 +72,35 @@ class Service final : public Politician::Service {
 
 }  // namespace
 
+Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode* node,
+                                                                  const std::string& address) {
+  std::unique_ptr<PoliticianServer> s(new PoliticianServer());
+  s->service_ = std::make_unique<Service>(node);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
+  builder.SetMaxReceiveMessageSize(256 << 20);
+  builder.RegisterService(s->service_.get());
+  s->server_ = builder.BuildAndStart();
+  if (!s->server_ || s->port_ == 0) return UnavailableError("cannot listen on " + address);
+  return s;
+}
+
+PoliticianServer::~PoliticianServer() {
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+}
+
 Status RunPolitician(PoliticianOptions options, const std::atomic<bool>& stop) {
   const PoliticianInfo* me = options.genesis.Politician(options.id);
   if (me == nullptr) return InvalidArgumentError("unknown politician id");
   std::string address = me->address;
   TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PoliticianNode> node,
                            PoliticianNode::Open(std::move(options)));
-  Service service(node.get());
-  grpc::ServerBuilder builder;
-  int port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
-  builder.SetMaxReceiveMessageSize(256 << 20);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
-  if (!server || port == 0) return UnavailableError("cannot listen on " + address);
+  TESSERA_ASSIGN_OR_RETURN(std::unique_ptr<PoliticianServer> server,
+                           PoliticianServer::Start(node.get(), address));
   spdlog::info("politician listening on {}", address);
   node->Start();
   while (!stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
+  server.reset();
   node->Stop();
   return Status::Ok();
 }
