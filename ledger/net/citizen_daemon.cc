@@ -74,7 +74,7 @@ Status WriteCitizenFiles(const std::filesystem::path& key_dir, uint32_t index, c
 Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>& stop) {
   std::vector<std::shared_ptr<PoliticianClient>> clients;
   for (const PoliticianInfo& p : options.genesis.politicians) {
-    clients.push_back(std::make_shared<PoliticianClient>(p.address, 1500));
+    clients.push_back(std::make_shared<PoliticianClient>(p.address, 1500, ReplyCaps::Citizen()));
   }
   TESSERA_ASSIGN_OR_RETURN(AppRegistry registry, LoadApps(options.genesis));
   auto apps = std::make_shared<const AppRegistry>(std::move(registry));

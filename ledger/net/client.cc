@@ -2,14 +2,34 @@
 
 namespace tessera::ledger::net {
 
-PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms,
-                                   int max_receive_bytes)
-    : address_(address), deadline_ms_(deadline_ms) {
+namespace {
+
+grpc::ChannelArguments ChannelArgs(int max_receive_bytes) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(max_receive_bytes);
   // Politicians restart (kill -9 test): reconnect quickly instead of backing off for seconds.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 500);
+  return args;
+}
+
+}  // namespace
+
+PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms,
+                                   int max_receive_bytes)
+    : address_(address), deadline_ms_(deadline_ms) {
+  stub_ = Politician::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                                        ChannelArgs(max_receive_bytes)));
+}
+
+PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms,
+                                   const ReplyCaps& caps)
+    : address_(address), deadline_ms_(deadline_ms) {
+  grpc::ChannelArguments args = ChannelArgs(256 << 20);
+  // The per-method caps (the lower of them and the channel's limit applies); no resolver may
+  // replace this service config.
+  args.SetServiceConfigJSON(caps.ServiceConfigJson());
+  args.SetInt(GRPC_ARG_SERVICE_CONFIG_DISABLE_RESOLUTION, 1);
   stub_ = Politician::NewStub(
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
 }

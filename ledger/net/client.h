@@ -18,6 +18,7 @@
 #include "core/status.h"
 #include "ledger/codec/messages.h"
 #include "ledger/net/blockene.grpc.pb.h"
+#include "ledger/net/reply_caps.h"
 #include "ledger/net/request_auth.h"
 
 namespace tessera::ledger::net {
@@ -66,6 +67,9 @@ class PoliticianClient {
   // A reply over `max_receive_bytes` fails the call (RESOURCE_EXHAUSTED) before it is parsed.
   explicit PoliticianClient(const std::string& address, int deadline_ms = 2000,
                             int max_receive_bytes = 256 << 20);
+  // Each reply kind capped as `caps` says (reply_caps.h: citizens), the rest at 256 MiB. With
+  // caps, GetRound is capped as a hash listing: use ListenRound or GetRound(hashes_only).
+  PoliticianClient(const std::string& address, int deadline_ms, const ReplyCaps& caps);
   const std::string& address() const { return address_; }
 
   // FAILED_PRECONDITION when the politician rejects the transaction; RESOURCE_EXHAUSTED when

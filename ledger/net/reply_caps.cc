@@ -1,0 +1,89 @@
+#include "ledger/net/reply_caps.h"
+
+#include <fmt/format.h>
+
+#include "ledger/codec/messages.h"
+#include "ledger/net/client.h"
+#include "ledger/net/evidence.h"
+#include "ledger/net/identity.h"
+#include "ledger/net/politician.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+// A protobuf field's tag and length prefix (lengths below 256 MiB take at most 4 bytes).
+constexpr size_t kFraming = 5;
+// What a reply carries besides its main field(s): heights, offsets, flags, a short error.
+constexpr size_t kSlack = 64 << 10;
+
+size_t IdentityBytes() { return EncodeIdentity(Identity{}).size(); }
+
+}  // namespace
+
+size_t MaxHeaderBytes() {
+  // The empty header's encoding holds its fixed fields and every count; each element adds its
+  // own bytes (DecodeBlockHeader's element sizes and counts).
+  return EncodeBlockHeader(BlockHeader{}).size() + kMaxPoolHashes * 32 +
+         kMaxRegistrationsPerBlock * (32 + 64) + kMaxRegistrationDelay * 8;
+}
+
+size_t MaxCertifiedBlockBytes() {
+  // Certificate: at most kMaxCertificateSigners signers of (key, VRF proof, signature); one
+  // identity per signer and the proposer's.
+  const size_t certificate = EncodeCommitteeCertificate(CommitteeCertificate{}).size() +
+                             static_cast<size_t>(kMaxCertificateSigners) * (32 + 80 + 64);
+  const size_t identities =
+      (static_cast<size_t>(kMaxCertificateSigners) + 1) * (IdentityBytes() + kFraming);
+  return MaxHeaderBytes() + kFraming + certificate + kFraming + identities;
+}
+
+size_t MaxRoundItemBytes() {
+  // The largest payload is evidence (kMaxEvidenceBytes, refused above it); witness lists
+  // (kMaxWitnessEntries x 36 bytes) and proposals (MaxHeaderBytes) are smaller. Plus the
+  // sender's identity and a block signature.
+  const size_t payload = std::max(
+      {kMaxEvidenceBytes, MaxHeaderBytes(), static_cast<size_t>(kMaxWitnessEntries) * 36 + 256});
+  return payload + kFraming + IdentityBytes() + kFraming + 64 + kFraming;
+}
+
+ReplyCaps ReplyCaps::Citizen() {
+  ReplyCaps c;
+  // An honest listing holds at most kMaxRoundListing hashes of 32 bytes (34 on the wire).
+  c.listing = kMaxRoundListing * 40;
+  // An honest GetItems reply stops after the item that crosses kMaxItemsReplyBytes, and holds
+  // at most kMaxItemsPerRequest items (each framed).
+  c.items = PoliticianNode::kMaxItemsReplyBytes + MaxRoundItemBytes() +
+            PoliticianNode::kMaxItemsPerRequest * kFraming + kSlack;
+  c.block = MaxCertifiedBlockBytes() + kSlack;
+  c.status = MaxCertifiedBlockBytes() + kSlack;
+  c.heads =
+      PoliticianNode::kMaxHeadsPerReply * (MaxHeaderBytes() + IdentityBytes() + 2 * kFraming) +
+      kSlack;
+  // missing_pools: at most one hash per pool of a proposal (kMaxPoolHashes).
+  c.post = kMaxPoolHashes * (32 + kFraming) + kSlack;
+  c.tx = kSlack;
+  return c;
+}
+
+std::string ReplyCaps::ServiceConfigJson() const {
+  std::string methods;
+  auto add = [&](const char* method, size_t cap) {
+    if (cap == 0) return;
+    if (!methods.empty()) methods += ",";
+    methods +=
+        fmt::format(R"({{"name":[{{"service":"tessera.ledger.net.Politician","method":"{}"}}],)"
+                    R"("maxResponseMessageBytes":"{}"}})",
+                    method, cap);
+  };
+  add("GetRound", listing);
+  add("GetItems", items);
+  add("GetBlock", block);
+  add("GetStatus", status);
+  add("GetHeads", heads);
+  add("Post", post);
+  add("PostPool", post);
+  add("SubmitTransaction", tx);
+  return R"({"methodConfig":[)" + methods + "]}";
+}
+
+}  // namespace tessera::ledger::net

@@ -1,0 +1,124 @@
+// Citizens' reply caps (reply_caps.h): a lying politician's oversized reply fails the call
+// before it is parsed, with a clear error, while the largest reply an honest politician may
+// send under the protocol's bounds still arrives.
+#include "ledger/net/reply_caps.h"
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "ledger/net/client.h"
+#include "ledger/net/evidence.h"
+#include "ledger/net/politician.h"
+
+namespace tessera::ledger::net {
+namespace {
+
+// A politician that answers with as much as it is told to: `hashes` in a listing, `item_bytes`
+// of items (in items of 1 MiB), `missing` pool hashes in a Post reply.
+class LyingPolitician final : public Politician::Service {
+ public:
+  grpc::Status GetRound(grpc::ServerContext*, const RoundRequest*, RoundReply* r) override {
+    for (size_t i = 0; i < hashes; ++i) r->add_item_hashes(std::string(32, static_cast<char>(i)));
+    r->set_next_offset(hashes);
+    return grpc::Status::OK;
+  }
+  grpc::Status GetItems(grpc::ServerContext*, const ItemsRequest*, RoundReply* r) override {
+    for (size_t left = item_bytes; left > 0;) {
+      const size_t n = std::min<size_t>(left, 1 << 20);
+      r->add_items()->set_payload(std::string(n, 'x'));
+      left -= n;
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status Post(grpc::ServerContext*, const PostRequest*, PostReply* r) override {
+    r->set_accepted(true);
+    for (size_t i = 0; i < missing; ++i) r->add_missing_pools(std::string(32, 'p'));
+    return grpc::Status::OK;
+  }
+  std::atomic<size_t> hashes{0}, item_bytes{0}, missing{0};
+};
+
+class ReplyCapsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(&liar_);
+    builder.SetMaxSendMessageSize(256 << 20);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(port_, 0);
+  }
+  void TearDown() override { server_->Shutdown(); }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  LyingPolitician liar_;
+  int port_ = 0;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+// The caps are at least what an honest politician may send and far below the channel's 256 MiB.
+TEST_F(ReplyCapsTest, CapsSitBetweenTheHonestBoundAndTheChannelLimit) {
+  const ReplyCaps c = ReplyCaps::Citizen();
+  EXPECT_GE(c.listing, kMaxRoundListing * 34);
+  EXPECT_GE(c.items, PoliticianNode::kMaxItemsReplyBytes + MaxRoundItemBytes());
+  EXPECT_GE(c.block, MaxCertifiedBlockBytes());
+  for (size_t cap : {c.listing, c.items, c.block, c.status, c.heads, c.post, c.tx}) {
+    EXPECT_GT(cap, 0u);
+    EXPECT_LE(cap, 32u << 20);
+  }
+  std::printf("caps: listing %zu, items %zu, block %zu, heads %zu, post %zu, tx %zu\n", c.listing,
+              c.items, c.block, c.heads, c.post, c.tx);
+}
+
+// A listing of kMaxRoundListing hashes (an honest politician's largest) arrives; one of 10,000
+// hashes fails the call with RESOURCE_EXHAUSTED before it is parsed -- on the citizen's channel
+// only: the same reply on an uncapped channel arrives whole.
+TEST_F(ReplyCapsTest, AnOversizedListingFailsTheCall) {
+  PoliticianClient citizen(address(), 5000, ReplyCaps::Citizen());
+  PoliticianClient uncapped(address(), 5000);
+  liar_.hashes = kMaxRoundListing;
+  auto honest = citizen.ListenRound(1, 0, RoundWait{});
+  ASSERT_TRUE(honest.ok()) << honest.status();
+  EXPECT_EQ(honest->item_hashes_size(), static_cast<int>(kMaxRoundListing));
+
+  liar_.hashes = 10000;
+  auto lie = citizen.ListenRound(1, 0, RoundWait{});
+  ASSERT_FALSE(lie.ok());
+  EXPECT_NE(lie.status().message().find("larger than max"), std::string::npos) << lie.status();
+  EXPECT_NE(lie.status().message().find("grpc code 8"), std::string::npos) << lie.status();
+  auto through = uncapped.ListenRound(1, 0, RoundWait{});
+  ASSERT_TRUE(through.ok()) << through.status();
+  EXPECT_EQ(through->item_hashes_size(), 10000);
+}
+
+// Items: 4 MiB plus one largest item (an honest reply stops after the item crossing 4 MiB)
+// arrives; 16 MiB fails.
+TEST_F(ReplyCapsTest, AnOversizedItemsReplyFailsTheCall) {
+  PoliticianClient citizen(address(), 5000, ReplyCaps::Citizen());
+  liar_.item_bytes = PoliticianNode::kMaxItemsReplyBytes + kMaxEvidenceBytes;
+  auto honest = citizen.GetItems(1, {Hash256{}});
+  EXPECT_TRUE(honest.ok()) << honest.status();
+  liar_.item_bytes = 16 << 20;
+  auto lie = citizen.GetItems(1, {Hash256{}});
+  ASSERT_FALSE(lie.ok());
+  EXPECT_NE(lie.status().message().find("larger than max"), std::string::npos) << lie.status();
+}
+
+// A Post reply naming every pool a proposal may hold arrives; one naming 100,000 fails.
+TEST_F(ReplyCapsTest, AnOversizedPostReplyFailsTheCall) {
+  PoliticianClient citizen(address(), 5000, ReplyCaps::Citizen());
+  RoundItem item;
+  item.set_payload("x");
+  liar_.missing = kMaxPoolHashes;
+  std::vector<Hash256> lacks;
+  EXPECT_TRUE(citizen.Post(1, item, nullptr, &lacks).ok());
+  EXPECT_EQ(lacks.size(), kMaxPoolHashes);
+  liar_.missing = 100000;
+  Status lie = citizen.Post(1, item);
+  ASSERT_FALSE(lie.ok());
+  EXPECT_NE(lie.message().find("larger than max"), std::string::npos) << lie;
+}
+
+}  // namespace
+}  // namespace tessera::ledger::net
