@@ -91,8 +91,8 @@ struct PoliticianOptions {
   // (AdmitPush). An honest caller pushes a few items per height: a citizen daemon its
   // citizens' witness lists, proposals, votes and evidence (about five per citizen and height),
   // a politician its pool (one per height), the registrar at most kMaxRegistrationsPerBlock
-  // registrations at once; the burst holds two such blocks of registrations, and the rate is
-  // what a daemon of 64 citizens needs at 3 blocks/s, five times over.
+  // registrations at once; the burst holds two such blocks of registrations, and the rate
+  // covers a daemon of 64 citizens (one connection) at 3 blocks/s (64 x 5 x 3 = 960).
   double pushes_per_s = 1000, pushes_burst = 2 * kMaxRegistrationsPerBlock;
 };
 
