@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <thread>
 
 #include "ledger/net/client.h"
 #include "ledger/net/evidence.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/round_listener.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -20,6 +22,7 @@ namespace {
 class LyingPolitician final : public Politician::Service {
  public:
   grpc::Status GetRound(grpc::ServerContext*, const RoundRequest*, RoundReply* r) override {
+    ++listings;
     for (size_t i = 0; i < hashes; ++i) r->add_item_hashes(std::string(32, static_cast<char>(i)));
     r->set_next_offset(hashes);
     return grpc::Status::OK;
@@ -37,7 +40,7 @@ class LyingPolitician final : public Politician::Service {
     for (size_t i = 0; i < missing; ++i) r->add_missing_pools(std::string(32, 'p'));
     return grpc::Status::OK;
   }
-  std::atomic<size_t> hashes{0}, item_bytes{0}, missing{0};
+  std::atomic<size_t> hashes{0}, item_bytes{0}, missing{0}, listings{0};
 };
 
 class ReplyCapsTest : public ::testing::Test {
@@ -118,6 +121,57 @@ TEST_F(ReplyCapsTest, AnOversizedPostReplyFailsTheCall) {
   Status lie = citizen.Post(1, item);
   ASSERT_FALSE(lie.ok());
   EXPECT_NE(lie.message().find("larger than max"), std::string::npos) << lie;
+}
+
+// A member's round listener over capped channels, one lying politician (10,000 hashes a
+// listing) and one honest one in its sample: every listing of the liar fails at the cap, so
+// nothing it lists reaches the member, and the honest politician's listing does.
+TEST(ReplyCapsListenerTest, ALyingPoliticiansListingsNeverReachTheMember) {
+  LyingPolitician liar, honest;
+  liar.hashes = 10000;
+  honest.hashes = 5;
+  std::vector<std::unique_ptr<grpc::Server>> servers;
+  std::vector<std::unique_ptr<PoliticianClient>> clients;
+  for (LyingPolitician* p : {&liar, &honest}) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(p);
+    servers.push_back(builder.BuildAndStart());
+    ASSERT_NE(port, 0);
+    clients.push_back(std::make_unique<PoliticianClient>("127.0.0.1:" + std::to_string(port), 5000,
+                                                         ReplyCaps::Citizen()));
+  }
+  std::vector<PoliticianClient*> sample = {clients[0].get(), clients[1].get()};
+  RoundListener listener(sample, {.wait = std::chrono::milliseconds(0),
+                                  .min_interval = std::chrono::milliseconds(20),
+                                  .listener = "member"});
+  listener.Listen(1, sample);
+  std::map<Hash256, std::vector<PoliticianClient*>> heard;
+  bool liar_heard = false;
+  // Until the honest listing is in (a liveness wait, not a timing bound), and a few more.
+  for (int i = 0; i < 500 && heard.size() < 5; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    RoundListener::Listing l = listener.Take();
+    liar_heard |= l.heights.count(sample[0]) > 0;
+    for (auto& [hash, who] : l.listers) {
+      for (PoliticianClient* p : who) heard[hash].push_back(p);
+    }
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // more of the liar's calls
+  RoundListener::Listing l = listener.Take();
+  liar_heard |= l.heights.count(sample[0]) > 0;
+  for (auto& [hash, who] : l.listers) {
+    for (PoliticianClient* p : who) heard[hash].push_back(p);
+  }
+  listener.Stop();
+  EXPECT_EQ(heard.size(), 5u);
+  EXPECT_FALSE(liar_heard);
+  for (const auto& [hash, who] : heard) {
+    for (PoliticianClient* p : who) EXPECT_EQ(p, sample[1]);
+  }
+  EXPECT_GT(liar.listings.load(), 1u);  // it was asked, more than once
+  for (auto& server : servers) server->Shutdown();
 }
 
 }  // namespace
