@@ -25,7 +25,7 @@ and with the layer) side by side this way, one block at a time, so that both see
 machine within a fraction of a second; a waiting job blocks in read() and uses no CPU. Once
 its last block is done a process arrives once more and waits to be released, so that no job's
 teardown overlaps the other's timed steps. The wait is outside the timed steps: the clock of a
-block's first step starts when the turn is given, before the batch is fetched.
+block's first step starts when the turn is given, before its batch is fetched.
 """
 import argparse
 import gc
@@ -64,8 +64,10 @@ def main():
             raise SystemExit("--toggle needs the interposition layer installed")
     process = int(os.environ["RANK"])
     gate = Gate(args.gate, process) if args.gate else None
-    if gate is not None and (args.block <= 0 or (args.steps - args.warmup) % args.block):
-        raise SystemExit("--gate needs --block N dividing the timed steps (--steps - --warmup)")
+    if gate is not None and (args.block <= 0 or args.warmup <= 0
+                             or (args.steps - args.warmup) % args.block):
+        raise SystemExit("--gate needs --warmup >= 1 and --block N dividing the timed steps "
+                         "(--steps - --warmup)")
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     world = dist.get_world_size()
@@ -89,12 +91,7 @@ def main():
     on = 1
     if args.gc_off:
         gc.disable()
-    batches = iter(loader)
-    for i in range(len(loader)):
-        if gate is not None and i >= args.warmup and (i - args.warmup) % args.block == 0:
-            gate.wait_turn()
-            start, cpu_start = time.perf_counter(), time.process_time()
-        xb, yb = next(batches)
+    for i, (xb, yb) in enumerate(loader):
         if layer is not None and i >= args.warmup:
             block = (i - args.warmup) // args.toggle
             on = 1 if block % 4 in (1, 2) else 0  # off, on, on, off, off, on, on, ...
@@ -106,8 +103,11 @@ def main():
         if i >= args.warmup:
             times.append((now - start, cpu_now - cpu_start, on))
         start, cpu_start = now, cpu_now
-    if gate is not None:
-        gate.wait_turn()  # released once every job's blocks are done
+        if gate is not None and i + 1 >= args.warmup and (i + 1 - args.warmup) % args.block == 0:
+            # Before the next block (the next batch's fetch is its first step's), or, after
+            # the last one, until every job's blocks are done.
+            gate.wait_turn()
+            start, cpu_start = time.perf_counter(), time.process_time()
     # The process's own number (RANK): under logical ranks dist.get_rank() is a pass's
     # logical rank.
     with open(args.out if process == 0 else f"{args.out}.rank{process}", "w") as f:

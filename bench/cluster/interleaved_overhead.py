@@ -1,4 +1,4 @@
-"""Steady-state overhead of the Python interposition layer, end to end, with both jobs alive.
+"""Steady-state overhead of the interposition layer, end to end, with both jobs alive.
 
 interpose_overhead.py runs the script without (A) and with (B) the layer one after the other
 and compares whole runs. On the shared 2-core machine a run's step time moves with what else
@@ -10,13 +10,14 @@ Here the two jobs run side by side instead, each as torchrun would start it (2 r
 gloo, ddp_step_bench.py unchanged but for its turn gate): A without the layer, B with it (the
 agent's PYTHONPATH and run directory). They take turns in blocks of --block steps, in the
 order A B B A A B B A ... (B A A B ... in every other launch; ddp_step_bench.py --gate: a
-job waiting for its turn blocks in read(), outside its timed steps), so that neighbouring blocks of A and B see the same machine
-within a few tenths of a second. Per pair of neighbouring blocks: ratio = median step of B's
-block / median step of A's block. That removes the load's drift; what is left is (a) the
-noise between blocks and (b) what differs between the two launches' processes (memory layout,
-which core each rank got), which blocks of one launch share. So the bench starts --launches
-fresh pairs of jobs and takes as the launch's figure the median of its block-pair ratios; the
-decision is on those per-launch figures, which are independent:
+job waiting for its turn blocks in read(), outside its timed steps), so that neighbouring
+blocks of A and B see the same machine within a few tenths of a second. Per pair of
+neighbouring blocks: ratio = median step of B's block / median step of A's block. That
+removes the load's drift; what is left is (a) the noise between blocks and (b) what differs
+between the two launches' processes (memory layout, which core each rank got), which blocks
+of one launch share. So the bench starts --launches fresh pairs of jobs and takes as the
+launch's figure the median of its block-pair ratios; the decision is on those per-launch
+figures, which are independent:
 
   - the distribution-free one-sided 95 % upper bound on the median launch ratio (as in
     interpose_overhead.py: the smallest order statistic with binomial coverage >= 95 %);
@@ -24,10 +25,12 @@ decision is on those per-launch figures, which are independent:
     launches, printed as a check only) the bound from every block pair pooled.
 
 HOLDS when the first bound is <= 1 + --limit / 100. Wall time per step is rank 0's (what the
-issue's "step time" is); CPU per step is rank 0's process CPU clock (all its threads).
+issue's "step time" is); CPU per step is rank 0's process CPU clock (all its threads). With
+--job cc the job is cluster-ddp-example (the libtorch job on the C++ library): A without the
+scheduler's run directory (a plain gloo group: the same allreduce, no barrier), B with it.
 
-  /usr/bin/python3 bench/cluster/interleaved_overhead.py --out /tmp/interleaved \\
-      --launches 40 --blocks 20 --block 10 --max-minutes 9
+  /usr/bin/python3 bench/cluster/interleaved_overhead.py --out /tmp/interleaved --pin \\
+      --launches 100 --blocks 24 --block 10 --max-minutes 8
 """
 import argparse
 import errno
@@ -43,7 +46,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from interpose_overhead import LAYER, free_port, loadavg, upper_bounds  # noqa: E402
+from interpose_overhead import LAYER, REPO, free_port, loadavg, upper_bounds  # noqa: E402
 
 WARMUP = 30
 GATE_TIMEOUT_S = 120  # a rank not arriving for this long has hung: the launch fails
@@ -52,7 +55,7 @@ GATE_TIMEOUT_S = 120  # a rank not arriving for this long has hung: the launch f
 class Job:
     """One job of --ranks processes whose timed steps run when the controller says so."""
 
-    def __init__(self, name, ranks, layer, steps, block, hidden, work, pin):
+    def __init__(self, name, ranks, layer, steps, block, hidden, work, pin, cc_bin=None):
         self.name = name
         self.gate = os.path.join(work, f"gate-{name}")
         os.makedirs(self.gate)
@@ -73,15 +76,21 @@ class Job:
             job_dir = os.path.join(work, f"job-{name}")
             self.run_dir = os.path.join(job_dir, "runs", "1")
             os.makedirs(self.run_dir)
-            env_common.update(PYTHONPATH=LAYER, TESSERA_RUN_DIR=self.run_dir,
-                              TESSERA_JOB_DIR=job_dir,
+            env_common.update(TESSERA_RUN_DIR=self.run_dir, TESSERA_JOB_DIR=job_dir,
                               TESSERA_CHECKPOINT_DIR=os.path.join(job_dir, "ckpt"),
                               TESSERA_JOB_WORKERS=str(ranks))
+            if cc_bin is None:
+                env_common.update(PYTHONPATH=LAYER)
+        self.cc = cc_bin is not None
         for rank in range(ranks):
             env = dict(env_common, RANK=str(rank), LOCAL_RANK=str(rank))
-            command = [sys.executable, os.path.join(HERE, "ddp_step_bench.py"), "--out",
-                       self.out, "--steps", str(steps), "--warmup", str(WARMUP), "--hidden",
-                       str(hidden), "--gate", self.gate, "--block", str(block)]
+            if cc_bin is None:
+                command = [sys.executable, os.path.join(HERE, "ddp_step_bench.py"), "--out",
+                           self.out]
+            else:  # without TESSERA_RUN_DIR its session is a plain gloo group
+                command = [cc_bin, "--times", self.out, "--batch", "64"]
+            command += ["--steps", str(steps), "--warmup", str(WARMUP), "--hidden", str(hidden),
+                        "--gate", self.gate, "--block", str(block)]
             if pin:
                 command = ["taskset", "-c", str(rank % os.cpu_count())] + command
             log = open(os.path.join(work, f"{name}.rank{rank}.log"), "w")
@@ -136,7 +145,7 @@ class Job:
                 raise SystemExit(f"job {self.name} rank {rank} exited with {p.returncode}")
         for fd in self.arrived + self.go:
             os.close(fd)
-        if self.run_dir is not None and not os.path.exists(
+        if self.run_dir is not None and not self.cc and not os.path.exists(
                 os.path.join(self.run_dir, "rank-0.layer")):
             raise SystemExit("the layer did not install itself in job B")
 
@@ -150,6 +159,8 @@ class Job:
         """Rank 0's timed steps, as blocks of `block` (wall, cpu) lists."""
         with open(self.out) as f:
             rows = [tuple(map(float, line.split()[:2])) for line in f]
+        if self.cc:
+            rows = rows[WARMUP:]  # cluster-ddp-example writes its warm-up steps too
         return [rows[i:i + block] for i in range(0, len(rows), block)]
 
 
@@ -166,7 +177,7 @@ def launch(args, index, work):
     try:
         for name in ("AB" if index % 2 == 0 else "BA"):  # the first to take a turn starts first
             jobs[name] = Job(name, args.ranks, name == "B", steps, args.block, args.hidden, work,
-                             args.pin)
+                             args.pin, args.cc_bin if args.job == "cc" else None)
         for job in jobs.values():
             job.wait_arrivals()  # both warmed up: no start-up runs beside a timed block
         for name in order(args.blocks, index % 2):
@@ -188,6 +199,9 @@ def launch(args, index, work):
     for name in turns:
         taken.append(got[name][seen[name]])
         seen[name] += 1
+    for name in jobs:  # every timed step of the launch, for the absolute figures
+        for column, kind in ((0, "wall"), (1, "cpu")):
+            ratios[f"{name}_{kind}"] = [r[column] for blk in got[name] for r in blk]
     for t in range(0, len(turns), 2):
         first, second = taken[t], taken[t + 1]
         a, b = (first, second) if turns[t] == "A" else (second, first)
@@ -220,6 +234,14 @@ def main():
     parser.add_argument("--block", type=int, default=10, help="steps per block")
     parser.add_argument("--pin", action="store_true", help="run rank r on CPU r (taskset)")
     parser.add_argument("--limit", type=float, default=3.0)
+    parser.add_argument("--keep", action="store_true",
+                        help="keep every launch's per-step files and logs under --out")
+    parser.add_argument("--job", choices=["python", "cc"], default="python",
+                        help="python: ddp_step_bench.py without and with the Python layer; cc: "
+                             "cluster-ddp-example (the C++ library) without and with the "
+                             "scheduler's run directory, i.e. without and with its barrier")
+    parser.add_argument("--cc-bin", default=os.path.join(REPO, "build", "release", "bin",
+                                                         "cluster-ddp-example"))
     parser.add_argument("--max-minutes", type=float, default=0,
                         help="start no launch after this much time (0: no limit)")
     args = parser.parse_args()
@@ -231,6 +253,7 @@ def main():
     started = time.monotonic()
     per_launch = {"wall": [], "cpu": []}
     pooled = {"wall": [], "cpu": []}
+    steps = {f"{name}_{kind}": [] for name in "AB" for kind in ("wall", "cpu")}
     for index in range(args.launches):
         if args.max_minutes and time.monotonic() - started > 60 * args.max_minutes:
             print(f"stopping after {index} launches (--max-minutes {args.max_minutes:g})",
@@ -241,20 +264,32 @@ def main():
         for kind in per_launch:
             per_launch[kind].append(statistics.median(ratios[kind]))
             pooled[kind].extend(ratios[kind])
+        for key in steps:
+            steps[key].extend(ratios[key])
         with open(os.path.join(args.out, "ratios.txt"), "a") as f:
             f.write(f"{index} " + " ".join(f"{kind}:" + ",".join(f"{r:.6f}" for r in ratios[kind])
-                                           for kind in ratios) + "\n")
-        shutil.rmtree(work, ignore_errors=True)
+                                           for kind in per_launch) + "\n")
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
         print(f"launch {index:2d}: {len(ratios['wall'])} block pairs, median B/A wall "
               f"{per_launch['wall'][-1]:.4f} cpu {per_launch['cpu'][-1]:.4f}; "
               f"{os.getloadavg()[0]:.2f} load", flush=True)
     after = loadavg()
     n = len(per_launch["wall"])
-    lines = [f"{args.ranks} ranks of ddp_step_bench.py (hidden {args.hidden}, batch 64 per rank),"
+    job = ("ddp_step_bench.py (Python layer)" if args.job == "python"
+           else "cluster-ddp-example (C++ library)")
+    lines = [f"{args.ranks} ranks of {job} (hidden {args.hidden}, batch 64 per rank),"
              f" A (no layer) and B (the layer) side by side, {n} launches x {args.blocks} "
              f"blocks of {args.block} steps each, order A B B A ... (B A A B ... in odd "
              f"launches){', pinned' if args.pin else ''}",
              f"before: {before}", f"after:  {after}"]
+    if n:
+        med = {key: 1e3 * statistics.median(v) for key, v in steps.items()}
+        lines.append(f"median step (every timed step pooled): A wall {med['A_wall']:.3f} ms, cpu "
+                     f"{med['A_cpu']:.3f} ms; B wall {med['B_wall']:.3f} ms, cpu "
+                     f"{med['B_cpu']:.3f} ms; B - A: wall "
+                     f"{1e3 * (med['B_wall'] - med['A_wall']):+.1f} us, cpu "
+                     f"{1e3 * (med['B_cpu'] - med['A_cpu']):+.1f} us")
     for kind, what in (("wall", "wall per step"), ("cpu", "cpu per step ")):
         if n == 0:
             break
