@@ -46,7 +46,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from interpose_overhead import LAYER, REPO, free_port, loadavg, upper_bounds  # noqa: E402
+from interpose_overhead import (  # noqa: E402
+    LAYER, add_job_options, free_port, loadavg, upper_bounds)
 
 WARMUP = 30
 GATE_TIMEOUT_S = 120  # a rank not arriving for this long has hung: the launch fails
@@ -236,12 +237,7 @@ def main():
     parser.add_argument("--limit", type=float, default=3.0)
     parser.add_argument("--keep", action="store_true",
                         help="keep every launch's per-step files and logs under --out")
-    parser.add_argument("--job", choices=["python", "cc"], default="python",
-                        help="python: ddp_step_bench.py without and with the Python layer; cc: "
-                             "cluster-ddp-example (the C++ library) without and with the "
-                             "scheduler's run directory, i.e. without and with its barrier")
-    parser.add_argument("--cc-bin", default=os.path.join(REPO, "build", "release", "bin",
-                                                         "cluster-ddp-example"))
+    add_job_options(parser)
     parser.add_argument("--max-minutes", type=float, default=0,
                         help="start no launch after this much time (0: no limit)")
     args = parser.parse_args()

@@ -38,6 +38,8 @@ import tempfile
 import time
 import unittest
 
+import job_orders
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAYER = os.path.join(HERE, "python")
 SCRIPT = os.path.join(HERE, "testdata", "ddp_train.py")
@@ -173,23 +175,10 @@ class NetnsBarrierTest(unittest.TestCase):
             return re.search(r"params ([0-9a-f]+)", f.read()).group(1)
 
     def order_after(self, run_dir, procs, step):
-        """Writes the run's stop order (as the agent does: a rename) once rank 0's progress
-        file reports `step`."""
-        progress = os.path.join(run_dir, "progress")
-        while time.monotonic() < self.deadline and all(p.poll() is None for p in procs):
-            try:
-                with open(progress) as f:
-                    m = re.search(r"step=(\d+)", f.read())
-                if m and int(m.group(1)) >= step:
-                    with open(os.path.join(run_dir, "order.tmp"), "w") as f:
-                        f.write("stop\n")
-                    os.replace(os.path.join(run_dir, "order.tmp"),
-                               os.path.join(run_dir, "order"))
-                    return
-            except FileNotFoundError:
-                pass
-            time.sleep(0.02)
-        self.fail(f"rank 0 did not reach step {step}: see {self.root}")
+        if not job_orders.order_after(run_dir, step,
+                                      lambda: all(p.poll() is None for p in procs),
+                                      self.deadline):
+            self.fail(f"rank 0 did not reach step {step}: see {self.root}")
 
     def assert_split_by_host(self, name):
         """Each rank: its node's other rank through /dev/shm words, the other node's over TCP."""
