@@ -61,7 +61,7 @@ class Hosts:
         tag = os.getpid() % 100000
         self.names = [f"tessera-ip-{tag}-h{h}" for h in range(2)]
         self.addresses = [f"10.67.{tag % 250}.{h + 1}" for h in range(2)]
-        ends = [f"tip{tag}a", f"tip{tag}b"]
+        ends = self.ends = [f"tip{tag}a", f"tip{tag}b"]
         setup = [f"ip netns add {ns}" for ns in self.names]
         setup.append(f"ip link add {ends[0]} type veth peer name {ends[1]}")
         for ns, end, address in zip(self.names, ends, self.addresses):
@@ -75,6 +75,7 @@ class Hosts:
     def close(self):
         for ns in self.names:  # removing a namespace removes its veth end, and so the pair
             sh(f"ip netns del {ns}")
+        sh(f"ip link del {self.ends[0]}")  # a setup that failed before moving it
 
     def prefix(self, host):
         """The command prefix that runs a program on `host` under its own hostname."""
