@@ -17,6 +17,15 @@ With --toggle N (under the interposition layer only) the timed steps come in blo
 alternate, ABBA-fashion, between the layer bypassed and the layer at work (Layer.bypass): a
 third column says which (0: bypassed, 1: at work), so that the layer's per-step cost is
 measured against neighbouring steps of the same process.
+
+With --gate DIR --block N (interleaved_overhead.py) the timed steps come in blocks of N, and
+before each block the process waits for its turn: it writes one byte to the FIFO
+DIR/arrived-<process> and reads one from DIR/go-<process>. A controller runs two jobs (without
+and with the layer) side by side this way, one block at a time, so that both see the same
+machine within a fraction of a second; a waiting job blocks in read() and uses no CPU. Once
+its last block is done a process arrives once more and waits to be released, so that no job's
+teardown overlaps the other's timed steps. The wait is outside the timed steps: the clock of a
+block's first step starts when the turn is given, before its batch is fetched.
 """
 import argparse
 import gc
@@ -41,6 +50,8 @@ def main():
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--out", required=True)
     parser.add_argument("--toggle", type=int, default=0)
+    parser.add_argument("--gate", default="", help="directory of the turn FIFOs (see above)")
+    parser.add_argument("--block", type=int, default=0, help="steps per turn with --gate")
     parser.add_argument("--gc-off", action="store_true",
                         help="disable Python's garbage collector before the loop (diagnosis)")
     args = parser.parse_args()
@@ -51,6 +62,12 @@ def main():
         layer = interpose._layer
         if layer is None:
             raise SystemExit("--toggle needs the interposition layer installed")
+    process = int(os.environ["RANK"])
+    gate = Gate(args.gate, process) if args.gate else None
+    if gate is not None and (args.block <= 0 or args.warmup <= 0
+                             or (args.steps - args.warmup) % args.block):
+        raise SystemExit("--gate needs --warmup >= 1 and --block N dividing the timed steps "
+                         "(--steps - --warmup)")
     torch.set_num_threads(1)
     dist.init_process_group("gloo")
     world = dist.get_world_size()
@@ -86,8 +103,13 @@ def main():
         if i >= args.warmup:
             times.append((now - start, cpu_now - cpu_start, on))
         start, cpu_start = now, cpu_now
-    # The process's own number: under logical ranks dist.get_rank() is a pass's logical rank.
-    process = int(os.environ["RANK"])
+        if gate is not None and i + 1 >= args.warmup and (i + 1 - args.warmup) % args.block == 0:
+            # Before the next block (the next batch's fetch is its first step's), or, after
+            # the last one, until every job's blocks are done.
+            gate.wait_turn()
+            start, cpu_start = time.perf_counter(), time.process_time()
+    # The process's own number (RANK): under logical ranks dist.get_rank() is a pass's
+    # logical rank.
     with open(args.out if process == 0 else f"{args.out}.rank{process}", "w") as f:
         if layer is None:
             f.write("".join(f"{w:.9f} {c:.9f}\n" for w, c, _ in times))
@@ -100,6 +122,21 @@ def main():
         with open(args.out + ".params", "w") as f:
             f.write(digest.hexdigest() + "\n")
     dist.destroy_process_group()
+
+
+class Gate:
+    """The process's turn FIFOs (--gate): arrive, then wait for the controller's byte."""
+
+    def __init__(self, directory, process):
+        # Opening a FIFO blocks until the other end opens it: the controller opens its ends
+        # for both jobs' processes before it reads any arrival.
+        self.arrived = open(os.path.join(directory, f"arrived-{process}"), "wb", buffering=0)
+        self.go = open(os.path.join(directory, f"go-{process}"), "rb", buffering=0)
+
+    def wait_turn(self):
+        self.arrived.write(b"a")
+        if self.go.read(1) != b"g":
+            raise SystemExit("the controller went away")
 
 
 if __name__ == "__main__":

@@ -267,6 +267,16 @@ def loadavg():
     return f"load average {one:.2f}, {five:.2f}, {fifteen:.2f} ({os.cpu_count()} CPUs)"
 
 
+def add_job_options(parser):
+    """--job and --cc-bin (interleaved_overhead.py takes them too)."""
+    parser.add_argument("--job", choices=["python", "cc"], default="python",
+                        help="python: ddp_step_bench.py with and without the Python layer; cc: "
+                             "cluster-ddp-example (the C++ library) with and without the "
+                             "scheduler's run directory, i.e. with and without its barrier")
+    parser.add_argument("--cc-bin", default=os.path.join(REPO, "build", "release", "bin",
+                                                         "cluster-ddp-example"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--ranks", type=int, default=2)
@@ -276,12 +286,7 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--max-minutes", type=float, default=0,
                         help="stop after the pair running when this much time has passed (0: none)")
-    parser.add_argument("--job", choices=["python", "cc"], default="python",
-                        help="python: ddp_step_bench.py with and without the Python layer; cc: "
-                             "cluster-ddp-example (the C++ library) with and without the "
-                             "scheduler's run directory, i.e. with and without its barrier")
-    parser.add_argument("--cc-bin", default=os.path.join(REPO, "build", "release", "bin",
-                                                         "cluster-ddp-example"))
+    add_job_options(parser)
     parser.add_argument("--layer-dir", default=LAYER,
                         help="the layer to measure (default: this checkout's), e.g. a variant")
     parser.add_argument("--variants", default="A,B",

@@ -28,6 +28,8 @@ import tempfile
 import time
 import unittest
 
+import job_orders
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAYER = os.path.join(HERE, "python")
 SCRIPT = os.path.join(HERE, "testdata", "ddp_train.py")
@@ -101,20 +103,10 @@ class LogicalRanksPyTest(unittest.TestCase):
 
     def order_after(self, run_dir, procs, step):
         """Writes the run's stop order once rank 0 reports `step` (its progress file)."""
-        deadline = time.monotonic() + 240
-        progress = os.path.join(run_dir, "progress")
-        while time.monotonic() < deadline and all(p.poll() is None for p in procs):
-            try:
-                with open(progress) as f:
-                    m = re.search(r"step=(\d+)", f.read())
-                if m and int(m.group(1)) >= step:
-                    with open(os.path.join(run_dir, "order"), "w") as f:
-                        f.write("stop\n")
-                    return
-            except FileNotFoundError:
-                pass
-            time.sleep(0.02)
-        self.fail(f"rank 0 did not reach step {step}: see {self.root}")
+        if not job_orders.order_after(run_dir, step,
+                                      lambda: all(p.poll() is None for p in procs),
+                                      time.monotonic() + 240):
+            self.fail(f"rank 0 did not reach step {step}: see {self.root}")
 
     def stopped_at(self, name):
         steps = {int(m) for log in self.logs(name)

@@ -6,10 +6,13 @@
 // (a process may hold several ranks; submit it with `cluster-ctl submit --logical-ranks`). At
 // the end rank 0 writes "params <FNV-1a of every
 // parameter's bytes>" to --out, and with --times every step's wall and CPU seconds
-// (bench/cluster/interpose_overhead.py --job cc).
+// (bench/cluster/interpose_overhead.py --job cc). --gate takes turns with another job in blocks
+// of steps (bench/cluster/interleaved_overhead.py --job cc; ddp_step_bench.py's protocol).
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <time.h>
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <thread>
@@ -19,12 +22,42 @@
 #include "core/cli.h"
 #include "core/file.h"
 
+namespace {
+
+// The bench's turn FIFOs (ddp_step_bench.py's Gate): before each block of timed steps the
+// process writes a byte to <dir>/arrived-<rank> and waits for one on <dir>/go-<rank>. Opened
+// in that order, as the controller expects.
+class TurnGate {
+ public:
+  TurnGate(const std::string& dir, int rank)
+      : arrived_(::open(fmt::format("{}/arrived-{}", dir, rank).c_str(), O_WRONLY)),
+        go_(::open(fmt::format("{}/go-{}", dir, rank).c_str(), O_RDONLY)) {}
+  ~TurnGate() {
+    if (arrived_ >= 0) ::close(arrived_);
+    if (go_ >= 0) ::close(go_);
+  }
+  tessera::Status WaitTurn() {
+    char byte = 'a';
+    if (arrived_ < 0 || go_ < 0 || ::write(arrived_, &byte, 1) != 1 || ::read(go_, &byte, 1) != 1 ||
+        byte != 'g') {
+      return tessera::UnavailableError("the bench's turn gate went away");
+    }
+    return tessera::Status::Ok();
+  }
+
+ private:
+  int arrived_, go_;
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   using namespace tessera;
   cli::Program program("cluster-ddp-example",
                        "Data-parallel libtorch training over gloo with transparent preemption "
                        "(the cluster's C++ interposition library).");
-  int64_t steps = 300, seed = 1, hidden = 64, batch = 16;
+  int64_t steps = 300, seed = 1, hidden = 64, batch = 16, block = 0, warmup = 30;
+  std::string gate_dir;
   double step_sleep_ms = 0;
   std::string out, times_path;
   bool logical_ranks = false;
@@ -49,6 +82,13 @@ int main(int argc, char** argv) {
   app.add_option("--times", times_path,
                  "Where rank 0 writes each step's wall and CPU seconds (\"wall cpu\" lines; "
                  "the process's CPU, all threads)");
+  app.add_option("--gate", gate_dir,
+                 "Directory of the bench's turn FIFOs: timed steps in blocks of --block after "
+                 "--warmup, each when the bench says (interleaved_overhead.py --job cc)");
+  app.add_option("--block", block, "Steps per turn with --gate")->check(CLI::Range(1, 1000000));
+  app.add_option("--warmup", warmup, "Steps before the first turn with --gate")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   return program.Run(argc, argv, [&]() -> Status {
     torch::set_num_threads(1);
     TESSERA_ASSIGN_OR_RETURN(auto env, cluster::interpose::JobEnvironment::FromEnvironment());
@@ -75,10 +115,21 @@ int main(int argc, char** argv) {
       ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
       return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
     };
+    std::unique_ptr<TurnGate> gate;
+    if (!gate_dir.empty()) {
+      if (block <= 0) return InvalidArgumentError("--gate needs --block");
+      gate = std::make_unique<TurnGate>(gate_dir, session->rank());
+    }
     std::string times;
     auto wall_start = std::chrono::steady_clock::now();
     double cpu_start = cpu_seconds();
-    for (int64_t step = session->start_step(); step < steps; ++step) {
+    const int64_t first = session->start_step();
+    for (int64_t step = first; step < steps; ++step) {
+      if (gate != nullptr && step - first >= warmup && (step - first - warmup) % block == 0) {
+        TESSERA_RETURN_IF_ERROR(gate->WaitTurn());  // outside the timed steps
+        wall_start = std::chrono::steady_clock::now();
+        cpu_start = cpu_seconds();
+      }
       optimizer.zero_grad();
       double rank0_loss = 0;
       session->ForEachLogicalRank([&](int rank) {
@@ -110,6 +161,7 @@ int main(int argc, char** argv) {
         cpu_start = cpu_now;
       }
     }
+    if (gate != nullptr) TESSERA_RETURN_IF_ERROR(gate->WaitTurn());  // released: all blocks done
     if (session->rank() == 0 && !times_path.empty()) {
       TESSERA_RETURN_IF_ERROR(WriteFileAtomically(times_path, times));
     }
