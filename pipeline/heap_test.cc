@@ -39,13 +39,15 @@ TEST(Heap, FreedMemoryIsReusedWithoutPageFaults) {
   EXPECT_LT(third, kPages / 100) << "pages of one round: " << kPages;
 }
 
-// After ReleaseFreedHeap the process trims again: a round's pages are given back, so the next
-// round faults them in (the launcher's state after profiling).
-TEST(Heap, ReleaseRestoresTrimming) {
+// After ReleaseFreedHeap what was kept is given back (the first round faults its pages in
+// again) and the process trims again (so does the second: the first's frees were returned),
+// the launcher's state after profiling.
+TEST(Heap, ReleaseGivesBackAndRestoresTrimming) {
   ASSERT_TRUE(KeepFreedHeap().ok());
   FaultsOfOneRound();
   ReleaseFreedHeap();
-  EXPECT_GT(FaultsOfOneRound(), kPages / 2);
+  EXPECT_GT(FaultsOfOneRound(), kPages / 2) << "kept memory not given back";
+  EXPECT_GT(FaultsOfOneRound(), kPages / 2) << "trimming not restored";
 }
 
 }  // namespace
