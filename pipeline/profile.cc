@@ -1,5 +1,7 @@
 #include "pipeline/profile.h"
 
+#include "pipeline/heap.h"
+
 namespace tessera::pipeline {
 namespace {
 
@@ -15,6 +17,12 @@ Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spe
                                                             const std::string& optimizer,
                                                             int contended_workers) {
   if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
+  // Measure with the heap the workers will have (pipeline/heap.h: no page faults per
+  // micro-batch), and give the peak back afterwards: the launcher lives on beside its workers.
+  TESSERA_RETURN_IF_ERROR(KeepFreedHeap());
+  struct Release {
+    ~Release() { ReleaseFreedHeap(); }
+  } release;
   std::vector<ProfiledMicroBatch> out;
   for (int m : sizes) {
     TESSERA_ASSIGN_OR_RETURN(UnitProfile p,

@@ -1,0 +1,36 @@
+#include "pipeline/heap.h"
+
+#include <malloc.h>
+#include <sys/resource.h>
+
+namespace tessera::pipeline {
+namespace {
+
+// glibc's largest mmap threshold on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX): mallopt refuses more.
+constexpr int kMmapThreshold = 32 * 1024 * 1024;
+// Far above a step's heap here (GPT-2-small at micro-batch 2 peaks near 2.5 GB), below INT_MAX.
+constexpr int kTrimThreshold = 2047 * 1024 * 1024;
+constexpr int kDefaultTrimThreshold = 128 * 1024;
+
+}  // namespace
+
+Status KeepFreedHeap() {
+  if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) != 1 ||
+      mallopt(M_TRIM_THRESHOLD, kTrimThreshold) != 1) {
+    return InternalError("malloc refused the mmap or trim threshold (not glibc?)");
+  }
+  return Status::Ok();
+}
+
+void ReleaseFreedHeap() {
+  mallopt(M_TRIM_THRESHOLD, kDefaultTrimThreshold);
+  malloc_trim(0);
+}
+
+long MinorPageFaults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+}  // namespace tessera::pipeline
