@@ -27,7 +27,8 @@
 # average before and after it (`uptime`): the box is shared. LEDGER_SWEEP_LOG_LEVEL=info (with
 # LEDGER_SWEEP_KEEP_LOGS=1) keeps every process's log, each commit with its duration.
 # "target<S>" (e.g. target7): all honest, the politicians' block budget aiming at rounds of S
-# seconds (network.target_round_s; the localnet's default is half the round timeout). The
+# seconds (network.target_round_s; the localnet's default is 0.6 x the BA* next-vote deadline:
+# 6 s at the benches' 20 s round timeout, localnet.h BudgetTargetRoundS). The
 # table's `retried` column counts the blocks that needed a second BA* period (or more).
 # LEDGER_SWEEP_SUMMARY_ONLY=1 redoes the table and plot from the reports already in $out.
 set -euo pipefail
