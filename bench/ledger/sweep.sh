@@ -26,6 +26,10 @@
 # Each run records the load
 # average before and after it (`uptime`): the box is shared. LEDGER_SWEEP_LOG_LEVEL=info (with
 # LEDGER_SWEEP_KEEP_LOGS=1) keeps every process's log, each commit with its duration.
+# "target<S>" (e.g. target7): all honest, the politicians' block budget aiming at rounds of S
+# seconds (network.target_round_s; the localnet's default is 0.6 x the BA* next-vote deadline:
+# 6 s at the benches' 20 s round timeout, localnet.h BudgetTargetRoundS). The
+# table's `retried` column counts the blocks that needed a second BA* period (or more).
 # LEDGER_SWEEP_SUMMARY_ONLY=1 redoes the table and plot from the reports already in $out.
 set -euo pipefail
 build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
@@ -40,8 +44,8 @@ variants=${LEDGER_SWEEP_VARIANTS:-honest}
 [ "${LEDGER_SWEEP_WITHHOLD:-0}" = 1 ] && variants=withhold
 for variant in $variants; do
   case $variant in
-    honest|withhold|total-bound) ;;
-    *) echo "LEDGER_SWEEP_VARIANTS: unknown variant '$variant' (honest, withhold, total-bound)"; exit 1 ;;
+    honest|withhold|total-bound|target[0-9]*) ;;
+    *) echo "LEDGER_SWEEP_VARIANTS: unknown variant '$variant' (honest, withhold, total-bound, target<S>)"; exit 1 ;;
   esac
 done
 localnet="$build/bin/ledger-localnet"
@@ -63,6 +67,7 @@ for committee in $committees; do
       adversary=""
       bound=()
       [ "$variant" = total-bound ] && bound=(waiting_pools=0)
+      [[ $variant == target[0-9]* ]] && bound=(target_round_s="${variant#target}")
       if [ "$variant" = withhold ]; then
         adversary=$'[adversary]\npoliticians = 0.2\npolitician_behaviours = ["withhold_data"]'
       fi
@@ -93,10 +98,11 @@ import json, os, sys
 out, committees, rates, cores, sample, seconds, variants = sys.argv[1], sys.argv[2].split(), [int(r) for r in sys.argv[3].split()], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7].split()
 WHO = {"honest": "all honest", "withhold": "one withholding pool data",
        "total-bound": "all honest, total admission bound only"}
+WHO.update({v: f"all honest, block budget target {v[6:]} s" for v in variants if v.startswith("target")})
 def suffix(v): return "" if v == "honest" else f"-{v}"
 lines = [f"saturation sweep: 5 politicians ({'; '.join(WHO[v] for v in variants)}), {cores} cores, validation sample {sample}, {seconds} s per run",
          "committed = all our transfers committed / (last block - first submission); steady = blocks after the first / (last block - first block)",
-         f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'refused/s':>9} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'cores':>5} {'resent/s':>8} {'load':>9} {'audit':>5}"]
+         f"{'politicians':>11} {'committee':>9} {'offered':>8} {'submitted':>9} {'busy':>7} {'refused/s':>9} {'committed':>9} {'steady':>7} {'p50 s':>6} {'p99 s':>6} {'interval s':>10} {'p99/int':>7} {'tx/blk':>6} {'blocks':>6} {'retried':>7} {'member B/blk':>12} {'follow B/blk':>12} {'CPU ms/tx pol/cit/gen':>22} {'tx/CPU-s':>8} {'cores':>5} {'resent/s':>8} {'load':>9} {'audit':>5}"]
 all_pass = True
 summary = []
 STAGES = ["admission", "mempool", "pool_to_block", "block_to_visible", "total"]
@@ -129,7 +135,7 @@ for c in committees:
         # launcher's CPU is read when the load stops). A run that got less of a shared box
         # commits less whatever the offered load; compare runs' shares before their tx/s.
         r['cores'] = cpu_s / max(float(seconds), 1e-9)
-        lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r.get('busy_answers', 0) / float(seconds):>9.1f} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {r['cores']:>5.2f} {r.get('resent_submissions', 0) / float(seconds):>8.1f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
+        lines.append(f"{v:>11} {c:>9} {rate:>8} {r['submitted_tx_per_s']:>9.1f} {r['busy_submissions']:>7} {r.get('busy_answers', 0) / float(seconds):>9.1f} {r['tx_per_s']:>9.1f} {r.get('steady_tx_per_s', 0):>7.1f} {r['latency_p50_s']:>6.1f} {r['latency_p99_s']:>6.1f} {r['block_interval_s']:>10.1f} {p99_int:>7.1f} {r['txs_per_block']:>6.0f} {r['blocks']:>6} {r.get('recovered_blocks', 0):>7} {member:>12.0f} {r.get('citizen_nonmember_bytes_per_block', 0):>12.0f} {'%.2f/%.2f/%.2f' % (r.get('cpu_ms_per_tx_politicians', 0), r.get('cpu_ms_per_tx_citizens', 0), r.get('cpu_ms_per_tx_launcher', 0)):>22} {r['tx_per_cpu_s']:>8.0f} {r['cores']:>5.2f} {r.get('resent_submissions', 0) / float(seconds):>8.1f} {load:>9} {'PASS' if ok else 'FAIL':>5}")
         if 'latency_total_p50_s' in r:
             iv = max(r['block_interval_s'], 1e-9)
             breakdown.append(f"{v:>11} {c:>9} {rate:>8} " + " ".join(

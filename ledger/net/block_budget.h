@@ -11,9 +11,10 @@
 // a citizen's CPU; the round time is the validation time as the system experiences it.)
 //
 //   - Pool size: starts small (`initial_pool_txs`, default max / 8) and follows the measured
-//     round time towards `target_round_s` -- set it well below the citizens' round timeout
-//     (localnet: half of it), so blocks shrink before validation outlasts the timeout and
-//     rounds are retried. A round has a fixed part (the committee's tickets, identities, votes
+//     round time towards `target_round_s` -- set it well below the citizens' BA* next-vote
+//     deadline (localnet: 0.6 x it, BudgetTargetRoundS; it was half the round timeout, i.e.
+//     the deadline itself), so blocks shrink before validation outlasts a period and it is
+//     retried. A round has a fixed part (the committee's tickets, identities, votes
 //     and the relay of all of them: at committee 64 on this box ~8 s of ~10) and a part per
 //     transfer (execution, proofs, sampled signatures), so the budget fits round time against
 //     block size over the last kFitSamples measured rounds, r = fixed + per_tx x txs (least

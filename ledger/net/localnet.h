@@ -11,7 +11,7 @@
 //               ("per-height", the default, or "per-step": genesis.h VoteCommittees), key_seed (0:
 //               fresh random keys; otherwise deterministic keys, so runs are reproducible),
 //               keep_versions (state versions each politician keeps; default 64),
-//               target_round_s (0 = half of round_timeout), backlog_pools and
+//               target_round_s (0 = BudgetTargetRoundS below), backlog_pools and
 //               waiting_pools (politicians' back-pressure, block_budget.h; waiting_pools 0:
 //               the total bound only)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
@@ -73,7 +73,7 @@ struct LocalnetConfig {
   VoteCommittees vote_committees = VoteCommittees::kPerHeight;
   uint32_t key_seed = 0;
   uint32_t keep_versions = 64;
-  double target_round_s = 0;  // 0: half the citizens' round timeout
+  double target_round_s = 0;  // 0: BudgetTargetRoundS
   double backlog_pools = 2;
   double waiting_pools = 1;
   // The politicians' and citizen daemons' spdlog level (their logs under out/logs): "warn"
@@ -106,6 +106,15 @@ struct LocalnetConfig {
 };
 
 Result<LocalnetConfig> ParseLocalnetConfig(const Config& config);
+
+// The politicians' block-budget target (block_budget.h) in seconds: target_round_s if set,
+// else 0.6 x the citizens' BA* next-vote deadline (max(round_timeout / 2, 2 x (witness_ms +
+// proposal_ms)), citizen.cc), so that a round 1.5x slower than the target still ends within
+// period 0. A round past that deadline costs the deadline plus a second period, twice the
+// mean block interval at committee 16 on this box: the slow round of every 2x-load run's p99
+// (docs/ledger-engine.md, "2x load, sixth session"). It used to be half the round timeout,
+// i.e. the deadline itself.
+double BudgetTargetRoundS(const LocalnetConfig& cfg);
 
 // The key of citizen `index` of a network with `key_seed` != 0 (the deterministic keys of
 // LocalnetConfig::key_seed), e.g. for a test that picks a seed by its committee draws.
