@@ -863,8 +863,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       agreement::Params params{
           .threshold = ParamsAt(options_.genesis, latest_).cert_threshold,
           .filter_ms = static_cast<uint64_t>(t.witness_ms + t.proposal_ms),
-          .next_ms = static_cast<uint64_t>(
-              std::max(t.round_timeout_ms / 2, 2 * (t.witness_ms + t.proposal_ms))),
+          .next_ms = static_cast<uint64_t>(t.next_vote_deadline_ms()),
           .resend_ms = static_cast<uint64_t>(std::max(t.round_timeout_ms / 4, 500)),
           .recovery = t.recovery,
       };

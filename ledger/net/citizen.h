@@ -32,6 +32,7 @@
 // over, so withheld or dropped messages delay progress but cannot change what gets certified.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <map>
@@ -63,6 +64,12 @@ struct CitizenTiming {
   // A round that has not committed is retried with a fresh sample (the BA* player and its
   // votes carry over); a BA* period's next-vote deadline is half of this.
   int round_timeout_ms = 8000;
+  // A BA* period's next-vote deadline (agreement::Params::next_ms): half the round timeout,
+  // and never shorter than two collection windows. The localnet's block budget aims below it
+  // (BudgetTargetRoundS), so the one formula lives here.
+  int next_vote_deadline_ms() const {
+    return std::max(round_timeout_ms / 2, 2 * (witness_ms + proposal_ms));
+  }
   // Round listings are long-polled (round_listener.h): a politician holds a listing up to
   // this long for a new item; listings of one politician are at least poll_ms apart. 0: the
   // politicians answer at once (a poll every poll_ms).

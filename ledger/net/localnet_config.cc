@@ -1,7 +1,6 @@
 // The localnet's config file and its report (localnet.h documents both).
 #include <spdlog/spdlog.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "ledger/net/localnet.h"
@@ -236,10 +235,7 @@ std::string LocalnetReport::ToJson() const {
 
 double BudgetTargetRoundS(const LocalnetConfig& cfg) {
   if (cfg.target_round_s > 0) return cfg.target_round_s;
-  const CitizenTiming& t = cfg.timing;
-  const double next_deadline_s =
-      std::max(t.round_timeout_ms / 2, 2 * (t.witness_ms + t.proposal_ms)) / 1000.0;
-  return 0.6 * next_deadline_s;
+  return 0.6 * cfg.timing.next_vote_deadline_ms() / 1000.0;
 }
 
 }  // namespace tessera::ledger::net
