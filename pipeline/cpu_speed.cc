@@ -10,6 +10,7 @@
 #include <map>
 
 #include "fmt/format.h"
+#include "pipeline/median.h"
 #include "pipeline/task_clock.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -23,13 +24,6 @@ constexpr int kN = 64;
 
 // A percentage to one decimal, without the "-0.0" of a tiny negative rounding error.
 double Tenths(double pct) { return std::round(pct * 10) / 10 + 0.0; }
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 }  // namespace
 

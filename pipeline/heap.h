@@ -15,8 +15,8 @@
 // come from the heap) and the trim threshold far above any step's heap, so freed memory stays
 // mapped and is reused. Peak RSS is unchanged (the heap reaches the step's peak either way);
 // the process simply does not shrink between micro-batches. ReleaseFreedHeap restores
-// trimming and gives back what is free now (the launcher, after profiling, so it does not hold
-// a profile's peak while its workers run). Torch-free (glibc's mallopt).
+// both thresholds and gives back what is free now (the launcher, after profiling, so it does not
+// hold a profile's peak while its workers run). Torch-free (glibc's mallopt).
 #pragma once
 
 #include "core/status.h"
@@ -26,8 +26,14 @@ namespace tessera::pipeline {
 // INTERNAL when malloc refuses a setting (a non-glibc allocator).
 Status KeepFreedHeap();
 
-// Trimming as glibc's default (128 KB) and malloc_trim(0). The mmap threshold stays fixed.
+// Both thresholds back at glibc's defaults (mmap 128 KB, trim 128 KB) and malloc_trim(0).
+// glibc's dynamic raising of the thresholds (on freeing a mapped chunk) stays off: any mallopt
+// of them turns it off for good, and glibc has no call that turns it back on.
 void ReleaseFreedHeap();
+
+// Chunks malloc serves with their own mmap right now (mallinfo2's hblks): what the tests read to
+// see the mmap threshold in force.
+long MmappedChunks();
 
 // Minor page faults of this process so far (getrusage): what the tests count.
 long MinorPageFaults();

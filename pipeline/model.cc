@@ -18,6 +18,7 @@
 #include "pipeline/copy_gate.h"
 #include "pipeline/optimizer.h"
 #include "pipeline/profile.h"
+#include "pipeline/median.h"
 #include "pipeline/task_clock.h"
 
 namespace tessera::pipeline {
@@ -550,11 +551,6 @@ UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, 
     samples.window_wall_s = so_far.wall_s;
   }
   return samples;
-}
-
-double Median(std::vector<double> v) {
-  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
-  return v[v.size() / 2];
 }
 
 double MeanOf(const std::vector<double>& v) {
