@@ -171,6 +171,15 @@ void SpeedSampler::Round() {
   pthread_setaffinity_np(pthread_self(), sizeof(allowed), &allowed);
 }
 
+std::vector<SpeedSample> SpeedSampler::ProbeNow(int rounds) {
+  SpeedSampler probe(0);
+  std::thread worker([&probe, rounds] {
+    for (int i = 0; i < rounds; ++i) probe.Round();
+  });
+  worker.join();
+  return probe.samples_;
+}
+
 void SpeedSampler::Start() {
   if (thread_.joinable()) return;
   {

@@ -29,6 +29,12 @@
 // (correlation 0.66 over 16 runs) but about twice as far, so it tells a machine that kept its
 // speed (factor near 1) from one that did not; it is a diagnostic, not a corrected prediction.
 //
+// The calibrated prediction (ours, issue #14, session 13) is the one use of the kernel that is
+// still a prediction: the prediction times (a probe of the kernel taken just before the workers
+// start, ProbeNow) / (the profile's median kernel time). It follows a change of the cores' speed
+// between the profile and the start of the run, not one during the run; whether it helps at all
+// is measured in docs/pipeline.md.
+//
 // Torch-free (the kernel is a plain loop, so it needs no BLAS and does not depend on which one
 // libtorch found).
 #pragma once
@@ -116,6 +122,11 @@ class SpeedSampler {
   SpeedSampler& operator=(const SpeedSampler&) = delete;
   void Start();
   std::vector<SpeedSample> Stop();
+
+  // `rounds` rounds at once on a thread of their own, joined before returning (about 3 ms per
+  // processor per round): the calibration probe `pipeline-launch --speed-probe` takes just
+  // before it starts the workers, so a prediction re-scaled by it is still made before running.
+  static std::vector<SpeedSample> ProbeNow(int rounds);
 
  private:
   void Round();

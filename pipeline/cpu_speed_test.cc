@@ -1,6 +1,8 @@
 #include "pipeline/cpu_speed.h"
 
 #include <gtest/gtest.h>
+#include <pthread.h>
+#include <sched.h>
 
 #include <cmath>
 
@@ -130,6 +132,22 @@ TEST(CpuSpeed, SamplerTakesARoundAtStartAndAtStopOnEveryProcessor) {
     }
   }
   EXPECT_TRUE(sampler.Stop().empty());  // stopped already
+}
+
+// The calibration probe takes one sample per processor per round and returns only after all
+// of them (it is taken before the workers start, so it must be done when it returns).
+TEST(CpuSpeed, ProbeNowSamplesEveryProcessorEveryRound) {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  ASSERT_EQ(pthread_getaffinity_np(pthread_self(), sizeof(allowed), &allowed), 0);
+  const std::vector<SpeedSample> samples = SpeedSampler::ProbeNow(3);
+  ASSERT_EQ(samples.size(), 3u * CPU_COUNT(&allowed));
+  for (const SpeedSample& s : samples) {
+    EXPECT_GT(s.cpu_s, 0);
+    EXPECT_TRUE(CPU_ISSET(s.cpu, &allowed)) << s.cpu;
+  }
+  const SpeedSummary summary = SummarizeSpeed(samples);
+  EXPECT_EQ(static_cast<int>(summary.cpus.size()), CPU_COUNT(&allowed));
 }
 
 }  // namespace

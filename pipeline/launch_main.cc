@@ -109,6 +109,9 @@ void OnTerminateSignal(int signo) {
   }
 }
 constexpr int kExitTerminated = 143;  // 128 + SIGTERM, as a shell reports a job ended by it
+// Rounds of the calibration probe (one reference kernel per processor each, about 3 ms): 8
+// rounds, 16 samples on 2 processors, about 50 ms before the workers start.
+constexpr int kCalibrationRounds = 8;
 
 }  // namespace
 
@@ -593,6 +596,24 @@ int main(int argc, char** argv) {
         job.model.kind, units, schedule, job.stages, job.replicas, job.micro_batch,
         pl::MicroBatches(job), job.global_batch, cuts);
     std::fflush(stdout);
+    // The calibration probe: the reference kernel on every processor just before the workers
+    // start, so the prediction re-scaled by the cores' speed now is still made before running.
+    std::vector<pl::SpeedSample> calibration_speed;
+    double calibrated_step_s = 0;
+    if (speed_probe && predicted_step_s > 0 && !profile_speed.empty()) {
+      calibration_speed = pl::SpeedSampler::ProbeNow(kCalibrationRounds);
+      const pl::SpeedSummary profile_kernel = pl::SummarizeSpeed(profile_speed);
+      const pl::SpeedSummary now = pl::SummarizeSpeed(calibration_speed);
+      if (profile_kernel.median_cpu_s > 0 && now.median_cpu_s > 0) {
+        calibrated_step_s = predicted_step_s * now.median_cpu_s / profile_kernel.median_cpu_s;
+        fmt::print("{}\n", pl::FormatSpeedSummary("just before the run", now));
+        fmt::print(
+            "calibrated prediction (before running): step {:.4f} s = {:.4f} s x {:.3f} (the "
+            "reference kernel now over while profiling)\n",
+            calibrated_step_s, predicted_step_s, now.median_cpu_s / profile_kernel.median_cpu_s);
+      }
+    }
+    std::fflush(stdout);
     g_launching = true;
     pl::SpeedSampler run_sampler(speed_probe_interval_ms);
     if (speed_probe) run_sampler.Start();
@@ -656,6 +677,12 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", pl::FormatSpeedComparison(*speed));
       }
     }
+    if (calibrated_step_s > 0) {
+      fmt::print(
+          "calibrated prediction: {:.4f} s vs measured {:.4f} s: {:+.1f} % (raw {:+.1f} %)\n",
+          calibrated_step_s, summary.step_s, 100 * (calibrated_step_s / summary.step_s - 1),
+          100 * (predicted_step_s / summary.step_s - 1));
+    }
     fmt::print("stage 0 task order, first step: {}\n", run.reports[0].first_step_order);
     fmt::print("job description and worker reports: {}\n", run_dir);
     if (!json_out.empty()) {
@@ -705,6 +732,11 @@ int main(int argc, char** argv) {
           probe["speed_normalized_step_s"] = speed->normalized_predicted_s;
           probe["speed_normalized_error_pct"] = speed->normalized_error_pct;
           probe["speed_and_share_error_pct"] = speed->speed_and_share_error_pct;
+        }
+        if (calibrated_step_s > 0) {
+          probe["calibration"] = kernel_json(pl::SummarizeSpeed(calibration_speed));
+          probe["calibrated_step_s"] = calibrated_step_s;
+          probe["calibrated_error_pct"] = 100 * (calibrated_step_s / summary.step_s - 1);
         }
         j["speed_probe"] = probe;
       }

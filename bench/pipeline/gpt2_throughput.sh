@@ -12,6 +12,16 @@
 #           and backward over the global batch, torch::optim::SGD with momentum
 #   p2d1    pipeline-launch --stages 2 --cuts 0,8,14 (the memory-balanced cut of the docs),
 #           micro-batch 2, SGD with momentum
+# and, with GPT2_VARIANTS (space-separated, default "p2d1"; each round runs plain and every
+# variant, the order rotated by one per round and reversed in even rounds, so that every pair
+# meets in both orders):
+#   p1d2m2  pipeline-launch --stages 1 --replicas 2 --micro-batch 2 (session 12's P=1 D=2)
+#   p1d2m4  the same with --micro-batch 4: one micro-batch per replica per step
+#   p2d1m4  P=2 D=1 --cuts 0,8,14 --micro-batch 4 (2 micro-batches)
+#   pair    no pipeline at all: two `pipeline-plain-loop --threads 1 --global-batch 4` at once,
+#           the bound of any 2-worker data-parallel layout on these cores (each core trains its
+#           half of the batch and steps its own optimizer; no communication, no bubble).
+#           samples/s = the sum of both, CPU per step = the sum, peak RSS = the larger.
 # With GPT2_NETNS=1 (root), then once: P=4 D=1 with every worker in its own network namespace
 # on a bridge (veth links, no rate limit), the 4-worker layout the issue asks for, on the same
 # 2 cores.
@@ -63,14 +73,46 @@ pipeline() {  # round name [flags]
   tail -1 "$CSV"
 }
 
+pair() {  # round: two one-thread plain loops over half the batch each, at once
+  local before after
+  before=$(load)
+  for h in a b; do
+    "$BUILD/bin/pipeline-plain-loop" "${SHAPE[@]}" --global-batch $((BATCH / 2)) --steps "$STEPS" \
+      --threads 1 --json "$OUT/pair-$h.$1.json" > "$OUT/pair-$h.$1.log" 2>&1 &
+  done
+  wait || true
+  after=$(load)
+  [ -s "$OUT/pair-a.$1.json" ] && [ -s "$OUT/pair-b.$1.json" ] || { echo "round $1 pair FAILED"; return; }
+  jq -s -r --arg r "$1" --arg b "$before" --arg a "$after" \
+    '"\($r),pair,\(.[0].samples_per_s + .[1].samples_per_s),\([.[0].step_s, .[1].step_s] | max),\(.[0].cpu_step_s + .[1].cpu_step_s),\([.[0].peak_rss_mb, .[1].peak_rss_mb] | max),\($b),\($a)"' \
+    "$OUT/pair-a.$1.json" "$OUT/pair-b.$1.json" >> "$CSV"
+  tail -1 "$CSV"
+}
+
+run_variant() {  # round name
+  case $2 in
+    plain) plain "$1" ;;
+    pair) pair "$1" ;;
+    p2d1) gpt2_launch 2 1800; pipeline "$1" p2d1 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}" ;;
+    p2d1m4) gpt2_launch 4 1800; pipeline "$1" p2d1m4 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}" ;;
+    p1d2m2) gpt2_launch 2 1800; pipeline "$1" p1d2m2 --stages 1 --replicas 2 "${PIPE_PIN[@]}" ;;
+    p1d2m4) gpt2_launch 4 1800; pipeline "$1" p1d2m4 --stages 1 --replicas 2 "${PIPE_PIN[@]}" ;;
+    *) echo "unknown variant $2" ;;
+  esac
+}
+
+read -r -a ORDER <<< "plain ${GPT2_VARIANTS:-p2d1}"
 for round in $(seq "$ROUNDS"); do
-  if [ $((round % 2)) = 1 ]; then
-    plain "$round"
-    pipeline "$round" p2d1 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}"
-  else
-    pipeline "$round" p2d1 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}"
-    plain "$round"
+  n=${#ORDER[@]}
+  seq_=()
+  for i in $(seq 0 $((n - 1))); do seq_+=("${ORDER[$(((i + round - 1) % n))]}"); done
+  if [ $((round % 2)) = 0 ]; then
+    rev=()
+    for ((i = n - 1; i >= 0; i--)); do rev+=("${seq_[$i]}"); done
+    seq_=("${rev[@]}")
   fi
+  echo "round $round: ${seq_[*]}"
+  for v in "${seq_[@]}"; do run_variant "$round" "$v"; done
 done
 
 NETNS_LINE="not run (GPT2_NETNS unset)"
@@ -94,6 +136,7 @@ if [ -n "${GPT2_NETNS:-}" ]; then
     echo "10.77.0.$((i + 1)) ip netns exec plgpt$i" >> "$OUT/hosts.txt"
   done
   if [ $ok = 1 ]; then
+    gpt2_launch 2 1800
     pipeline netns p4d1 --stages 4 --replicas 1 --partition uniform --hosts "$OUT/hosts.txt" \
       --base-port $((20000 + RANDOM % 20000))
     NETNS_LINE=$(grep ',p4d1,' "$CSV" | tail -1)

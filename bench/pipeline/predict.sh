@@ -18,7 +18,9 @@
 # of a core the profiled tasks got (ContendedTimes::cpu_share) against the measured step times
 # the share the run's tasks got (RunSummary::busy_cpu_share, thread CPU clocks): both are then
 # the step on cores of its own, and a change of the other processes' load between the profile
-# and the run cancels. With --speed-probe (always on here), the speed-normalized error too: the
+# and the run cancels. With --speed-probe (always on here), the calibrated prediction (the
+# prediction times the reference kernel in a probe just before the workers start over the
+# profile's, pipeline/cpu_speed.h: still made before running) and the speed-normalized error: the
 # prediction times the run's over the profile's median time of a fixed reference kernel on every
 # processor (pipeline/cpu_speed.h): what the profile would have predicted on the run's cores, so a
 # change of the host's core speed between profile and run (seen up to 1.6x in the seventh
@@ -40,7 +42,7 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
@@ -74,9 +76,13 @@ if "factor" in sp:
           f"{sp['speed_and_share_error_pct']:+.1f},", end="")
 else:
     print(",,,,,", end="")
-print(f"{max(j['peak_rss_mb']):.0f},{j.get('predicted_memory_mb', 0):.0f}")
+print(f"{max(j['peak_rss_mb']):.0f},{j.get('predicted_memory_mb', 0):.0f},", end="")
+if "calibrated_error_pct" in sp:
+    print(f"{1e3 * sp['calibration']['median_cpu_s']:.3f},{sp['calibrated_error_pct']:+.1f}")
+else:
+    print(",")
 EOF
-    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $15, $16, $17, $18, $19, $9, $10}'
+    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%; calibrated (kernel %s ms just before) %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $15, $16, $17, $18, $19, $22, $23, $9, $10}'
     grep -E '^contention|^all-reduce on loopback|communication threads' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
@@ -87,8 +93,9 @@ rows = list(csv.DictReader(open(sys.argv[1])))
 import statistics
 print("| round | case | P | D | m | predicted s | measured s | error | kernel ms profile / run "
       "(factor) | speed-normalized error | core share profile / run | CPU-normalized error "
-      "| speed+share error | peak RSS MB (estimate) | load before / after |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+      "| speed+share error | peak RSS MB (estimate) | load before / after | kernel ms just "
+      "before | calibrated error |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for r in rows:
     print(f"| {r['round']} | {r['case']} | {r['P']} | {r['D']} | {r['m']} | "
           f"{float(r['predicted_step_s']):.4f} | {float(r['measured_step_s']):.4f} | "
@@ -97,7 +104,8 @@ for r in rows:
           f"{r['profile_share']} / {r['run_share']} | "
           f"{r['normalized_error_pct'] or '-'} % | {r['speed_share_error_pct'] or '-'} % | "
           f"{r['peak_rss_mb']} ({r['predicted_memory_mb']}) | "
-          f"{r['load_before']} / {r['load_after']} |")
+          f"{r['load_before']} / {r['load_after']} | {r.get('kernel_calibration_ms') or '-'} | "
+          f"{r.get('calibrated_error_pct') or '-'} % |")
 
 
 def describe(name, errors):
@@ -111,7 +119,10 @@ def describe(name, errors):
 
 
 cases = sorted({r["case"] for r in rows})
-for label, key in (("wall-clock", "error_pct"), ("speed-normalized", "speed_error_pct"),
+for label, key in (("wall-clock", "error_pct"),
+                   ("calibrated before running (kernel just before / profile's)",
+                    "calibrated_error_pct"),
+                   ("speed-normalized", "speed_error_pct"),
                    ("CPU-normalized", "normalized_error_pct"),
                    ("speed and CPU-share normalized", "speed_share_error_pct")):
     describe(f"{label}, all cases", [float(r[key]) for r in rows if r[key]])

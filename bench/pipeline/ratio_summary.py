@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Summary of gpt2_throughput.sh's rounds.csv: per round the pipeline / plain ratio of wall-clock
+"""Summary of gpt2_throughput.sh's rounds.csv: per round and per variant (p2d1, p1d2m4, pair,
+...) the variant / plain ratio of wall-clock
 throughput and of samples per CPU-second, and over the rounds their geometric mean with a 95 %
 t-interval (computed on the log ratios, so that 2x and 0.5x weigh alike).
 
@@ -33,21 +34,18 @@ def describe(name, ratios):
             f"[{lo:.3f}, {hi:.3f}] ({verdict}), range {min(ratios):.3f}-{max(ratios):.3f}")
 
 
-def main():
-    rows = list(csv.DictReader(open(sys.argv[1])))
-    by = {}
-    for r in rows:
-        by.setdefault(r["round"], {})[r["run"]] = r
-    print("| round | plain samples/s | p2d1 samples/s | p2d1 / plain (wall) | CPU s/step plain / "
-          "p2d1 | p2d1 / plain per CPU-s | cores used plain / p2d1 | peak RSS MB plain / p2d1 "
-          "(largest) | load before plain / p2d1 |")
+def table(by, name):
+    """Per round: `name` against plain of the same round; returns the wall and CPU ratios."""
+    print(f"| round | plain samples/s | {name} samples/s | {name} / plain (wall) | CPU s/step "
+          f"plain / {name} | {name} / plain per CPU-s | cores used plain / {name} | peak RSS MB "
+          f"plain / {name} (largest) | load before plain / {name} |")
     print("|---|---|---|---|---|---|---|---|---|")
     wall, cpu = [], []
     for k in sorted(by, key=lambda x: (len(x), x)):
         d = by[k]
-        if "plain" not in d or "p2d1" not in d:
+        if "plain" not in d or name not in d:
             continue
-        a, b = d["plain"], d["p2d1"]
+        a, b = d["plain"], d[name]
         ra = float(b["samples_per_s"]) / float(a["samples_per_s"])
         ca, cb = float(a["cpu_step_s"]), float(b["cpu_step_s"])
         rc = ca / cb if cb > 0 else float("nan")
@@ -60,12 +58,24 @@ def main():
               f"{float(a['peak_rss_mb']):.0f} / {float(b['peak_rss_mb']):.0f} | "
               f"{a['load_before']} / {b['load_before']} |")
     print()
-    if wall:
-        print(describe("p2d1 / plain, wall-clock samples/s", wall))
-        print()
-    if cpu:
-        print(describe("p2d1 / plain, samples per CPU-second", cpu))
-        print()
+    return wall, cpu
+
+
+def main():
+    rows = list(csv.DictReader(open(sys.argv[1])))
+    by, names = {}, []
+    for r in rows:
+        by.setdefault(r["round"], {})[r["run"]] = r
+        if r["run"] not in ("plain", "p4d1") and r["run"] not in names:
+            names.append(r["run"])
+    for name in names:
+        wall, cpu = table(by, name)
+        if wall:
+            print(describe(f"{name} / plain, wall-clock samples/s", wall))
+            print()
+        if cpu:
+            print(describe(f"{name} / plain, samples per CPU-second", cpu))
+            print()
     if len(sys.argv) > 2:
         print(f"4 workers in network namespaces (P=4 D=1): {sys.argv[2]}")
 
