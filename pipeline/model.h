@@ -50,6 +50,13 @@ class CutModel {
   // Mean cross-entropy of the last unit's output against the targets.
   torch::Tensor Loss(const torch::Tensor& output, const torch::Tensor& target) const;
   void SetTraining(bool on);
+  // Gives every parameter of the owned units that has no gradient yet a dense zero gradient.
+  // The gpt's token embedding produces sparse gradients (its rows of the micro-batch only), and
+  // autograd adds a sparse gradient into a dense one in place; without a dense one bound first,
+  // .grad would become a sparse tensor, which the optimizers and clipping do not take. The
+  // runtime binds views of its flat buffer instead; the profile, the in-process reference and
+  // the plain loop call this before their first backward.
+  void BindDenseGradients();
 
  private:
   explicit CutModel(ModelSpec spec) : spec_(std::move(spec)) {}

@@ -752,6 +752,7 @@ Result<ReferenceRun> TrainReference(const JobConfig& job, int accumulate_micro_b
     return InvalidArgumentError("the accumulation micro-batch must divide the global batch");
   }
   TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(job.model, job.seed));
+  model->BindDenseGradients();
   TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(job.model, job.seed));
   const int units = model->num_units();
   UnitParams up = CollectParams(*model, 0, units);

@@ -45,6 +45,7 @@ int main(int argc, char** argv) {
     if (global_batch % m != 0) return tessera::cli::UsageError("--micro-batch must divide");
     torch::set_num_threads(threads);
     TESSERA_ASSIGN_OR_RETURN(auto model, pl::CutModel::Build(spec, 1));
+    model->BindDenseGradients();  // the token embedding's sparse rows add into a dense .grad
     TESSERA_ASSIGN_OR_RETURN(auto data, pl::Dataset::Create(spec, 1));
     std::vector<torch::Tensor> params;
     for (int u = 0; u < model->num_units(); ++u) {
