@@ -20,6 +20,7 @@
 #   p2d1m4  P=2 D=1 --cuts 0,8,14 --micro-batch 4 (2 micro-batches)
 #   p2d1f   P=2 D=1 --cuts 0,8,14 --micro-batch 2 --schedule 1f1b: no recompute (Varuna's
 #           recompute saves activation memory a GPU lacks; here memory is not what binds)
+#   p2d1base  p2d1 with the binaries in $GPT2_BASE_BUILD/bin (an A/B of a change in one run)
 #   pair    no pipeline at all: two `pipeline-plain-loop --threads 1 --global-batch 4` at once,
 #           the bound of any 2-worker data-parallel layout on these cores (each core trains its
 #           half of the batch and steps its own optimizer; no communication, no bubble).
@@ -97,6 +98,8 @@ run_variant() {  # round name
     pair) pair "$1" ;;
     p2d1) gpt2_launch 2 1800; pipeline "$1" p2d1 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}" ;;
     p2d1m4) gpt2_launch 4 1800; pipeline "$1" p2d1m4 --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}" ;;
+    p2d1base) BUILD=${GPT2_BASE_BUILD:?set GPT2_BASE_BUILD for p2d1base} gpt2_launch 2 1800
+      pipeline "$1" p2d1base --stages 2 --replicas 1 --cuts 0,8,14 "${PIPE_PIN[@]}" ;;
     p2d1f) gpt2_launch 2 1800; pipeline "$1" p2d1f --stages 2 --replicas 1 --cuts 0,8,14 --schedule 1f1b "${PIPE_PIN[@]}" ;;
     p1d2m2) gpt2_launch 2 1800; pipeline "$1" p1d2m2 --stages 1 --replicas 2 "${PIPE_PIN[@]}" ;;
     p1d2m4) gpt2_launch 4 1800; pipeline "$1" p1d2m4 --stages 1 --replicas 2 "${PIPE_PIN[@]}" ;;

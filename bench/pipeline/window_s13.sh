@@ -4,7 +4,8 @@
 # rotated rounds; then P=4 D=1 in four network namespaces once; then the toy's step predicted
 # before running (raw and calibrated) in interleaved rounds until the deadline. A sampler logs
 # the load every 5 s and the busiest processes every 30 s. Usage:
-#   TESSERA_BUILD=build/release OUT=/tmp/s13-window DEADLINE=14:37:30 bench/pipeline/window_s13.sh
+#   TESSERA_BUILD=build/release BASE_BUILD=<binaries before a change> OUT=/tmp/s13-window \
+#     DEADLINE=14:37:30 bench/pipeline/window_s13.sh
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 : "${TESSERA_BUILD:?}" "${OUT:?}"
@@ -45,7 +46,7 @@ TESSERA_BENCH_OUT=$OUT/netns GPT2_ROUNDS=0 GPT2_STEPS=3 GPT2_NETNS=1 \
   run_until $(($(left) - 400)) bash "$HERE/gpt2_throughput.sh"
 echo "namespaces done $(date -u +%T), $(left) s left"
 TESSERA_BENCH_OUT=$OUT GPT2_ROUNDS=${W_ROUNDS:-4} GPT2_STEPS=3 \
-  GPT2_VARIANTS="pair p1d2m4 p2d1 p2d1f p1d2m2" \
+  GPT2_VARIANTS="pair p1d2m4 p2d1 p2d1f p2d1base" GPT2_BASE_BUILD=${BASE_BUILD:?} \
   run_until $(($(left) - 150)) bash "$HERE/gpt2_throughput.sh"
 echo "throughput done $(date -u +%T), $(left) s left"
 # 2. The toy's prediction, raw and calibrated, in rounds of three cases while time is left
