@@ -83,6 +83,32 @@ static nlohmann::json PhaseJson(const std::optional<TransferPhaseReport>& p) {
           {"cut_short", p->cut_short}};
 }
 
+namespace {
+
+const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+Status StatusOf(const Result<T>& r) {
+  return r.status();
+}
+
+// `submit` again after every busy answer (BusyRetryAfter), after the hint,
+// until the client's timeout: under load a politician's pool budget can sit at its floor,
+// and the key requests and item creations that a load generator sends at once then fill the
+// reviews' mempool quota (50 of them at a budget of 50 per pool).
+template <typename F>
+auto RetryBusy(F submit, const client::ClientOptions& o) -> decltype(submit()) {
+  const auto deadline = Clock::now() + o.timeout;
+  while (true) {
+    auto r = submit();
+    if (r.ok() || Clock::now() >= deadline) return r;
+    const auto wait = BusyRetryAfter(StatusOf(r).message());
+    if (!wait) return r;
+    std::this_thread::sleep_for(*wait);
+  }
+}
+
+}  // namespace
+
 std::string LoadReport::ToJson() const {
   return nlohmann::json{{"epoch", epoch},
                         {"transfers_before", PhaseJson(transfers_before)},
@@ -136,9 +162,13 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     TESSERA_ASSIGN_OR_RETURN(Bytes id_bytes, FromHex(id_hex));
     TESSERA_ASSIGN_OR_RETURN(ledger::net::Identity identity, ledger::net::DecodeIdentity(id_bytes));
     files.push_back(options.work_dir / ("key-" + std::to_string(i) + ".json"));
-    std::filesystem::remove(files.back());
-    std::filesystem::remove(client::RequestFilePath(files.back()));
-    TESSERA_RETURN_IF_ERROR(c->RequestKey(identity, citizen, e, files.back(), /*wait=*/false));
+    TESSERA_RETURN_IF_ERROR(RetryBusy(
+        [&] {
+          std::filesystem::remove(files.back());  // a busy answer left them unused
+          std::filesystem::remove(client::RequestFilePath(files.back()));
+          return c->RequestKey(identity, citizen, e, files.back(), /*wait=*/false);
+        },
+        options.client));
     creators.emplace_back(identity, citizen);
   }
 
@@ -148,7 +178,9 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   for (uint32_t j = 0; j < options.items; ++j) {
     const std::string name = "load item " + std::to_string(e) + "/" + std::to_string(j);
     const auto& [identity, citizen] = creators[j % creators.size()];
-    TESSERA_ASSIGN_OR_RETURN(ItemId id, c->CreateItem(identity, citizen, name, /*wait=*/false));
+    TESSERA_ASSIGN_OR_RETURN(
+        ItemId id, RetryBusy([&] { return c->CreateItem(identity, citizen, name, /*wait=*/false); },
+                             options.client));
     items.push_back(id);
   }
   TESSERA_RETURN_IF_ERROR(c->CompleteKeys(files));
