@@ -300,6 +300,11 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
 // context costs at most a verification at execution, as before.
 void PoliticianNode::PreverifyPool(const TxPoolCommitment& c, const std::vector<LedgerTx>& txs) {
   if (c.politician_id == options_.id || c.height <= latest_.height) return;
+  // Transfer-only pools (every chain without applications) stop here, before any state access.
+  if (std::none_of(txs.begin(), txs.end(),
+                   [](const LedgerTx& tx) { return std::holds_alternative<AppTransaction>(tx); })) {
+    return;
+  }
   auto state = state_->CachedTreeAt(latest_.height + 1);  // the state after block latest_
   if (!state.ok()) return;
   preverifier_.Offer(c.height, txs, *std::move(state),
