@@ -43,13 +43,16 @@ for line in open(os.path.join(out, "net_reviews_load.log")):
     if m:
         events.append((float(m.group(1)), int(m.group(2)), m.group(3)))
 t_idle, h_idle = next((t, h) for t, h, m in events if "items created" in m)
-t_sub, h_sub = next((t, h) for t, h, m in events if "submitting" in m)
+t_sub, h_sub = next((t, h) for t, h, m in events if "submitting" in m and "reviews" in m)
 t_end, h_end = [(t, h) for t, h, m in events if "reviews committed" in m][-1]
 reviews = json.load(open(os.path.join(out, "net_reviews_report.json")))
-idle_blocks = max(h_sub - h_idle, 1)
-idle = {c: v / idle_blocks for c, v in window(t_idle, t_sub).items()}
+# The idle chain ends where the first load after the items starts: the same network's transfer
+# phase (reviews/net/transfer_phase.h, "sending N transfers") when there is one.
+t_busy, h_busy = next(((t, h) for t, h, m in events if t > t_idle and "sending" in m), (t_sub, h_sub))
+idle_blocks = max(h_busy - h_idle, 1)
+idle = {c: v / idle_blocks for c, v in window(t_idle, t_busy).items()}
 result = {"idle_blocks": idle_blocks, "idle_cpu_ms_per_block": {}, "reviews": {}, "transfers": {}}
-lines = [f"idle chain (heights {h_idle}..{h_sub}, no transactions), CPU per block:"]
+lines = [f"idle chain (heights {h_idle}..{h_busy}, no transactions), CPU per block:"]
 for role, comm in ROLES:
     result["idle_cpu_ms_per_block"][comm] = idle[comm] * 1000
     lines.append(f"  {role:24s} {idle[comm] * 1000:9.1f} ms")
@@ -98,7 +101,7 @@ def per_network_cpu_s(name):
 
 result["reviews_per_network_cpu_s"] = per_network_cpu_s("reviews")
 for name in ("net_transfers_report", "net_transfers_after_report"):
-    if result[name]:
+    if result.get(name):
         t = per_network_cpu_s(name)
         result[name]["per_network_cpu_s"] = t
         lines.append(f"per CPU-second of politicians + citizens: {result['reviews_per_network_cpu_s']:.2f} reviews, "
@@ -113,7 +116,7 @@ if os.path.exists(window_file):
                      f"{audit_s * 1000 / max(r['count'], 1):.1f} ms per committed review")
 lines.append(f"network (politicians + citizens) marginal CPU: {r['network_marginal_ms']:.1f} ms per review"
              + "".join(f"; {result[n]['network_marginal_ms']:.3f} ms per transfer ({n})"
-                       for n in ("net_transfers_report", "net_transfers_after_report") if result[n]))
+                       for n in ("net_transfers_report", "net_transfers_after_report") if result.get(n)))
 verifications = []
 logs = os.path.join(out, "logs")
 for name in sorted(os.listdir(logs)) if os.path.isdir(logs) else []:

@@ -68,6 +68,14 @@ mempool_percent=${REVIEWS_NET_MEMPOOL_PERCENT:-50}
 target_line=""
 [ -n "${REVIEWS_NET_TARGET_ROUND_S:-}" ] && target_line="target_round_s = $REVIEWS_NET_TARGET_ROUND_S"
 seconds=${REVIEWS_NET_SECONDS:-25}
+# The same network's transfers: reviews-load sends $REVIEWS_NET_TRANSFERS transfers right
+# before the reviews (keys and items committed, the review epoch not yet open) and as many right
+# after them (reviews/net/transfer_phase.h), timed like the reviews; 0 turns the phases off.
+# REVIEWS_NET_FRESH_BASELINES=0 skips the older baselines on fresh networks of the same shape
+# (step 1 and its repeat after the reviews), whose pool budget starts at max_pool_txs.
+transfers=${REVIEWS_NET_TRANSFERS:-1000}
+fresh_baselines=${REVIEWS_NET_FRESH_BASELINES:-1}
+accounts=$(( 2 * transfers + 8 > 2000 ? 2 * transfers + 8 : 2000 ))
 for b in ledger-localnet ledger-politician ledger-citizen reviews-tool reviews-issuer reviews-load; do
   [ -x "$bin/$b" ] || { echo "missing $bin/$b"; exit 1; }
 done
@@ -90,7 +98,7 @@ politicians = 3
 citizens = $ids
 citizens_per_process = $ids
 committee_size = $committee
-accounts = 2000
+accounts = $accounts
 max_pool_txs = 4000
 validation_sample = $sample
 $target_line"
@@ -113,7 +121,7 @@ run_baseline() {  # $1: the report's name
   echo "$(date +%s.%N) end" >> "$out/$1.window"
   cp "$work/transfers/report.json" "$out/$1.json"
 }
-run_baseline net_transfers_report
+if [ "$fresh_baselines" = 1 ]; then run_baseline net_transfers_report; fi
 
 # ---- 2. Reviews ----
 "$bin/reviews-tool" issuer-keygen --secret-out "$work/issuer.pem" --public-out "$work/issuer.pub.pem" > /dev/null
@@ -148,7 +156,7 @@ if [ "$audit" = after ]; then kill -STOP "$localnet"; fi
   --issuer-key "$work/issuer.pem" --checkpoint "$work/issuer.ckpt" > "$work/issuer.log" 2>&1 &
 pids+=("$!")
 "$bin/reviews-load" --timeout-s ${REVIEWS_NET_TIMEOUT_S:-600} --genesis "$work/reviews/genesis.toml" --keys "$work/reviews/keys" \
-  --work "$work/load" --identities "$ids" --items "$items" --fanout "$fanout" --submitters "$submitters" --report "$out/net_reviews_report.json" \
+  --work "$work/load" --identities "$ids" --items "$items" --fanout "$fanout" --submitters "$submitters" --transfers "$transfers" --report "$out/net_reviews_report.json" \
   > /dev/null 2> >(stamp > "$out/net_reviews_load.log") ||
   { cat "$out/net_reviews_load.log"; cp "$work/reviews.log" "$work/issuer.log" "$out/"; exit 1; }
 status=0
@@ -169,7 +177,7 @@ else
   sed -n '/^{$/,/^}$/p' "$out/reviews.log" > "$out/net_reviews_localnet.json"
 fi
 
-run_baseline net_transfers_after_report
+if [ "$fresh_baselines" = 1 ]; then run_baseline net_transfers_after_report; fi
 uptime | sed 's/.*load average: //' > "$out/load_at_end"
 touch "$sampler_stop"
 wait "$sampler" || true
@@ -177,19 +185,37 @@ wait "$sampler" || true
 python3 - "$out" "$audit" <<'PY'
 import json, os, sys
 out, audit = sys.argv[1], sys.argv[2]
-t = json.load(open(os.path.join(out, "net_transfers_report.json")))
-t2 = json.load(open(os.path.join(out, "net_transfers_after_report.json")))
-r = json.load(open(os.path.join(out, "net_reviews_report.json")))
-n = json.load(open(os.path.join(out, "net_reviews_localnet.json")))
+def load(name):
+  path = os.path.join(out, name)
+  return json.load(open(path)) if os.path.exists(path) else None
+t = load("net_transfers_report.json")
+t2 = load("net_transfers_after_report.json")
+r = load("net_reviews_report.json")
+n = load("net_reviews_localnet.json")
 lines = [
   f"reviews committed/s        {r['reviews_per_s']:8.1f}   ({r['reviews_committed']}/{r['reviews_submitted']} reviews in {r['seconds']:.2f} s, "
   f"blocks {r['first_height']}..{r['last_height']}, mean ring {r['ring_size_mean']})",
-  f"baseline: transfers/s      {t['tx_per_s']:8.1f}   (same network shape, same run; block interval {t['block_interval_s']:.2f} s, {t['blocks']} blocks)",
-  f"baseline after the reviews {t2['tx_per_s']:8.1f}   (block interval {t2['block_interval_s']:.2f} s, {t2['blocks']} blocks)",
-  "ratio reviews/transfers    " + "; ".join(
-    f"{r['reviews_per_s'] / b['tx_per_s']:.3f} against the {which} baseline" if b['tx_per_s'] > 0
-    else f"none against the {which} baseline (it committed no transfer)"
-    for which, b in (("first", t), ("second", t2))),
+]
+same = []  # the same network's transfer phases (transfer_phase.h)
+for which in ("before", "after"):
+  p = r.get(f"transfers_{which}")
+  if not p:
+    continue
+  same.append(p['transfers_per_s'])
+  lines.append(f"same network, transfers {which:6s} {p['transfers_per_s']:8.1f}/s ({p['committed']}/{p['submitted']} in {p['seconds']:.2f} s, "
+               f"blocks {p['first_height']}..{p['last_height']}, {p['busy_retries']} busy answers, {p['busy_wait_s']:.1f} s slept"
+               + (", CUT SHORT" if p['cut_short'] else "") + ")")
+if same:
+  lines.append("ratio, same network        " + "; ".join(
+    f"{r['reviews_per_s'] / v:.3f} against the transfers {w}" if v > 0 else f"none against the transfers {w}"
+    for w, v in zip(("before", "after"), same)))
+for which, b in (("first", t), ("second", t2)):
+  if b is None:
+    continue
+  lines.append(f"fresh network, {which:6s} baseline {b['tx_per_s']:8.1f}/s (same shape, a new network: budget from max_pool_txs; block interval {b['block_interval_s']:.2f} s, {b['blocks']} blocks)")
+  lines.append(f"ratio, fresh {which:6s} baseline {r['reviews_per_s'] / b['tx_per_s']:.3f}" if b['tx_per_s'] > 0
+               else f"ratio, fresh {which} baseline: none (it committed no transfer)")
+lines += [
   f"review signing (client)    {r['sign_seconds'] / max(r['reviews_submitted'], 1) * 1000:8.2f} ms CPU per review",
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews",
   f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried ({r.get('submit_busy_wait_s', 0):.1f} s slept on hints, all threads); {r['submit_rejected']} failed: "
@@ -199,9 +225,12 @@ lines = [
   + (" (run after the measured window: the launcher was stopped while the reviews load ran)" if audit == "after"
      else " (run during the measured window, on the same cores)"),
 ]
-ratios = [r['reviews_per_s'] / b['tx_per_s'] if b['tx_per_s'] > 0 else 0.0 for b in (t, t2)]
-json.dump({"reviews_per_s": r['reviews_per_s'], "transfers_per_s": [t['tx_per_s'], t2['tx_per_s']],
-           "ratio": ratios, "audit": audit,
+fresh = [b['tx_per_s'] if b else 0.0 for b in (t, t2)]
+ratios = [r['reviews_per_s'] / v if v > 0 else 0.0 for v in fresh]
+same_ratios = [r['reviews_per_s'] / v if v > 0 else 0.0 for v in same]
+json.dump({"reviews_per_s": r['reviews_per_s'], "transfers_per_s": fresh,
+           "ratio": ratios, "same_network_transfers_per_s": same, "same_network_ratio": same_ratios,
+           "audit": audit,
            "load_at_start": open(os.path.join(out, "load_at_start")).read().strip(),
            "load_at_end": open(os.path.join(out, "load_at_end")).read().strip()},
           open(os.path.join(out, "net_summary.json"), "w"))

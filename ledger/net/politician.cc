@@ -293,4 +293,22 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
   return Status::Ok();
 }
 
+// ---- Pre-verification of peers' pools (pool_preverifier.h) ------------------------------------
+
+// A pool for the height after next (a peer that committed first froze it) runs over the latest
+// state with that height and the latest seed: only a cache is filled, so an approximate
+// context costs at most a verification at execution, as before.
+void PoliticianNode::PreverifyPool(const TxPoolCommitment& c, const std::vector<LedgerTx>& txs) {
+  if (c.politician_id == options_.id || c.height <= latest_.height) return;
+  // Transfer-only pools (every chain without applications) stop here, before any state access.
+  if (std::none_of(txs.begin(), txs.end(),
+                   [](const LedgerTx& tx) { return std::holds_alternative<AppTransaction>(tx); })) {
+    return;
+  }
+  auto state = state_->CachedTreeAt(latest_.height + 1);  // the state after block latest_
+  if (!state.ok()) return;
+  preverifier_.Offer(c.height, txs, *std::move(state),
+                     {.height = c.height, .prev_seed = latest_.seed});
+}
+
 }  // namespace tessera::ledger::net

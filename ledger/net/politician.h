@@ -40,6 +40,7 @@
 #include "ledger/net/faults.h"
 #include "ledger/net/flood_fetcher.h"
 #include "ledger/net/mempool.h"
+#include "ledger/net/pool_preverifier.h"
 #include "ledger/net/rate_limiter.h"
 #include "ledger/net/vote_relay.h"
 #include "ledger/state/block_transition.h"
@@ -211,6 +212,11 @@ class PoliticianNode {
   // pools per politician and height) unless the pool is one of `certified` (a certified
   // block's pools, which must stay appliable).
   Status AddPool(const Pool& pool, const std::vector<Hash256>* certified = nullptr);
+  // A peer's pool just stored by AddPool (mu_ held): its application transactions are handed
+  // to preverifier_, so that executing the block that carries them hits the verified caches
+  // (pool_preverifier.h). Own pools (admitted here) and a certified block's pools (executed
+  // at once) are not.
+  void PreverifyPool(const TxPoolCommitment& c, const std::vector<LedgerTx>& txs);
   // The caller of a ReadState (request_auth.h): OK if it may be served now.
   Status AuthorizeRead(const StateRequest& req);
   // The caller of an Execute: a committee member of the next height with budget left (takes
@@ -307,6 +313,8 @@ class PoliticianNode {
   std::atomic<bool> flood_stop_{false};
   std::thread catch_up_;
   bool stopping_ = false;
+  // Last: destroyed (and its thread joined) before the state, applications and caches it uses.
+  PoolPreverifier preverifier_{&apps_, &signatures_, [this] { return height(); }};
 };
 
 }  // namespace tessera::ledger::net

@@ -56,8 +56,9 @@ Status PoliticianNode::AddPool(const Pool& pool, const std::vector<Hash256>* cer
   }
   stored.commitment = pool.commitment();
   stored.wire = pool;
-  pools_.emplace(c.pool_hash, std::move(stored));
+  auto [it, added] = pools_.emplace(c.pool_hash, std::move(stored));
   owned.insert(c.pool_hash);
+  if (added && certified == nullptr) PreverifyPool(c, it->second.txs);
   return Status::Ok();
 }
 

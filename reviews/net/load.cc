@@ -43,6 +43,10 @@ Status WaitForHeight(client::ReviewsClient& c, uint64_t height, const client::Cl
   }
 }
 
+// Blocks left for the transfer phase before the review epoch opens (1,000 transfers take about
+// 7 blocks with every pool budget at its floor of 50).
+constexpr uint64_t kTransferBlocks = 10;
+
 }  // namespace
 
 std::optional<std::chrono::milliseconds> BusyRetryAfter(std::string_view message) {
@@ -69,8 +73,46 @@ std::optional<std::chrono::milliseconds> BusyRetryAfter(std::string_view message
   return std::chrono::milliseconds(shortest == 0 ? 500 : shortest);
 }
 
+static nlohmann::json PhaseJson(const std::optional<TransferPhaseReport>& p) {
+  if (!p) return nullptr;
+  return {{"submitted", p->submitted},       {"committed", p->committed},
+          {"rejected", p->rejected},         {"busy_retries", p->busy_retries},
+          {"busy_wait_s", p->busy_wait_s},   {"submit_seconds", p->submit_seconds},
+          {"seconds", p->seconds},           {"transfers_per_s", p->transfers_per_s},
+          {"first_height", p->first_height}, {"last_height", p->last_height},
+          {"cut_short", p->cut_short}};
+}
+
+namespace {
+
+const Status& StatusOf(const Status& s) { return s; }
+template <typename T>
+Status StatusOf(const Result<T>& r) {
+  return r.status();
+}
+
+// `submit` again after every busy answer (BusyRetryAfter), after the hint,
+// until the client's timeout: under load a politician's pool budget can sit at its floor,
+// and the key requests and item creations that a load generator sends at once then fill the
+// reviews' mempool quota (50 of them at a budget of 50 per pool).
+template <typename F>
+auto RetryBusy(F submit, const client::ClientOptions& o) -> decltype(submit()) {
+  const auto deadline = Clock::now() + o.timeout;
+  while (true) {
+    auto r = submit();
+    if (r.ok() || Clock::now() >= deadline) return r;
+    const auto wait = BusyRetryAfter(StatusOf(r).message());
+    if (!wait) return r;
+    std::this_thread::sleep_for(*wait);
+  }
+}
+
+}  // namespace
+
 std::string LoadReport::ToJson() const {
   return nlohmann::json{{"epoch", epoch},
+                        {"transfers_before", PhaseJson(transfers_before)},
+                        {"transfers_after", PhaseJson(transfers_after)},
                         {"identities", identities},
                         {"items", items},
                         {"ring_size_mean", ring_size_mean},
@@ -120,9 +162,13 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     TESSERA_ASSIGN_OR_RETURN(Bytes id_bytes, FromHex(id_hex));
     TESSERA_ASSIGN_OR_RETURN(ledger::net::Identity identity, ledger::net::DecodeIdentity(id_bytes));
     files.push_back(options.work_dir / ("key-" + std::to_string(i) + ".json"));
-    std::filesystem::remove(files.back());
-    std::filesystem::remove(client::RequestFilePath(files.back()));
-    TESSERA_RETURN_IF_ERROR(c->RequestKey(identity, citizen, e, files.back(), /*wait=*/false));
+    TESSERA_RETURN_IF_ERROR(RetryBusy(
+        [&] {
+          std::filesystem::remove(files.back());  // a busy answer left them unused
+          std::filesystem::remove(client::RequestFilePath(files.back()));
+          return c->RequestKey(identity, citizen, e, files.back(), /*wait=*/false);
+        },
+        options.client));
     creators.emplace_back(identity, citizen);
   }
 
@@ -132,7 +178,9 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   for (uint32_t j = 0; j < options.items; ++j) {
     const std::string name = "load item " + std::to_string(e) + "/" + std::to_string(j);
     const auto& [identity, citizen] = creators[j % creators.size()];
-    TESSERA_ASSIGN_OR_RETURN(ItemId id, c->CreateItem(identity, citizen, name, /*wait=*/false));
+    TESSERA_ASSIGN_OR_RETURN(
+        ItemId id, RetryBusy([&] { return c->CreateItem(identity, citizen, name, /*wait=*/false); },
+                             options.client));
     items.push_back(id);
   }
   TESSERA_RETURN_IF_ERROR(c->CompleteKeys(files));
@@ -156,6 +204,22 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     }
   }
   progress << "height " << c->height() << ": " << items.size() << " items created\n";
+
+  // ---- Transfers on this network right before the reviews (transfer_phase.h) ----
+  if (options.transfers > 0) {
+    TESSERA_RETURN_IF_ERROR(CheckLocalnetAccounts(options.key_dir));
+    // Right before the review epoch: the last kTransferBlocks blocks before it (the keys are
+    // usually registered long before), so that both loads meet the network in the same state.
+    const uint64_t open = e * params.epoch_blocks;
+    const uint64_t lead = std::min<uint64_t>(kTransferBlocks, params.epoch_blocks / 2);
+    TESSERA_RETURN_IF_ERROR(WaitForHeight(*c, open > lead ? open - lead : 0, options.client));
+    TransferPhaseOptions t{.first_account = 4,
+                           .count = options.transfers,
+                           .submitters = options.submitters,
+                           .stop_height = e * params.epoch_blocks};
+    TESSERA_ASSIGN_OR_RETURN(report.transfers_before,
+                             RunTransferPhase(*c, options.client, t, progress));
+  }
 
   // ---- Sign every review the lottery allows (before the clock) ----
   TESSERA_RETURN_IF_ERROR(WaitForHeight(*c, e * params.epoch_blocks, options.client));
@@ -285,6 +349,16 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   report.reviews_committed = committed;
   report.seconds = last_commit_s;
   report.reviews_per_s = last_commit_s > 0 ? static_cast<double>(committed) / last_commit_s : 0;
+
+  // ---- Transfers on this network right after the reviews, from other accounts ----
+  if (options.transfers > 0) {
+    TransferPhaseOptions t{.first_account = 4 + options.transfers,
+                           .count = options.transfers,
+                           .submitters = options.submitters,
+                           .stop_height = 0};
+    TESSERA_ASSIGN_OR_RETURN(report.transfers_after,
+                             RunTransferPhase(*c, options.client, t, progress));
+  }
   return report;
 }
 

@@ -20,6 +20,7 @@
 
 #include "core/status.h"
 #include "reviews/client/client.h"
+#include "reviews/net/transfer_phase.h"
 
 namespace tessera::reviews::net {
 
@@ -38,6 +39,10 @@ struct LoadOptions {
   // politician is passed over for another at once (as the transfer load generator does);
   // the retry hint is slept only when every politician tried was busy.
   uint32_t fanout = 1;
+  // Transfers sent in a phase right before the reviews (once keys and items are committed,
+  // before the review epoch opens) and one right after them, on this same network
+  // (transfer_phase.h); 0: no transfer phase.
+  uint32_t transfers = 0;
 };
 
 struct LoadReport {
@@ -56,6 +61,8 @@ struct LoadReport {
   double seconds = 0;                // first submission to the last commit seen
   double reviews_per_s = 0;
   uint64_t first_height = 0, last_height = 0;  // blocks spanned by the run
+  // The same network's transfers right before and right after the reviews (transfers > 0).
+  std::optional<TransferPhaseReport> transfers_before, transfers_after;
 
   std::string ToJson() const;
 };

@@ -34,6 +34,11 @@ int main(int argc, char** argv) {
   program.app()
       .add_option("--submitters", o.submitters, "Threads submitting reviews")
       ->check(CLI::Range(1, 256));
+  program.app()
+      .add_option("--transfers", o.transfers,
+                  "Transfers sent right before and right after the reviews on this network, "
+                  "each phase from its own genesis accounts (0: none)")
+      ->check(CLI::Range(0, 1000000));
   program.app().add_option("--report", report_path, "Also write the JSON report here");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     o.client.genesis = genesis;
