@@ -139,6 +139,9 @@ Citizen::Citizen(CitizenOptions options, std::vector<std::shared_ptr<PoliticianC
       execute_costs_(LatencyRanking::kDefaultHalfLife, kExecuteHedge),
       calls_(std::make_unique<PoliticianCalls>(politicians_)) {
   latest_ = options_.genesis.GenesisHeader().value();
+  // Posts and polls go to every politician of the sample, but wait only for those not proven
+  // liars: the honest ones are never blacklisted, and they relay what they are given.
+  calls_->SetUnawaited([this](PoliticianClient* p) { return Blacklisted(p); });
   std::vector<PoliticianClient*> clients;
   for (const auto& p : politicians_) clients.push_back(p.get());
   listener_ = std::make_unique<RoundListener>(
@@ -361,6 +364,11 @@ void Citizen::Poll(Round& r) {
     // that reached a flooder first (a vote, a proposal) is downloaded once an honest
     // politician lists it too.
     if (who.empty()) continue;
+    // From a lister not blacklisted when there is one: a proven liar may answer slowly, and
+    // every honest politician is among the others.
+    if (std::any_of(who.begin(), who.end(), [&](PoliticianClient* p) { return !Blacklisted(p); })) {
+      std::erase_if(who, [&](PoliticianClient* p) { return Blacklisted(p); });
+    }
     PoliticianClient* from = who[rng_() % who.size()];
     auto batch = wanted.find(from);
     if (batch != wanted.end() && batch->second.size() >= kItemsPerPoll) {
