@@ -93,8 +93,9 @@ std::vector<FloodFetcher::Fetch> FloodFetcher::NextFetches(Clock::time_point now
   // Peers that can still take a hash in this call: free now, or with a batch being built that
   // has room. Once none can, the scan stops: the rest of ready_ would only be put back. Under
   // a flood ready_ holds thousands of hashes, and this is called after every listing and
-  // fetch of every peer (about 100 times a second); scanning it all each time cost an honest
-  // politician most of its CPU (docs/ledger-network.md, "What a flood costs, session 13").
+  // fetch of every peer (about 100 times a second); scanning it all each time took about a
+  // fifth of an honest politician's CPU samples in a flood run (docs/ledger-network.md, "What
+  // a flood costs, session 13").
   size_t open = 0;
   for (const PeerState& p : peers_) {
     open += p.fetch == 0 && now - p.last_fetch >= limits_.min_fetch_interval;

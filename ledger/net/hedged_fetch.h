@@ -59,16 +59,16 @@ class PoliticianCalls {
   PoliticianCalls& operator=(const PoliticianCalls&) = delete;
 
   // Runs `call` on every target at once (busy ones are skipped) and waits until all started
-  // calls to politicians not slow lately (nor `unawaited`) have answered, or `wait` has
-  // passed (a slow one's answer is taken if it comes in that time); if by then no call has answered
-  // at all, it keeps waiting for the first successful answer until `patience` (from the start) has
+  // calls to politicians not slow lately (nor `unawaited`) have answered, or `wait` has passed
+  // (a slow one's answer is taken if it comes in that time); if by then no call has answered at
+  // all, it keeps waiting for the first successful answer until `patience` (from the start) has
   // passed, so that a politician slower than `wait` (a loaded machine) is still heard when it is
-  // the only one answering. result[i] is targets[i]'s answer,
-  // or nullopt if it was busy, failed, or had not answered in time. With `start_busy`, a busy
-  // target not slow lately is started as soon as its worker is free within `wait` instead of being
-  // skipped: for posts, which are sent once (a witness list that found the one honest politician
-  // still answering a read was lost, and its round's proposers waited out 2 s for witness lists --
-  // the `unresponsive` and blacklisted-`equivocate` runs).
+  // the only one answering. result[i] is targets[i]'s answer, or nullopt if it was busy,
+  // failed, or had not answered in time.
+  // With `start_busy`, a busy target not slow lately is started as soon as its worker is free
+  // within `wait` instead of being skipped: for posts, which are sent once (a witness list that
+  // found the one honest politician still answering a read was lost, and its round's proposers
+  // waited out 2 s for witness lists -- the `unresponsive` and blacklisted-`equivocate` runs).
   //
   // `unawaited` (if set): targets asked but not waited for, as if slow. A citizen's posts pass
   // its blacklist (proven liars, which First() callers rank last too): a liar that answers every

@@ -148,9 +148,9 @@ void PoliticianNode::ListenLoop(size_t i) {
       {
         // What this politician holds already, looked up under mu_ and then released: mu_
         // guards every request handler, and holding it through Announce and PlanFetches (a
-        // scan of the pending set, thousands of hashes under a flood) made citizens' calls
-        // wait on a flooder's listing. An item taken meanwhile is fetched once more and
-        // refused by Post as a duplicate.
+        // scan of the pending set, thousands of hashes under a flood) held citizens' calls
+        // behind a flooder's listing. An item taken meanwhile is fetched once more, and Post
+        // finds it already held.
         std::set<Hash256> held;
         {
           std::lock_guard<std::mutex> lock(mu_);
