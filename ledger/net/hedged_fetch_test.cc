@@ -19,6 +19,14 @@ Result<int> Hang(const std::atomic<bool>& open, int answer) {
   return answer;
 }
 
+// Sets `open` after `delay`, on a thread the caller joins.
+std::thread OpenAfter(std::atomic<bool>& open, milliseconds delay) {
+  return std::thread([&open, delay] {
+    std::this_thread::sleep_for(delay);
+    open = true;
+  });
+}
+
 // Builds First()'s calls: `honest` answers 42 at once, every other politician hangs until
 // `stopped_open` is set.
 std::function<PoliticianCalls::Call<int>(PoliticianClient*)> OnlyHonestAnswers(
@@ -124,10 +132,7 @@ TEST(PoliticianCallsTest, AllDoesNotWaitForAPoliticianSlowLately) {
   while (calls.Busy(stopped)) std::this_thread::sleep_for(milliseconds(5));
   ASSERT_TRUE(calls.Slow(stopped));
   std::atomic<bool> open{false};
-  std::thread release([&] {
-    std::this_thread::sleep_for(milliseconds(1000));
-    open = true;
-  });
+  std::thread release = OpenAfter(open, milliseconds(1000));
   auto out = calls.All<int>(
       net.all,
       [&](PoliticianClient& p) -> Result<int> {
@@ -154,10 +159,7 @@ TEST(PoliticianCallsTest, AllPostsToUnawaitedPoliticiansWithoutWaitingForThem) {
   PoliticianClient* honest = net.all[4];
   std::atomic<bool> open{false};
   std::atomic<int> liars_asked{0};
-  std::thread release([&] {
-    std::this_thread::sleep_for(milliseconds(1000));
-    open = true;
-  });
+  std::thread release = OpenAfter(open, milliseconds(1000));
   auto out = calls.All<int>(
       net.all,
       [&](PoliticianClient& p) -> Result<int> {
