@@ -110,6 +110,8 @@ struct Citizen::Round {
   // member first saw a proposal and first posted a soft and a cert vote (-1: never).
   struct Timing {
     double poll_ms = 0, post_ms = 0, validate_ms = 0, propose_ms = 0;
+    // Of poll_ms: downloading listed items, and fetching certified blocks (SyncTo).
+    double items_ms = 0, sync_ms = 0;
     uint32_t polls = 0, posts = 0;
     int64_t first_proposal = -1, soft = -1, cert = -1;
   } timing;
@@ -361,6 +363,11 @@ void Citizen::Poll(Round& r) {
     // that reached a flooder first (a vote, a proposal) is downloaded once an honest
     // politician lists it too.
     if (who.empty()) continue;
+    // From a lister not blacklisted when there is one: a proven liar may answer slowly, and
+    // every honest politician is among the others.
+    if (std::any_of(who.begin(), who.end(), [&](PoliticianClient* p) { return !Blacklisted(p); })) {
+      std::erase_if(who, [&](PoliticianClient* p) { return Blacklisted(p); });
+    }
     PoliticianClient* from = who[rng_() % who.size()];
     auto batch = wanted.find(from);
     if (batch != wanted.end() && batch->second.size() >= kItemsPerPoll) {
@@ -371,6 +378,7 @@ void Citizen::Poll(Round& r) {
     ++asked;
   }
   if (asked > 0) {
+    ScopedSpend items_spend(&r.timing.items_ms);
     std::vector<PoliticianClient*> from;
     for (const auto& [p, hashes] : wanted) from.push_back(p);
     auto items = calls_->All<RoundReply>(
@@ -400,6 +408,7 @@ void Citizen::Poll(Round& r) {
     if (height >= r.h && !r.committed_at && !r.unreliable.count(p)) {
       // It says block h is certified: fetch and check it; a politician that cannot back the
       // claim is ignored for the rest of the round.
+      ScopedSpend sync_spend(&r.timing.sync_ms);
       if (SyncTo(r.h, *p).ok()) {
         r.committed_at = p;
       } else {
@@ -513,7 +522,10 @@ void Citizen::PostAll(Round& r, const RoundItem& item) {
         TESSERA_RETURN_IF_ERROR(p.Post(h, item, traffic, &lacks));
         return lacks;
       },
-      kReadWait, /*patience=*/{}, /*start_busy=*/true);
+      kReadWait, /*patience=*/{}, /*start_busy=*/true,
+      // Posted to every politician of the sample, waited for only where not a proven liar: the
+      // honest ones are never blacklisted, and they relay what they are given.
+      [this](PoliticianClient* p) { return Blacklisted(p); });
   auto vote = DecodeVote(AsBytes(item.payload()));
   if (!vote.ok() || vote->step != VoteStep::kCert) return;
   auto body = bodies_.find(vote->value);
@@ -1030,11 +1042,12 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
   spdlog::info(
       "citizen: round for block {} {} after {} ms: first proposal {} ms, soft vote {} ms, cert "
       "vote {} ms; {} polls {:.0f} ms, {} posts {:.0f} ms, validation {:.0f} ms, proposing "
-      "{:.0f} ms",
+      "{:.0f} ms; of the polls, items {:.0f} ms, block fetch {:.0f} ms",
       h, r.committed_at ? "committed" : "ended",
       std::chrono::duration_cast<milliseconds>(Clock::now() - start).count(),
       r.timing.first_proposal, r.timing.soft, r.timing.cert, r.timing.polls, r.timing.poll_ms,
-      r.timing.posts, r.timing.post_ms, r.timing.validate_ms, r.timing.propose_ms);
+      r.timing.posts, r.timing.post_ms, r.timing.validate_ms, r.timing.propose_ms,
+      r.timing.items_ms, r.timing.sync_ms);
   if (!r.committed_at && !stop.load()) {
     size_t valid_proposals = 0;
     for (const auto& [v, p] : r.proposals) valid_proposals += p.verdict && p.verdict->ok();

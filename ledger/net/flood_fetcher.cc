@@ -90,9 +90,21 @@ std::vector<FloodFetcher::Fetch> FloodFetcher::NextFetches(Clock::time_point now
   };
   std::vector<Fetch> out;
   std::vector<size_t> building(peers_.size(), SIZE_MAX);  // peer -> index in out
-  for (size_t k = ready_.size(); k > 0; --k) {
+  // Peers that can still take a hash in this call: free now, or with a batch being built that
+  // has room. Once none can, the scan stops: the rest of ready_ would only be put back. Under
+  // a flood ready_ holds thousands of hashes, and this is called after every listing and
+  // fetch of every peer (about 100 times a second); scanning it all each time took about a
+  // fifth of an honest politician's CPU samples in a flood run (docs/ledger-network.md, "What
+  // a flood costs, session 13").
+  size_t open = 0;
+  for (const PeerState& p : peers_) {
+    open += p.fetch == 0 && now - p.last_fetch >= limits_.min_fetch_interval;
+  }
+  std::vector<Key> again;  // scanned and still waiting: back to the front, in order
+  for (size_t k = ready_.size(); k > 0 && open > 0; --k) {
     const Key key = ready_.front();
     ready_.pop_front();
+    ++stats_.scanned;
     auto it = pending_.find(key);
     if (it == pending_.end()) continue;
     Entry& e = it->second;
@@ -126,7 +138,8 @@ std::vector<FloodFetcher::Fetch> FloodFetcher::NextFetches(Clock::time_point now
       if (peer != SIZE_MAX) break;
     }
     if (peer == SIZE_MAX) {  // its cheapest announcers are busy: wait for one
-      Ready(key, e);
+      e.queued = true;
+      again.push_back(key);
       continue;
     }
     if (building[peer] == SIZE_MAX) {
@@ -136,7 +149,9 @@ std::vector<FloodFetcher::Fetch> FloodFetcher::NextFetches(Clock::time_point now
     Fetch& f = out[building[peer]];
     f.hashes.push_back(key.second);
     e.fetch = f.id;
+    if (f.hashes.size() >= limits_.max_batch_items) --open;
   }
+  ready_.insert(ready_.begin(), again.begin(), again.end());
   for (const Fetch& f : out) {
     PeerState& p = peers_[f.peer];
     p.fetch = f.id;

@@ -83,6 +83,7 @@ class FloodFetcher {
     uint64_t misses = 0;         // hashes asked and not delivered (or deadline passed)
     uint64_t undeliverable = 0;  // dropped: every announcer failed it
     uint64_t forgotten = 0;      // dropped: its height was forgotten
+    uint64_t scanned = 0;        // pending hashes NextFetches looked at (its work)
   };
 
   struct Fetch {
@@ -106,7 +107,8 @@ class FloodFetcher {
                   Clock::time_point now = Clock::now(), size_t* taken = nullptr);
 
   // The fetches to send now (one per peer at most); fetches past their deadline are failed
-  // first.
+  // first. Looks at pending hashes only while some peer can still take one: with every peer
+  // busy it costs nothing, whatever a flood left pending.
   std::vector<Fetch> NextFetches(Clock::time_point now = Clock::now());
 
   // The reply to fetch `id`: the items whose RoundItemHash was asked in it (each once), for

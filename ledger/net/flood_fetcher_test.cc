@@ -326,5 +326,49 @@ TEST(FloodFetcherTest, ListingCapAndShareErrors) {
   EXPECT_EQ(f.pending_of(0), 0u);
 }
 
+// What planning fetches costs an honest politician under a flood: four peers list 2,000
+// hashes each (the `flood` adversary's surplus commitments per height), and the politician
+// plans fetches after every listing and fetch of every peer (about 100 times a second). With
+// every peer's fetch in flight there is nothing to plan, and NextFetches must not look at the
+// thousands of pending hashes again (it did: an honest politician spent about a fifth of its
+// CPU there in session 13's `flood` runs).
+TEST(FloodFetcherTest, PlanningWithEveryPeerBusyLooksAtNothing) {
+  FloodFetcher f(4);
+  for (size_t peer = 0; peer < 4; ++peer) {
+    std::vector<Hash256> listing(2000);
+    for (size_t i = 0; i < listing.size(); ++i) {
+      listing[i][0] = static_cast<uint8_t>(peer);
+      listing[i][1] = static_cast<uint8_t>(i);
+      listing[i][2] = static_cast<uint8_t>(i >> 8);
+    }
+    // A listing past max_listing (1,024) is cut; read again from where it stopped.
+    for (size_t at = 0; at < listing.size();) {
+      size_t taken = 0;
+      (void)f.Announce(peer, 7, {listing.begin() + at, listing.end()}, {}, Clock::now(), &taken);
+      at += taken;
+    }
+  }
+  ASSERT_EQ(f.pending(), 8000u);
+  const auto t0 = Clock::now();
+  const std::vector<FloodFetcher::Fetch> first = f.NextFetches(t0);
+  ASSERT_EQ(first.size(), 4u);  // one batch per peer, each full
+  for (const auto& fetch : first) EXPECT_EQ(fetch.hashes.size(), 256u);
+  // Every peer has a fetch in flight now: planning again looks at nothing and plans nothing.
+  const uint64_t scanned = f.stats().scanned;
+  EXPECT_LE(scanned, 8000u);  // each pending hash at most once per call
+  for (int call = 0; call < 100; ++call) {
+    EXPECT_TRUE(f.NextFetches(t0 + milliseconds(1 + call)).empty());
+  }
+  EXPECT_EQ(f.stats().scanned, scanned);
+  // One peer answers: the next plan fills that peer's batch and stops.
+  std::vector<RoundItem> none;
+  (void)f.Delivered(first[0].id, none, t0 + milliseconds(200));
+  const auto next = f.NextFetches(t0 + milliseconds(200));
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].hashes.size(), 256u);
+  // Its hashes waited at the front of the queue, in their order: one batch's worth looked at.
+  EXPECT_EQ(f.stats().scanned - scanned, 256u);
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

@@ -515,10 +515,16 @@ Result<double> RunLoad(const LocalnetConfig& cfg, const fs::path& bin_dir, Clock
 // CPU by role, read while every process is still running.
 void AddCpuByRole(const std::vector<PoliticianProcess>& pols,
                   const std::vector<CitizenProcess>& daemons, LocalnetReport& report) {
-  for (const PoliticianProcess& p : pols)
-    report.cpu_s_politicians += ProcessCpuSeconds(p.process->pid());
-  for (const CitizenProcess& d : daemons)
-    report.cpu_s_citizens += ProcessCpuSeconds(d.process->pid());
+  for (const PoliticianProcess& p : pols) {
+    const double s = ProcessCpuSeconds(p.process->pid());
+    report.cpu_s_politicians += s;
+    if (p.malicious) report.cpu_s_malicious_politicians += s;
+  }
+  for (const CitizenProcess& d : daemons) {
+    const double s = ProcessCpuSeconds(d.process->pid());
+    report.cpu_s_citizens += s;
+    if (d.malicious) report.cpu_s_malicious_citizens += s;
+  }
   report.cpu_s_launcher = ProcessCpuSeconds(::getpid());
 }
 

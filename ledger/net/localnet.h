@@ -152,6 +152,9 @@ struct LocalnetReport {
   // the citizen daemons, and this launcher (load generator and the auditor's replay), and
   // each per committed transfer.
   double cpu_s_politicians = 0, cpu_s_citizens = 0, cpu_s_launcher = 0;
+  // The malicious processes' part of the two above: on one machine the adversary's CPU is
+  // taken from the honest processes, which a real deployment would not share.
+  double cpu_s_malicious_politicians = 0, cpu_s_malicious_citizens = 0;
   double cpu_ms_per_tx_politicians = 0, cpu_ms_per_tx_citizens = 0, cpu_ms_per_tx_launcher = 0;
   uint64_t citizen_storage_bytes = 0;
   double txs_per_block = 0;

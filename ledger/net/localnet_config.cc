@@ -179,6 +179,8 @@ std::string LocalnetReport::ToJson() const {
                       {"cpu_s_politicians", cpu_s_politicians},
                       {"cpu_s_citizens", cpu_s_citizens},
                       {"cpu_s_launcher", cpu_s_launcher},
+                      {"cpu_s_malicious_politicians", cpu_s_malicious_politicians},
+                      {"cpu_s_malicious_citizens", cpu_s_malicious_citizens},
                       {"cpu_ms_per_tx_politicians", cpu_ms_per_tx_politicians},
                       {"cpu_ms_per_tx_citizens", cpu_ms_per_tx_citizens},
                       {"cpu_ms_per_tx_launcher", cpu_ms_per_tx_launcher},

@@ -35,6 +35,11 @@ void ExpectSafe(const LocalnetReport& r) {
   EXPECT_TRUE(r.proofs_ok);
 }
 
+bool Safe(const LocalnetReport& r) {
+  return r.forks == 0 && r.invalid_blocks == 0 && r.politicians_agree && r.citizens_agree &&
+         r.balances_conserved && r.double_spends_committed == 0 && r.proofs_ok;
+}
+
 double CommittedPerSecond(const LocalnetReport& report, const LocalnetConfig& config) {
   return static_cast<double>(report.committed_txs) / config.duration_s;
 }

@@ -24,6 +24,8 @@ Result<LocalnetReport> RunNetwork(const std::string& name, const LocalnetConfig&
 // block at any honest politician, honest politicians and citizens agree, balances conserved,
 // no double spend committed, every proof checks.
 void ExpectSafe(const LocalnetReport& report);
+// The same audit as one answer (for summaries that say which run failed it).
+bool Safe(const LocalnetReport& report);
 
 // Committed transactions per second over the whole load period (duration_s). The report's
 // tx_per_s ends at the last committed block, so a chain that stalls early would look fast.

@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/politician.h"
@@ -145,11 +146,23 @@ void PoliticianNode::ListenLoop(size_t i) {
       }
       size_t taken = 0;
       {
-        std::lock_guard<std::mutex> lock(mu_);  // known(): this politician's round log
-        auto round = rounds_.find(h);
-        auto known = [&](uint64_t, const Hash256& x) {
-          return round != rounds_.end() && round->second.seen.count(x) > 0;
-        };
+        // What this politician holds already, looked up under mu_ and then released: mu_
+        // guards every request handler, and holding it through Announce and PlanFetches (a
+        // scan of the pending set, thousands of hashes under a flood) held citizens' calls
+        // behind a flooder's listing. An item taken meanwhile is fetched once more, and Post
+        // finds it already held.
+        std::set<Hash256> held;
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          auto round = rounds_.find(h);
+          if (round != rounds_.end()) {
+            const size_t n = std::min(hashes.size(), options_.flood.max_listing);
+            for (size_t k = 0; k < n; ++k) {
+              if (round->second.seen.count(hashes[k])) held.insert(hashes[k]);
+            }
+          }
+        }
+        auto known = [&](uint64_t, const Hash256& x) { return held.count(x) > 0; };
         std::lock_guard<std::mutex> flood_lock(flood_mu_);
         ++flood_counts_.listing_rpcs;
         Status s =
