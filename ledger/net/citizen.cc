@@ -363,11 +363,6 @@ void Citizen::Poll(Round& r) {
     // that reached a flooder first (a vote, a proposal) is downloaded once an honest
     // politician lists it too.
     if (who.empty()) continue;
-    // From a lister not blacklisted when there is one: a proven liar may answer slowly, and
-    // every honest politician is among the others.
-    if (std::any_of(who.begin(), who.end(), [&](PoliticianClient* p) { return !Blacklisted(p); })) {
-      std::erase_if(who, [&](PoliticianClient* p) { return Blacklisted(p); });
-    }
     PoliticianClient* from = who[rng_() % who.size()];
     auto batch = wanted.find(from);
     if (batch != wanted.end() && batch->second.size() >= kItemsPerPoll) {
@@ -522,10 +517,7 @@ void Citizen::PostAll(Round& r, const RoundItem& item) {
         TESSERA_RETURN_IF_ERROR(p.Post(h, item, traffic, &lacks));
         return lacks;
       },
-      kReadWait, /*patience=*/{}, /*start_busy=*/true,
-      // Posted to every politician of the sample, waited for only where not a proven liar: the
-      // honest ones are never blacklisted, and they relay what they are given.
-      [this](PoliticianClient* p) { return Blacklisted(p); });
+      kReadWait, /*patience=*/{}, /*start_busy=*/true);
   auto vote = DecodeVote(AsBytes(item.payload()));
   if (!vote.ok() || vote->step != VoteStep::kCert) return;
   auto body = bodies_.find(vote->value);
