@@ -59,29 +59,21 @@ class PoliticianCalls {
   PoliticianCalls& operator=(const PoliticianCalls&) = delete;
 
   // Runs `call` on every target at once (busy ones are skipped) and waits until all started
-  // calls to politicians not slow lately (nor `unawaited`) have answered, or `wait` has passed
-  // (a slow one's answer is taken if it comes in that time); if by then no call has answered at
-  // all, it keeps waiting for the first successful answer until `patience` (from the start) has
-  // passed, so that a politician slower than `wait` (a loaded machine) is still heard when it is
-  // the only one answering. result[i] is targets[i]'s answer, or nullopt if it was busy,
-  // failed, or had not answered in time.
+  // calls to politicians not slow lately have answered, or `wait` has passed (a slow one's
+  // answer is taken if it comes in that time); if by then no call has answered at all, it
+  // keeps waiting for the first successful answer until `patience` (from the start) has passed, so
+  // that a politician slower than `wait` (a loaded machine) is still heard when it is the only one
+  // answering. result[i] is targets[i]'s answer, or nullopt if it was busy, failed, or had
+  // not answered in time.
   // With `start_busy`, a busy target not slow lately is started as soon as its worker is free
   // within `wait` instead of being skipped: for posts, which are sent once (a witness list that
   // found the one honest politician still answering a read was lost, and its round's proposers
   // waited out 2 s for witness lists -- the `unresponsive` and blacklisted-`equivocate` runs).
-  //
-  // `unawaited` (if set): targets asked but not waited for, as if slow. A citizen's posts pass
-  // its blacklist (proven liars, which First() callers rank last too): a liar that answers every
-  // post after 100-300 ms -- not slow enough to count as slow -- otherwise set the pace of every
-  // post (the `flood` adversary at 80%: docs/ledger-network.md, "What a flood costs, session
-  // 13"). Not for reads: an answer that comes after the wait is dropped, and the item is read
-  // again.
   template <typename T>
   std::vector<std::optional<T>> All(const std::vector<PoliticianClient*>& targets,
                                     const Call<T>& call, std::chrono::milliseconds wait,
                                     std::chrono::milliseconds patience = {},
-                                    bool start_busy = false,
-                                    const std::function<bool(PoliticianClient*)>& unawaited = {});
+                                    bool start_busy = false);
 
   // Hedged: asks targets[0]; asks the next target as well whenever `hedge` passes without an
   // accepted answer, or an answer fails or is refused by `accept` (a target passed over
@@ -203,13 +195,11 @@ bool PoliticianCalls::Launch(const std::shared_ptr<Inbox<T>>& box, size_t i, Pol
 }
 
 template <typename T>
-std::vector<std::optional<T>> PoliticianCalls::All(
-    const std::vector<PoliticianClient*>& targets, const Call<T>& call,
-    std::chrono::milliseconds wait, std::chrono::milliseconds patience, bool start_busy,
-    const std::function<bool(PoliticianClient*)>& unawaited) {
-  auto awaited_target = [&](PoliticianClient* p) {
-    return !Slow(p) && !(unawaited && unawaited(p));
-  };
+std::vector<std::optional<T>> PoliticianCalls::All(const std::vector<PoliticianClient*>& targets,
+                                                   const Call<T>& call,
+                                                   std::chrono::milliseconds wait,
+                                                   std::chrono::milliseconds patience,
+                                                   bool start_busy) {
   const auto start = std::chrono::steady_clock::now();
   auto box = std::make_shared<Inbox<T>>(targets.size());
   size_t started = 0;
@@ -220,14 +210,14 @@ std::vector<std::optional<T>> PoliticianCalls::All(
       if (launched[i] || !Launch<T>(box, i, targets[i], call)) continue;
       launched[i] = true;
       ++started;
-      if (awaited_target(targets[i])) awaited.push_back(i);
+      if (!Slow(targets[i])) awaited.push_back(i);
     }
   };
   // With start_busy: a target not started yet (busy) and not slow is still waited for.
   auto busy_awaited = [&] {
     if (!start_busy) return false;
     for (size_t i = 0; i < targets.size(); ++i) {
-      if (!launched[i] && awaited_target(targets[i])) return true;
+      if (!launched[i] && !Slow(targets[i])) return true;
     }
     return false;
   };

@@ -19,14 +19,6 @@ Result<int> Hang(const std::atomic<bool>& open, int answer) {
   return answer;
 }
 
-// Sets `open` after `delay`, on a thread the caller joins.
-std::thread OpenAfter(std::atomic<bool>& open, milliseconds delay) {
-  return std::thread([&open, delay] {
-    std::this_thread::sleep_for(delay);
-    open = true;
-  });
-}
-
 // Builds First()'s calls: `honest` answers 42 at once, every other politician hangs until
 // `stopped_open` is set.
 std::function<PoliticianCalls::Call<int>(PoliticianClient*)> OnlyHonestAnswers(
@@ -132,7 +124,10 @@ TEST(PoliticianCallsTest, AllDoesNotWaitForAPoliticianSlowLately) {
   while (calls.Busy(stopped)) std::this_thread::sleep_for(milliseconds(5));
   ASSERT_TRUE(calls.Slow(stopped));
   std::atomic<bool> open{false};
-  std::thread release = OpenAfter(open, milliseconds(1000));
+  std::thread release([&] {
+    std::this_thread::sleep_for(milliseconds(1000));
+    open = true;
+  });
   auto out = calls.All<int>(
       net.all,
       [&](PoliticianClient& p) -> Result<int> {
@@ -146,36 +141,6 @@ TEST(PoliticianCallsTest, AllDoesNotWaitForAPoliticianSlowLately) {
     EXPECT_EQ(*out[i], 1);
   }
   release.join();
-}
-
-// A citizen's posts wait only for politicians it has not blacklisted (`unawaited`): under the
-// `flood` adversary four blacklisted flooders of five answered each post after 100-300 ms,
-// which set the pace of every post of the round. Here the four liars answer after 1 s (not
-// slow lately: All() would wait for them); the honest one at once. The liars are still asked
-// (a post reaches every politician of the sample), and All() returns without their answers.
-TEST(PoliticianCallsTest, AllPostsToUnawaitedPoliticiansWithoutWaitingForThem) {
-  Network net;
-  PoliticianCalls calls(net.clients);
-  PoliticianClient* honest = net.all[4];
-  std::atomic<bool> open{false};
-  std::atomic<int> liars_asked{0};
-  std::thread release = OpenAfter(open, milliseconds(1000));
-  auto out = calls.All<int>(
-      net.all,
-      [&](PoliticianClient& p) -> Result<int> {
-        if (&p == honest) return 1;
-        ++liars_asked;
-        return Hang(open, 9);
-      },
-      milliseconds(10000), /*patience=*/{}, /*start_busy=*/true,
-      [&](PoliticianClient* p) { return p != honest; });
-  const bool before_release = !open.load();
-  ASSERT_TRUE(out[4].has_value());
-  EXPECT_EQ(*out[4], 1);
-  for (size_t i = 0; i < 4; ++i) EXPECT_FALSE(out[i].has_value()) << "waited for liar " << i;
-  EXPECT_TRUE(before_release) << "All() waited for the unawaited politicians";
-  release.join();
-  EXPECT_EQ(liars_asked.load(), 4);
 }
 
 // A post (sent once) must reach a politician still busy with an earlier call once it is free,
