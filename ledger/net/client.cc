@@ -25,7 +25,7 @@ PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms,
 PoliticianClient::PoliticianClient(const std::string& address, int deadline_ms,
                                    const ReplyCaps& caps)
     : address_(address), deadline_ms_(deadline_ms) {
-  grpc::ChannelArguments args = ChannelArgs(256 << 20);
+  grpc::ChannelArguments args = ChannelArgs(static_cast<int>(kChannelMaxReceive));
   // The per-method caps (the lower of them and the channel's limit applies); no resolver may
   // replace this service config.
   args.SetServiceConfigJSON(caps.ServiceConfigJson());

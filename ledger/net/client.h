@@ -31,6 +31,21 @@ struct Traffic {
 // The most pool hashes one GetPools request may name.
 inline constexpr size_t kMaxPoolsPerRequest = 256;
 
+// The largest pool (its Pool message, commitment and transactions, as encoded on the wire).
+// Without a byte bound a pool of max_pool_txs application transactions of kMaxAppPayload
+// each (2,000 x 256 KiB at the default) could not even cross a 256 MiB channel, so no reply
+// that carries pools had a bound below the channel's. An honest politician freezes at most
+// this much (FreezePool: the rest waits for the next pool), politicians refuse larger pools
+// (AddPool) and citizens never witness one (CheckPoolData), so no certified block carries
+// one. 16 MiB: 115,000 transfers of 145 bytes, 57x the default max_pool_txs of transfers.
+inline constexpr size_t kMaxPoolBytes = 16 << 20;
+// A GetPools reply stops after the pool that crosses this many bytes (the caller asks again,
+// or asks another politician, for the rest), so an honest reply is at most this plus one pool.
+inline constexpr size_t kMaxPoolsReplyBytes = 16 << 20;
+// The most keys one ReadState request may name: its multi-proof is then at most
+// kMaxReadKeys x MaxProofBytesPerKey() (reply_caps.h). Wallets read a few accounts at a time.
+inline constexpr size_t kMaxReadKeys = 1024;
+
 // Ends a held call from another thread (round_listener.h): Cancel() cancels the call in flight,
 // if any, and makes every call started with an older epoch() fail at once.
 class CallCanceller {
@@ -66,8 +81,9 @@ class PoliticianClient {
  public:
   // A reply over `max_receive_bytes` fails the call (RESOURCE_EXHAUSTED) before it is parsed.
   explicit PoliticianClient(const std::string& address, int deadline_ms = 2000,
-                            int max_receive_bytes = 256 << 20);
-  // Each reply kind capped as `caps` says (reply_caps.h: citizens), the rest at 256 MiB. With
+                            int max_receive_bytes = static_cast<int>(kChannelMaxReceive));
+  // Each reply kind capped as `caps` says (reply_caps.h: citizens, politicians' peers), the rest
+  // at kChannelMaxReceive. With
   // caps, GetRound is capped as a hash listing: use ListenRound or GetRound(hashes_only).
   PoliticianClient(const std::string& address, int deadline_ms, const ReplyCaps& caps);
   const std::string& address() const { return address_; }

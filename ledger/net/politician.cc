@@ -122,7 +122,10 @@ void PoliticianNode::Start() {
   for (const PoliticianInfo& p : options_.genesis.politicians) {
     if (p.id == options_.id) continue;
     auto peer = std::make_unique<Peer>();
-    peer->client = std::make_unique<PoliticianClient>(p.address, 1000);
+    // Gossip (Post, PostPool) and catch-up (GetStatus, whole blocks) replies, each capped at
+    // the largest an honest peer sends (reply_caps.h).
+    peer->client = std::make_unique<PoliticianClient>(
+        p.address, 1000, ReplyCaps::Peer(options_.genesis.politicians.size()));
     peers_.push_back(std::move(peer));
   }
   for (auto& peer : peers_) peer->thread = std::thread([this, p = peer.get()] { PeerLoop(p); });

@@ -424,5 +424,40 @@ TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
   std::filesystem::remove_all(o.dir);
 }
 
+// ---- The server's receive cap (politician_server.cc, reply_caps.h MaxRequestBytes) -----------
+
+// A request over the largest an honest caller sends (a PostPool of a kMaxPoolBytes pool) fails
+// RESOURCE_EXHAUSTED before it is parsed, and the politician carries on: the same caller's
+// next request of honest size is served. With the cap back at 256 MiB the 20 MiB pool is
+// parsed and refused by AddPool instead (the call succeeds, accepted false): the test fails.
+TEST(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
+  Genesis g = SmallGenesis();
+  for (uint32_t i = 0; i < 2; ++i) {
+    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:1"});
+  }
+  PoliticianOptions o = NodeOptions(g, "server_cap_test_");
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  auto server = PoliticianServer::Start(node->get(), "127.0.0.1:0");
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto stub = OwnConnection((*server)->port());
+  auto post_pool = [&](size_t bytes, PostReply* rep) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    Pool pool;
+    pool.add_txs(std::string(bytes, 'x'));
+    return stub->PostPool(&ctx, pool, rep);
+  };
+  PostReply rep;
+  grpc::Status big = post_pool(20 << 20, &rep);
+  EXPECT_EQ(big.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << big.error_message();
+  grpc::Status small = post_pool(100, &rep);  // parsed, refused by AddPool (no commitment)
+  EXPECT_TRUE(small.ok()) << small.error_message();
+  EXPECT_FALSE(rep.accepted());
+  server->reset();
+  node->reset();
+  std::filesystem::remove_all(o.dir);
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

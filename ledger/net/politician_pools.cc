@@ -35,6 +35,10 @@ Status PoliticianNode::AddPool(const Pool& pool, const std::vector<Hash256>* cer
                                   " transactions is over max_pool_txs " +
                                   std::to_string(options_.genesis.max_pool_txs));
     }
+    if (pool.ByteSizeLong() > kMaxPoolBytes) {
+      return InvalidArgumentError("pool of " + std::to_string(pool.ByteSizeLong()) +
+                                  " bytes is over kMaxPoolBytes " + std::to_string(kMaxPoolBytes));
+    }
     if (c.height > latest_.height + 2) {
       return FailedPreconditionError("pool for height " + std::to_string(c.height) +
                                      " is too far ahead (latest " + std::to_string(latest_.height) +
@@ -69,6 +73,17 @@ void PoliticianNode::FreezePool(uint64_t h) {
   {
     std::lock_guard<std::mutex> lock(mempool_mu_);
     variants[0] = mempool_.Freeze(budget_.pool_txs(), apps_);
+    // At most kMaxPoolBytes (client.h) on the wire, with room for the commitment and a
+    // transaction the forge fault adds: what is cut stays in the mempool and is waiting again
+    // once this height commits (Mempool::Prune).
+    size_t bytes = 1024;
+    for (size_t k = 0; k < variants[0].size(); ++k) {
+      bytes += EncodeLedgerTx(variants[0][k]).size() + 5;
+      if (bytes > kMaxPoolBytes) {
+        variants[0].resize(k);
+        break;
+      }
+    }
     budget_.PoolFrozen(h, variants[0].size());
   }
   if (options_.faults.forge && !options_.genesis.accounts.empty()) {
@@ -169,10 +184,16 @@ Status PoliticianNode::GetPools(const PoolsRequest& req, PoolsReply* rep) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (options_.faults.withhold_data) return Status::Ok();  // has them, serves none
+  // The pool that crosses kMaxPoolsReplyBytes is the last (client.h): the caller's reply cap
+  // is this plus one pool, and it asks again for what is missing.
+  size_t bytes_out = 0;
   for (const std::string& bytes : req.pool_hashes()) {
+    if (bytes_out >= kMaxPoolsReplyBytes) break;
     TESSERA_ASSIGN_OR_RETURN(Hash256 ph, HashFromBytes(bytes, "pool hash"));
     auto it = pools_.find(ph);
-    if (it != pools_.end()) *rep->add_pools() = it->second.wire;
+    if (it == pools_.end()) continue;
+    *rep->add_pools() = it->second.wire;
+    bytes_out += it->second.wire.ByteSizeLong();
   }
   return Status::Ok();
 }

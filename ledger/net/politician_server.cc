@@ -5,6 +5,8 @@
 
 #include <thread>
 
+#include "ledger/net/reply_caps.h"
+
 namespace tessera::ledger::net {
 namespace {
 
@@ -78,7 +80,9 @@ Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode
   s->service_ = std::make_unique<Service>(node);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
-  builder.SetMaxReceiveMessageSize(256 << 20);
+  // The largest request an honest caller sends (a PostPool of a kMaxPoolBytes pool,
+  // reply_caps.h): a larger one fails RESOURCE_EXHAUSTED before it is parsed.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(MaxRequestBytes()));
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) return UnavailableError("cannot listen on " + address);

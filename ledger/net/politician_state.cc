@@ -113,6 +113,10 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
 Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
   Delay();
   TESSERA_RETURN_IF_ERROR(AuthorizeRead(req));
+  // Bounds the proof (and so the caller's reply cap, reply_caps.h) before any is built.
+  if (req.keys_size() > static_cast<int>(kMaxReadKeys)) {
+    return InvalidArgumentError("at most " + std::to_string(kMaxReadKeys) + " keys per read");
+  }
   std::vector<Hash256> keys;
   for (const std::string& k : req.keys()) {
     TESSERA_ASSIGN_OR_RETURN(Hash256 key, HashFromBytes(k, "state key"));

@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "ledger/net/client.h"
+
 namespace tessera::ledger::net {
 
 uint32_t RequiredWitnesses(const Genesis& genesis) {
@@ -82,6 +84,10 @@ Result<TxPoolCommitment> CheckPoolData(const Pool& pool, const Hash256& expected
     return InvalidArgumentError("pool has " + std::to_string(pool.txs_size()) +
                                 " transactions; commitment says " + std::to_string(c.tx_count) +
                                 ", limit " + std::to_string(genesis.max_pool_txs));
+  }
+  if (pool.ByteSizeLong() > kMaxPoolBytes) {
+    return InvalidArgumentError("pool of " + std::to_string(pool.ByteSizeLong()) +
+                                " bytes is over kMaxPoolBytes " + std::to_string(kMaxPoolBytes));
   }
   std::vector<LedgerTx> txs;
   txs.reserve(c.tx_count);

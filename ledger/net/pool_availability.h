@@ -61,8 +61,8 @@ std::vector<Hash256> PoolsAwaitingEligibility(const std::vector<WitnessEntry>& o
 Status CheckBody(const std::vector<Hash256>& body, const PoolTally& tally);
 
 // A pool downloaded for `expected` at height h: a commitment signed by its genesis
-// politician for h and `expected`, at most max_pool_txs transactions, and transactions that
-// decode and hash to it. Returns the commitment.
+// politician for h and `expected`, at most max_pool_txs transactions and kMaxPoolBytes
+// (client.h), and transactions that decode and hash to it. Returns the commitment.
 Result<TxPoolCommitment> CheckPoolData(const Pool& pool, const Hash256& expected, uint64_t h,
                                        const Genesis& genesis);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ledger/codec/messages.h"
 #include "ledger/net/client.h"
 #include "ledger/net/evidence.h"
@@ -46,6 +48,18 @@ size_t MaxRoundItemBytes() {
   return payload + kFraming + IdentityBytes() + kFraming + 64 + kFraming;
 }
 
+size_t MaxProofBytesPerKey() { return 256 * (1 + 1 + 32) + (1 + 32 + 32); }
+
+size_t MaxRequestBytes() {
+  // PostPool carries a whole pool; the next largest are a Post of the largest round item, an
+  // Execute naming kMaxPoolHashes pools, a ReadState naming kMaxReadKeys keys and a
+  // SubmitTransaction of the largest application payload (each with its identity and
+  // signatures, within kSlack).
+  return std::max({kMaxPoolBytes, MaxRoundItemBytes(), size_t{kMaxPoolHashes} * (32 + kFraming),
+                   kMaxReadKeys * (32 + kFraming), size_t{kMaxAppPayload} + 64}) +
+         kSlack;
+}
+
 ReplyCaps ReplyCaps::Citizen() {
   ReplyCaps c;
   // An honest listing holds at most kMaxRoundListing hashes of 32 bytes (34 on the wire).
@@ -62,6 +76,28 @@ ReplyCaps ReplyCaps::Citizen() {
   // missing_pools: at most one hash per pool of a proposal (kMaxPoolHashes).
   c.post = kMaxPoolHashes * (32 + kFraming) + kSlack;
   c.tx = kSlack;
+  // An honest GetPools reply stops after the pool crossing kMaxPoolsReplyBytes, and a pool is
+  // at most kMaxPoolBytes (client.h); at most kMaxPoolsPerRequest pools, each framed.
+  c.pools = kMaxPoolsReplyBytes + kMaxPoolBytes + kMaxPoolsPerRequest * kFraming + kSlack;
+  // At most kMaxReadKeys keys a request (the politician refuses more), each adding at most
+  // MaxProofBytesPerKey to the multi-proof.
+  c.state = kMaxReadKeys * MaxProofBytesPerKey() + kSlack;
+  // Execute: the body's pools (at most two per politician: kMaxPoolBytes each) plus a
+  // multi-proof of every leaf the body reads. Transfers read two leaves each, but an
+  // application's ReadSet may name any number of leaves per payload, so no protocol bound
+  // caps the proof below the channel's limit: Execute keeps it (zero).
+  c.execute = 0;
+  return c;
+}
+
+ReplyCaps ReplyCaps::Peer(size_t politicians) {
+  ReplyCaps c = Citizen();
+  // Catch-up fetches whole blocks: header, certificate and identities, plus the pools of the
+  // body. A certified body holds only eligible pools (pool_availability.h), each witnessed by
+  // an honest member, and an honest member witnesses one pool per politician -- two members
+  // may each have seen a different one of an equivocator's two, hence two per politician.
+  c.block = std::min(kChannelMaxReceive, MaxCertifiedBlockBytes() +
+                                             2 * politicians * (kMaxPoolBytes + kFraming) + kSlack);
   return c;
 }
 
@@ -83,6 +119,9 @@ std::string ReplyCaps::ServiceConfigJson() const {
   add("Post", post);
   add("PostPool", post);
   add("SubmitTransaction", tx);
+  add("GetPools", pools);
+  add("ReadState", state);
+  add("Execute", execute);
   return R"({"methodConfig":[)" + methods + "]}";
 }
 

@@ -11,6 +11,7 @@
 
 #include "ledger/net/client.h"
 #include "ledger/net/evidence.h"
+#include "ledger/net/hedged_fetch.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/round_listener.h"
 
@@ -18,7 +19,8 @@ namespace tessera::ledger::net {
 namespace {
 
 // A politician that answers with as much as it is told to: `hashes` in a listing, `item_bytes`
-// of items (in items of 1 MiB), `missing` pool hashes in a Post reply.
+// of items (in items of 1 MiB), `missing` pool hashes in a Post reply, `pool_bytes` of pools
+// (in pools of 1 MiB) and `proof_bytes` of state proof.
 class LyingPolitician final : public Politician::Service {
  public:
   grpc::Status GetRound(grpc::ServerContext*, const RoundRequest*, RoundReply* r) override {
@@ -40,7 +42,21 @@ class LyingPolitician final : public Politician::Service {
     for (size_t i = 0; i < missing; ++i) r->add_missing_pools(std::string(32, 'p'));
     return grpc::Status::OK;
   }
+  grpc::Status GetPools(grpc::ServerContext*, const PoolsRequest*, PoolsReply* r) override {
+    ++pool_calls;
+    for (size_t left = pool_bytes; left > 0;) {
+      const size_t n = std::min<size_t>(left, 1 << 20);
+      r->add_pools()->add_txs(std::string(n, 'x'));
+      left -= n;
+    }
+    return grpc::Status::OK;
+  }
+  grpc::Status ReadState(grpc::ServerContext*, const StateRequest*, StateReply* r) override {
+    r->set_proof(std::string(proof_bytes, 'x'));
+    return grpc::Status::OK;
+  }
   std::atomic<size_t> hashes{0}, item_bytes{0}, missing{0}, listings{0};
+  std::atomic<size_t> pool_bytes{0}, proof_bytes{0}, pool_calls{0};
 };
 
 class ReplyCapsTest : public ::testing::Test {
@@ -66,12 +82,28 @@ TEST_F(ReplyCapsTest, CapsSitBetweenTheHonestBoundAndTheChannelLimit) {
   EXPECT_GE(c.listing, kMaxRoundListing * 34);
   EXPECT_GE(c.items, PoliticianNode::kMaxItemsReplyBytes + MaxRoundItemBytes());
   EXPECT_GE(c.block, MaxCertifiedBlockBytes());
-  for (size_t cap : {c.listing, c.items, c.block, c.status, c.heads, c.post, c.tx}) {
+  EXPECT_GE(c.pools, kMaxPoolsReplyBytes + kMaxPoolBytes);
+  EXPECT_GE(c.state, kMaxReadKeys * MaxProofBytesPerKey());
+  for (size_t cap :
+       {c.listing, c.items, c.block, c.status, c.heads, c.post, c.tx, c.pools, c.state}) {
     EXPECT_GT(cap, 0u);
-    EXPECT_LE(cap, 32u << 20);
+    EXPECT_LE(cap, 64u << 20);  // GetPools: 32 MiB of pools and one more pool
   }
-  std::printf("caps: listing %zu, items %zu, block %zu, heads %zu, post %zu, tx %zu\n", c.listing,
-              c.items, c.block, c.heads, c.post, c.tx);
+  std::printf(
+      "caps: listing %zu, items %zu, block %zu, heads %zu, post %zu, tx %zu, pools %zu, "
+      "state %zu\n",
+      c.listing, c.items, c.block, c.heads, c.post, c.tx, c.pools, c.state);
+  // A politician's peers: whole blocks with up to two pools per politician, never above the
+  // channel's limit; everything else as a citizen's.
+  const ReplyCaps peer = ReplyCaps::Peer(5);
+  EXPECT_GE(peer.block, MaxCertifiedBlockBytes() + 10 * kMaxPoolBytes);
+  EXPECT_LE(peer.block, kChannelMaxReceive);
+  EXPECT_EQ(ReplyCaps::Peer(1000).block, kChannelMaxReceive);
+  EXPECT_EQ(peer.pools, c.pools);
+  // The server takes a whole pool and little more.
+  EXPECT_GE(MaxRequestBytes(), kMaxPoolBytes);
+  EXPECT_LE(MaxRequestBytes(), kMaxPoolBytes + (1u << 20));
+  std::printf("peer block %zu, server request %zu\n", peer.block, MaxRequestBytes());
 }
 
 // A listing of kMaxRoundListing hashes (an honest politician's largest) arrives; one of 10,000
@@ -121,6 +153,78 @@ TEST_F(ReplyCapsTest, AnOversizedPostReplyFailsTheCall) {
   Status lie = citizen.Post(1, item);
   ASSERT_FALSE(lie.ok());
   EXPECT_NE(lie.message().find("larger than max"), std::string::npos) << lie;
+}
+
+// GetPools: the largest honest reply (kMaxPoolsReplyBytes, then the pool crossing it: 32 pools
+// of 1 MiB) arrives; 64 MiB fails before it is parsed.
+TEST_F(ReplyCapsTest, AnOversizedPoolsReplyFailsTheCall) {
+  PoliticianClient citizen(address(), 5000, ReplyCaps::Citizen());
+  liar_.pool_bytes = kMaxPoolsReplyBytes + kMaxPoolBytes;
+  auto honest = citizen.GetPools({Hash256{}});
+  ASSERT_TRUE(honest.ok()) << honest.status();
+  EXPECT_EQ(honest->pools_size(), 32);
+  liar_.pool_bytes = 64 << 20;
+  auto lie = citizen.GetPools({Hash256{}});
+  ASSERT_FALSE(lie.ok());
+  EXPECT_NE(lie.status().message().find("larger than max"), std::string::npos) << lie.status();
+  EXPECT_NE(lie.status().message().find("grpc code 8"), std::string::npos) << lie.status();
+}
+
+// ReadState: a proof of kMaxReadKeys keys at the per-key bound arrives; 64 MiB fails.
+TEST_F(ReplyCapsTest, AnOversizedStateProofFailsTheCall) {
+  PoliticianClient citizen(address(), 5000, ReplyCaps::Citizen());
+  liar_.proof_bytes = kMaxReadKeys * MaxProofBytesPerKey();
+  auto honest = citizen.ReadState(1, {Hash256{}});
+  ASSERT_TRUE(honest.ok()) << honest.status();
+  liar_.proof_bytes = 64 << 20;
+  auto lie = citizen.ReadState(1, {Hash256{}});
+  ASSERT_FALSE(lie.ok());
+  EXPECT_NE(lie.status().message().find("larger than max"), std::string::npos) << lie.status();
+}
+
+// A citizen's hedged pool download (the calls FetchPools makes) with a liar first in its
+// order: the liar's 64 MiB reply fails at the cap and the honest politician asked next
+// answers. Without the cap the liar's reply arrives, is taken as an answer without the pool,
+// and costs the citizen 64 MiB of receive and parse.
+TEST(ReplyCapsHedgedTest, ACitizenCarriesOnPastAnOversizedPoolsReply) {
+  LyingPolitician liar, honest;
+  liar.pool_bytes = 64 << 20;
+  honest.pool_bytes = 1000;
+  std::vector<std::unique_ptr<grpc::Server>> servers;
+  std::vector<std::shared_ptr<PoliticianClient>> clients;
+  for (LyingPolitician* p : {&liar, &honest}) {
+    int port = 0;
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(p);
+    builder.SetMaxSendMessageSize(256 << 20);
+    servers.push_back(builder.BuildAndStart());
+    ASSERT_NE(port, 0);
+    clients.push_back(std::make_shared<PoliticianClient>("127.0.0.1:" + std::to_string(port), 5000,
+                                                         ReplyCaps::Citizen()));
+  }
+  {
+    PoliticianCalls calls(clients);
+    std::vector<PoliticianClient*> order = {clients[0].get(), clients[1].get()};
+    size_t refused = 0;
+    auto answer = calls.First<PoolsReply>(
+        order,
+        [](PoliticianClient*) -> PoliticianCalls::Call<PoolsReply> {
+          return [](PoliticianClient& p) { return p.GetPools({Hash256{}}); };
+        },
+        [&](PoliticianClient*, PoolsReply& r) {
+          // What FetchPools takes: a pool that is not the one asked for is refused.
+          const bool small = r.ByteSizeLong() < 4096;
+          refused += !small;
+          return small;
+        },
+        std::chrono::milliseconds(5000), std::chrono::milliseconds(10000));
+    ASSERT_TRUE(answer.has_value());
+    EXPECT_EQ(answer->first, order[1]);
+    EXPECT_EQ(refused, 0u);  // the liar's reply never reached the caller
+    EXPECT_EQ(liar.pool_calls.load(), 1u);
+  }
+  for (auto& server : servers) server->Shutdown();
 }
 
 // A member's round listener over capped channels, one lying politician (10,000 hashes a
