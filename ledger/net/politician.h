@@ -172,6 +172,7 @@ class PoliticianNode {
     uint64_t listing_rpcs = 0, fetch_rpcs = 0;
     uint64_t listing_errors = 0;  // failed listing calls (unreachable, or over the reply cap)
     uint64_t accepted = 0, refused = 0;  // fetched items AcceptItem took / refused
+    uint64_t surplus_dropped = 0;        // fetched, dropped before Post (surplus_filter.h)
   };
   FloodStats flood_stats() const;
 

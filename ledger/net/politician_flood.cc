@@ -12,6 +12,7 @@
 #include "ledger/crypto/hash.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/round_item.h"
+#include "ledger/net/surplus_filter.h"
 #include "ledger/net/wire_bytes.h"
 
 namespace tessera::ledger::net {
@@ -190,6 +191,11 @@ void PoliticianNode::FetchLoop(size_t i) {
   // An honest reply stops after the item crossing kMaxItemsReplyBytes.
   PoliticianClient client(peers_[i]->client->address(), 1000,
                           static_cast<int>(4 * kMaxItemsReplyBytes));
+  // This peer's surplus commitments are dropped here, before Post's signature checks and
+  // mu_ (surplus_filter.h).
+  std::set<uint32_t> ids;
+  for (const PoliticianInfo& p : options_.genesis.politicians) ids.insert(p.id);
+  SurplusFilter surplus(std::move(ids));
   while (!Stopping()) {
     FloodFetcher::Fetch f;
     {
@@ -217,7 +223,13 @@ void PoliticianNode::FetchLoop(size_t i) {
         fetcher_->Failed(f.id);
       }
     }
+    surplus.Forget(height());
+    size_t dropped = 0;
     for (const RoundItem& item : items) {
+      if (!surplus.Admit(f.height, item)) {
+        ++dropped;
+        continue;
+      }
       PostRequest req;
       req.set_height(f.height);
       *req.mutable_item() = item;
@@ -228,6 +240,7 @@ void PoliticianNode::FetchLoop(size_t i) {
     }
     {
       std::lock_guard<std::mutex> lock(flood_mu_);
+      flood_counts_.surplus_dropped += dropped;
       PlanFetches();
     }
     flood_cv_.notify_all();

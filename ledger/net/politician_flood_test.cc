@@ -17,6 +17,7 @@
 #include "ledger/net/politician.h"
 #include "ledger/net/politician_server.h"
 #include "ledger/net/round_item.h"
+#include "ledger/net/surplus_filter.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -455,6 +456,101 @@ TEST(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
   EXPECT_TRUE(small.ok()) << small.error_message();
   EXPECT_FALSE(rep.accepted());
   server->reset();
+  node->reset();
+  std::filesystem::remove_all(o.dir);
+}
+
+// ---- A peer's surplus commitments, dropped before Post (surplus_filter.h) ---------------------
+
+RoundItem CommitmentItem(uint32_t politician, uint64_t height, int variant, const KeyPair& signer) {
+  TxPoolCommitment c{
+      .politician_id = politician,
+      .height = height,
+      .tx_count = 0,
+      .pool_hash = Sha256("surplus " + std::to_string(politician) + " " + std::to_string(variant))};
+  SignTxPoolCommitment(c, signer);
+  RoundItem item;
+  item.set_payload(EncodeTxPoolCommitment(c));
+  return item;
+}
+
+// Per serving peer, two distinct commitments per politician and height pass, the same one
+// again passes, and the third is dropped; forged commitments a liar serves in another's name
+// use up only the liar's slots; other items, other heights and committed heights are apart.
+TEST(SurplusFilterTest, TwoCommitmentsPerPoliticianAndHeightPass) {
+  SurplusFilter liar({0, 1, 2}), honest({0, 1, 2});
+  EXPECT_TRUE(liar.Admit(1, CommitmentItem(1, 1, 0, Key(201))));
+  EXPECT_TRUE(liar.Admit(1, CommitmentItem(1, 1, 1, Key(201))));
+  EXPECT_TRUE(liar.Admit(1, CommitmentItem(1, 1, 1, Key(201))));  // the same again
+  for (int v = 2; v < 100; ++v) EXPECT_FALSE(liar.Admit(1, CommitmentItem(1, 1, v, Key(201))));
+  // Forged in politician 2's name (signed by the liar): two pass at the liar, none of them
+  // touches what the honest peer serves of politician 2.
+  for (int v = 0; v < 10; ++v) (void)liar.Admit(1, CommitmentItem(2, 1, 100 + v, Key(201)));
+  EXPECT_TRUE(honest.Admit(1, CommitmentItem(2, 1, 0, Key(202))));
+  EXPECT_EQ(liar.dropped(), 98u + 8u);
+  EXPECT_EQ(honest.dropped(), 0u);
+  // Not the listed round's height, or an unknown politician: AcceptItem would refuse it.
+  EXPECT_FALSE(honest.Admit(1, CommitmentItem(2, 2, 1, Key(202))));
+  EXPECT_FALSE(honest.Admit(1, CommitmentItem(7, 1, 1, Key(202))));
+  // Other items pass untouched; another height has its own slots.
+  RoundItem vote;
+  vote.set_payload(std::string(1, static_cast<char>(MessageType::kVote)) + "x");
+  EXPECT_TRUE(liar.Admit(1, vote));
+  EXPECT_TRUE(liar.Admit(2, CommitmentItem(1, 2, 50, Key(201))));
+  liar.Forget(1);
+  EXPECT_TRUE(liar.Admit(1, CommitmentItem(1, 1, 60, Key(201))));  // forgotten: starts over
+}
+
+// A flooding peer lists 3,000 of its own signed commitments for the next height, and 2 of
+// another politician: the politician pulling from it takes the first two of each politician,
+// and the other 2,998 are dropped in the fetch thread, before any signature check and without
+// mu_ -- none reaches Post (nothing refused there), and the signature checks stay at the four
+// commitments kept. With the filter bypassed it fails: 2,998 refused in Post.
+TEST(PoliticianPullTest, AFlooderSurplusIsDroppedBeforePost) {
+  std::vector<RoundItem> items;
+  for (int v = 0; v < 3000; ++v) items.push_back(CommitmentItem(1, 1, v, Key(201)));
+  items.push_back(CommitmentItem(2, 1, 0, Key(202)));
+  items.push_back(CommitmentItem(2, 1, 1, Key(202)));
+  FakePeer flooder(PeerKind::kHonest, items);
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&flooder);
+  auto server = builder.BuildAndStart();
+  ASSERT_NE(port, 0);
+  Genesis g = SmallGenesis();
+  g.accounts.push_back({Key(300).public_key(), 1000});
+  g.politicians.push_back({0, Key(200).public_key(), "127.0.0.1:1"});
+  g.politicians.push_back({1, Key(201).public_key(), "127.0.0.1:" + std::to_string(port)});
+  g.politicians.push_back({2, Key(202).public_key(), "127.0.0.1:1"});  // unreachable
+  PoliticianOptions o = NodeOptions(g, "surplus_test_");
+  o.flood.max_listing = 4096;  // the whole flood in one listing
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  const uint64_t before = VerificationsComputed();
+  (*node)->Start();
+  // A liveness wait (every item fetched once), not a timing bound.
+  const auto start = std::chrono::steady_clock::now();
+  auto handled = [&] {
+    const PoliticianNode::FloodStats s = (*node)->flood_stats();
+    return s.accepted + s.refused + s.surplus_dropped;
+  };
+  while (handled() < items.size() &&
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  (*node)->Stop();
+  const PoliticianNode::FloodStats s = (*node)->flood_stats();
+  std::printf("accepted %llu, refused %llu, surplus dropped %llu, signature checks %llu\n",
+              static_cast<unsigned long long>(s.accepted),
+              static_cast<unsigned long long>(s.refused),
+              static_cast<unsigned long long>(s.surplus_dropped),
+              static_cast<unsigned long long>(VerificationsComputed() - before));
+  EXPECT_EQ(s.accepted, 4u);
+  EXPECT_EQ(s.refused, 0u);
+  EXPECT_EQ(s.surplus_dropped, 2998u);
+  EXPECT_LE(VerificationsComputed() - before, 4u);
+  server->Shutdown();
   node->reset();
   std::filesystem::remove_all(o.dir);
 }
