@@ -460,6 +460,80 @@ TEST(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
   std::filesystem::remove_all(o.dir);
 }
 
+// N connections, each holding a long-poll (the calls a politician holds on purpose), against a
+// server whose thread quota is 16 (ServerLimits; 2,048 in the daemon): at most 16 calls are
+// in progress at once, the rest fail RESOURCE_EXHAUSTED at once instead of each costing a
+// thread, an honest call after them is served, and the connections, idle then, are closed
+// by the server within idle_ms. Seen failing with the quota removed (64 held) and with the
+// idle limit removed (the connections stayed open).
+TEST(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose) {
+  Genesis g = SmallGenesis();
+  for (uint32_t i = 0; i < 2; ++i) {
+    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:1"});
+  }
+  PoliticianOptions o = NodeOptions(g, "connections_test_");
+  auto node = PoliticianNode::Open(o);
+  ASSERT_TRUE(node.ok()) << node.status();
+  const ServerLimits limits{.max_threads = 16, .idle_ms = 300};
+  auto server = PoliticianServer::Start(node->get(), "127.0.0.1:0", limits);
+  ASSERT_TRUE(server.ok()) << server.status();
+  constexpr int kConnections = 64;
+  std::vector<std::shared_ptr<grpc::Channel>> channels;
+  for (int i = 0; i < kConnections; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
+    channels.push_back(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string((*server)->port()),
+                                                 grpc::InsecureChannelCredentials(), args));
+  }
+  std::atomic<int> exhausted{0}, ok{0}, other{0};
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kConnections; ++i) {
+    callers.emplace_back([&, i] {
+      auto stub = Politician::NewStub(channels[i]);
+      grpc::ClientContext ctx;
+      ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+      RoundRequest req;
+      req.set_height(1);
+      req.set_hashes_only(true);
+      req.set_relay(true);
+      req.set_wait_ms(500);
+      req.set_listener("flooder " + std::to_string(i));
+      RoundReply rep;
+      grpc::Status s = stub->GetRound(&ctx, req, &rep);
+      ++(s.ok() ? ok : s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ? exhausted : other);
+    });
+  }
+  for (std::thread& t : callers) t.join();
+  const PoliticianNode::RoundWaitStats waits = (*node)->round_wait_stats();
+  std::printf("held %llu of %d long-polls, %d refused RESOURCE_EXHAUSTED\n",
+              static_cast<unsigned long long>(waits.expired + waits.woken), kConnections,
+              exhausted.load());
+  EXPECT_LE(waits.expired + waits.woken, static_cast<uint64_t>(limits.max_threads));
+  EXPECT_GE(exhausted.load(), kConnections - limits.max_threads);
+  EXPECT_EQ(other.load(), 0);
+  {
+    auto honest = OwnConnection((*server)->port());
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    StatusReply rep;
+    EXPECT_TRUE(honest->GetStatus(&ctx, StatusRequest(), &rep).ok());
+  }
+  // Idle now: the server closes each connection (a liveness wait, not a timing bound).
+  auto open = [&] {
+    int n = 0;
+    for (auto& c : channels) n += c->GetState(false) == GRPC_CHANNEL_READY;
+    return n;
+  };
+  const auto start = std::chrono::steady_clock::now();
+  while (open() > 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(open(), 0);
+  server->reset();
+  node->reset();
+  std::filesystem::remove_all(o.dir);
+}
+
 // ---- A peer's surplus commitments, dropped before Post (surplus_filter.h) ---------------------
 
 RoundItem CommitmentItem(uint32_t politician, uint64_t height, int variant, const KeyPair& signer) {

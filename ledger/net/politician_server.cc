@@ -75,7 +75,8 @@ class Service final : public Politician::Service {
 }  // namespace
 
 Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode* node,
-                                                                  const std::string& address) {
+                                                                  const std::string& address,
+                                                                  const ServerLimits& limits) {
   std::unique_ptr<PoliticianServer> s(new PoliticianServer());
   s->service_ = std::make_unique<Service>(node);
   grpc::ServerBuilder builder;
@@ -83,6 +84,13 @@ Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode
   // The largest request an honest caller sends (a PostPool of a kMaxPoolBytes pool,
   // reply_caps.h): a larger one fails RESOURCE_EXHAUSTED before it is parsed.
   builder.SetMaxReceiveMessageSize(static_cast<int>(MaxRequestBytes()));
+  // What N connections may cost (ServerLimits, politician_server.h).
+  grpc::ResourceQuota quota("politician");
+  quota.SetMaxThreads(limits.max_threads);
+  builder.SetResourceQuota(quota);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, limits.max_streams);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, limits.idle_ms);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, limits.handshake_ms);
   builder.RegisterService(s->service_.get());
   s->server_ = builder.BuildAndStart();
   if (!s->server_ || s->port_ == 0) return UnavailableError("cannot listen on " + address);

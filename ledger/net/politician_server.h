@@ -13,12 +13,37 @@
 
 namespace tessera::ledger::net {
 
+// What many connections may cost a politician (issue #12, bad input: a flooder that opens
+// N connections, idle or slow). gRPC 1.51 has no limit on incoming connections, so each kind
+// of cost is bounded on its own:
+//   * threads: the synchronous server starts a thread per call in progress; at most
+//     max_threads (a ResourceQuota), and a call beyond it fails RESOURCE_EXHAUSTED at once.
+//     The default leaves room for every call the node holds on purpose -- kMaxHeadWaiters
+//     GetHeads and round_waiters GetRound long-polls, 512 each by default -- and 1,024 more
+//     calls in progress at once (a 2-core politician answers far fewer than that);
+//   * streams: at most max_streams per connection (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS;
+//     more wait in the client). A citizen daemon's citizens share one connection per
+//     politician: 64 citizens with a listening long-poll, a heads long-poll and a hedged call
+//     each hold about 192;
+//   * idle connections: closed (GOAWAY) after idle_ms with no call in progress; an honest
+//     client reconnects on its next call (client.cc backs off 100-500 ms at most);
+//   * slow connections: the HTTP/2 handshake must end within handshake_ms.
+// Memory per connection (transport buffers) is not bounded here: a ResourceQuota's memory
+// limit changes how gRPC sizes every read buffer, which was not measured.
+struct ServerLimits {
+  int max_threads = 2048;
+  int max_streams = 1024;
+  int idle_ms = 60000;
+  int handshake_ms = 10000;
+};
+
 // The node's gRPC service, listening on `address` ("127.0.0.1:0": any free port, see port())
 // until destroyed (it then shuts down within 500 ms). The node must outlive it.
 class PoliticianServer {
  public:
   static Result<std::unique_ptr<PoliticianServer>> Start(PoliticianNode* node,
-                                                         const std::string& address);
+                                                         const std::string& address,
+                                                         const ServerLimits& limits = {});
   ~PoliticianServer();
   int port() const { return port_; }
 
