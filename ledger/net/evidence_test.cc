@@ -14,21 +14,15 @@
 #include "ledger/net/blacklist.h"
 #include "ledger/net/citizen.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/testing/pool_fixtures.h"
 
 namespace tessera::ledger::net {
 namespace {
 
-KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("evidence test key " + std::to_string(i))); }
+KeyPair Key(int i) { return testing::TestKey("evidence test key ", i); }
 
 Genesis SmallGenesis() {
-  Genesis g;
-  g.registrar = Key(100).public_key();
-  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
-  g.sortition.seed_lookback = 1;
-  g.cert_threshold = g.soft_threshold = 3;
-  for (uint32_t i = 0; i < 3; ++i) {
-    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
-  }
+  Genesis g = testing::TestGenesis({.salt = "evidence test key ", .politicians = 3});
   g.accounts.push_back({Key(300).public_key(), 1000});
   return g;
 }

@@ -18,21 +18,19 @@
 #include "ledger/net/politician_server.h"
 #include "ledger/net/round_item.h"
 #include "ledger/net/surplus_filter.h"
+#include "ledger/net/testing/pool_fixtures.h"
 
 namespace tessera::ledger::net {
 namespace {
 
-KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("flood test key " + std::to_string(i))); }
+using testing::SignedPool;
+using testing::Transfers;
+
+KeyPair Key(int i) { return testing::TestKey("flood test key ", i); }
 
 // Four citizens, pools of at most three transactions, no politicians yet.
 Genesis SmallGenesis() {
-  Genesis g;
-  g.registrar = Key(100).public_key();
-  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
-  g.sortition.seed_lookback = 1;
-  g.cert_threshold = g.soft_threshold = 3;
-  g.max_pool_txs = 3;
-  return g;
+  return testing::TestGenesis({.salt = "flood test key ", .max_pool_txs = 3});
 }
 
 // Politician 0 of `g` with its key, in a fresh directory named by `prefix` and the pid.
@@ -66,22 +64,8 @@ class PoliticianFloodTest : public ::testing::Test {
   }
   // A pool of politician 1 for `height`: `count` transfers to a receiver named by `variant`.
   static Pool MakePool(uint64_t height, int variant, int count, int claimed = -1) {
-    std::vector<LedgerTx> txs;
-    for (int i = 0; i < count; ++i) {
-      Transaction tx{
-          .to = Key(400 + variant).public_key(), .amount = 1, .nonce = static_cast<uint64_t>(i)};
-      SignTransaction(tx, Key(300));
-      txs.push_back(tx);
-    }
-    TxPoolCommitment c{.politician_id = 1,
-                       .height = height,
-                       .tx_count = static_cast<uint32_t>(claimed >= 0 ? claimed : count),
-                       .pool_hash = PoolHash(txs)};
-    SignTxPoolCommitment(c, Key(201));
-    Pool pool;
-    pool.set_commitment(EncodeTxPoolCommitment(c));
-    for (const LedgerTx& tx : txs) pool.add_txs(EncodeLedgerTx(tx));
-    return pool;
+    return SignedPool(1, height, Transfers(Key(300), Key(400 + variant).public_key(), count),
+                      Key(201), claimed);
   }
   std::string PostPool(const Pool& pool) {
     PostReply rep;
@@ -279,7 +263,11 @@ enum class PeerKind { kHonest, kRandomHashes, kHugeListing, kNeverServes, kWrong
 // or with other bytes.
 class FakePeer final : public Politician::Service {
  public:
-  FakePeer(PeerKind kind, std::vector<RoundItem> items) : kind_(kind), items_(std::move(items)) {}
+  FakePeer(PeerKind kind, std::vector<RoundItem> items) : kind_(kind), items_(std::move(items)) {
+    // By hash: a fetch of 256 hashes from thousands of items must not hash them all each time
+    // (a fetch past the caller's 1 s deadline is a miss).
+    for (const RoundItem& item : items_) by_hash_.emplace(AsChars(RoundItemHash(item)), item);
+  }
   grpc::Status GetRound(grpc::ServerContext*, const RoundRequest* q, RoundReply* r) override {
     ++listings;
     if (kind_ == PeerKind::kRandomHashes || kind_ == PeerKind::kHugeListing) {
@@ -312,12 +300,11 @@ class FakePeer final : public Politician::Service {
       return grpc::Status::OK;
     }
     for (const std::string& b : q->hashes()) {
-      for (const RoundItem& item : items_) {
-        if (std::string(AsChars(RoundItemHash(item))) != b) continue;
-        RoundItem out = item;
-        if (kind_ == PeerKind::kWrongBytes) out.set_block_signature("other bytes");
-        *r->add_items() = out;
-      }
+      auto it = by_hash_.find(b);
+      if (it == by_hash_.end()) continue;
+      RoundItem out = it->second;
+      if (kind_ == PeerKind::kWrongBytes) out.set_block_signature("other bytes");
+      *r->add_items() = out;
     }
     r->set_next_offset(q->hashes_size());
     return grpc::Status::OK;
@@ -327,6 +314,7 @@ class FakePeer final : public Politician::Service {
  private:
   const PeerKind kind_;
   const std::vector<RoundItem> items_;
+  std::map<std::string, RoundItem> by_hash_;
   std::mutex mu_;
   std::mt19937_64 rng_{7};
 };
@@ -427,21 +415,37 @@ TEST(PoliticianPullTest, HostilePeersCostBoundedRpcsAndHonestItemsArrive) {
 
 // ---- The server's receive cap (politician_server.cc, reply_caps.h MaxRequestBytes) -----------
 
+// A politician (two in its genesis, the other unreachable) served over gRPC with `limits`.
+class PoliticianServerCapTest : public ::testing::Test {
+ protected:
+  void Serve(const std::string& prefix, const ServerLimits& limits = {}) {
+    options_ = NodeOptions(
+        testing::TestGenesis({.salt = "flood test key ", .max_pool_txs = 3, .politicians = 2}),
+        prefix);
+    auto node = PoliticianNode::Open(options_);
+    ASSERT_TRUE(node.ok()) << node.status();
+    node_ = std::move(*node);
+    auto server = PoliticianServer::Start(node_.get(), "127.0.0.1:0", limits);
+    ASSERT_TRUE(server.ok()) << server.status();
+    server_ = std::move(*server);
+  }
+  void TearDown() override {
+    server_.reset();
+    node_.reset();
+    std::filesystem::remove_all(options_.dir);
+  }
+  PoliticianOptions options_;
+  std::unique_ptr<PoliticianNode> node_;
+  std::unique_ptr<PoliticianServer> server_;
+};
+
 // A request over the largest an honest caller sends (a PostPool of a kMaxPoolBytes pool) fails
 // RESOURCE_EXHAUSTED before it is parsed, and the politician carries on: the same caller's
 // next request of honest size is served. With the cap back at 256 MiB the 20 MiB pool is
 // parsed and refused by AddPool instead (the call succeeds, accepted false): the test fails.
-TEST(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
-  Genesis g = SmallGenesis();
-  for (uint32_t i = 0; i < 2; ++i) {
-    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:1"});
-  }
-  PoliticianOptions o = NodeOptions(g, "server_cap_test_");
-  auto node = PoliticianNode::Open(o);
-  ASSERT_TRUE(node.ok()) << node.status();
-  auto server = PoliticianServer::Start(node->get(), "127.0.0.1:0");
-  ASSERT_TRUE(server.ok()) << server.status();
-  auto stub = OwnConnection((*server)->port());
+TEST_F(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
+  ASSERT_NO_FATAL_FAILURE(Serve("server_cap_test_"));
+  auto stub = OwnConnection(server_->port());
   auto post_pool = [&](size_t bytes, PostReply* rep) {
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
@@ -455,9 +459,6 @@ TEST(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
   grpc::Status small = post_pool(100, &rep);  // parsed, refused by AddPool (no commitment)
   EXPECT_TRUE(small.ok()) << small.error_message();
   EXPECT_FALSE(rep.accepted());
-  server->reset();
-  node->reset();
-  std::filesystem::remove_all(o.dir);
 }
 
 // N connections, each holding a long-poll (the calls a politician holds on purpose), against a
@@ -466,23 +467,15 @@ TEST(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
 // thread, an honest call after them is served, and the connections, idle then, are closed
 // by the server within idle_ms. Seen failing with the quota removed (64 held) and with the
 // idle limit removed (the connections stayed open).
-TEST(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose) {
-  Genesis g = SmallGenesis();
-  for (uint32_t i = 0; i < 2; ++i) {
-    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:1"});
-  }
-  PoliticianOptions o = NodeOptions(g, "connections_test_");
-  auto node = PoliticianNode::Open(o);
-  ASSERT_TRUE(node.ok()) << node.status();
+TEST_F(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose) {
   const ServerLimits limits{.max_threads = 16, .idle_ms = 300};
-  auto server = PoliticianServer::Start(node->get(), "127.0.0.1:0", limits);
-  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_NO_FATAL_FAILURE(Serve("connections_test_", limits));
   constexpr int kConnections = 64;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (int i = 0; i < kConnections; ++i) {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
-    channels.push_back(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string((*server)->port()),
+    channels.push_back(grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(server_->port()),
                                                  grpc::InsecureChannelCredentials(), args));
   }
   std::atomic<int> exhausted{0}, ok{0}, other{0};
@@ -504,7 +497,7 @@ TEST(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose)
     });
   }
   for (std::thread& t : callers) t.join();
-  const PoliticianNode::RoundWaitStats waits = (*node)->round_wait_stats();
+  const PoliticianNode::RoundWaitStats waits = node_->round_wait_stats();
   std::printf("held %llu of %d long-polls, %d refused RESOURCE_EXHAUSTED\n",
               static_cast<unsigned long long>(waits.expired + waits.woken), kConnections,
               exhausted.load());
@@ -512,7 +505,7 @@ TEST(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose)
   EXPECT_GE(exhausted.load(), kConnections - limits.max_threads);
   EXPECT_EQ(other.load(), 0);
   {
-    auto honest = OwnConnection((*server)->port());
+    auto honest = OwnConnection(server_->port());
     grpc::ClientContext ctx;
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
     StatusReply rep;
@@ -529,9 +522,6 @@ TEST(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(open(), 0);
-  server->reset();
-  node->reset();
-  std::filesystem::remove_all(o.dir);
 }
 
 // ---- A peer's surplus commitments, dropped before Post (surplus_filter.h) ---------------------

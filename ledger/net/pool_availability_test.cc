@@ -7,47 +7,31 @@
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/testing/pool_fixtures.h"
 
 namespace tessera::ledger::net {
 namespace {
 
-KeyPair Key(int i) {
-  return KeyPair::FromSeed(Sha256("availability test key " + std::to_string(i)));
-}
+constexpr std::string_view kSalt = "availability test key ";
+
+KeyPair Key(int i) { return testing::TestKey(kSalt, i); }
 
 Genesis SmallGenesis() {
-  Genesis g;
-  g.registrar = Key(100).public_key();
-  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 8;
-  g.sortition.seed_lookback = 1;
-  g.witness_threshold = 3;
-  g.soft_threshold = g.cert_threshold = 6;
-  g.max_pool_txs = 4;
-  for (uint32_t i = 0; i < 3; ++i) {
-    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
-  }
+  Genesis g = testing::TestGenesis({.salt = kSalt,
+                                    .citizens = 8,
+                                    .threshold = 6,
+                                    .witness_threshold = 3,
+                                    .max_pool_txs = 4,
+                                    .politicians = 3});
   g.accounts.push_back({Key(300).public_key(), 1000});
   return g;
 }
 
 // A pool of `politician` for `height` with `count` transfers to a receiver named by `variant`.
 Pool MakePool(uint32_t politician, uint64_t height, int variant, int count) {
-  std::vector<LedgerTx> txs;
-  for (int i = 0; i < count; ++i) {
-    Transaction tx{
-        .to = Key(400 + variant).public_key(), .amount = 1, .nonce = static_cast<uint64_t>(i)};
-    SignTransaction(tx, Key(300));
-    txs.push_back(tx);
-  }
-  TxPoolCommitment c{.politician_id = politician,
-                     .height = height,
-                     .tx_count = static_cast<uint32_t>(count),
-                     .pool_hash = PoolHash(txs)};
-  SignTxPoolCommitment(c, Key(200 + static_cast<int>(politician)));
-  Pool pool;
-  pool.set_commitment(EncodeTxPoolCommitment(c));
-  for (const LedgerTx& tx : txs) pool.add_txs(EncodeLedgerTx(tx));
-  return pool;
+  return testing::SignedPool(politician, height,
+                             testing::Transfers(Key(300), Key(400 + variant).public_key(), count),
+                             Key(200 + static_cast<int>(politician)));
 }
 
 Hash256 HashOf(const Pool& p) { return DecodeTxPoolCommitment(AsBytes(p.commitment()))->pool_hash; }

@@ -22,6 +22,7 @@
 #include "ledger/crypto/hash.h"
 #include "ledger/net/app_factories.h"
 #include "ledger/net/politician.h"
+#include "ledger/net/testing/pool_fixtures.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -84,7 +85,7 @@ LedgerTx AppTx(const std::string& payload) {
   return AppTransaction{.app = kCountingAppId, .payload = payload};
 }
 
-KeyPair Key(int i) { return KeyPair::FromSeed(Sha256("preverify test key " + std::to_string(i))); }
+KeyPair Key(int i) { return testing::TestKey("preverify test key ", i); }
 
 LedgerTx Transfer(uint64_t nonce) {
   Transaction tx{.to = Key(1).public_key(), .amount = 1, .nonce = nonce};
@@ -152,30 +153,15 @@ const bool kRegistered = RegisterAppFactory(
     [](const AppParams&) -> Result<std::shared_ptr<const Application>> { return RegisteredApp(); });
 
 Genesis GenesisWithCountingApp() {
-  Genesis g;
-  g.registrar = Key(100).public_key();
-  g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
-  g.sortition.seed_lookback = 1;
-  g.cert_threshold = g.soft_threshold = 3;
-  g.max_pool_txs = 16;
-  for (uint32_t i = 0; i < 2; ++i) {
-    g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
-  }
+  Genesis g =
+      testing::TestGenesis({.salt = "preverify test key ", .max_pool_txs = 16, .politicians = 2});
   g.accounts.push_back({Key(0).public_key(), 1000});
   g.apps.push_back(AppParams{.name = std::string(kCountingAppName), .values = {}});
   return g;
 }
 
 Pool SignedPool(uint32_t politician, uint64_t height, const std::vector<LedgerTx>& txs) {
-  TxPoolCommitment c{.politician_id = politician,
-                     .height = height,
-                     .tx_count = static_cast<uint32_t>(txs.size()),
-                     .pool_hash = PoolHash(txs)};
-  SignTxPoolCommitment(c, Key(200 + static_cast<int>(politician)));
-  Pool pool;
-  pool.set_commitment(EncodeTxPoolCommitment(c));
-  for (const LedgerTx& tx : txs) pool.add_txs(EncodeLedgerTx(tx));
-  return pool;
+  return testing::SignedPool(politician, height, txs, Key(200 + static_cast<int>(politician)));
 }
 
 // Breaking the hook (PreverifyPool not called from AddPool) leaves the checks at 0 here: the
