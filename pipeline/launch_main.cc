@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
+#include "pipeline/cpu_pin.h"
 #include "pipeline/cpu_speed.h"
 #include "pipeline/gloo_collective.h"
 #include "pipeline/launcher.h"
@@ -140,6 +141,8 @@ int main(int argc, char** argv) {
   double predicted_cpu_share = 0;       // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
   bool speed_probe = false;  // time the reference kernel (pipeline/cpu_speed.h)
+  bool pin_workers = false;  // worker r and the profile's copy r on one processor (cpu_pin.h)
+  std::vector<int> pin_cpus;
   int speed_probe_interval_ms = 500;
   std::vector<pl::SpeedSample> profile_speed, run_speed;
   app.add_option("--model", job.model.kind,
@@ -263,6 +266,10 @@ int main(int argc, char** argv) {
                "Time a fixed reference kernel on every processor while --auto profiles and "
                "again while the workers run, and report the prediction error normalized by the "
                "change of the cores' speed next to the raw one (pipeline/cpu_speed.h)");
+  app.add_flag("--pin-workers", pin_workers,
+               "Local workers: run worker r on processor r (round-robin over this process's "
+               "allowed ones) and, with --auto, time the profile's copy r on the same one, so "
+               "the profile measures the processors the workers use (pipeline/cpu_pin.h)");
   app.add_option("--speed-probe-interval-ms", speed_probe_interval_ms,
                  "With --speed-probe: milliseconds between rounds of samples")
       ->capture_default_str();
@@ -297,8 +304,19 @@ int main(int argc, char** argv) {
     auto profile = [&](const std::vector<int>& sizes, int sharing) {
       return model_in_worker
                  ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed, job.optimizer, sharing)
-                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing);
+                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing,
+                                           pin_cpus);
     };
+    if (pin_workers) {
+      if (!hosts_path.empty() || elastic) {
+        return tessera::cli::UsageError("--pin-workers is for local workers, without --elastic");
+      }
+      if (model_in_worker) {
+        return tessera::cli::UsageError(
+            "--pin-workers: the model must be built into pipeline-launch");
+      }
+      TESSERA_ASSIGN_OR_RETURN(pin_cpus, pl::AllowedCpus());
+    }
     if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
     if (max_restarts < 0) return tessera::cli::UsageError("--max-restarts must be >= 0");
     const int units = pl::NumUnits(job.model);
@@ -585,6 +603,7 @@ int main(int argc, char** argv) {
     options.timeout = std::chrono::seconds(timeout_s);
     options.heartbeat_timeout = std::chrono::seconds(heartbeat_s);
     options.hosts = hosts;
+    options.pin_cpus = pin_cpus;
     options.run_dir = run_dir;
     std::string cuts;
     for (size_t s = 0; s + 1 < job.boundaries.size(); ++s) {

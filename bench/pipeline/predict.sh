@@ -12,6 +12,8 @@
 #   <case>-P.D.m             the same, but train candidate P,D,m (--auto-pick: ranked as
 #                            usual, its own simulated step is the prediction), e.g.
 #                            toy-w2-1.2.8, gpt2-w2-2.1.2
+#   <case>+pin               the same with --pin-workers (worker r and the profile's copy r on
+#                            processor r, pipeline/cpu_pin.h), e.g. toy-w1+pin
 # in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
 # machine's load falls on every case alike), with the 1-minute load average before and after
 # each run. Besides the wall-clock error, the CPU-normalized one: the prediction times the share
@@ -27,14 +29,18 @@
 # session) is told from a wrong model; and both normalizations together. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
 # (predicted against measured with the +-10 % band), the logs and JSON of every run.
 # Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
-# PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time).
+# PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time),
+# PREDICT_DEADLINE (a time `date -d` reads: no run starts after it; for quiet windows).
+# Every run also keeps its profile (<case>.<round>.profile.json) and its workers' reports
+# (run-<case>.<round>/): bench/pipeline/breakdown.py sets them side by side, component by component.
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/predict
 ROUNDS=${PREDICT_ROUNDS:-2}
 CASES=${PREDICT_CASES:-toy-w1 toy-w2 toy-w4 gpt2-w1 gpt2-w2}
 LAUNCH=$BUILD/bin/pipeline-launch
-[ -x "$LAUNCH" ] || { echo "bench: $LAUNCH not built"; exit 1; }
+WORKER=$BUILD/bin/pipeline-worker  # the same build's worker, also for a build copied aside
+[ -x "$LAUNCH" ] && [ -x "$WORKER" ] || { echo "bench: $LAUNCH or $WORKER not built"; exit 1; }
 mkdir -p "$OUT"
 TOY=(--model gpt --layers 4 --width 64 --heads 4 --vocab 64 --seq-len 32 --global-batch 32
      --steps "${PREDICT_TOY_STEPS:-20}" --auto-micro-batches 4,8)
@@ -47,16 +53,23 @@ load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
-    model=${case%%-w*}
-    rest=${case#*-w}
+    if [ -n "${PREDICT_DEADLINE:-}" ] && [ "$(date +%s)" -ge "$(date -d "$PREDICT_DEADLINE" +%s)" ]; then
+      echo "deadline $PREDICT_DEADLINE reached: stopping before round $round $case"; break 2
+    fi
+    pin=()
+    base=${case%+pin}
+    if [ "$base" != "$case" ]; then pin=(--pin-workers); fi
+    model=${base%%-w*}
+    rest=${base#*-w}
     workers=${rest%%-*}
     pick=()
     if [ "$rest" != "$workers" ]; then pick=(--auto-pick "$(echo "${rest#*-}" | tr . ,)"); fi
     if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
     name=$case.$round
     before=$(load)
-    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" "${pick[@]}" --timeout 900 --speed-probe \
-        --run-dir "$OUT/run-$name" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
+    if ! "$LAUNCH" "${flags[@]}" --worker "$WORKER" --auto --workers "$workers" "${pick[@]}" "${pin[@]}" --timeout 900 \
+        --speed-probe --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
+        --profile-out "$OUT/$name.profile.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
     after=$(load)
