@@ -92,7 +92,10 @@ def main():
         step_ratio = j["step_s"] / j["predicted_step_s"]
         task_ratio = worst_meas / worst_pred if worst_pred > 0 else 0
         print(f"{name:22s} P{P}D{D}m{m} pred {1e3*j['predicted_step_s']:.1f} meas "
-              f"{1e3*j['step_s']:.1f} ms (error {100*(1/step_ratio-1):+.1f} %); simulated from the "
+              f"{1e3*j['step_s']:.1f} ms (error {100*(1/step_ratio-1):+.1f} %"
+              + (f"; re-profiled {1e3*j['reprofiled_step_s']:.1f} ms, "
+                 f"{100*(j['reprofiled_step_s']/j['step_s']-1):+.1f} %" if j.get("reprofiled_step_s") else "")
+              + f"); simulated from the "
               f"run's own task times {1e3*j.get('sim_step_s', 0):.1f}; measured/predicted: step "
               f"{step_ratio:.3f}, tasks {task_ratio:.3f}")
         for line in stages:

@@ -31,7 +31,8 @@
 # Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
 # PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time),
 # PREDICT_DEADLINE (a time `date -d` reads: no run starts after it; for quiet windows).
-# Every run also keeps its profile (<case>.<round>.profile.json) and its workers' reports
+# Every run also prints a second prediction, re-profiled just before the workers start
+# (--reprofile-before-run), next to the ranking's. Every run also keeps its profile (<case>.<round>.profile.json) and its workers' reports
 # (run-<case>.<round>/): bench/pipeline/breakdown.py sets them side by side, component by component.
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
@@ -48,7 +49,7 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct,reprofiled_step_s,reprofiled_error_pct" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
@@ -68,7 +69,7 @@ for round in $(seq "$ROUNDS"); do
     name=$case.$round
     before=$(load)
     if ! "$LAUNCH" "${flags[@]}" --worker "$WORKER" --auto --workers "$workers" "${pick[@]}" "${pin[@]}" --timeout 900 \
-        --speed-probe --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
+        --speed-probe --reprofile-before-run --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
         --profile-out "$OUT/$name.profile.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
@@ -91,11 +92,13 @@ else:
     print(",,,,,", end="")
 print(f"{max(j['peak_rss_mb']):.0f},{j.get('predicted_memory_mb', 0):.0f},", end="")
 if "calibrated_error_pct" in sp:
-    print(f"{1e3 * sp['calibration']['median_cpu_s']:.3f},{sp['calibrated_error_pct']:+.1f}")
+    print(f"{1e3 * sp['calibration']['median_cpu_s']:.3f},{sp['calibrated_error_pct']:+.1f},", end="")
 else:
-    print(",")
+    print(",,", end="")
+rp = j.get("reprofiled_step_s", 0)
+print(f"{rp:.5f},{100 * (rp / m - 1):+.1f}" if rp > 0 else ",")
 EOF
-    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%; calibrated (kernel %s ms just before) %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $15, $16, $17, $18, $19, $22, $23, $9, $10}'
+    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; re-profiled just before %s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%; calibrated (kernel %s ms just before) %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $25, $13, $11, $12, $15, $16, $17, $18, $19, $22, $23, $9, $10}'
     grep -E '^contention|^all-reduce on loopback|communication threads' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
@@ -135,6 +138,7 @@ cases = sorted({r["case"] for r in rows})
 for label, key in (("wall-clock", "error_pct"),
                    ("calibrated before running (kernel just before / profile's)",
                     "calibrated_error_pct"),
+                   ("re-profiled just before running", "reprofiled_error_pct"),
                    ("speed-normalized", "speed_error_pct"),
                    ("CPU-normalized", "normalized_error_pct"),
                    ("speed and CPU-share normalized", "speed_share_error_pct")):
