@@ -18,6 +18,7 @@
 #include "core/file.h"
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
+#include "pipeline/cpu_pin.h"
 #include "pipeline/cpu_speed.h"
 #include "pipeline/gloo_collective.h"
 #include "pipeline/launcher.h"
@@ -137,9 +138,13 @@ int main(int argc, char** argv) {
   int max_restarts = 20;
   double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
   double predicted_without_comm_s = 0;  // the same without the communication threads' CPU
-  double predicted_cpu_share = 0;       // the profile's share of a core (Candidate::cpu_share)
+  bool reprofile = false;   // --reprofile-before-run: a second prediction, seconds later
+  int profile_sharing = 1;  // the copies the --auto profile ran (workers sharing this machine)
+  double predicted_cpu_share = 0;  // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
   bool speed_probe = false;  // time the reference kernel (pipeline/cpu_speed.h)
+  bool pin_workers = false;  // worker r and the profile's copy r on one processor (cpu_pin.h)
+  std::vector<int> pin_cpus;
   int speed_probe_interval_ms = 500;
   std::vector<pl::SpeedSample> profile_speed, run_speed;
   app.add_option("--model", job.model.kind,
@@ -263,6 +268,15 @@ int main(int argc, char** argv) {
                "Time a fixed reference kernel on every processor while --auto profiles and "
                "again while the workers run, and report the prediction error normalized by the "
                "change of the cores' speed next to the raw one (pipeline/cpu_speed.h)");
+  app.add_flag("--pin-workers", pin_workers,
+               "Local workers: run worker r on processor r (round-robin over this process's "
+               "allowed ones) and, with --auto, time the profile's copy r on the same one, so "
+               "the profile measures the processors the workers use (pipeline/cpu_pin.h)");
+  app.add_flag("--reprofile-before-run", reprofile,
+               "With --auto: profile the chosen micro-batch size again just before the workers "
+               "start (the same copies, pinned with --pin-workers) and print the chosen "
+               "configuration's step simulated from it: a second prediction made before "
+               "running, seconds closer to the run than the ranking's");
   app.add_option("--speed-probe-interval-ms", speed_probe_interval_ms,
                  "With --speed-probe: milliseconds between rounds of samples")
       ->capture_default_str();
@@ -297,8 +311,19 @@ int main(int argc, char** argv) {
     auto profile = [&](const std::vector<int>& sizes, int sharing) {
       return model_in_worker
                  ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed, job.optimizer, sharing)
-                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing);
+                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing,
+                                           pin_cpus);
     };
+    if (pin_workers) {
+      if (!hosts_path.empty() || elastic) {
+        return tessera::cli::UsageError("--pin-workers is for local workers, without --elastic");
+      }
+      if (model_in_worker) {
+        return tessera::cli::UsageError(
+            "--pin-workers: the model must be built into pipeline-launch");
+      }
+      TESSERA_ASSIGN_OR_RETURN(pin_cpus, pl::AllowedCpus());
+    }
     if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
     if (max_restarts < 0) return tessera::cli::UsageError("--max-restarts must be >= 0");
     const int units = pl::NumUnits(job.model);
@@ -348,6 +373,7 @@ int main(int argc, char** argv) {
         }
         sharing = std::max(sharing, 1);
       }
+      profile_sharing = sharing;
       pl::SpeedSampler profile_sampler(speed_probe_interval_ms);
       if (speed_probe) profile_sampler.Start();
       auto profiled = profile(sizes, sharing);
@@ -585,6 +611,7 @@ int main(int argc, char** argv) {
     options.timeout = std::chrono::seconds(timeout_s);
     options.heartbeat_timeout = std::chrono::seconds(heartbeat_s);
     options.hosts = hosts;
+    options.pin_cpus = pin_cpus;
     options.run_dir = run_dir;
     std::string cuts;
     for (size_t s = 0; s + 1 < job.boundaries.size(); ++s) {
@@ -612,6 +639,25 @@ int main(int argc, char** argv) {
             "reference kernel now over while profiling)\n",
             calibrated_step_s, predicted_step_s, now.median_cpu_s / profile_kernel.median_cpu_s);
       }
+    }
+    // The re-profiled prediction: the chosen size profiled again now, the same candidate
+    // simulated from it (its cut re-balanced on the new times, as the ranking would).
+    double reprofiled_step_s = 0;
+    if (reprofile && predicted_step_s > 0) {
+      TESSERA_ASSIGN_OR_RETURN(std::vector<pl::ProfiledMicroBatch> fresh,
+                               profile({job.micro_batch}, profile_sharing));
+      pl::AutoConfigRequest again = request;
+      again.profiles = std::move(fresh);
+      TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult ranked_again, pl::AutoConfigure(again));
+      for (const pl::Candidate& c : ranked_again.ranked) {
+        if (c.stages == job.stages && c.replicas == job.replicas &&
+            c.micro_batch == job.micro_batch) {
+          reprofiled_step_s = c.step_s;
+        }
+      }
+      fmt::print(
+          "re-profiled prediction (before running): step {:.4f} s (the ranking's {:.4f} s)\n",
+          reprofiled_step_s, predicted_step_s);
     }
     std::fflush(stdout);
     g_launching = true;
@@ -677,6 +723,12 @@ int main(int argc, char** argv) {
         fmt::print("{}\n", pl::FormatSpeedComparison(*speed));
       }
     }
+    if (reprofiled_step_s > 0) {
+      fmt::print(
+          "re-profiled prediction: {:.4f} s vs measured {:.4f} s: {:+.1f} % (raw {:+.1f} %)\n",
+          reprofiled_step_s, summary.step_s, 100 * (reprofiled_step_s / summary.step_s - 1),
+          100 * (predicted_step_s / summary.step_s - 1));
+    }
     if (calibrated_step_s > 0) {
       fmt::print(
           "calibrated prediction: {:.4f} s vs measured {:.4f} s: {:+.1f} % (raw {:+.1f} %)\n",
@@ -711,6 +763,7 @@ int main(int argc, char** argv) {
                           {"busy_cpu_share", summary.busy_cpu_share},
                           {"wall_s", run.wall_s}};
       if (outcome.stopped_at >= 0) j["stopped_at"] = outcome.stopped_at;
+      if (reprofiled_step_s > 0) j["reprofiled_step_s"] = reprofiled_step_s;
       if (speed_probe) {
         auto kernel_json = [](const pl::SpeedSummary& s) {
           nlohmann::json per_cpu = nlohmann::json::object();

@@ -1,6 +1,7 @@
 #include "pipeline/launcher.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include "core/file.h"
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
+#include "pipeline/cpu_pin.h"
 #include "spdlog/spdlog.h"
 
 namespace tessera::pipeline {
@@ -43,7 +45,13 @@ std::vector<std::string> EnvironmentWith(const std::vector<std::string>& vars) {
   return env;
 }
 
-pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+// `cpu` >= 0: the child runs on that processor only (kept across exec, by every thread the
+// worker starts).
+pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+            int cpu = -1) {
+  cpu_set_t one;  // built before fork, like the arguments
+  CPU_ZERO(&one);
+  if (cpu >= 0) CPU_SET(cpu, &one);
   std::vector<char*> args, envp;  // built before fork: the child only execs
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -55,6 +63,7 @@ pid_t Spawn(const std::vector<std::string>& argv, const std::vector<std::string>
     // The worker (or its wrapper: ip netns exec execs, ssh-like forwards) dies with this
     // launcher, even one killed with -9; kept across exec. The launcher may already be gone.
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != launcher) _exit(127);
+    if (cpu >= 0 && sched_setaffinity(0, sizeof(one), &one) != 0) _exit(127);
     execvpe(args[0], args.data(), envp.data());
     _exit(127);
   }
@@ -369,9 +378,21 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
     return NotFoundError(fmt::format("worker binary {} is not executable", options.worker_binary));
   }
 
+  if (!options.pin_cpus.empty() && !options.hosts.empty()) {
+    return InvalidArgumentError("pinning workers to processors needs local workers (no hosts)");
+  }
   const auto start = Clock::now();
   std::vector<pid_t> pids(world, -1);
   for (int r = 0; r < world; ++r) {
+    int cpu = -1;
+    if (!options.pin_cpus.empty()) {
+      Result<int> c = CpuForWorker(r, options.pin_cpus);
+      if (!c.ok()) {
+        StopAll(pids);
+        return c.status();
+      }
+      cpu = *c;
+    }
     std::vector<std::string> argv;
     if (!options.hosts.empty()) {
       const Host& h = options.hosts[r % options.hosts.size()];
@@ -385,11 +406,12 @@ Result<LaunchResult> LaunchImpl(const LaunchOptions& options,
     }
     // torchrun's variables, so a worker finds the gloo rendezvous as under torchrun.
     const int hosts = options.hosts.empty() ? 1 : static_cast<int>(options.hosts.size());
-    pids[r] =
-        Spawn(argv, EnvironmentWith({"MASTER_ADDR=" + job.store.host,
+    pids[r] = Spawn(argv,
+                    EnvironmentWith({"MASTER_ADDR=" + job.store.host,
                                      fmt::format("MASTER_PORT={}", job.store.port),
                                      fmt::format("RANK={}", r), fmt::format("WORLD_SIZE={}", world),
-                                     fmt::format("LOCAL_RANK={}", r / hosts)}));
+                                     fmt::format("LOCAL_RANK={}", r / hosts)}),
+                    cpu);
     if (pids[r] < 0) {
       StopAll(pids);
       return UnavailableError(fmt::format("could not start worker {}", r));

@@ -40,6 +40,9 @@ struct LaunchOptions {
   // older than this is lost (SIGSTOP, a frozen host); 0: no heartbeat check. The run directory
   // must be shared with the hosts (it already holds the job description and the reports).
   std::chrono::seconds heartbeat_timeout{0};
+  // Local workers only: worker r runs on processor CpuForWorker(r, pin_cpus) (pipeline/cpu_pin.h),
+  // where the profile timed its copy r. Empty: wherever the scheduler puts it.
+  std::vector<int> pin_cpus;
 };
 
 struct LaunchResult {

@@ -16,6 +16,7 @@
 #include "core/file.h"
 #include "fmt/format.h"
 #include "pipeline/copy_gate.h"
+#include "pipeline/cpu_pin.h"
 #include "pipeline/median.h"
 #include "pipeline/optimizer.h"
 #include "pipeline/profile.h"
@@ -499,9 +500,19 @@ struct UnitSamples {
 // copy runs on until every copy has that minimum, and drops the micro-batch that was under way
 // when the last one got it (part of it ran with fewer copies).
 constexpr int kMaxTimedRuns = 500;
-UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, int warmup,
-                         int timed, double min_timed_s, uint64_t seed, int64_t first_run,
-                         UnitProfile* sizes, CopyGate* gate = nullptr) {
+//
+// With `optimizers` (one per unit, their state allocated), the first `timed` timed micro-batches
+// are each followed by one update of every unit, timed into `optimizer_times`: right after a
+// backward, as the runtime's step does, so the parameters, gradients and optimizer state come
+// from memory the backward has evicted them to, not from the cache a loop of updates keeps them
+// in (the toy's updates took about 2x longer in its runs than in such a loop, issue #14 session
+// 14, under load). The optimizers must not move the parameters (learning rate 0).
+UnitSamples TimeUnitLoop(
+    CutModel& model, const Dataset& data, int micro_batch, int warmup, int timed,
+    double min_timed_s, uint64_t seed, int64_t first_run, UnitProfile* sizes,
+    CopyGate* gate = nullptr,
+    std::vector<std::unique_ptr<torch::optim::Optimizer>>* optimizers = nullptr,
+    std::vector<std::vector<double>>* optimizer_times = nullptr) {
   const int units = model.num_units();
   UnitSamples samples{std::vector<std::vector<double>>(units),
                       std::vector<std::vector<double>>(units)};
@@ -551,6 +562,13 @@ UnitSamples TimeUnitLoop(CutModel& model, const Dataset& data, int micro_batch, 
       if (u > 0) grad = inputs[u].grad();
     }
     if (run < warmup) continue;
+    if (optimizers != nullptr && run < warmup + timed) {
+      for (int u = 0; u < units; ++u) {
+        const auto t0 = ProfileClock::now();
+        (*optimizers)[u]->step();
+        (*optimizer_times)[u].push_back(SecondsBetween(t0, ProfileClock::now()));
+      }
+    }
     if (gate != nullptr && copy.stopped()) break;  // ended after the others began to stop
     for (int u = 0; u < units; ++u) {
       for (const TaskTime& t : {forward[u], backward[u]}) {
@@ -602,12 +620,19 @@ ContendedTimes MeansOf(int workers, const std::vector<UnitSamples>& copies) {
 }  // namespace
 
 Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
-                                 uint64_t seed, const std::string& optimizer, double min_timed_s) {
+                                 uint64_t seed, const std::string& optimizer, double min_timed_s,
+                                 const std::vector<int>& pin_cpus) {
   TESSERA_RETURN_IF_ERROR(ValidateModelSpec(spec));
   if (micro_batch < 1 || warmup < 0 || timed < 1) {
     return InvalidArgumentError("profile: micro-batch and timed runs must be >= 1, warm-up >= 0");
   }
   torch::set_num_threads(1);
+  int cpu = -1;  // worker 0's processor when pinned
+  if (!pin_cpus.empty()) {
+    TESSERA_ASSIGN_OR_RETURN(cpu, CpuForWorker(0, pin_cpus));
+  }
+  const ScopedThreadPin pin(cpu);
+  TESSERA_RETURN_IF_ERROR(pin.status());
   TESSERA_ASSIGN_OR_RETURN(auto model, CutModel::Build(spec, seed));
   model->BindDenseGradients();  // as the runtime's flat buffer: sparse rows add in place
   TESSERA_ASSIGN_OR_RETURN(auto data, Dataset::Create(spec, seed));
@@ -621,32 +646,33 @@ Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int war
     }
     profile.param_bytes.push_back(bytes);
   }
+  // One update per unit with the job's optimizer after each of the first timed backwards
+  // (TimeUnitLoop), at learning rate 0 so the timed micro-batches train nothing.
+  JobConfig job;
+  job.optimizer = optimizer;
+  job.lr = 0;
+  std::vector<std::unique_ptr<torch::optim::Optimizer>> optimizers;
+  for (int u = 0; u < units; ++u) {
+    TESSERA_ASSIGN_OR_RETURN(auto opt, MakeOptimizer(job, model->UnitParameters(u)));
+    opt->step();  // allocates its state (momentum, moments), untimed as in the runtime's 1st step
+    optimizers.push_back(std::move(opt));
+  }
+  std::vector<std::vector<double>> optimizer_times(units);
   const UnitSamples samples =
-      TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed, 0, &profile);
+      TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed, 0, &profile,
+                   nullptr, &optimizers, &optimizer_times);
   for (int u = 0; u < units; ++u) {
     profile.forward_s.push_back(Median(samples.forward[u]));
     profile.backward_s.push_back(Median(samples.backward[u]));
+    profile.optimizer_s.push_back(Median(optimizer_times[u]));
   }
   profile.contended.push_back(MeansOf(1, {samples}));
-  // One update per unit with the job's optimizer on the gradients of the last backward.
-  JobConfig job;
-  job.optimizer = optimizer;
-  for (int u = 0; u < units; ++u) {
-    std::vector<torch::Tensor> params = model->UnitParameters(u);
-    TESSERA_ASSIGN_OR_RETURN(auto opt, MakeOptimizer(job, params));
-    std::vector<double> times;
-    for (int run = 0; run < timed + 1; ++run) {
-      const auto t0 = ProfileClock::now();
-      opt->step();
-      if (run > 0) times.push_back(SecondsBetween(t0, ProfileClock::now()));  // 1st allocates
-    }
-    profile.optimizer_s.push_back(Median(times));
-  }
   return profile;
 }
 
 Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers, int warmup,
-                         int timed, double min_timed_s, uint64_t seed, UnitProfile& profile) {
+                         int timed, double min_timed_s, uint64_t seed, UnitProfile& profile,
+                         const std::vector<int>& pin_cpus) {
   TESSERA_RETURN_IF_ERROR(ValidateModelSpec(spec));
   if (micro_batch < 1 || warmup < 0 || timed < 1 || max_workers < 1) {
     return InvalidArgumentError("contention profile: counts must be >= 1, warm-up >= 0");
@@ -664,9 +690,21 @@ Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers
     std::vector<std::string> errors(workers);
     std::vector<std::thread> threads;
     CopyGate gate(workers);
+    std::vector<int> cpus(workers, -1);  // copy w where worker w would be pinned
+    if (!pin_cpus.empty()) {
+      for (int w = 0; w < workers; ++w) {
+        TESSERA_ASSIGN_OR_RETURN(cpus[w], CpuForWorker(w, pin_cpus));
+      }
+    }
     for (int w = 0; w < workers; ++w) {
       threads.emplace_back([&, w] {
         try {
+          const ScopedThreadPin pin(cpus[w]);
+          if (!pin.status().ok()) {
+            errors[w] = pin.status().ToString();
+            CopyGate::Copy gone(&gate);  // releases the other copies as it ends
+            return;
+          }
           copies[w] = TimeUnitLoop(*model, *data, micro_batch, warmup, timed, min_timed_s, seed,
                                    1000 * (w + 1), nullptr, &gate);
         } catch (const std::exception& e) {

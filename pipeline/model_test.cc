@@ -155,6 +155,8 @@ TEST(Profile, TimesAndSizesEveryUnit) {
     EXPECT_DOUBLE_EQ(with[u], 2 * p->forward_s[u] + p->backward_s[u]);
     EXPECT_DOUBLE_EQ(without[u], p->forward_s[u] + p->backward_s[u]);
   }
+  ASSERT_EQ(static_cast<int>(p->optimizer_s.size()), units);  // timed after the backwards
+  for (int u = 0; u < units; ++u) EXPECT_GT(p->optimizer_s[u], 0) << u;
   ASSERT_FALSE(p->contended.empty());
   EXPECT_GT(p->contended[0].cpu_share, 0);  // the lone run's share of a core, measured
   EXPECT_LE(p->contended[0].cpu_share, 1.05);

@@ -11,11 +11,9 @@ constexpr double kMinProfileSeconds = 1.0;
 
 }  // namespace
 
-Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
-                                                            const std::vector<int>& sizes,
-                                                            uint64_t seed,
-                                                            const std::string& optimizer,
-                                                            int contended_workers) {
+Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(
+    const ModelSpec& spec, const std::vector<int>& sizes, uint64_t seed,
+    const std::string& optimizer, int contended_workers, const std::vector<int>& pin_cpus) {
   if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
   // Measure with the heap the workers will have (pipeline/heap.h: no page faults per
   // micro-batch), and give the peak back afterwards: the launcher lives on beside its workers.
@@ -25,11 +23,11 @@ Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spe
   } release;
   std::vector<ProfiledMicroBatch> out;
   for (int m : sizes) {
-    TESSERA_ASSIGN_OR_RETURN(UnitProfile p,
-                             ProfileUnits(spec, m, 2, 5, seed, optimizer, kMinProfileSeconds));
+    TESSERA_ASSIGN_OR_RETURN(
+        UnitProfile p, ProfileUnits(spec, m, 2, 5, seed, optimizer, kMinProfileSeconds, pin_cpus));
     if (contended_workers > 1) {
-      TESSERA_RETURN_IF_ERROR(
-          ProfileContention(spec, m, contended_workers, 2, 5, kMinProfileSeconds, seed, p));
+      TESSERA_RETURN_IF_ERROR(ProfileContention(spec, m, contended_workers, 2, 5,
+                                                kMinProfileSeconds, seed, p, pin_cpus));
     }
     out.push_back({m, std::move(p)});
   }

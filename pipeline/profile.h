@@ -74,20 +74,24 @@ struct ProfiledMicroBatch {
 // Profiles `spec` at each micro-batch size (ProfileUnits: 2 warm-up and at least 5 timed
 // micro-batches and 1 s each, in this process), and with contended_workers > 1 also under
 // contention for 2 .. contended_workers concurrent workers (ProfileContention; for workers
-// sharing this machine). What the auto-configuration ranks (pipeline/autoconfig.h).
+// sharing this machine). What the auto-configuration ranks (pipeline/autoconfig.h). With
+// `pin_cpus`, every timed copy runs on the processor the worker of its index will be pinned to
+// (pipeline/cpu_pin.h); empty: wherever the scheduler puts it.
 Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
                                                             const std::vector<int>& sizes,
                                                             uint64_t seed,
                                                             const std::string& optimizer = "sgd",
-                                                            int contended_workers = 1);
+                                                            int contended_workers = 1,
+                                                            const std::vector<int>& pin_cpus = {});
 
 // Times every unit of `spec` on micro-batches of `micro_batch` samples: `warmup` untimed
 // micro-batches, then `timed` ones, or more (at most 500) until the timed ones took
 // `min_timed_s` seconds, and `timed` updates of `optimizer` (pipeline/job.h) per unit.
-// INVALID_ARGUMENT for a bad spec or counts.
+// With `pin_cpus`, on processor CpuForWorker(0, pin_cpus) (worker 0's when pinned).
+// INVALID_ARGUMENT for a bad spec or counts; INTERNAL if the processor cannot be pinned.
 Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int warmup, int timed,
                                  uint64_t seed, const std::string& optimizer = "sgd",
-                                 double min_timed_s = 0);
+                                 double min_timed_s = 0, const std::vector<int>& pin_cpus = {});
 
 // Replaces profile.contended's entries for 2..max_workers workers: `max_workers` - 1 runs,
 // each with that many threads (one intra-op thread each, sharing one copy of the parameters)
@@ -95,9 +99,10 @@ Result<UnitProfile> ProfileUnits(const ModelSpec& spec, int micro_batch, int war
 // concurrently: the copies start timing together after their warm-ups, and each keeps only
 // micro-batches that ended before the last copy had its minimum, so every sample was taken
 // while all of them ran. Run it right before the job, since it measures the machine's load
-// as it is.
+// as it is. With `pin_cpus`, copy w runs on CpuForWorker(w, pin_cpus), as worker w would.
 Status ProfileContention(const ModelSpec& spec, int micro_batch, int max_workers, int warmup,
-                         int timed, double min_timed_s, uint64_t seed, UnitProfile& profile);
+                         int timed, double min_timed_s, uint64_t seed, UnitProfile& profile,
+                         const std::vector<int>& pin_cpus = {});
 
 // Fills spec.units for a torchscript or registered model (pipeline/model_registry.h; gpt and cnn
 // count their own). NOT_FOUND for an unknown model, INVALID_ARGUMENT for one that cannot load.

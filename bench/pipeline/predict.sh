@@ -12,6 +12,8 @@
 #   <case>-P.D.m             the same, but train candidate P,D,m (--auto-pick: ranked as
 #                            usual, its own simulated step is the prediction), e.g.
 #                            toy-w2-1.2.8, gpt2-w2-2.1.2
+#   <case>+pin               the same with --pin-workers (worker r and the profile's copy r on
+#                            processor r, pipeline/cpu_pin.h), e.g. toy-w1+pin
 # in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
 # machine's load falls on every case alike), with the 1-minute load average before and after
 # each run. Besides the wall-clock error, the CPU-normalized one: the prediction times the share
@@ -27,14 +29,19 @@
 # session) is told from a wrong model; and both normalizations together. Output in $TESSERA_BENCH_OUT/predict: predict.csv, predict.md, predict.png
 # (predicted against measured with the +-10 % band), the logs and JSON of every run.
 # Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
-# PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time).
+# PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time),
+# PREDICT_DEADLINE (a time `date -d` reads: no run starts after it; for quiet windows).
+# Every run also prints a second prediction, re-profiled just before the workers start
+# (--reprofile-before-run), next to the ranking's. Every run also keeps its profile (<case>.<round>.profile.json) and its workers' reports
+# (run-<case>.<round>/): bench/pipeline/breakdown.py sets them side by side, component by component.
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 OUT=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}/predict
 ROUNDS=${PREDICT_ROUNDS:-2}
 CASES=${PREDICT_CASES:-toy-w1 toy-w2 toy-w4 gpt2-w1 gpt2-w2}
 LAUNCH=$BUILD/bin/pipeline-launch
-[ -x "$LAUNCH" ] || { echo "bench: $LAUNCH not built"; exit 1; }
+WORKER=$BUILD/bin/pipeline-worker  # the same build's worker, also for a build copied aside
+[ -x "$LAUNCH" ] && [ -x "$WORKER" ] || { echo "bench: $LAUNCH or $WORKER not built"; exit 1; }
 mkdir -p "$OUT"
 TOY=(--model gpt --layers 4 --width 64 --heads 4 --vocab 64 --seq-len 32 --global-batch 32
      --steps "${PREDICT_TOY_STEPS:-20}" --auto-micro-batches 4,8)
@@ -42,21 +49,28 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct,reprofiled_step_s,reprofiled_error_pct" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
   for case in $CASES; do
-    model=${case%%-w*}
-    rest=${case#*-w}
+    if [ -n "${PREDICT_DEADLINE:-}" ] && [ "$(date +%s)" -ge "$(date -d "$PREDICT_DEADLINE" +%s)" ]; then
+      echo "deadline $PREDICT_DEADLINE reached: stopping before round $round $case"; break 2
+    fi
+    pin=()
+    base=${case%+pin}
+    if [ "$base" != "$case" ]; then pin=(--pin-workers); fi
+    model=${base%%-w*}
+    rest=${base#*-w}
     workers=${rest%%-*}
     pick=()
     if [ "$rest" != "$workers" ]; then pick=(--auto-pick "$(echo "${rest#*-}" | tr . ,)"); fi
     if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
     name=$case.$round
     before=$(load)
-    if ! "$LAUNCH" "${flags[@]}" --auto --workers "$workers" "${pick[@]}" --timeout 900 --speed-probe \
-        --run-dir "$OUT/run-$name" --json "$OUT/$name.json" > "$OUT/$name.log" 2>&1; then
+    if ! "$LAUNCH" "${flags[@]}" --worker "$WORKER" --auto --workers "$workers" "${pick[@]}" "${pin[@]}" --timeout 900 \
+        --speed-probe --reprofile-before-run --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
+        --profile-out "$OUT/$name.profile.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
     after=$(load)
@@ -78,11 +92,13 @@ else:
     print(",,,,,", end="")
 print(f"{max(j['peak_rss_mb']):.0f},{j.get('predicted_memory_mb', 0):.0f},", end="")
 if "calibrated_error_pct" in sp:
-    print(f"{1e3 * sp['calibration']['median_cpu_s']:.3f},{sp['calibrated_error_pct']:+.1f}")
+    print(f"{1e3 * sp['calibration']['median_cpu_s']:.3f},{sp['calibrated_error_pct']:+.1f},", end="")
 else:
-    print(",")
+    print(",,", end="")
+rp = j.get("reprofiled_step_s", 0)
+print(f"{rp:.5f},{100 * (rp / m - 1):+.1f}" if rp > 0 else ",")
 EOF
-    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%; calibrated (kernel %s ms just before) %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $13, $11, $12, $15, $16, $17, $18, $19, $22, $23, $9, $10}'
+    tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; re-profiled just before %s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%; calibrated (kernel %s ms just before) %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $25, $13, $11, $12, $15, $16, $17, $18, $19, $22, $23, $9, $10}'
     grep -E '^contention|^all-reduce on loopback|communication threads' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
@@ -122,6 +138,7 @@ cases = sorted({r["case"] for r in rows})
 for label, key in (("wall-clock", "error_pct"),
                    ("calibrated before running (kernel just before / profile's)",
                     "calibrated_error_pct"),
+                   ("re-profiled just before running", "reprofiled_error_pct"),
                    ("speed-normalized", "speed_error_pct"),
                    ("CPU-normalized", "normalized_error_pct"),
                    ("speed and CPU-share normalized", "speed_share_error_pct")):
