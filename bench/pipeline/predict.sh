@@ -31,8 +31,9 @@
 # Knobs: PREDICT_ROUNDS (default 2), PREDICT_CASES (default all five, space-separated),
 # PREDICT_TOY_STEPS (20), PREDICT_GPT2_STEPS (3; the first step is excluded from the step time),
 # PREDICT_DEADLINE (a time `date -d` reads: no run starts after it; for quiet windows).
-# Every run also prints a second prediction, re-profiled just before the workers start
-# (--reprofile-before-run), next to the ranking's. Every run also keeps its profile (<case>.<round>.profile.json) and its workers' reports
+# PREDICT_REPROFILE (default "toy": which models' runs also print a second prediction,
+# re-profiled just before the workers start (--reprofile-before-run), next to the ranking's;
+# "all", "toy", "gpt2" or "none"; GPT-2-small's re-profile adds tens of seconds per run). Every run also keeps its profile (<case>.<round>.profile.json) and its workers' reports
 # (run-<case>.<round>/): bench/pipeline/breakdown.py sets them side by side, component by component.
 set -uo pipefail
 BUILD=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
@@ -66,10 +67,12 @@ for round in $(seq "$ROUNDS"); do
     pick=()
     if [ "$rest" != "$workers" ]; then pick=(--auto-pick "$(echo "${rest#*-}" | tr . ,)"); fi
     if [ "$model" = toy ]; then flags=("${TOY[@]}"); else flags=("${GPT2[@]}"); fi
+    reprofile=()
+    case "${PREDICT_REPROFILE:-toy}" in all|"$model") reprofile=(--reprofile-before-run) ;; esac
     name=$case.$round
     before=$(load)
     if ! "$LAUNCH" "${flags[@]}" --worker "$WORKER" --auto --workers "$workers" "${pick[@]}" "${pin[@]}" --timeout 900 \
-        --speed-probe --reprofile-before-run --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
+        --speed-probe "${reprofile[@]}" --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
         --profile-out "$OUT/$name.profile.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
     fi
