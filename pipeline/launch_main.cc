@@ -114,6 +114,19 @@ constexpr int kExitTerminated = 143;  // 128 + SIGTERM, as a shell reports a job
 // rounds, 16 samples on 2 processors, about 50 ms before the workers start.
 constexpr int kCalibrationRounds = 8;
 
+// The simulated step of the (stages, replicas, micro_batch) layout when `request` is ranked
+// again (its cut re-balanced as the ranking would); 0 if that layout is not among the ranked.
+tessera::Result<double> SimulatedStepOf(const pl::AutoConfigRequest& request, int stages,
+                                        int replicas, int micro_batch) {
+  TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult ranked, pl::AutoConfigure(request));
+  for (const pl::Candidate& c : ranked.ranked) {
+    if (c.stages == stages && c.replicas == replicas && c.micro_batch == micro_batch) {
+      return c.step_s;
+    }
+  }
+  return 0.0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -554,13 +567,9 @@ int main(int argc, char** argv) {
         // The same candidate without the communication threads' CPU: what that term adds.
         pl::AutoConfigRequest bare = request;
         bare.comm_cpu = {};
-        TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult again, pl::AutoConfigure(bare));
-        for (const pl::Candidate& c : again.ranked) {
-          if (c.stages == best.stages && c.replicas == best.replicas &&
-              c.micro_batch == best.micro_batch) {
-            predicted_without_comm_s = c.step_s;
-          }
-        }
+        TESSERA_ASSIGN_OR_RETURN(
+            predicted_without_comm_s,
+            SimulatedStepOf(bare, best.stages, best.replicas, best.micro_batch));
         fmt::print(
             "the communication threads' CPU on {} shared cores adds {:+.1f} % to the "
             "simulated step ({:.4f} s without it)\n",
@@ -648,13 +657,8 @@ int main(int argc, char** argv) {
                                profile({job.micro_batch}, profile_sharing));
       pl::AutoConfigRequest again = request;
       again.profiles = std::move(fresh);
-      TESSERA_ASSIGN_OR_RETURN(pl::AutoConfigResult ranked_again, pl::AutoConfigure(again));
-      for (const pl::Candidate& c : ranked_again.ranked) {
-        if (c.stages == job.stages && c.replicas == job.replicas &&
-            c.micro_batch == job.micro_batch) {
-          reprofiled_step_s = c.step_s;
-        }
-      }
+      TESSERA_ASSIGN_OR_RETURN(reprofiled_step_s,
+                               SimulatedStepOf(again, job.stages, job.replicas, job.micro_batch));
       fmt::print(
           "re-profiled prediction (before running): step {:.4f} s (the ranking's {:.4f} s)\n",
           reprofiled_step_s, predicted_step_s);
