@@ -43,8 +43,11 @@ wait_for_height() {
 }
 
 # Long enough that bob's reviews, alice's browser session and the refusals all fit in one window
-# with blocks to spare on a loaded machine; short enough to keep the test near a minute.
-epoch_blocks=20  # room for the browser-signed review and the relayed one in one epoch
+# with blocks to spare on a loaded machine; short enough to keep the test near three minutes.
+# 20 was too few once (session 14's clean-clone CI, 19:05 UTC, the test alone after the
+# adversary test): the browser session's second review reached block 80, past the window 60..79,
+# so its refusal named the closed window instead of the used tag.
+epoch_blocks=30  # room for the browser-signed review and the relayed one in one epoch
 
 # 1. A network whose genesis runs the reviews app with a fresh issuer key. Ring size 50 over
 #    two registered keys: both keys are eligible for every item (randomized eligibility is the
