@@ -466,9 +466,12 @@ TEST_F(PoliticianServerCapTest, AnOversizedRequestFailsBeforeItIsParsed) {
 // in progress at once, the rest fail RESOURCE_EXHAUSTED at once instead of each costing a
 // thread, an honest call after them is served, and the connections, idle then, are closed
 // by the server within idle_ms. Seen failing with the quota removed (64 held) and with the
-// idle limit removed (the connections stayed open).
+// idle limit removed (the connections stayed open). idle_ms is 2 s, not less: a connection is
+// idle from its handshake until its first call, and in a loaded CI run (session 14, 64 caller
+// threads on 2 cores) one call came more than 300 ms after its connection and met the
+// server's GOAWAY (a status other than OK or RESOURCE_EXHAUSTED).
 TEST_F(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClose) {
-  const ServerLimits limits{.max_threads = 16, .idle_ms = 300};
+  const ServerLimits limits{.max_threads = 16, .idle_ms = 2000};
   ASSERT_NO_FATAL_FAILURE(Serve("connections_test_", limits));
   constexpr int kConnections = 64;
   std::vector<std::shared_ptr<grpc::Channel>> channels;
@@ -494,6 +497,10 @@ TEST_F(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClos
       RoundReply rep;
       grpc::Status s = stub->GetRound(&ctx, req, &rep);
       ++(s.ok() ? ok : s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED ? exhausted : other);
+      if (!s.ok() && s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) {
+        std::printf("connection %d: code %d %s\n", i, static_cast<int>(s.error_code()),
+                    s.error_message().c_str());
+      }
     });
   }
   for (std::thread& t : callers) t.join();
@@ -518,7 +525,7 @@ TEST_F(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClos
     return n;
   };
   const auto start = std::chrono::steady_clock::now();
-  while (open() > 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
+  while (open() > 0 && std::chrono::steady_clock::now() - start < std::chrono::seconds(30)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(open(), 0);
