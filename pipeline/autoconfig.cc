@@ -65,6 +65,9 @@ Status ValidateRequest(const AutoConfigRequest& r) {
     return InvalidArgumentError("auto-config: memory limit must be >= 0");
   }
   if (r.cores < 0) return InvalidArgumentError("auto-config: cores must be >= 0");
+  if (!(r.message_delay_s >= 0 && std::isfinite(r.message_delay_s))) {
+    return InvalidArgumentError("auto-config: message delay must be finite and >= 0");
+  }
   if (r.steps < 1 || r.steps > 100) {
     return InvalidArgumentError("auto-config: simulated steps must be in [1, 100]");
   }
@@ -124,6 +127,7 @@ Result<double> SimulateCandidate(const AutoConfigRequest& r, const UnitProfile& 
   sim.host_links = r.host_links;
   sim.allreduce_link = r.allreduce_link.value_or(r.link);
   sim.steps = r.steps;
+  sim.message_delay_s = r.message_delay_s;
   const int workers = c.stages * c.replicas;
   const ContendedTimes* contended = ContendedFor(profile, workers);
   // Without a contention profile for this many workers: workers beyond the cores take turns,

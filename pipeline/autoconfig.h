@@ -70,6 +70,10 @@ struct AutoConfigRequest {
   // buckets, at D > 1; their activations and gradients sent and received, at P > 1), which
   // the simulator takes from the computing threads' processors. Zero: not measured.
   CommCpuCost comm_cpu;
+  // Delivery delay of every activation and gradient between stages, besides the link
+  // (SimConfig::message_delay_s; MeasureLoopback's message_delay_s for workers on this host).
+  // 0: not measured.
+  double message_delay_s = 0;
 };
 
 struct Candidate {

@@ -77,6 +77,33 @@ TEST(AutoConfig, EachHostPairsLinkIsSimulated) {
   EXPECT_NEAR(ring.step_s, 20.0, 0.1);
 }
 
+// The measured delivery delay of a pipeline message is charged to the pipeline and to nothing
+// else. 1F1B on free links: P=2 D=1 takes (M + P - 1)(F + B) = 5 x 3 ms = 15 ms without a
+// delay; with 1 ms per message at least 17 ms, since stage 1's 12 ms of tasks start no earlier
+// than the first activation (1 ms + d) and stage 0's last backward (2 ms) no earlier than the
+// last gradient (d after stage 1's last task). P=1 D=2 sends no activation and keeps its 12 ms.
+TEST(AutoConfig, MessageDelayIsChargedToThePipeline) {
+  AutoConfigRequest r = Request(2, 4, {Uniform(2, 1, 1e-3, 1e3, 10e6)});
+  r.schedule = ScheduleKind::kOneFOneB;
+  auto step_of = [](const AutoConfigResult& result, int stages) {
+    for (const Candidate& c : result.ranked) {
+      if (c.stages == stages && c.replicas == 3 - stages) return c.step_s;
+    }
+    return -1.0;
+  };
+  auto without = AutoConfigure(r);
+  ASSERT_TRUE(without.ok()) << without.status();
+  r.message_delay_s = 1e-3;
+  auto with = AutoConfigure(r);
+  ASSERT_TRUE(with.ok()) << with.status();
+  EXPECT_NEAR(step_of(*without, 2), 15e-3, 1e-12);
+  EXPECT_GE(step_of(*with, 2), 17e-3 - 1e-12);
+  EXPECT_NEAR(step_of(*without, 1), 12e-3, 1e-12);
+  EXPECT_NEAR(step_of(*with, 1), 12e-3, 1e-12);
+  r.message_delay_s = -1;
+  EXPECT_FALSE(AutoConfigure(r).ok());
+}
+
 // A measured all-reduce (on an otherwise unlimited link) is charged to data parallelism: with
 // 1 MB/s for the ring, the 20 MB all-reduce of P=1 D=2 costs 20 s and the pipeline wins again.
 TEST(AutoConfig, MeasuredAllreduceLinkIsCharged) {

@@ -151,7 +151,10 @@ int main(int argc, char** argv) {
   int max_restarts = 20;
   double predicted_step_s = 0, predicted_memory_mb = 0;  // by --auto, before running
   double predicted_without_comm_s = 0;  // the same without the communication threads' CPU
-  bool reprofile = false;   // --reprofile-before-run: a second prediction, seconds later
+  bool reprofile = false;  // --reprofile-before-run: a second prediction, seconds later
+  double profile_seconds = pl::kDefaultProfileSeconds;  // --profile-seconds
+  double probe_message_delay_s = 0;      // the loopback probe's one-way delay of a pipeline message
+  double predicted_without_delay_s = 0;  // the chosen layout simulated without it
   int profile_sharing = 1;  // the copies the --auto profile ran (workers sharing this machine)
   double predicted_cpu_share = 0;  // the profile's share of a core (Candidate::cpu_share)
   double worker_base_mb = -1;
@@ -290,6 +293,10 @@ int main(int argc, char** argv) {
                "start (the same copies, pinned with --pin-workers) and print the chosen "
                "configuration's step simulated from it: a second prediction made before "
                "running, seconds closer to the run than the ranking's");
+  app.add_option("--profile-seconds", profile_seconds,
+                 "With --auto or --partition profiled: timed seconds of every profile, at least "
+                 "(alone and under contention, per micro-batch size; at most 500 micro-batches)")
+      ->capture_default_str();
   app.add_option("--speed-probe-interval-ms", speed_probe_interval_ms,
                  "With --speed-probe: milliseconds between rounds of samples")
       ->capture_default_str();
@@ -322,10 +329,10 @@ int main(int argc, char** argv) {
     // Varuna's profiler measures every cut point on the target machine; ours runs here (or,
     // for a model registered only in --worker, in that binary), before any worker starts.
     auto profile = [&](const std::vector<int>& sizes, int sharing) {
-      return model_in_worker
-                 ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed, job.optimizer, sharing)
-                 : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer, sharing,
-                                           pin_cpus);
+      return model_in_worker ? pl::ProfileWithWorker(worker, job.model, sizes, job.seed,
+                                                     job.optimizer, sharing, profile_seconds)
+                             : pl::ProfileMicroBatches(job.model, sizes, job.seed, job.optimizer,
+                                                       sharing, pin_cpus, profile_seconds);
     };
     if (pin_workers) {
       if (!hosts_path.empty() || elastic) {
@@ -338,6 +345,9 @@ int main(int argc, char** argv) {
       TESSERA_ASSIGN_OR_RETURN(pin_cpus, pl::AllowedCpus());
     }
     if (heartbeat_s < 0) return tessera::cli::UsageError("--heartbeat-timeout must be >= 0");
+    if (!(profile_seconds >= 0 && profile_seconds <= 600)) {
+      return tessera::cli::UsageError("--profile-seconds must be in [0, 600]");
+    }
     if (max_restarts < 0) return tessera::cli::UsageError("--max-restarts must be >= 0");
     const int units = pl::NumUnits(job.model);
     if (timeout_s < 1) return tessera::cli::UsageError("--timeout must be >= 1");
@@ -454,14 +464,18 @@ int main(int argc, char** argv) {
                                 timer));
         request.allreduce_link = probe.allreduce_link;
         request.comm_cpu = probe.cpu;
+        // Workers on this host: every activation and gradient takes the transport's threads'
+        // wake-ups from its sender's task to its receiver's (SimConfig::message_delay_s).
+        request.message_delay_s = probe.message_delay_s;
+        probe_message_delay_s = probe.message_delay_s;
         fmt::print(
             "all-reduce on loopback ({}, measured, 2 threads, {:.0f} KB): latency {:.4f} ms, "
             "{:.0f} Mbit/s; CPU per call {:.3f} ms + {:.3f} ms per MB; messages of {:.0f} KB: "
-            "{:.3f} ms CPU per MB (both ends)\n",
+            "{:.3f} ms CPU per MB (both ends), delivered in {:.3f} ms (one way)\n",
             job.collective, bytes / 1024, 1e3 * request.allreduce_link->latency_s,
             request.allreduce_link->bandwidth_bytes_per_s * 8 / 1e6,
             1e3 * probe.cpu.allreduce_call_s, 1e9 * probe.cpu.allreduce_byte_s, message / 1024,
-            1e9 * probe.cpu.p2p_byte_s);
+            1e9 * probe.cpu.p2p_byte_s, 1e3 * probe.message_delay_s);
       }
       request.memory_limit_bytes = memory_limit_mb * 1e6;
       request.memory.base_bytes = worker_base_mb >= 0 ? worker_base_mb * 1e6 : base_rss;
@@ -576,6 +590,19 @@ int main(int argc, char** argv) {
             request.cores, 100 * (best.step_s / predicted_without_comm_s - 1),
             predicted_without_comm_s);
       }
+      if (request.message_delay_s > 0 && best.stages > 1) {
+        // The same candidate with messages delivered at once: what the delay adds.
+        pl::AutoConfigRequest instant = request;
+        instant.message_delay_s = 0;
+        TESSERA_ASSIGN_OR_RETURN(
+            predicted_without_delay_s,
+            SimulatedStepOf(instant, best.stages, best.replicas, best.micro_batch));
+        fmt::print(
+            "the messages' delivery ({:.3f} ms each, measured on loopback) adds {:+.1f} % to the "
+            "simulated step ({:.4f} s without it)\n",
+            1e3 * request.message_delay_s, 100 * (best.step_s / predicted_without_delay_s - 1),
+            predicted_without_delay_s);
+      }
       predicted_cpu_share = best.cpu_share;
       predicted_memory_mb = best.memory_bytes / 1e6;
     }
@@ -677,8 +704,23 @@ int main(int argc, char** argv) {
                  job.save_dir.empty() ? "" : fmt::format(", checkpoint in {}", job.save_dir));
     }
     TESSERA_ASSIGN_OR_RETURN(pl::RunSummary summary, pl::Summarize(run.job, run.reports));
-    TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(pl::SimConfigFromReports(
-                                                    run.job, run.reports, link, link, host_links)));
+    const pl::SimConfig from_run =
+        pl::SimConfigFromReports(run.job, run.reports, link, link, host_links);
+    TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim, pl::Simulate(from_run));
+    // The same without the delivery delay the workers measured: what that term adds.
+    pl::SimConfig instant_run = from_run;
+    instant_run.message_delay_s = 0;
+    TESSERA_ASSIGN_OR_RETURN(pl::SimResult sim_instant, pl::Simulate(instant_run));
+    if (job.stages > 1) {
+      int64_t delays = 0;
+      for (const auto& r : run.reports) delays += r.message_delays;
+      fmt::print(
+          "message delivery measured in the run: {:.3f} ms (mean of {} waited-for messages; "
+          "loopback probe before running {:.3f} ms); simulated from the run's own times "
+          "{:.4f} s with it, {:.4f} s without\n",
+          1e3 * from_run.message_delay_s, delays, 1e3 * probe_message_delay_s, sim.step_s,
+          sim_instant.step_s);
+    }
     fmt::print(
         "result: {:.1f} samples/s, step {:.4f} s (simulated {:.4f} s, {:+.1f} %), bubble "
         "stage 0 {:.1f} % (simulated {:.1f} %), mean over stages {:.1f} % (simulated "
@@ -752,6 +794,11 @@ int main(int argc, char** argv) {
                           {"step_s", summary.step_s},
                           {"cpu_step_s", summary.cpu_step_s},
                           {"sim_step_s", sim.step_s},
+                          {"sim_step_without_delay_s", sim_instant.step_s},
+                          {"run_message_delay_s", from_run.message_delay_s},
+                          {"probe_message_delay_s", probe_message_delay_s},
+                          {"predicted_without_delay_s", predicted_without_delay_s},
+                          {"profile_seconds", profile_seconds},
                           {"bubble_stage0", summary.bubble_stage0},
                           {"sim_bubble_stage0", sim.bubble_stage0},
                           {"bubble_mean", summary.bubble_mean},

@@ -141,7 +141,7 @@ Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSp
 
 Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
     const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
-    uint64_t seed, const std::string& optimizer, int contended_workers) {
+    uint64_t seed, const std::string& optimizer, int contended_workers, double profile_seconds) {
   if (sizes.empty()) return InvalidArgumentError("no micro-batch size to profile");
   if (optimizer.find('\'') != std::string::npos) return InvalidArgumentError("bad optimizer");
   const std::filesystem::path out =
@@ -149,10 +149,11 @@ Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
   std::string list;
   for (int m : sizes) list += fmt::format("{}{}", list.empty() ? "" : ",", m);
   TESSERA_RETURN_IF_ERROR(
-      AskWorker(worker_binary, spec, "--profile",
-                fmt::format("--profile-out '{}' --profile-micro-batches {} --profile-workers {} "
-                            "--profile-optimizer '{}' --profile-seed {}",
-                            out.string(), list, contended_workers, optimizer, seed))
+      AskWorker(
+          worker_binary, spec, "--profile",
+          fmt::format("--profile-out '{}' --profile-micro-batches {} --profile-workers {} "
+                      "--profile-optimizer '{}' --profile-seed {} --profile-seconds {}",
+                      out.string(), list, contended_workers, optimizer, seed, profile_seconds))
           .status());
   auto text = ReadFile(out);
   std::error_code ec;
@@ -623,6 +624,14 @@ SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerRep
     if (st + 1 < job.stages)
       c.boundary_bytes.push_back(reports[RankOf(job, st, 0)].activation_bytes);
   }
+  // The delivery delay the workers measured, over all their waited-for messages.
+  double delay_sum = 0;
+  int64_t delays = 0;
+  for (const WorkerReport& r : reports) {
+    delay_sum += r.message_delay_s * static_cast<double>(r.message_delays);
+    delays += r.message_delays;
+  }
+  c.message_delay_s = delays > 0 ? std::max(0.0, delay_sum / static_cast<double>(delays)) : 0.0;
   return c;
 }
 

@@ -57,10 +57,12 @@ struct LaunchResult {
 Result<int> CountUnitsWithWorker(const std::string& worker_binary, const ModelSpec& spec);
 
 // ProfileMicroBatches (pipeline/profile.h) run by that worker binary (`--profile`), for the
-// auto-configuration and `--partition profiled` of a model registered only there.
+// auto-configuration and `--partition profiled` of a model registered only there, with
+// `profile_seconds` as its min_timed_s.
 Result<std::vector<ProfiledMicroBatch>> ProfileWithWorker(
     const std::string& worker_binary, const ModelSpec& spec, const std::vector<int>& sizes,
-    uint64_t seed, const std::string& optimizer, int contended_workers);
+    uint64_t seed, const std::string& optimizer, int contended_workers,
+    double profile_seconds = kDefaultProfileSeconds);
 
 // Measures the link from host `from` to host `to` (pipeline/link_rate.h) with the worker
 // binary at both ends, started through the hosts' prefixes as workers are: `worker_binary
@@ -112,8 +114,10 @@ struct RunSummary {
 };
 Result<RunSummary> Summarize(const JobConfig& job, const std::vector<WorkerReport>& reports);
 
-// A simulator configuration from measured per-task times and message sizes of a run; with
-// `host_links` (non-empty) messages take the links between the workers' hosts.
+// A simulator configuration from measured per-task times and message sizes of a run, and the
+// delivery delay its workers measured (WorkerReport::message_delay_s, the mean over all their
+// waited-for messages) as SimConfig::message_delay_s; with `host_links` (non-empty) messages
+// take the links between the workers' hosts.
 SimConfig SimConfigFromReports(const JobConfig& job, const std::vector<WorkerReport>& reports,
                                const LinkModel& pipeline_link, const LinkModel& allreduce_link,
                                const HostLinks& host_links = {});

@@ -17,6 +17,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 constexpr Transport::Duration kTimeout{30000};
+constexpr int kMessageRounds = 21;
 
 // Median seconds of `runs` all-reduces of `floats` floats among the threads (rank 0's view),
 // and the process's CPU per all-reduce and member over them.
@@ -68,15 +69,25 @@ Result<AllreduceTiming> TimeRing(const std::vector<Endpoint>& endpoints, size_t 
                          .cpu_s = (cpu_end - cpu_start) / (static_cast<double>(runs) * n)};
 }
 
-// The process's CPU per payload byte of `runs` round trips of a `bytes` message between two
-// threads over our transport (one message each way per round, as an activation goes forward
-// and its gradient comes back), with the runtime's copies into and out of the message.
-Result<double> TimeMessagesCpu(size_t bytes, int runs) {
+struct MessageTiming {
+  double cpu_byte_s = 0;  // the process's CPU per payload byte, both ends
+  double delay_s = 0;     // one way, from Send to Recv returning (median)
+};
+
+// `runs` round trips of a `bytes` message between two threads over our transport (one message
+// each way per round, as an activation goes forward and its gradient comes back), with the
+// runtime's copies into and out of the message: the process's CPU per payload byte over them,
+// and the one-way delay from a Send to the other thread's Recv returning: per round, rank 0's
+// time from its Send to its Recv returning less rank 1's from its Recv returning to its Send
+// (its copies), halved; the median over the rounds.
+Result<MessageTiming> TimeMessages(size_t bytes, int runs) {
   TESSERA_ASSIGN_OR_RETURN(std::vector<int> ports, FreeLocalPorts(2));
   const std::vector<Endpoint> endpoints = {{"127.0.0.1", ports[0]}, {"127.0.0.1", ports[1]}};
   std::vector<Status> status(2);
   std::barrier sync(2);
   double cpu_start = 0, cpu_end = 0;
+  // Per round: rank 0's Send to Recv returned, rank 1's Recv returned to Send.
+  std::vector<double> round_trip(runs + 1, 0.0), turnaround(runs + 1, 0.0);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < 2; ++rank) {
     threads.emplace_back([&, rank] {
@@ -86,15 +97,21 @@ Result<double> TimeMessagesCpu(size_t bytes, int runs) {
         TESSERA_ASSIGN_OR_RETURN(auto transport,
                                  Transport::Connect(rank, endpoints, {peer}, kTimeout));
         std::vector<float> tensor(bytes / sizeof(float) + 1, 1.0f);
+        Clock::time_point sent, received;  // this thread's last Send and Recv return
         auto send = [&](uint64_t tag) {
           std::string message(bytes, '\0');
           std::memcpy(message.data(), tensor.data(), bytes);
+          sent = Clock::now();
           return transport->Send(peer, tag, std::move(message));
         };
         auto receive = [&](uint64_t tag) -> Status {
           TESSERA_ASSIGN_OR_RETURN(std::string message, transport->Recv(peer, tag, kTimeout));
+          received = Clock::now();
           std::memcpy(tensor.data(), message.data(), std::min(bytes, message.size()));
           return Status::Ok();
+        };
+        auto seconds = [](Clock::time_point a, Clock::time_point b) {
+          return std::chrono::duration<double>(b - a).count();
         };
         for (int k = 0; k <= runs; ++k) {  // round 0 warms the connection up
           if (k == 1) {
@@ -105,9 +122,11 @@ Result<double> TimeMessagesCpu(size_t bytes, int runs) {
           if (rank == 0) {
             TESSERA_RETURN_IF_ERROR(send(2 * k));
             TESSERA_RETURN_IF_ERROR(receive(2 * k + 1));
+            round_trip[k] = seconds(sent, received);
           } else {
             TESSERA_RETURN_IF_ERROR(receive(2 * k));
             TESSERA_RETURN_IF_ERROR(send(2 * k + 1));
+            turnaround[k] = seconds(received, sent);
           }
         }
         TESSERA_RETURN_IF_ERROR(transport->Flush(kTimeout));
@@ -121,7 +140,14 @@ Result<double> TimeMessagesCpu(size_t bytes, int runs) {
   }
   for (auto& t : threads) t.join();
   for (const Status& s : status) TESSERA_RETURN_IF_ERROR(s);
-  return (cpu_end - cpu_start) / (2.0 * runs * static_cast<double>(bytes));
+  std::vector<double> one_way;
+  for (int k = 1; k <= runs; ++k) {
+    one_way.push_back(std::max(0.0, round_trip[k] - turnaround[k]) / 2);
+  }
+  std::nth_element(one_way.begin(), one_way.begin() + one_way.size() / 2, one_way.end());
+  return MessageTiming{
+      .cpu_byte_s = (cpu_end - cpu_start) / (2.0 * runs * static_cast<double>(bytes)),
+      .delay_s = one_way[one_way.size() / 2]};
 }
 
 Result<AllreduceTiming> TimeOurRing(size_t floats, int replicas, int runs) {
@@ -167,8 +193,12 @@ Result<LoopbackMeasurement> MeasureLoopback(double bytes, double message_bytes, 
   m.cpu.allreduce_call_s = small.cpu_s;
   m.cpu.allreduce_byte_s = std::max(0.0, large.cpu_s - small.cpu_s) / bytes;
   if (message_bytes >= 1) {
-    TESSERA_ASSIGN_OR_RETURN(m.cpu.p2p_byte_s,
-                             TimeMessagesCpu(static_cast<size_t>(message_bytes), runs));
+    // More rounds than the all-reduce's: a round trip of a pipeline message is a fraction of a
+    // millisecond, and the delay is a median over the rounds.
+    TESSERA_ASSIGN_OR_RETURN(MessageTiming t, TimeMessages(static_cast<size_t>(message_bytes),
+                                                           std::max(runs, kMessageRounds)));
+    m.cpu.p2p_byte_s = t.cpu_byte_s;
+    m.message_delay_s = t.delay_s;
   }
   return m;
 }

@@ -29,12 +29,19 @@ Result<LinkModel> MeasureLoopbackRing(double bytes, int replicas, int runs,
 // What the workers' communication costs this machine's processors, for the auto-config's
 // shared-core model (CommCpuCost in pipeline/simulator.h, CommCpuStretch): the process's CPU
 // (all threads and the kernel's work for them, CLOCK_PROCESS_CPUTIME_ID) over the timed rounds
-// of the all-reduce probe above, and over `runs` round trips of a `message_bytes` message
+// of the all-reduce probe above, and over max(runs, 21) round trips of a `message_bytes` message
 // between two threads through our transport, copied from a float buffer into the message and
-// out again on arrival as the runtime's EncodeTensor and DecodeTensor do.
+// out again on arrival as the runtime's EncodeTensor and DecodeTensor do; and those round trips'
+// one-way delay (LoopbackMeasurement::message_delay_s).
 struct LoopbackMeasurement {
   LinkModel allreduce_link;  // as MeasureLoopbackRing
   CommCpuCost cpu;           // p2p_byte_s 0 when message_bytes is 0 (not measured)
+  // One way, from a thread's Send of a `message_bytes` message to the other thread's Recv
+  // returning it (the median over at least 21 round trips, less the far end's copies): what
+  // SimConfig::message_delay_s models for workers on this host. 0 when message_bytes is 0.
+  // Measured with the two threads alone on the machine's idle cores, not with the workers
+  // computing beside them.
+  double message_delay_s = 0;
 };
 // The all-reduce's fixed CPU per call from the 16-byte rounds, its CPU per byte from the
 // `bytes` rounds less that. INVALID_ARGUMENT as MeasureLoopbackRing, or for message_bytes

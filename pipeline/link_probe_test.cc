@@ -29,9 +29,12 @@ TEST(LinkProbe, MeasuresTheCommunicationCpu) {
   EXPECT_LT(m->cpu.allreduce_byte_s, 1e-6);
   EXPECT_GT(m->cpu.p2p_byte_s, 0);
   EXPECT_LT(m->cpu.p2p_byte_s, 1e-6);
+  // The far end's turnaround lies inside the round trip, so the one-way delay is positive.
+  EXPECT_GT(m->message_delay_s, 0);
   auto no_messages = MeasureLoopback(4 << 20, 0, 2, 3);
   ASSERT_TRUE(no_messages.ok()) << no_messages.status();
   EXPECT_EQ(no_messages->cpu.p2p_byte_s, 0);
+  EXPECT_EQ(no_messages->message_delay_s, 0);
   EXPECT_FALSE(MeasureLoopback(4 << 20, -1, 2, 3).ok());
 }
 

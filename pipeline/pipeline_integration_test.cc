@@ -307,6 +307,13 @@ TEST_P(PipelineMatchesPyTorch, LossesAndParameters) {
       }
     }
   }
+  if (job.stages > 1 && job.steps > 1) {
+    // The last stage finishes a step before stage 0 does and then waits for the next step's
+    // first activation: the delivery delay is measured there (on loopback every clock is one).
+    const WorkerReport& last = run->reports[RankOf(job, job.stages - 1, 0)];
+    EXPECT_GT(last.message_delays, 0);
+    EXPECT_GE(last.message_delay_s, 0);
+  }
   if (job.schedule == ScheduleKind::kVaruna && job.stages > 1) {
     // Non-last stages front-load forwards: the first step starts with F0 F1.
     EXPECT_EQ(run->reports[0].first_step_order.rfind("F0 F1", 0), 0u)

@@ -71,18 +71,20 @@ struct ProfiledMicroBatch {
   UnitProfile profile;
 };
 
+// Timed seconds per profile by default, at least (ProfileMicroBatches' min_timed_s).
+inline constexpr double kDefaultProfileSeconds = 1.0;
+
 // Profiles `spec` at each micro-batch size (ProfileUnits: 2 warm-up and at least 5 timed
-// micro-batches and 1 s each, in this process), and with contended_workers > 1 also under
+// micro-batches and `min_timed_s` seconds each, but at most 500 micro-batches, in this
+// process), and with contended_workers > 1 also under
 // contention for 2 .. contended_workers concurrent workers (ProfileContention; for workers
 // sharing this machine). What the auto-configuration ranks (pipeline/autoconfig.h). With
 // `pin_cpus`, every timed copy runs on the processor the worker of its index will be pinned to
 // (pipeline/cpu_pin.h); empty: wherever the scheduler puts it.
-Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(const ModelSpec& spec,
-                                                            const std::vector<int>& sizes,
-                                                            uint64_t seed,
-                                                            const std::string& optimizer = "sgd",
-                                                            int contended_workers = 1,
-                                                            const std::vector<int>& pin_cpus = {});
+Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(
+    const ModelSpec& spec, const std::vector<int>& sizes, uint64_t seed,
+    const std::string& optimizer = "sgd", int contended_workers = 1,
+    const std::vector<int>& pin_cpus = {}, double min_timed_s = kDefaultProfileSeconds);
 
 // Times every unit of `spec` on micro-batches of `micro_batch` samples: `warmup` untimed
 // micro-batches, then `timed` ones, or more (at most 500) until the timed ones took

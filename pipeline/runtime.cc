@@ -48,12 +48,21 @@ uint64_t Tag(int64_t step, MessageKind kind, int index) {
          static_cast<uint64_t>(index);
 }
 
-// Wire format of a float tensor: ndim (u32), dims (i64 each), values (native float32).
-std::string EncodeTensor(const torch::Tensor& t) {
+// Wire format of a float tensor: ndim (u32), dims (i64 each), values (native float32). An
+// activation or a gradient between stages is stamped: 8 bytes before it hold the steady clock
+// (ns) when the sender queued it, so the receiver can measure the delivery delay (on one host,
+// where the steady clock is the same CLOCK_MONOTONIC for every process).
+constexpr size_t kStampBytes = sizeof(int64_t);
+int64_t SteadyNanos(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+std::string EncodeTensor(const torch::Tensor& t, bool stamped = false) {
   torch::Tensor c = t.detach().to(torch::kFloat).contiguous();
   const uint32_t ndim = static_cast<uint32_t>(c.dim());
-  std::string out(sizeof(ndim) + ndim * sizeof(int64_t) + c.numel() * sizeof(float), '\0');
-  char* p = out.data();
+  const size_t head = stamped ? kStampBytes : 0;
+  std::string out(head + sizeof(ndim) + ndim * sizeof(int64_t) + c.numel() * sizeof(float), '\0');
+  char* p = out.data() + head;
   std::memcpy(p, &ndim, sizeof(ndim));
   p += sizeof(ndim);
   for (int64_t d : c.sizes()) {
@@ -64,7 +73,13 @@ std::string EncodeTensor(const torch::Tensor& t) {
   return out;
 }
 
-Result<torch::Tensor> DecodeTensor(const std::string& bytes) {
+// Writes the send time into a message EncodeTensor(..., true) made, just before it is queued.
+void Stamp(std::string& message) {
+  const int64_t now = SteadyNanos(Clock::now());
+  std::memcpy(message.data(), &now, kStampBytes);
+}
+
+Result<torch::Tensor> DecodeTensor(std::string_view bytes) {
   uint32_t ndim = 0;
   if (bytes.size() < sizeof(ndim)) return DataLossError("tensor message too short");
   std::memcpy(&ndim, bytes.data(), sizeof(ndim));
@@ -89,6 +104,13 @@ Result<torch::Tensor> DecodeTensor(const std::string& bytes) {
   torch::Tensor t = torch::empty(dims, torch::kFloat);
   std::memcpy(t.data_ptr<float>(), bytes.data() + offset, n * sizeof(float));
   return t;
+}
+
+// A stamped message: the tensor, and its send time into `sent_ns`.
+Result<torch::Tensor> DecodeStamped(const std::string& bytes, int64_t& sent_ns) {
+  if (bytes.size() < kStampBytes) return DataLossError("stamped message too short");
+  std::memcpy(&sent_ns, bytes.data(), kStampBytes);
+  return DecodeTensor(std::string_view(bytes).substr(kStampBytes));
 }
 
 // Parameters of the owned units [begin, end) and where each unit's run starts in that list.
@@ -226,6 +248,7 @@ class StageStep {
   }
 
   Status Run(const Task& t) {
+    received_sent_ns_ = -1;
     switch (t.kind) {
       case TaskKind::kForward:
         return Forward(t.micro);
@@ -239,6 +262,9 @@ class StageStep {
 
   double loss() const { return loss_; }
   double activation_bytes() const { return activation_bytes_; }
+  // The sender's steady clock (ns) when it queued the message the last Run consumed (an
+  // activation or a gradient from a neighbouring stage); -1 when it consumed none.
+  int64_t received_sent_ns() const { return received_sent_ns_; }
 
  private:
   const Transport::Duration timeout() const { return Transport::Duration(job_.timeout_ms); }
@@ -258,7 +284,7 @@ class StageStep {
     } else {
       TESSERA_ASSIGN_OR_RETURN(std::string bytes,
                                transport_.Recv(prev_, Tag(step_, kActivation, i), timeout()));
-      TESSERA_ASSIGN_OR_RETURN(x, DecodeTensor(bytes));
+      TESSERA_ASSIGN_OR_RETURN(x, DecodeStamped(bytes, received_sent_ns_));
     }
     if (!recomputes_) return ForwardWithGrad(i, x);
     torch::Tensor out;
@@ -288,8 +314,9 @@ class StageStep {
   }
 
   Status SendActivation(int i, const torch::Tensor& out) {
-    std::string bytes = EncodeTensor(out);
-    activation_bytes_ = static_cast<double>(bytes.size());
+    std::string bytes = EncodeTensor(out, /*stamped=*/true);
+    activation_bytes_ = static_cast<double>(bytes.size() - kStampBytes);
+    Stamp(bytes);
     return transport_.Send(next_, Tag(step_, kActivation, i), std::move(bytes));
   }
 
@@ -302,15 +329,16 @@ class StageStep {
     } else {
       TESSERA_ASSIGN_OR_RETURN(std::string bytes,
                                transport_.Recv(next_, Tag(step_, kGradient, i), timeout()));
-      TESSERA_ASSIGN_OR_RETURN(torch::Tensor g, DecodeTensor(bytes));
+      TESSERA_ASSIGN_OR_RETURN(torch::Tensor g, DecodeStamped(bytes, received_sent_ns_));
       if (!g.sizes().equals(outputs_[i].sizes())) {
         return DataLossError(fmt::format("gradient of micro-batch {} has the wrong shape", i));
       }
       outputs_[i].backward(g);
     }
     if (stage_ > 0) {
-      TESSERA_RETURN_IF_ERROR(
-          transport_.Send(prev_, Tag(step_, kGradient, i), EncodeTensor(inputs_[i].grad())));
+      std::string bytes = EncodeTensor(inputs_[i].grad(), /*stamped=*/true);
+      Stamp(bytes);
+      TESSERA_RETURN_IF_ERROR(transport_.Send(prev_, Tag(step_, kGradient, i), std::move(bytes)));
     }
     inputs_[i] = torch::Tensor();
     outputs_[i] = torch::Tensor();
@@ -330,6 +358,7 @@ class StageStep {
   std::vector<torch::Tensor> inputs_, outputs_;
   double loss_ = 0;
   double activation_bytes_ = 0;
+  int64_t received_sent_ns_ = -1;
 };
 
 }  // namespace
@@ -366,7 +395,9 @@ nlohmann::json ReportToJson(const WorkerReport& r) {
           {"peak_rss_bytes", r.peak_rss_bytes},
           {"parameter_bytes", r.parameter_bytes},
           {"stopped_at", r.stopped_at},
-          {"first_step_order", r.first_step_order}};
+          {"first_step_order", r.first_step_order},
+          {"message_delay_s", r.message_delay_s},
+          {"message_delays", r.message_delays}};
 }
 
 Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
@@ -405,6 +436,8 @@ Result<WorkerReport> ReportFromJson(const nlohmann::json& j) {
     r.peak_rss_bytes = j.value("peak_rss_bytes", 0.0);
     r.parameter_bytes = j.value("parameter_bytes", 0.0);
     r.stopped_at = j.value("stopped_at", int64_t{-1});
+    r.message_delay_s = j.value("message_delay_s", 0.0);
+    r.message_delays = j.value("message_delays", int64_t{0});
     return r;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgumentError(fmt::format("bad worker report: {}", e.what()));
@@ -592,6 +625,13 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   report.gradient_bytes = static_cast<double>(flat_grads.numel() * sizeof(float));
   report.parameter_bytes = model->ParameterBytes();
   std::vector<double> task_s[3];  // durations per task kind, warm-up step excluded
+  // Delivery delays (see below), warm-up step excluded. The send stamps are comparable with our
+  // clock only where both processes share it: neighbours on this worker's host.
+  std::vector<double> delays;
+  bool clock_shared = true;
+  for (int peer : {stage > 0 ? rank - 1 : -1, last ? -1 : rank + 1}) {
+    if (peer >= 0 && job.endpoints[peer].host != job.endpoints[rank].host) clock_shared = false;
+  }
   double activation_bytes = 0;
   int64_t done = first_step;
   auto checkpoint = [&](int64_t steps_done) -> Status {
@@ -614,10 +654,12 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
     StepStats stats{.step = step};
     const auto deadline = start + std::chrono::milliseconds(job.timeout_ms);
     std::vector<Task> order;
+    bool waited = false;  // no task was ready since the last one ended
     while (!cursor.finished()) {
       const uint64_t seen = transport->arrivals();
       std::optional<Task> next = cursor.Next([&](const Task& t) { return work.Ready(t); });
       if (!next) {
+        waited = true;
         if (Clock::now() > deadline) {
           return DeadlineExceededError(fmt::format("rank {} step {}: waited {} ms for a message",
                                                    rank, step, job.timeout_ms));
@@ -633,6 +675,7 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
       }
       // The computing thread's CPU time: a worker computes its tasks on one thread (one
       // intra-op thread; the CPU autograd engine runs a backward on the thread that calls it).
+      const int64_t task_start_ns = SteadyNanos(Clock::now());
       const TaskTimer timer;
       TESSERA_RETURN_IF_ERROR(work.Run(*next).WithContext(
           fmt::format("rank {} step {} task {}", rank, step, FormatTasks({*next}))));
@@ -642,7 +685,15 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
       stats.busy_cpu_s += spent.cpu_s;
       if (step > first_step || job.steps == 1) {
         task_s[static_cast<int>(next->kind)].push_back(d);
+        // The task waited for the message it consumed: it arrived while this worker had
+        // nothing to run, so from its send to this start is what delivering it took (the
+        // simulator's SimConfig::message_delay_s). A message that was already there when the
+        // worker got free says nothing about its delay and is not counted.
+        if (waited && clock_shared && work.received_sent_ns() >= 0) {
+          delays.push_back(1e-9 * static_cast<double>(task_start_ns - work.received_sent_ns()));
+        }
       }
+      waited = false;
       cursor.MarkDone(*next);
       if (step == first_step) order.push_back(*next);
     }
@@ -734,6 +785,10 @@ Result<WorkerReport> RunWorker(const JobConfig& job, int rank) {
   report.forward_s = mean(0);
   report.recompute_s = mean(1);
   report.backward_s = mean(2);
+  double delay_sum = 0;
+  for (double x : delays) delay_sum += x;
+  report.message_delays = static_cast<int64_t>(delays.size());
+  report.message_delay_s = delays.empty() ? 0.0 : delay_sum / delays.size();
   report.activation_bytes = activation_bytes;
   // Also with steps = 0: a checkpoint of the initial weights.
   TESSERA_RETURN_IF_ERROR(checkpoint(done));

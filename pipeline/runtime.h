@@ -61,6 +61,13 @@ struct WorkerReport {
   double parameter_bytes = 0;    // parameters of every unit this worker constructed
   int64_t stopped_at = -1;       // the step boundary a preemption notice stopped it at; -1: none
   std::string first_step_order;  // tasks as executed in the first step ("F0 F1 R0 B0 ...")
+  // Delivery of activations and gradients from the neighbouring stages: the mean seconds from
+  // the sender queuing a message (its stamp) to this worker starting the task that consumed
+  // it, over the tasks that had waited for their message (the message arrived while no task
+  // was ready), steps after the first; and how many there were. Measured only where the
+  // neighbours run on this worker's host (their steady clock is ours); 0 and 0 otherwise.
+  double message_delay_s = 0;
+  int64_t message_delays = 0;
 };
 
 nlohmann::json ReportToJson(const WorkerReport& report);

@@ -73,6 +73,9 @@ Status Validate(const SimConfig& c) {
     }
   }
   if (c.jitter < 0) return InvalidArgumentError("simulator: negative jitter");
+  if (!(c.message_delay_s >= 0 && std::isfinite(c.message_delay_s))) {
+    return InvalidArgumentError("simulator: message delay must be finite and >= 0");
+  }
   if (c.cores < 0) return InvalidArgumentError("simulator: negative cores");
   if (!(c.compute_cpu_share >= 0 && c.compute_cpu_share <= 1)) {
     return InvalidArgumentError("simulator: compute CPU share must be in [0, 1]");
@@ -247,7 +250,8 @@ void Simulation::Acknowledge(int to, int from, double now, double payload) {
 }
 
 void Simulation::Send(int from, int to, double now, double payload, int step, Task what) {
-  events_.push({Deliver(from, to, now, payload), seq_++, Event::kArrival, to, step, what, 0, from});
+  const double arrival = Deliver(from, to, now, payload) + c_.message_delay_s;
+  events_.push({arrival, seq_++, Event::kArrival, to, step, what, 0, from});
 }
 
 void Simulation::OnTaskDone(const Event& e) {

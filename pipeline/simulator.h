@@ -121,6 +121,15 @@ struct SimConfig {
   std::vector<double> boundary_bytes;
   // Every worker's egress (pipeline messages, ACKs, and the all-reduce's bytes).
   LinkModel pipeline_link;
+  // Seconds from the end of the task that sends an activation or a gradient to the moment its
+  // receiver can start the task that needs it, besides the link: the transport's sender
+  // thread waking and writing, the receiver's reader thread waking and filing the message, the
+  // receiver's computing thread waking from its wait. Added to every pipeline message (not to
+  // the all-reduce's). The launcher measures it on loopback before running (half a round trip
+  // through our transport, pipeline/link_probe.h) and sets it for workers on this host; the
+  // runtime measures it in the run (WorkerReport::message_delay_s). 0: messages arrive when
+  // the link delivers them.
+  double message_delay_s = 0;
   // Per host pair instead (non-empty): a message takes the link from its sender's host to its
   // receiver's, through the sender's egress (one FIFO per worker, metered at that link's rate
   // and burst).

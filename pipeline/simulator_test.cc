@@ -333,6 +333,30 @@ TEST(Simulator, JitterIsSeeded) {
   EXPECT_NE(a->step_s, d->step_s);
 }
 
+TEST(Simulator, MessageDelayLengthensTheCriticalPathOnly) {
+  // 1F1B, P = 2, M = 2, F = 1 and B = 2 on both stages, free links, one step. Without a delay:
+  // (M + P - 1) (F + B) = 9. With d = 0.25 per message, by hand: stage 1's F0 starts at 1.25
+  // (ends 2.25), B0 2.25-4.25, F1 4.25-5.25 (its input came at 2.25), B1 5.25-7.25; stage 0
+  // runs F0 0-1, F1 1-2, B0 4.5-6.5 (gradient 0 at 4.25 + d) and B1 7.5-9.5 (gradient 1 at
+  // 7.25 + d). Only activation 0 and gradient 1 are on the critical path: 9 + 2 d, not 9 + 4 d.
+  SimConfig c = UnitConfig(ScheduleKind::kOneFOneB, 2, 2);
+  for (StageCost& s : c.stages) s.recompute_s = 0;
+  auto base = Simulate(c);
+  ASSERT_TRUE(base.ok()) << base.status();
+  EXPECT_DOUBLE_EQ(base->step_s, 9.0);
+  c.message_delay_s = 0.25;
+  auto r = Simulate(c);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_DOUBLE_EQ(r->step_s, 9.5);
+  ASSERT_FALSE(r->trace[1].empty());
+  EXPECT_DOUBLE_EQ(r->trace[1][0].start_s, 1.25);  // stage 1's F0 waits for the delay
+  ASSERT_EQ(r->trace[0].size(), 4u);
+  EXPECT_DOUBLE_EQ(r->trace[0][2].start_s, 4.5);  // stage 0's B0
+  EXPECT_DOUBLE_EQ(r->trace[0][3].start_s, 7.5);  // stage 0's B1
+  c.message_delay_s = -0.1;
+  EXPECT_FALSE(Simulate(c).ok());
+}
+
 TEST(Simulator, RejectsBadConfigs) {
   SimConfig c = UnitConfig(ScheduleKind::kVaruna, 2, 2);
   c.boundary_bytes = {};

@@ -59,6 +59,7 @@ int WorkerMain(int argc, char** argv) {
   std::vector<int> profile_sizes;
   int profile_workers = 1;
   uint64_t profile_seed = 1;
+  double profile_seconds = kDefaultProfileSeconds;
   program.app().add_option("--profile", profile_spec,
                            "Profile the model described in this JSON file (how pipeline-launch "
                            "auto-configures models registered here) and write --profile-out");
@@ -70,6 +71,8 @@ int WorkerMain(int argc, char** argv) {
                            "Also time the units under contention of 2 .. this many workers");
   program.app().add_option("--profile-optimizer", profile_optimizer, "sgd, adam or adamw");
   program.app().add_option("--profile-seed", profile_seed, "The model's seed");
+  program.app().add_option("--profile-seconds", profile_seconds,
+                           "Timed seconds per profile, at least (at most 500 micro-batches)");
   std::string serve_link_probe, probe_link;
   int link_probe_timeout_s = 30;
   program.app().add_option("--serve-link-probe", serve_link_probe,
@@ -102,9 +105,10 @@ int WorkerMain(int argc, char** argv) {
             "--profile needs --profile-out, --profile-micro-batches and --profile-workers >= 1");
       }
       TESSERA_ASSIGN_OR_RETURN(ModelSpec spec, ReadModelSpec(profile_spec));
-      TESSERA_ASSIGN_OR_RETURN(std::vector<ProfiledMicroBatch> profiles,
-                               ProfileMicroBatches(spec, profile_sizes, profile_seed,
-                                                   profile_optimizer, profile_workers));
+      TESSERA_ASSIGN_OR_RETURN(
+          std::vector<ProfiledMicroBatch> profiles,
+          ProfileMicroBatches(spec, profile_sizes, profile_seed, profile_optimizer, profile_workers,
+                              {}, profile_seconds));
       return tessera::WriteFileAtomically(profile_out, ProfilesToJson(profiles).dump(1) + "\n");
     }
     if (!count_units.empty()) {

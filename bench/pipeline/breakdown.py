@@ -14,6 +14,10 @@ profile's: near the measured step, the task times are what the prediction missed
 measured over the predicted F+R+B of the slowest stage: near the step's ratio when the miss is
 in the task times (the profile), far from it when the miss is elsewhere (the model).
 
+With P > 1 also the messages' delivery delay (session 15): measured in the run (the workers'
+waited-for activations and gradients, send stamp to task start), by the loopback probe before
+running, and the step simulated from the run's own times without it.
+
 Usage: breakdown.py OUT_DIR [CSV_OUT]   (OUT_DIR = $TESSERA_BENCH_OUT/predict)
 """
 import csv
@@ -88,7 +92,11 @@ def main():
                          "meas_allreduce_ms": 1e3 * mar, "meas_idle_ms": 1e3 * other,
                          "pred_step_ms": 1e3 * j["predicted_step_s"],
                          "meas_step_ms": 1e3 * j["step_s"],
-                         "sim_from_run_ms": 1e3 * j.get("sim_step_s", 0)})
+                         "sim_from_run_ms": 1e3 * j.get("sim_step_s", 0),
+                         "sim_from_run_without_delay_ms":
+                             1e3 * j.get("sim_step_without_delay_s", 0),
+                         "run_delay_ms": 1e3 * j.get("run_message_delay_s", 0),
+                         "probe_delay_ms": 1e3 * j.get("probe_message_delay_s", 0)})
         step_ratio = j["step_s"] / j["predicted_step_s"]
         task_ratio = worst_meas / worst_pred if worst_pred > 0 else 0
         print(f"{name:22s} P{P}D{D}m{m} pred {1e3*j['predicted_step_s']:.1f} meas "
@@ -96,8 +104,12 @@ def main():
               + (f"; re-profiled {1e3*j['reprofiled_step_s']:.1f} ms, "
                  f"{100*(j['reprofiled_step_s']/j['step_s']-1):+.1f} %" if j.get("reprofiled_step_s") else "")
               + f"); simulated from the "
-              f"run's own task times {1e3*j.get('sim_step_s', 0):.1f}; measured/predicted: step "
-              f"{step_ratio:.3f}, tasks {task_ratio:.3f}")
+              f"run's own task times {1e3*j.get('sim_step_s', 0):.1f}"
+              + (f" (without its delivery delay {1e3*j['sim_step_without_delay_s']:.1f}; delay "
+                 f"{1e3*j.get('run_message_delay_s', 0):.3f} ms measured in the run, "
+                 f"{1e3*j.get('probe_message_delay_s', 0):.3f} ms by the probe before)"
+                 if P > 1 and "sim_step_without_delay_s" in j else "")
+              + f"; measured/predicted: step {step_ratio:.3f}, tasks {task_ratio:.3f}")
         for line in stages:
             print("    " + line + "   (ms: predicted/measured; F R B per micro-batch, opt ar idle per step)")
     if len(sys.argv) > 2 and rows:

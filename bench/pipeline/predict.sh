@@ -14,6 +14,8 @@
 #                            toy-w2-1.2.8, gpt2-w2-2.1.2
 #   <case>+pin               the same with --pin-workers (worker r and the profile's copy r on
 #                            processor r, pipeline/cpu_pin.h), e.g. toy-w1+pin
+#   <case>+psN               the same with --profile-seconds N (every profile timed N s at
+#                            least), e.g. toy-w2-2.1.8+ps3, toy-w1+pin+ps3
 # in PREDICT_ROUNDS rounds over all cases (interleaved, so that a change of the shared
 # machine's load falls on every case alike), with the 1-minute load average before and after
 # each run. Besides the wall-clock error, the CPU-normalized one: the prediction times the share
@@ -50,7 +52,7 @@ GPT2=(--model gpt --layers 12 --width 768 --heads 12 --vocab 50257 --seq-len 64 
       --global-batch 8 --auto-micro-batches 2 --steps "${PREDICT_GPT2_STEPS:-3}" --lr 0.01
       --lr-schedule constant)
 CSV=$OUT/predict.csv
-echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct,reprofiled_step_s,reprofiled_error_pct" > "$CSV"
+echo "round,case,P,D,m,predicted_step_s,measured_step_s,error_pct,load_before,load_after,profile_share,run_share,normalized_error_pct,predicted_without_comm_s,kernel_profile_ms,kernel_run_ms,speed_factor,speed_error_pct,speed_share_error_pct,peak_rss_mb,predicted_memory_mb,kernel_calibration_ms,calibrated_error_pct,reprofiled_step_s,reprofiled_error_pct,profiles_differ_pct,predicted_without_delay_s,without_delay_error_pct,probe_delay_ms,run_delay_ms,sim_step_s,sim_error_pct,sim_without_delay_s,sim_without_delay_error_pct,profile_seconds" > "$CSV"
 load() { cut -d' ' -f1 /proc/loadavg; }
 
 for round in $(seq "$ROUNDS"); do
@@ -59,8 +61,13 @@ for round in $(seq "$ROUNDS"); do
       echo "deadline $PREDICT_DEADLINE reached: stopping before round $round $case"; break 2
     fi
     pin=()
-    base=${case%+pin}
-    if [ "$base" != "$case" ]; then pin=(--pin-workers); fi
+    seconds=()
+    base=$case
+    if [[ $base =~ \+ps([0-9.]+) ]]; then
+      seconds=(--profile-seconds "${BASH_REMATCH[1]}")
+      base=${base/+ps${BASH_REMATCH[1]}/}
+    fi
+    if [ "${base%+pin}" != "$base" ]; then pin=(--pin-workers); base=${base%+pin}; fi
     model=${base%%-w*}
     rest=${base#*-w}
     workers=${rest%%-*}
@@ -71,7 +78,7 @@ for round in $(seq "$ROUNDS"); do
     case "${PREDICT_REPROFILE:-toy}" in all|"$model") reprofile=(--reprofile-before-run) ;; esac
     name=$case.$round
     before=$(load)
-    if ! "$LAUNCH" "${flags[@]}" --worker "$WORKER" --auto --workers "$workers" "${pick[@]}" "${pin[@]}" --timeout 900 \
+    if ! "$LAUNCH" "${flags[@]}" --worker "$WORKER" --auto --workers "$workers" "${pick[@]}" "${pin[@]}" "${seconds[@]}" --timeout 900 \
         --speed-probe "${reprofile[@]}" --run-dir "$OUT/run-$name" --json "$OUT/$name.json" \
         --profile-out "$OUT/$name.profile.json" > "$OUT/$name.log" 2>&1; then
       echo "round $round $case FAILED (see $OUT/$name.log)"; tail -3 "$OUT/$name.log"; continue
@@ -99,10 +106,20 @@ if "calibrated_error_pct" in sp:
 else:
     print(",,", end="")
 rp = j.get("reprofiled_step_s", 0)
-print(f"{rp:.5f},{100 * (rp / m - 1):+.1f}" if rp > 0 else ",")
+print(f"{rp:.5f},{100 * (rp / m - 1):+.1f}," if rp > 0 else ",,", end="")
+# The two profiles of the chosen size (the ranking's and the re-profile): how far apart.
+print(f"{100 * (rp / p - 1):+.1f}," if rp > 0 and p > 0 else ",", end="")
+nd = j.get("predicted_without_delay_s", 0)
+print(f"{nd:.5f},{100 * (nd / m - 1):+.1f}," if nd > 0 else ",,", end="")
+print(f"{1e3 * j.get('probe_message_delay_s', 0):.4f},{1e3 * j.get('run_message_delay_s', 0):.4f},",
+      end="")
+ss, sn = j.get("sim_step_s", 0), j.get("sim_step_without_delay_s", 0)
+print(f"{ss:.5f},{100 * (ss / m - 1):+.1f}," if ss > 0 else ",,", end="")
+print(f"{sn:.5f},{100 * (sn / m - 1):+.1f}," if sn > 0 else ",,", end="")
+print(f"{j.get('profile_seconds', 0):g}")
 EOF
     tail -1 "$CSV" | awk -F, '{printf "round %s %-8s P=%s D=%s m=%s predicted %.4f s measured %.4f s (%s %%; re-profiled just before %s %%; CPU-normalized %s %%, shares %s / %s; kernel %s -> %s ms, x%s, speed-normalized %s %%, speed+share %s %%; calibrated (kernel %s ms just before) %s %%), load %s -> %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $25, $13, $11, $12, $15, $16, $17, $18, $19, $22, $23, $9, $10}'
-    grep -E '^contention|^all-reduce on loopback|communication threads' "$OUT/$name.log" | sed 's/^/   /'
+    grep -E '^contention|^all-reduce on loopback|communication threads|delivery \(|^message delivery' "$OUT/$name.log" | sed 's/^/   /'
   done
 done
 
@@ -139,6 +156,12 @@ def describe(name, errors):
 
 cases = sorted({r["case"] for r in rows})
 for label, key in (("wall-clock", "error_pct"),
+                   ("predicted without the messages' delivery delay", "without_delay_error_pct"),
+                   ("the two profiles of the chosen size (re-profile against the ranking's)",
+                    "profiles_differ_pct"),
+                   ("simulated from the run's own times (after the fact)", "sim_error_pct"),
+                   ("the same without the run's measured delivery delay",
+                    "sim_without_delay_error_pct"),
                    ("calibrated before running (kernel just before / profile's)",
                     "calibrated_error_pct"),
                    ("re-profiled just before running", "reprofiled_error_pct"),
