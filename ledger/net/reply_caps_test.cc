@@ -15,6 +15,7 @@
 #include "ledger/net/hedged_fetch.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/round_listener.h"
+#include "ledger/net/wallet.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -252,6 +253,25 @@ TEST_F(ReplyCapsTest, AnOversizedExecuteReplyFailsTheCall) {
   ExpectRefusedAtTheCap(lie.status());
   auto through = uncapped.Execute(1, {Hash256{}});
   ASSERT_TRUE(through.ok()) << through.status();
+}
+
+// The wallet (LightClient) takes the peer's caps: a 64 MiB state proof from a lying politician
+// fails its read with RESOURCE_EXHAUSTED, where the wallet's channel used to take 256 MiB; a
+// proof of kMaxReadKeys keys at the per-key bound still arrives (and fails to verify, as
+// bytes of 'x' should).
+TEST_F(ReplyCapsTest, TheWalletRefusesAnOversizedStateProof) {
+  Genesis g;
+  g.politicians.push_back(PoliticianInfo{.id = 0, .key = {}, .address = address()});
+  LightClient wallet(g, "");
+  liar_.proof_bytes = kMaxReadKeys * MaxProofBytesPerKey();
+  auto honest = wallet.ReadLeaves({Hash256{}});
+  ASSERT_FALSE(honest.ok());
+  EXPECT_EQ(honest.status().message().find("larger than max"), std::string::npos)
+      << honest.status();
+  liar_.proof_bytes = 64 << 20;
+  auto lie = wallet.ReadLeaves({Hash256{}});
+  ASSERT_FALSE(lie.ok());
+  ExpectRefusedAtTheCap(lie.status());
 }
 
 // A citizen's hedged pool download (the calls FetchPools makes) with a liar first in its
