@@ -8,6 +8,7 @@
 #include "core/file.h"
 #include "ledger/crypto/key_file.h"
 #include "ledger/crypto/vrf.h"
+#include "ledger/net/execute_reply_cap.h"
 #include "ledger/net/validation_sample.h"
 
 namespace tessera::ledger::net {
@@ -73,8 +74,12 @@ Status WriteCitizenFiles(const std::filesystem::path& key_dir, uint32_t index, c
 
 Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>& stop) {
   std::vector<std::shared_ptr<PoliticianClient>> clients;
+  // Execute is capped too when the network runs no application (execute_reply_cap.h).
+  const ReplyCaps caps =
+      CitizenReplyCaps(options.genesis.politicians.size(), options.genesis.max_pool_txs,
+                       !options.genesis.apps.empty());
   for (const PoliticianInfo& p : options.genesis.politicians) {
-    clients.push_back(std::make_shared<PoliticianClient>(p.address, 1500, ReplyCaps::Citizen()));
+    clients.push_back(std::make_shared<PoliticianClient>(p.address, 1500, caps));
   }
   TESSERA_ASSIGN_OR_RETURN(AppRegistry registry, LoadApps(options.genesis));
   auto apps = std::make_shared<const AppRegistry>(std::move(registry));

@@ -7,6 +7,7 @@
 #include "ledger/codec/messages.h"
 #include "ledger/net/client.h"
 #include "ledger/net/evidence.h"
+#include "ledger/net/execute_reply_cap.h"
 #include "ledger/net/identity.h"
 #include "ledger/net/politician.h"
 
@@ -82,11 +83,33 @@ ReplyCaps ReplyCaps::Citizen() {
   // At most kMaxReadKeys keys a request (the politician refuses more), each adding at most
   // MaxProofBytesPerKey to the multi-proof.
   c.state = kMaxReadKeys * MaxProofBytesPerKey() + kSlack;
-  // Execute: the body's pools (at most two per politician: kMaxPoolBytes each) plus a
-  // multi-proof of every leaf the body reads. Transfers read two leaves each, but an
-  // application's ReadSet may name any number of leaves per payload, so no protocol bound
-  // caps the proof below the channel's limit: Execute keeps it (zero).
+  // Execute: the body's pools plus a multi-proof of every leaf the body reads. Transfers read
+  // two leaves each, but an application's ReadSet may name any number of leaves per payload,
+  // so without knowing the network no protocol bound caps the proof below the channel's
+  // limit: Execute keeps it (zero). CitizenReplyCaps (execute_reply_cap.h) caps it for networks
+  // without applications.
   c.execute = 0;
+  return c;
+}
+
+size_t MaxExecuteReplyBytes(size_t pools, size_t txs_per_pool) {
+  const size_t txs = pools * txs_per_pool;
+  const size_t pool_bytes = pools * (kMaxPoolBytes + kFraming);
+  // The proof of no key is the opaque (or empty) root: 33 bytes.
+  const size_t proof = 2 * txs * MaxProofBytesPerKey() + 33 + kFraming;
+  // crypto_rejected is packed: one varint (at most 5 bytes) per index.
+  const size_t rejected = txs * 5 + kFraming;
+  const size_t root_and_signature = (32 + 2) + (64 + 2);
+  return pool_bytes + proof + rejected + root_and_signature;
+}
+
+ReplyCaps CitizenReplyCaps(size_t politicians, size_t max_pool_txs, bool applications) {
+  ReplyCaps c = ReplyCaps::Citizen();
+  if (applications) return c;  // an application's read set has no protocol bound
+  const size_t bound = MaxExecuteReplyBytes(politicians, max_pool_txs) + kSlack;
+  // Above the channel's limit the channel refuses first (an honest reply that large is
+  // refused too: the bound charges every key the tree's full depth, see execute_reply_cap.h).
+  c.execute = bound < kChannelMaxReceive ? bound : 0;
   return c;
 }
 

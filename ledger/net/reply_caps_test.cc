@@ -11,9 +11,11 @@
 
 #include "ledger/net/client.h"
 #include "ledger/net/evidence.h"
+#include "ledger/net/execute_reply_cap.h"
 #include "ledger/net/hedged_fetch.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/round_listener.h"
+#include "ledger/net/wallet.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -63,6 +65,11 @@ class LyingPolitician final : public Politician::Service {
     r->set_proof(std::string(proof_bytes, 'x'));
     return grpc::Status::OK;
   }
+  grpc::Status Execute(grpc::ServerContext*, const ExecuteRequest*, ExecuteReply* r) override {
+    *r = execute_reply;
+    return grpc::Status::OK;
+  }
+  ExecuteReply execute_reply;  // set before the call
   std::atomic<size_t> hashes{0}, item_bytes{0}, missing{0}, listings{0};
   std::atomic<size_t> pool_bytes{0}, proof_bytes{0}, pool_calls{0};
 };
@@ -184,6 +191,85 @@ TEST_F(ReplyCapsTest, AnOversizedStateProofFailsTheCall) {
   ASSERT_TRUE(honest.ok()) << honest.status();
   liar_.proof_bytes = 64 << 20;
   auto lie = citizen.ReadState(1, {Hash256{}});
+  ASSERT_FALSE(lie.ok());
+  ExpectRefusedAtTheCap(lie.status());
+}
+
+// The largest Execute reply MaxExecuteReplyBytes allows for a body of `pools` pools of `txs`
+// transactions each: every pool at kMaxPoolBytes, a proof at two keys per transaction at the
+// per-key bound, one crypto_rejected index per transaction in its longest (5-byte) varint, a
+// root and a signature.
+ExecuteReply LargestHonestExecuteReply(size_t pools, size_t txs) {
+  ExecuteReply r;
+  for (size_t i = 0; i < pools; ++i) {
+    Pool* pool = r.add_pools();
+    // One field of tag (1 byte), length (4 bytes: 16 MiB < 2^28) and data: kMaxPoolBytes.
+    pool->add_txs(std::string(kMaxPoolBytes - 5, 't'));
+  }
+  r.set_proof(std::string(2 * pools * txs * MaxProofBytesPerKey() + 33, 'p'));
+  for (size_t i = 0; i < pools * txs; ++i) r.add_crypto_rejected(0xffffffffu - i);
+  r.set_new_root(std::string(32, 'r'));
+  r.set_signature(std::string(64, 's'));
+  return r;
+}
+
+// Execute on a network without applications: the bound is what an honest politician may send
+// (its largest reply fits it exactly enough), it sits below the channel's limit at the default
+// network (5 politicians, 2,000 transactions a pool) and is no cap at all with applications or
+// one politician more.
+TEST(ReplyCapsExecuteTest, TheExecuteBoundCoversTheLargestHonestReply) {
+  for (auto [pools, txs] : {std::pair<size_t, size_t>{1, 100}, {2, 7}}) {
+    const ExecuteReply largest = LargestHonestExecuteReply(pools, txs);
+    for (const Pool& p : largest.pools()) EXPECT_EQ(p.ByteSizeLong(), kMaxPoolBytes);
+    EXPECT_LE(largest.ByteSizeLong(), MaxExecuteReplyBytes(pools, txs));
+    EXPECT_GE(largest.ByteSizeLong() + 64, MaxExecuteReplyBytes(pools, txs));  // tight
+  }
+  const ReplyCaps five = CitizenReplyCaps(5, 2000, false);
+  EXPECT_GE(five.execute, MaxExecuteReplyBytes(5, 2000));
+  EXPECT_LT(five.execute, kChannelMaxReceive);
+  EXPECT_EQ(CitizenReplyCaps(5, 2000, true).execute, 0u);   // applications: no bound
+  EXPECT_EQ(CitizenReplyCaps(6, 2000, false).execute, 0u);  // above the channel's limit
+  EXPECT_EQ(CitizenReplyCaps(5, 2000, false).state, ReplyCaps::Citizen().state);
+  std::printf("execute bound: 5 x 2000: %zu (%.1f MiB), 6 x 2000: %zu, 1 x 100: %zu\n",
+              MaxExecuteReplyBytes(5, 2000), MaxExecuteReplyBytes(5, 2000) / 1048576.0,
+              MaxExecuteReplyBytes(6, 2000), MaxExecuteReplyBytes(1, 100));
+}
+
+// A citizen's channel on a one-politician network of 100-transaction pools without
+// applications: the largest honest Execute reply arrives; the same reply with 1 MiB more
+// proof fails with RESOURCE_EXHAUSTED before it is parsed -- and arrives whole on a channel
+// without the Execute cap (Citizen(), the caps before this one).
+TEST_F(ReplyCapsTest, AnOversizedExecuteReplyFailsTheCall) {
+  PoliticianClient citizen(address(), 20000, CitizenReplyCaps(1, 100, false));
+  PoliticianClient uncapped(address(), 20000, ReplyCaps::Citizen());
+  liar_.execute_reply = LargestHonestExecuteReply(1, 100);
+  auto honest = citizen.Execute(1, {Hash256{}});
+  ASSERT_TRUE(honest.ok()) << honest.status();
+  EXPECT_EQ(honest->crypto_rejected_size(), 100);
+
+  liar_.execute_reply.mutable_proof()->append(1 << 20, 'p');
+  auto lie = citizen.Execute(1, {Hash256{}});
+  ASSERT_FALSE(lie.ok());
+  ExpectRefusedAtTheCap(lie.status());
+  auto through = uncapped.Execute(1, {Hash256{}});
+  ASSERT_TRUE(through.ok()) << through.status();
+}
+
+// The wallet (LightClient) takes the peer's caps: a 64 MiB state proof from a lying politician
+// fails its read with RESOURCE_EXHAUSTED, where the wallet's channel used to take 256 MiB; a
+// proof of kMaxReadKeys keys at the per-key bound still arrives (and fails to verify, as
+// bytes of 'x' should).
+TEST_F(ReplyCapsTest, TheWalletRefusesAnOversizedStateProof) {
+  Genesis g;
+  g.politicians.push_back(PoliticianInfo{.id = 0, .key = {}, .address = address()});
+  LightClient wallet(g, "");
+  liar_.proof_bytes = kMaxReadKeys * MaxProofBytesPerKey();
+  auto honest = wallet.ReadLeaves({Hash256{}});
+  ASSERT_FALSE(honest.ok());
+  EXPECT_EQ(honest.status().message().find("larger than max"), std::string::npos)
+      << honest.status();
+  liar_.proof_bytes = 64 << 20;
+  auto lie = wallet.ReadLeaves({Hash256{}});
   ASSERT_FALSE(lie.ok());
   ExpectRefusedAtTheCap(lie.status());
 }

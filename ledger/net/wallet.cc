@@ -10,7 +10,10 @@ namespace tessera::ledger::net {
 LightClient::LightClient(Genesis genesis, std::filesystem::path checkpoint_file)
     : genesis_(std::move(genesis)), checkpoint_file_(std::move(checkpoint_file)) {
   for (const PoliticianInfo& p : genesis_.politicians) {
-    politicians_.push_back(std::make_unique<PoliticianClient>(p.address, 3000));
+    // A wallet reads what a politician's peer reads (whole blocks, pools included, in
+    // BlockTxs), so it takes the peer's caps: no reply above the honest bound of its kind.
+    politicians_.push_back(std::make_unique<PoliticianClient>(
+        p.address, 3000, ReplyCaps::Peer(genesis_.politicians.size())));
   }
   head_ = genesis_.GenesisHeader().value();
 }

@@ -76,7 +76,9 @@ Result<TransferPhaseReport> RunTransferPhase(client::ReviewsClient& c,
       threads.emplace_back([&, t] {
         std::vector<std::unique_ptr<ledger::net::PoliticianClient>> politicians;
         for (const std::string& a : addresses) {
-          politicians.push_back(std::make_unique<ledger::net::PoliticianClient>(a));
+          // Only SubmitTransaction: its reply is capped as a citizen's (reply_caps.h).
+          politicians.push_back(std::make_unique<ledger::net::PoliticianClient>(
+              a, 2000, ledger::net::ReplyCaps::Citizen()));
         }
         std::mt19937 rng(1234 + t);
         for (size_t i = t; i < txs.size(); i += n) {
