@@ -204,6 +204,8 @@ for which in ("before", "after"):
   same.append(p['transfers_per_s'])
   lines.append(f"same network, transfers {which:6s} {p['transfers_per_s']:8.1f}/s ({p['committed']}/{p['submitted']} in {p['seconds']:.2f} s, "
                f"blocks {p['first_height']}..{p['last_height']}, {p['busy_retries']} busy answers, {p['busy_wait_s']:.1f} s slept"
+               + (f", {p['poll_failures']} failed polls retried" if p.get('poll_failures') else "")
+               + (f", gave up: {p['poll_gave_up'][:160]}" if p.get('poll_gave_up') else "")
                + (", CUT SHORT" if p['cut_short'] else "") + ")")
 if same:
   lines.append("ratio, same network        " + "; ".join(
@@ -220,6 +222,9 @@ lines += [
   f"submission                 {r['submit_seconds']:8.2f} s for {r['reviews_submitted']} reviews",
   f"submission retries/fails  {r['submit_busy_retries']:8d}   busy answers retried ({r.get('submit_busy_wait_s', 0):.1f} s slept on hints, all threads); {r['submit_rejected']} failed: "
   + "; ".join(f"{n} x {why[:160]}" for why, n in r['submit_errors']),
+  f"commit polls failed        {r.get('poll_failures', 0):8d}   retried (reviews-load, keys to reviews)"
+  + "".join(f"; {n} x {why[:160]}" for why, n in r.get('poll_errors', []))
+  + (f"; GAVE UP: {r['poll_gave_up'][:160]}" if r.get('poll_gave_up') else ""),
   f"app txs applied            {n['app_txs_applied']:8d}   (reviews coalesced into batches, plus keys and items)",
   f"audit                      forks {n['forks']}, invalid blocks {n['invalid_blocks']}, proofs_ok {n['proofs_ok']}, politicians agree {n['politicians_agree']}"
   + (" (run after the measured window: the launcher was stopped while the reviews load ran)" if audit == "after"

@@ -98,6 +98,16 @@ std::optional<BlockBudget::RoundFit> BlockBudget::fit() const {
   return RoundFit{.fixed_s = std::max(0.0, (sy - per_tx * sx) / n), .per_tx_s = per_tx};
 }
 
+size_t BlockWeight(const std::vector<LedgerTx>& txs, const AppRegistry& apps) {
+  size_t weight = 0;
+  for (const LedgerTx& tx : txs) {
+    const auto* app_tx = std::get_if<AppTransaction>(&tx);
+    const Application* app = app_tx != nullptr ? apps.Find(app_tx->app) : nullptr;
+    weight += app != nullptr ? std::max<size_t>(1, app->Weight(AsBytes(app_tx->payload))) : 1;
+  }
+  return weight;
+}
+
 size_t BlockBudget::mempool_capacity() const {
   return static_cast<size_t>(std::ceil(options_.backlog_pools * static_cast<double>(pool_txs_)));
 }

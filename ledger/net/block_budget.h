@@ -60,6 +60,10 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <vector>
+
+#include "ledger/codec/messages.h"
+#include "ledger/state/application.h"
 
 namespace tessera::ledger::net {
 
@@ -81,6 +85,8 @@ class BlockBudget {
 
   explicit BlockBudget(BlockBudgetOptions options);
 
+  // Transaction counts here are weights (BlockWeight below): transactions as clients submitted
+  // them, whatever an application merged them into.
   // This politician froze its pool for `height` with `txs` transactions at `now`.
   void PoolFrozen(uint64_t height, size_t txs, Clock::time_point now = Clock::now());
   // Block `height`, of `block_txs` transactions in all (every politician's pool), was
@@ -110,5 +116,13 @@ class BlockBudget {
   std::map<uint64_t, std::pair<Clock::time_point, size_t>> frozen_;  // height -> (when, txs)
   std::deque<std::pair<double, double>> samples_;  // (block txs, round s), newest last
 };
+
+// What `txs` (a pool, or a block's pools together) weigh in the budget's units: 1 per transfer,
+// Application::Weight for an application transaction (1 for an application not in `apps`). The
+// mempool chooses a pool by transactions as submitted (Mempool::Freeze: at most pool_txs() of
+// them) and then merges an application's payloads (Application::Coalesce: 50 reviews of 6 items
+// leave as 6 batches); counting the merged entries read a full pool as nearly empty, so a
+// politician carrying reviews never saw its pool full and the budget never grew it.
+size_t BlockWeight(const std::vector<LedgerTx>& txs, const AppRegistry& apps);
 
 }  // namespace tessera::ledger::net

@@ -6,12 +6,72 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 #include <vector>
+
+#include "ledger/net/mempool.h"
+#include "ledger/state/sparse_merkle_tree.h"
 
 namespace tessera::ledger::net {
 namespace {
 
 using std::chrono::milliseconds;
+
+// An application that merges every pending payload into one when a pool is frozen (as the
+// reviews application merges a pool's reviews of an item into a batch); each transaction as
+// submitted ends with ';', so a payload carries as many transactions as it has ';'. Written here:
+// it shares no code with the reviews application.
+class MergingApp : public Application {
+ public:
+  uint8_t id() const override { return 201; }
+  std::string_view name() const override { return "budget-merging"; }
+  Result<std::vector<Hash256>> ReadSet(ByteSpan, const BlockContext&) const override {
+    return std::vector<Hash256>{};
+  }
+  Result<AppVerdict> Apply(ByteSpan, const BlockContext&, const LeafReader&, bool) const override {
+    return AppVerdict::Accept({});
+  }
+  std::vector<std::string> Coalesce(std::vector<std::string> payloads) const override {
+    std::string all;
+    for (const std::string& p : payloads) all += p;
+    return {all};
+  }
+  size_t Weight(ByteSpan payload) const override {
+    return static_cast<size_t>(std::count(payload.begin(), payload.end(), ';'));
+  }
+};
+
+// Session 14's bound (docs/reviews.md): a politician's pool of 50 reviews left the mempool as a
+// handful of merged batches, the budget counted the batches, saw the pool "not full" and never
+// grew it, however fast the rounds. Counted by weight (BlockWeight), the same pool is full and
+// fast full rounds grow it, as they grow a pool of transfers.
+TEST(BlockBudgetTest, APoolOfMergedApplicationTransactionsCountsWhatItCarries) {
+  AppRegistry apps;
+  ASSERT_TRUE(apps.Add(std::make_shared<MergingApp>()).ok());
+  BlockBudget b({.max_pool_txs = 1000, .min_pool_txs = 50, .target_round_s = 4});
+  ASSERT_EQ(b.pool_txs(), 125u);
+  Mempool mempool(100000);
+  uint64_t submitted = 0;
+  auto t = BlockBudget::Clock::time_point();
+  for (uint64_t h = 1; h <= 3; ++h) {  // 125 -> 250 -> 500 -> 1000, the maximum
+    const size_t budget = b.pool_txs();
+    // Always more pending than the pool takes.
+    while (mempool.size() < 2 * budget) {
+      ASSERT_TRUE(mempool
+                      .AdmitApp({201, std::to_string(submitted++) + ";"}, SparseMerkleTree(), apps,
+                                {.height = h})
+                      .ok());
+    }
+    const std::vector<LedgerTx> pool = mempool.Freeze(budget, apps);
+    ASSERT_EQ(pool.size(), 1u);                  // merged into one transaction ...
+    EXPECT_EQ(BlockWeight(pool, apps), budget);  // ... that carries `budget` of them
+    b.PoolFrozen(h, BlockWeight(pool, apps), t);
+    t += milliseconds(1000);  // a quarter of the target
+    b.BlockCommitted(h, BlockWeight(pool, apps), t);
+    EXPECT_GT(b.pool_txs(), budget) << "height " << h;
+    mempool.Prune(SparseMerkleTree(), apps, {.height = h + 1});
+  }
+}
 
 TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBounds) {
   BlockBudget b(

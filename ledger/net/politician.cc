@@ -264,7 +264,7 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     // Before latest_ moves: the pool frozen for the next height must not carry these.
     std::lock_guard<std::mutex> lock(mempool_mu_);
     mempool_.Prune(next, apps_, {.height = h + 1, .prev_seed = block.header.seed});
-    budget_.BlockCommitted(h, txs.size());
+    budget_.BlockCommitted(h, BlockWeight(txs, apps_));
     mempool_.set_capacity(budget_.mempool_capacity());  // the budget moves only here
     mempool_.set_waiting_capacity(budget_.waiting_capacity());
   }

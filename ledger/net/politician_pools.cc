@@ -84,7 +84,9 @@ void PoliticianNode::FreezePool(uint64_t h) {
         break;
       }
     }
-    budget_.PoolFrozen(h, variants[0].size());
+    // In transactions as submitted (a batch of merged reviews counts its reviews), the unit
+    // Freeze chose them in: a full pool must read as full.
+    budget_.PoolFrozen(h, BlockWeight(variants[0], apps_));
   }
   if (options_.faults.forge && !options_.genesis.accounts.empty()) {
     const PublicKey& victim = options_.genesis.accounts[0].key;

@@ -107,6 +107,19 @@ class Application {
   virtual std::vector<std::string> Coalesce(std::vector<std::string> payloads) const {
     return payloads;
   }
+
+  // How many of this application's transactions, as clients submit them, a payload carries:
+  // the politicians' pool budget (ledger/net/block_budget.h, BlockWeight) counts a pool's and a
+  // block's work in these units, as the mempool chooses a pool's transactions in them. A payload
+  // that Coalesce merged from n payloads must weigh the sum of their weights (a batch of 50
+  // reviews weighs 50, not 1), or a full pool of merged batches reads as a nearly empty one and
+  // the budget never grows it. Called on payloads that may not decode (another politician's
+  // pool): must be cheap (no signature check), at least 1, and bounded by the application.
+  // Default: 1.
+  virtual size_t Weight(ByteSpan payload) const {
+    (void)payload;
+    return 1;
+  }
 };
 
 // An application's parameters from the genesis file: [apps.<name>] with string or integer

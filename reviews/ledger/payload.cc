@@ -310,6 +310,15 @@ void EncodeReviewEntry(Writer& w, const ReviewEntry& e) {
 
 }  // namespace
 
+size_t ReviewCountOf(ByteSpan bytes) {
+  constexpr size_t kCountOffset = 1 + 32 + 8 + 2;  // kind, item, epoch, ring_size
+  if (bytes.size() < kCountOffset + 2 || bytes[0] != static_cast<uint8_t>(TxKind::kReviews)) {
+    return 1;
+  }
+  const size_t count = (static_cast<size_t>(bytes[kCountOffset]) << 8) | bytes[kCountOffset + 1];
+  return count >= 1 && count <= kMaxBatch ? count : 1;
+}
+
 std::string EncodePayload(const Payload& payload) {
   Writer w;
   std::visit(

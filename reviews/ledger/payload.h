@@ -178,6 +178,13 @@ std::string EncodePayload(const Payload& payload);
 // INVALID_ARGUMENT naming the field and offset for anything that is not exactly one encoding.
 Result<Payload> DecodePayload(ByteSpan bytes);
 
+// The number of reviews a Reviews payload carries, read from its header (kind, item, epoch,
+// ring_size, count: the count is the u16 at offset 43) without decoding the rest: the
+// application's Weight for the politicians' pool budget (ledger/state/application.h). 1 for
+// any other kind, a header too short, or a count outside 1..kMaxBatch (a payload that does not
+// decode weighs at most kMaxBatch).
+size_t ReviewCountOf(ByteSpan bytes);
+
 // "create-item", "key-request", ... for logs and errors.
 std::string_view KindName(const Payload& payload);
 

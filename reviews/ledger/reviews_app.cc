@@ -148,6 +148,9 @@ class ReviewsApp final : public ledger::Application {
 
   double MempoolShare() const override { return static_cast<double>(p_.mempool_percent) / 100; }
 
+  // A batch weighs its reviews (Coalesce merges them; the pool budget counts what they were).
+  size_t Weight(ByteSpan payload) const override { return ReviewCountOf(payload); }
+
  private:
   // ---- Read sets: a function of the payload only ----
   static std::vector<Hash256> Keys(const CreateItem&) { return {}; }  // ReadSet: needs ctx

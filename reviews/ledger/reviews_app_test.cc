@@ -948,6 +948,39 @@ TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
   EXPECT_EQ(DecodeTally(Leaf(leaf::Tally(tea)))->count(), 3u);
 }
 
+// The politicians' pool budget counts a pool's work by Application::Weight (ledger/net/
+// block_budget.h, BlockWeight): the batches Coalesce makes must weigh the reviews they carry,
+// or a full pool of reviews reads as a few transactions and the budget never grows it.
+TEST_F(ReviewsAppTest, CoalescedBatchesWeighTheReviewsTheyCarry) {
+  auto keys = RegisterKeys(4, 2);
+  EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
+  AdvanceTo(2 * kEpochBlocks + 1);
+  const ItemId tea = Id("tea"), coffee = Id("coffee");
+  urs::Ring ring = OpenRing(tea, 2);
+  OpenRing(coffee, 2);
+  std::vector<std::string> pending;
+  for (int i = 0; i < 4; ++i) {
+    pending.push_back(ReviewTx(tea, 2, ring, {Sign(keys[i], ring, tea, 2, 5, "t")}));
+    pending.push_back(ReviewTx(coffee, 2, ring, {Sign(keys[i], ring, coffee, 2, 3, "c")}));
+  }
+  pending.push_back(CreateTx("juice"));
+  size_t before = 0;
+  for (const std::string& p : pending) before += app_->Weight(AsBytes(p));
+  EXPECT_EQ(before, 9u);
+  std::vector<std::string> merged = app_->Coalesce(pending);
+  ASSERT_EQ(merged.size(), 3u);  // tea x4, coffee x4, juice
+  EXPECT_EQ(app_->Weight(AsBytes(merged[0])), 4u);
+  EXPECT_EQ(app_->Weight(AsBytes(merged[1])), 4u);
+  EXPECT_EQ(app_->Weight(AsBytes(merged[2])), 1u);
+  // Bytes that do not decode weigh 1, never more than kMaxBatch.
+  std::string junk = merged[0].substr(0, 45);
+  EXPECT_EQ(app_->Weight(AsBytes(junk)), 4u);  // the header alone is read
+  junk[43] = junk[44] = '\xff';
+  EXPECT_EQ(app_->Weight(AsBytes(junk)), 1u);  // count 65535 > kMaxBatch
+  EXPECT_EQ(app_->Weight(AsBytes(junk.substr(0, 44))), 1u);
+  EXPECT_EQ(app_->Weight(AsBytes(std::string())), 1u);
+}
+
 TEST_F(ReviewsAppTest, CoalesceNeverMovesAReviewAcrossItsItemsCreationOrRingOpening) {
   auto key = urs::GenerateKeyPair();
   urs::Ring ring = RingOf({key});

@@ -80,7 +80,8 @@ static nlohmann::json PhaseJson(const std::optional<TransferPhaseReport>& p) {
           {"busy_wait_s", p->busy_wait_s},   {"submit_seconds", p->submit_seconds},
           {"seconds", p->seconds},           {"transfers_per_s", p->transfers_per_s},
           {"first_height", p->first_height}, {"last_height", p->last_height},
-          {"cut_short", p->cut_short}};
+          {"cut_short", p->cut_short},       {"poll_failures", p->poll_failures},
+          {"poll_gave_up", p->poll_gave_up}};
 }
 
 namespace {
@@ -127,7 +128,10 @@ std::string LoadReport::ToJson() const {
                         {"seconds", seconds},
                         {"reviews_per_s", reviews_per_s},
                         {"first_height", first_height},
-                        {"last_height", last_height}}
+                        {"last_height", last_height},
+                        {"poll_failures", poll_failures},
+                        {"poll_errors", poll_errors},
+                        {"poll_gave_up", poll_gave_up}}
       .dump(1);
 }
 
@@ -191,16 +195,22 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   }
   progress << "height " << c->height() << ": " << keys.size() << " keys registered\n";
 
+  PollFailures poll_failures;  // every commit poll of this run (poll_failures.h)
   {
     const auto deadline = Clock::now() + options.client.timeout;
+    std::vector<ledger::Hash256> leaves;
+    for (const ItemId& id : items) leaves.push_back(leaf::Item(id));
     while (true) {
-      TESSERA_RETURN_IF_ERROR(c->Refresh());
-      std::vector<ledger::Hash256> leaves;
-      for (const ItemId& id : items) leaves.push_back(leaf::Item(id));
-      TESSERA_ASSIGN_OR_RETURN(auto l, c->ReadLeaves(leaves));
-      if (std::all_of(l.begin(), l.end(), [](const auto& v) { return v.has_value(); })) break;
+      Status refreshed = c->Refresh();
+      Result<std::vector<std::optional<ledger::LeafValue>>> l =
+          refreshed.ok() ? c->ReadLeaves(leaves) : refreshed;
+      TESSERA_RETURN_IF_ERROR(poll_failures.Note(l.status()));
+      if (l.ok() &&
+          std::all_of(l->begin(), l->end(), [](const auto& v) { return v.has_value(); })) {
+        break;
+      }
       if (Clock::now() >= deadline) return DeadlineExceededError("items were not committed");
-      std::this_thread::sleep_for(options.client.poll);
+      std::this_thread::sleep_for(l.ok() ? options.client.poll : kPollFailurePause);
     }
   }
   progress << "height " << c->height() << ": " << items.size() << " items created\n";
@@ -332,10 +342,25 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   uint64_t committed = 0;
   double last_commit_s = 0;
   while (committed < payloads.size() - report.submit_rejected) {
-    TESSERA_RETURN_IF_ERROR(c->Refresh());
-    TESSERA_ASSIGN_OR_RETURN(auto l, c->ReadLeaves(tag_keys));
+    // A failed poll is retried after a pause, up to kMaxConsecutivePollFailures in a row; past
+    // that the run reports what committed by then, with the error (poll_failures.h).
+    Status refreshed = c->Refresh();
+    Result<std::vector<std::optional<ledger::LeafValue>>> l =
+        refreshed.ok() ? c->ReadLeaves(tag_keys) : refreshed;
+    if (Status s = poll_failures.Note(l.status()); !s.ok()) {
+      report.poll_gave_up = s.ToString();
+      progress << "height " << c->height() << ": gave up polling for reviews: " << s << "\n";
+      break;
+    }
+    if (!l.ok()) {
+      progress << "height " << c->height() << ": poll failed (" << poll_failures.streak()
+               << " in a row), retrying: " << l.status() << "\n";
+      if (Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(kPollFailurePause);
+      continue;
+    }
     uint64_t now = 0;
-    for (size_t i = 0; i < l.size(); ++i) now += l[i] && *l[i] == records[i];
+    for (size_t i = 0; i < l->size(); ++i) now += (*l)[i] && *(*l)[i] == records[i];
     if (now > committed) {
       committed = now;
       last_commit_s = Since(start);
@@ -346,6 +371,8 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     if (c->height() >= window_end || Clock::now() >= deadline) break;
     std::this_thread::sleep_for(options.client.poll);
   }
+  report.poll_failures = poll_failures.total();
+  for (const auto& [why, n] : poll_failures.errors()) report.poll_errors.emplace_back(why, n);
   report.reviews_committed = committed;
   report.seconds = last_commit_s;
   report.reviews_per_s = last_commit_s > 0 ? static_cast<double>(committed) / last_commit_s : 0;

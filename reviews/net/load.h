@@ -20,6 +20,7 @@
 
 #include "core/status.h"
 #include "reviews/client/client.h"
+#include "reviews/net/poll_failures.h"
 #include "reviews/net/transfer_phase.h"
 
 namespace tessera::reviews::net {
@@ -61,6 +62,13 @@ struct LoadReport {
   double seconds = 0;                // first submission to the last commit seen
   double reviews_per_s = 0;
   uint64_t first_height = 0, last_height = 0;  // blocks spanned by the run
+  // Polls for the keys, items and reviews committed that failed and were retried
+  // (poll_failures.h), each distinct error counted; `poll_gave_up` is the error that ended the
+  // wait for the reviews (more than kMaxConsecutivePollFailures in a row), empty if none did:
+  // the figures above then count what committed by then.
+  uint64_t poll_failures = 0;
+  std::vector<std::pair<std::string, uint64_t>> poll_errors;
+  std::string poll_gave_up;
   // The same network's transfers right before and right after the reviews (transfers > 0).
   std::optional<TransferPhaseReport> transfers_before, transfers_after;
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "reviews/net/poll_failures.h"
+
 namespace tessera::reviews::net {
 namespace {
 
@@ -24,6 +26,27 @@ TEST(BusyRetryAfter, RuleViolationsAreNotRetried) {
       "transaction rejected: 127.0.0.1:1: rejected: FAILED_PRECONDITION: reviews for epoch 2 "
       "are accepted only during it (now epoch 3); 127.0.0.1:2: busy: x; retry after 5 ms"));
   EXPECT_FALSE(BusyRetryAfter("transaction rejected: 127.0.0.1:1: UNAVAILABLE: connect failed"));
+}
+
+// reviews-load's commit polls (load.cc, transfer_phase.cc) go through PollFailures: a failed
+// poll is retried, counted and reported; only a run of more than the bound ends the wait.
+TEST(PollFailures, RetriesAFailedPollCountsItAndGivesUpOnlyPastTheBoundInARow) {
+  PollFailures f(3);
+  const Status timeout = DeadlineExceededError("politician 127.0.0.1:1: Deadline Exceeded");
+  const Status unavailable = UnavailableError("connect failed");
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(f.Note(timeout).ok()) << i;  // within the bound
+  EXPECT_EQ(f.streak(), 3u);
+  EXPECT_TRUE(f.Note(Status::Ok()).ok());  // a good poll ends the run
+  EXPECT_EQ(f.streak(), 0u);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(f.Note(unavailable).ok()) << i;
+  const Status gave_up = f.Note(unavailable);  // the fourth in a row
+  EXPECT_FALSE(gave_up.ok());
+  EXPECT_EQ(gave_up.code(), StatusCode::kUnavailable);
+  EXPECT_NE(gave_up.message().find("4 polls in a row failed"), std::string::npos) << gave_up;
+  EXPECT_EQ(f.total(), 7u);
+  ASSERT_EQ(f.errors().size(), 2u);
+  EXPECT_EQ(f.errors().at(timeout.ToString()), 3u);
+  EXPECT_EQ(f.errors().at(unavailable.ToString()), 4u);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "ledger/crypto/key_file.h"
 #include "ledger/net/client.h"
 #include "ledger/state/account.h"
+#include "reviews/net/poll_failures.h"
 
 namespace tessera::reviews::net {
 namespace {
@@ -122,20 +123,27 @@ Result<TransferPhaseReport> RunTransferPhase(client::ReviewsClient& c,
   uint64_t committed = 0;
   double last_commit_s = 0;
   const uint64_t expected = txs.size() - report.rejected;
+  PollFailures failures;
   while (committed < expected) {
-    TESSERA_RETURN_IF_ERROR(c.Refresh());
+    // One poll: a refresh, then every pending sender's proved leaf. A failed poll is retried
+    // (poll_failures.h); what it read before failing is kept (a leaf with nonce >= 1 stays so).
+    Status polled = c.Refresh();
     std::vector<size_t> pending;
     for (size_t i = 0; i < senders.size(); ++i) {
       if (!seen[i]) pending.push_back(i);
     }
     uint64_t now = committed;
-    for (size_t begin = 0; begin < pending.size(); begin += kReadPart) {
+    for (size_t begin = 0; polled.ok() && begin < pending.size(); begin += kReadPart) {
       const size_t end = std::min(pending.size(), begin + kReadPart);
       std::vector<ledger::Hash256> keys;
       for (size_t j = begin; j < end; ++j) keys.push_back(senders[pending[j]]);
-      TESSERA_ASSIGN_OR_RETURN(auto leaves, c.ReadLeaves(keys));
+      auto leaves = c.ReadLeaves(keys);
+      if (!leaves.ok()) {
+        polled = leaves.status();
+        break;
+      }
       for (size_t j = begin; j < end; ++j) {
-        const auto& leaf = leaves[j - begin];
+        const auto& leaf = (*leaves)[j - begin];
         if (!leaf) continue;
         auto account = ledger::DecodeAccount(*leaf);
         if (account.ok() && account->nonce >= 1) {
@@ -151,14 +159,27 @@ Result<TransferPhaseReport> RunTransferPhase(client::ReviewsClient& c,
       progress << "height " << c.height() << ": " << committed << " transfers committed after "
                << last_commit_s << " s\n";
     }
+    if (Status s = failures.Note(polled); !s.ok()) {
+      report.poll_gave_up = s.ToString();
+      report.cut_short = true;
+      progress << "height " << c.height() << ": gave up polling for transfers: " << s << "\n";
+      break;
+    }
+    if (!polled.ok()) {
+      progress << "height " << c.height() << ": poll failed (" << failures.streak()
+               << " in a row), retrying: " << polled << "\n";
+    }
     if (committed >= expected) break;
     if ((options.stop_height != 0 && c.height() >= options.stop_height) ||
         Clock::now() >= deadline) {
       report.cut_short = true;
       break;
     }
-    std::this_thread::sleep_for(client_options.poll);
+    std::this_thread::sleep_for(
+        polled.ok() ? client_options.poll
+                    : std::max<std::chrono::milliseconds>(client_options.poll, kPollFailurePause));
   }
+  report.poll_failures = failures.total();
   report.committed = committed;
   report.seconds = last_commit_s;
   report.transfers_per_s = last_commit_s > 0 ? static_cast<double>(committed) / last_commit_s : 0;

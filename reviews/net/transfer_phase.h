@@ -49,6 +49,10 @@ struct TransferPhaseReport {
   double transfers_per_s = 0;
   uint64_t first_height = 0, last_height = 0;
   bool cut_short = false;  // stop_height reached (or the timeout) before every commit
+  // Polls for commits that failed and were retried (poll_failures.h); `poll_gave_up`: the
+  // error that ended the wait (cut_short is then set), empty if none did.
+  uint64_t poll_failures = 0;
+  std::string poll_gave_up;
 };
 
 // ledger-localnet's genesis account i (ledger/net/localnet.cc derives it the same way; the
