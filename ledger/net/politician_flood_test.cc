@@ -4,10 +4,12 @@
 // pools are still taken (they must stay appliable).
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -16,6 +18,7 @@
 #include "ledger/net/identity.h"
 #include "ledger/net/politician.h"
 #include "ledger/net/politician_server.h"
+#include "ledger/net/reply_caps.h"
 #include "ledger/net/round_item.h"
 #include "ledger/net/surplus_filter.h"
 #include "ledger/net/testing/pool_fixtures.h"
@@ -434,10 +437,82 @@ class PoliticianServerCapTest : public ::testing::Test {
     node_.reset();
     std::filesystem::remove_all(options_.dir);
   }
+  // The server's peak RSS (VmHWM, MiB) before and after a flood.
+  struct Peaks {
+    long long before = -1;
+    long long after = -1;
+  };
+  // Runs `flood(port)` against a server with `limits` in a fresh process, so that its peak RSS
+  // is the server's alone: this test binary again, filtered to `test` and told by the
+  // environment to serve (a fork alone would inherit this process's gRPC state). In that
+  // process the call serves, reports and exits; it never returns there.
+  Peaks FloodAServerInAFreshProcess(const char* test, const ServerLimits& limits,
+                                    const std::function<void(int port)>& flood);
   PoliticianOptions options_;
   std::unique_ptr<PoliticianNode> node_;
   std::unique_ptr<PoliticianServer> server_;
 };
+
+// A process's peak resident set (VmHWM) in MiB, or -1.
+long long PeakRssMiB() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  long long kib = -1;
+  while (std::fgets(line, sizeof line, f)) {
+    if (std::strncmp(line, "VmHWM:", 6) == 0) kib = std::atoll(line + 6);
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib >> 10;
+}
+
+PoliticianServerCapTest::Peaks PoliticianServerCapTest::FloodAServerInAFreshProcess(
+    const char* test, const ServerLimits& limits, const std::function<void(int port)>& flood) {
+  if (const char* fds = std::getenv("TESSERA_FLOOD_SERVER_FDS")) {
+    int to_parent = -1, from_parent = -1;
+    if (std::sscanf(fds, "%d,%d", &to_parent, &from_parent) != 2) _exit(2);
+    Serve("memory_flood_test_", limits);
+    long long rss[2] = {PeakRssMiB(), 0};
+    const int port = server_ ? server_->port() : 0;
+    if (write(to_parent, &port, sizeof port) != sizeof port) _exit(1);
+    char done;
+    if (read(from_parent, &done, 1) != 1) _exit(1);
+    rss[1] = PeakRssMiB();
+    if (write(to_parent, rss, sizeof rss) != sizeof rss) _exit(1);
+    TearDown();
+    _exit(0);
+  }
+  Peaks peaks;
+  int to_parent[2], to_child[2];
+  if (pipe(to_parent) != 0 || pipe(to_child) != 0) return peaks;
+  const pid_t server_pid = fork();
+  if (server_pid == 0) {
+    const std::string fds = std::to_string(to_parent[1]) + "," + std::to_string(to_child[0]);
+    setenv("TESSERA_FLOOD_SERVER_FDS", fds.c_str(), 1);
+    const std::string filter = std::string("--gtest_filter=PoliticianServerCapTest.") + test;
+    execl("/proc/self/exe", "ledger_citizen_safety_test", filter.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(to_parent[1]);
+  close(to_child[0]);
+  int port = 0;
+  if (server_pid > 0 && read(to_parent[0], &port, sizeof port) == sizeof port && port > 0) {
+    flood(port);
+  }
+  long long rss[2] = {-1, -1};
+  if (write(to_child[1], "x", 1) == 1 && read(to_parent[0], rss, sizeof rss) == sizeof rss) {
+    peaks = {rss[0], rss[1]};
+  }
+  close(to_parent[0]);
+  close(to_child[1]);
+  int wait_status = 0;
+  if (server_pid > 0) waitpid(server_pid, &wait_status, 0);
+  return peaks;
+}
+
+// An honest call, on a connection of its own, is served.
+bool AnHonestCallIsServed(int port);
 
 // A request over the largest an honest caller sends (a PostPool of a kMaxPoolBytes pool) fails
 // RESOURCE_EXHAUSTED before it is parsed, and the politician carries on: the same caller's
@@ -529,6 +604,109 @@ TEST_F(PoliticianServerCapTest, ManyConnectionsCostBoundedThreadsAndIdleOnesClos
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   EXPECT_EQ(open(), 0);
+}
+
+bool AnHonestCallIsServed(int port) {
+  auto honest = OwnConnection(port);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  StatusReply rep;
+  grpc::Status s = honest->GetStatus(&ctx, StatusRequest(), &rep);
+  if (!s.ok()) std::printf("honest call: code %d %s\n", s.error_code(), s.error_message().c_str());
+  return s.ok();
+}
+
+// A flood of large requests being received: 48 connections each post three 15 MiB pools at
+// once, against a server with a 128 MiB memory quota. What they cost the server stays under
+// 2 x quota + 64 MiB (politician_server.h: a message being parsed exists twice); calls over
+// the quota fail fast, some still succeed, and an honest call after the flood is served.
+// Without the quota (session 16) the server grew by 912-964 MiB in this test and it fails.
+TEST_F(PoliticianServerCapTest, AFloodOfLargePostsCostsBoundedMemory) {
+  const ServerLimits limits{.max_memory_bytes = size_t{128} << 20,
+                            .max_held_request_bytes = size_t{64} << 20};
+  std::atomic<int> ok{0}, refused{0};
+  bool honest_served = false;
+  const Peaks peaks =
+      FloodAServerInAFreshProcess("AFloodOfLargePostsCostsBoundedMemory", limits, [&](int port) {
+        const std::string big(15 << 20, 'x');
+        std::vector<std::thread> callers;
+        for (int i = 0; i < 48; ++i) {
+          callers.emplace_back([&] {
+            auto stub = OwnConnection(port);
+            for (int call = 0; call < 3; ++call) {
+              grpc::ClientContext ctx;
+              ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+              Pool pool;
+              pool.add_txs(big);
+              PostReply rep;
+              ++(stub->PostPool(&ctx, pool, &rep).ok() ? ok : refused);
+            }
+          });
+        }
+        for (std::thread& t : callers) t.join();
+        honest_served = AnHonestCallIsServed(port);
+      });
+  const long long bound_mib = 2 * 128 + 64 + 128;
+  std::printf("server peak RSS %lld -> %lld MiB (bound +%lld); %d posts ok, %d refused\n",
+              peaks.before, peaks.after, bound_mib, ok.load(), refused.load());
+  ASSERT_GT(peaks.before, 0);
+  EXPECT_LE(peaks.after - peaks.before, bound_mib);
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_GT(refused.load(), 0);
+  EXPECT_TRUE(honest_served);
+}
+
+// Requests held by handlers: 24 connections each send one long-poll carrying 15 MiB (a
+// listener name that big), one after another, so few are being received at once but all would
+// wait together. With a 64 MiB limit on held requests at most four wait and the rest fail
+// RESOURCE_EXHAUSTED at once; the server's growth stays under 2 x quota + the held limit +
+// 64 MiB. Without the limit (session 16) all 24 waited, 360 MiB held, and the test fails.
+TEST_F(PoliticianServerCapTest, LongPollsHoldingLargeRequestsCostBoundedMemory) {
+  const ServerLimits limits{.max_memory_bytes = size_t{128} << 20,
+                            .max_held_request_bytes = size_t{64} << 20};
+  std::atomic<int> ok{0}, refused{0};
+  bool honest_served = false;
+  const Peaks peaks = FloodAServerInAFreshProcess(
+      "LongPollsHoldingLargeRequestsCostBoundedMemory", limits, [&](int port) {
+        const std::string big(15 << 20, 'x');
+        std::vector<std::thread> callers;
+        for (int i = 0; i < 32; ++i) {
+          callers.emplace_back([&, i] {
+            auto stub = OwnConnection(port);
+            std::this_thread::sleep_for(std::chrono::milliseconds(80 * i));
+            grpc::ClientContext ctx;
+            ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+            RoundRequest req;
+            req.set_height(1);
+            req.set_hashes_only(true);
+            req.set_relay(true);
+            req.set_wait_ms(PoliticianNode::kMaxRoundWaitMs);
+            req.set_listener(big);
+            RoundReply rep;
+            grpc::Status s = stub->GetRound(&ctx, req, &rep);
+            ++(s.ok() ? ok : refused);
+          });
+        }
+        for (std::thread& t : callers) t.join();
+        honest_served = AnHonestCallIsServed(port);
+      });
+  const long long bound_mib = 2 * 128 + 64 + 128;
+  std::printf("server peak RSS %lld -> %lld MiB (bound +%lld); %d long-polls ok, %d refused\n",
+              peaks.before, peaks.after, bound_mib, ok.load(), refused.load());
+  ASSERT_GT(peaks.before, 0);
+  EXPECT_LE(peaks.after - peaks.before, bound_mib);
+  EXPECT_GT(ok.load(), 0);
+  EXPECT_GT(refused.load(), 0);
+  EXPECT_TRUE(honest_served);
+}
+
+// Start refuses a held-request limit under the largest honest request (it would refuse every
+// full pool).
+TEST_F(PoliticianServerCapTest, AHeldLimitBelowTheLargestRequestIsRefused) {
+  ASSERT_NO_FATAL_FAILURE(Serve("held_limit_test_"));
+  const ServerLimits limits{.max_held_request_bytes = MaxRequestBytes() - 1};
+  auto server = PoliticianServer::Start(node_.get(), "127.0.0.1:0", limits);
+  EXPECT_FALSE(server.ok());
 }
 
 // ---- A peer's surplus commitments, dropped before Post (surplus_filter.h) ---------------------

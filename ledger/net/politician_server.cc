@@ -3,6 +3,7 @@
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
 #include <thread>
 
 #include "ledger/net/reply_caps.h"
@@ -21,55 +22,98 @@ grpc::Status ToGrpc(const Status& s) {
   return grpc::Status(code, s.ToString());
 }
 
+// The bytes of parsed requests that handlers hold at once, up to a limit (ServerLimits::
+// max_held_request_bytes): Hold runs a handler only if its request fits, and frees the bytes
+// when the handler returns.
+class HeldRequests {
+ public:
+  explicit HeldRequests(size_t limit) : limit_(limit) {}
+
+  template <typename Request, typename Handler>
+  grpc::Status Hold(const Request& request, Handler&& handler) {
+    const size_t bytes = request.ByteSizeLong();
+    if (held_.fetch_add(bytes) + bytes > limit_) {
+      held_.fetch_sub(bytes);
+      return grpc::Status(grpc::RESOURCE_EXHAUSTED,
+                          "politician busy: requests in progress hold too many bytes");
+    }
+    grpc::Status status = handler();
+    held_.fetch_sub(bytes);
+    return status;
+  }
+
+ private:
+  const size_t limit_;
+  std::atomic<size_t> held_{0};
+};
+
 class Service final : public Politician::Service {
  public:
-  explicit Service(PoliticianNode* node) : node_(node) {}
+  Service(PoliticianNode* node, size_t max_held_request_bytes)
+      : node_(node), held_(max_held_request_bytes) {}
   grpc::Status SubmitTransaction(grpc::ServerContext*, const TxRequest* q, TxReply* r) override {
-    node_->SubmitTransaction(*q, r);
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      node_->SubmitTransaction(*q, r);
+      return grpc::Status::OK;
+    });
   }
-  grpc::Status GetStatus(grpc::ServerContext*, const StatusRequest*, StatusReply* r) override {
-    node_->GetStatus(r);
-    return grpc::Status::OK;
+  grpc::Status GetStatus(grpc::ServerContext*, const StatusRequest* q, StatusReply* r) override {
+    return held_.Hold(*q, [&] {
+      node_->GetStatus(r);
+      return grpc::Status::OK;
+    });
   }
   grpc::Status GetBlock(grpc::ServerContext*, const BlockRequest* q, BlockReply* r) override {
-    node_->GetBlock(*q, r);
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      node_->GetBlock(*q, r);
+      return grpc::Status::OK;
+    });
   }
   grpc::Status ReadState(grpc::ServerContext*, const StateRequest* q, StateReply* r) override {
-    return ToGrpc(node_->ReadState(*q, r));
+    return held_.Hold(*q, [&] { return ToGrpc(node_->ReadState(*q, r)); });
   }
   grpc::Status GetHeads(grpc::ServerContext* c, const HeadsRequest* q, HeadsReply* r) override {
-    node_->GetHeads(*q, r, [c] { return c->IsCancelled(); });
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      node_->GetHeads(*q, r, [c] { return c->IsCancelled(); });
+      return grpc::Status::OK;
+    });
   }
   grpc::Status Execute(grpc::ServerContext*, const ExecuteRequest* q, ExecuteReply* r) override {
-    return ToGrpc(node_->Execute(*q, r));
+    return held_.Hold(*q, [&] { return ToGrpc(node_->Execute(*q, r)); });
   }
   grpc::Status GetRound(grpc::ServerContext* c, const RoundRequest* q, RoundReply* r) override {
-    node_->GetRound(*q, r, c->peer(), [c] { return c->IsCancelled(); });
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      node_->GetRound(*q, r, c->peer(), [c] { return c->IsCancelled(); });
+      return grpc::Status::OK;
+    });
   }
   grpc::Status GetItems(grpc::ServerContext*, const ItemsRequest* q, RoundReply* r) override {
-    node_->GetItems(*q, r);
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      node_->GetItems(*q, r);
+      return grpc::Status::OK;
+    });
   }
   grpc::Status Post(grpc::ServerContext* c, const PostRequest* q, PostReply* r) override {
-    if (Status s = node_->AdmitPush(c->peer(), &q->item()); !s.ok()) return ToGrpc(s);
-    node_->Post(*q, r);
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      if (Status s = node_->AdmitPush(c->peer(), &q->item()); !s.ok()) return ToGrpc(s);
+      node_->Post(*q, r);
+      return grpc::Status::OK;
+    });
   }
   grpc::Status GetPools(grpc::ServerContext*, const PoolsRequest* q, PoolsReply* r) override {
-    return ToGrpc(node_->GetPools(*q, r));
+    return held_.Hold(*q, [&] { return ToGrpc(node_->GetPools(*q, r)); });
   }
   grpc::Status PostPool(grpc::ServerContext* c, const Pool* q, PostReply* r) override {
-    if (Status s = node_->AdmitPush(c->peer(), nullptr); !s.ok()) return ToGrpc(s);
-    node_->PostPool(*q, r);
-    return grpc::Status::OK;
+    return held_.Hold(*q, [&] {
+      if (Status s = node_->AdmitPush(c->peer(), nullptr); !s.ok()) return ToGrpc(s);
+      node_->PostPool(*q, r);
+      return grpc::Status::OK;
+    });
   }
 
  private:
   PoliticianNode* node_;
+  HeldRequests held_;
 };
 
 }  // namespace
@@ -78,7 +122,10 @@ Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode
                                                                   const std::string& address,
                                                                   const ServerLimits& limits) {
   std::unique_ptr<PoliticianServer> s(new PoliticianServer());
-  s->service_ = std::make_unique<Service>(node);
+  if (limits.max_held_request_bytes < MaxRequestBytes()) {
+    return InvalidArgumentError("max_held_request_bytes is below the largest honest request");
+  }
+  s->service_ = std::make_unique<Service>(node, limits.max_held_request_bytes);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
   // The largest request an honest caller sends (a PostPool of a kMaxPoolBytes pool,
@@ -87,6 +134,7 @@ Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode
   // What N connections may cost (ServerLimits, politician_server.h).
   grpc::ResourceQuota quota("politician");
   quota.SetMaxThreads(limits.max_threads);
+  quota.Resize(limits.max_memory_bytes);
   builder.SetResourceQuota(quota);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, limits.max_streams);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, limits.idle_ms);

@@ -28,13 +28,28 @@ namespace tessera::ledger::net {
 //   * idle connections: closed (GOAWAY) after idle_ms with no call in progress; an honest
 //     client reconnects on its next call (client.cc backs off 100-500 ms at most);
 //   * slow connections: the HTTP/2 handshake must end within handshake_ms.
-// Memory per connection (transport buffers) is not bounded here: a ResourceQuota's memory
-// limit changes how gRPC sizes every read buffer, which was not measured.
+//   * memory of requests, in two parts:
+//     - being received (transport buffers, a message not yet parsed): gRPC's memory quota,
+//       max_memory_bytes for all connections together. Near it gRPC stops accepting
+//       connections and cancels calls (RESOURCE_EXHAUSTED, or RST_STREAM ENHANCE_YOUR_CALM);
+//     - parsed and held by handlers (a long-poll holds its request while it waits):
+//       max_held_request_bytes for all calls together, counted with ByteSizeLong; a call
+//       over it fails RESOURCE_EXHAUSTED at once. It is at least MaxRequestBytes() (Start
+//       refuses less), so any one honest request fits.
+//     A message being parsed exists twice (its received bytes, counted by the quota, and
+//     the parsed copy, counted by neither), so what requests cost the process is at most
+//     about 2 x max_memory_bytes + max_held_request_bytes
+//     (PoliticianServerCapTest.AFloodOfLargeRequestsCostsBoundedMemory measures it in a
+//     child process). Replies are not counted: each is bounded by its own cap (reply_caps.h).
+//     The defaults leave room for honest peaks: every peer posting a full pool at once is
+//     N x 16 MiB (80 MiB at 5 politicians); above the quota, posts fail and pools are pulled.
 struct ServerLimits {
   int max_threads = 2048;
   int max_streams = 1024;
   int idle_ms = 60000;
   int handshake_ms = 10000;
+  size_t max_memory_bytes = size_t{512} << 20;
+  size_t max_held_request_bytes = size_t{256} << 20;
 };
 
 // The node's gRPC service, listening on `address` ("127.0.0.1:0": any free port, see port())
