@@ -161,7 +161,7 @@ struct LocalnetReport {
   uint64_t honest_politicians = 0, malicious_politicians = 0;
   uint64_t honest_citizens = 0, malicious_citizens = 0;
   bool politicians_agree = false;
-  uint64_t forks = 0;           // heights where two honest politicians hold different blocks
+  uint64_t forks = 0;  // honest politicians holding a block the replay does not (each once)
   uint64_t invalid_blocks = 0;  // blocks failing certificate or state-root replay
   bool citizens_agree = false;
   bool balances_conserved = false;

@@ -6,9 +6,21 @@
 #include <thread>
 
 #include "core/file.h"
+#include "ledger/state/account.h"
 #include "ledger/state/state_proof.h"
 
 namespace tessera::ledger::net {
+
+bool BalancesConserved(const ChainReplay& replay, uint64_t total) {
+  uint64_t sum = 0;
+  for (const Hash256& key : replay.accounts()) {
+    auto leaf = replay.tree().Get(key);
+    auto a = leaf ? DecodeAccount(*leaf) : Result<Account>(NotFoundError("missing account"));
+    if (!a.ok()) return false;
+    sum += a->balance;
+  }
+  return sum == total;
+}
 
 void AuditPoliticians(const std::vector<AuditedPolitician>& politicians, const ChainReplay& replay,
                       const std::vector<Hash256>& probe, LocalnetReport* report,
