@@ -109,6 +109,8 @@ Status AddCitizenStats(const std::vector<CitizenStatsFile>& files, const ChainRe
       report->txs_validated += c["txs_validated"].get<uint64_t>();
       report->signatures_checked += c["signatures_checked"].get<uint64_t>();
       report->citizen_round_listings += c.value("round_listings", uint64_t{0});
+      report->citizen_largest_sample =
+          std::max(report->citizen_largest_sample, c.value("largest_sample", uint64_t{0}));
       uint64_t h = c["height"].get<uint64_t>();
       if (h > H || ToHex(replay.hashes()[h]) != c["head"].get<std::string>()) {
         report->citizens_agree = false;

@@ -186,7 +186,8 @@ std::filesystem::path CitizenStats(const std::string& name, uint64_t height, con
                       {"committee_rounds", 1},
                       {"following_bytes", 0},
                       {"following_blocks", 0},
-                      {"storage_bytes", 0}};
+                      {"storage_bytes", 0},
+                      {"largest_sample", 2}};
   const auto path = std::filesystem::temp_directory_path() /
                     ("localnet_audit_" + name + "_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << nlohmann::json{{"citizens", {c}}}.dump();
@@ -262,6 +263,7 @@ TEST(LocalnetAuditTest, AnHonestChainPassesTheAudit) {
   std::filesystem::remove(head);
   EXPECT_EQ(r.blocks, 3u);
   EXPECT_EQ(r.committed_txs, 5u);
+  EXPECT_EQ(r.citizen_largest_sample, 2u);  // read from the citizen's stats
   EXPECT_TRUE(Safe(r));
   EXPECT_TRUE(ExpectSafeFailures(r).empty());
 }
