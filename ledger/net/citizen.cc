@@ -220,6 +220,8 @@ std::vector<PoliticianClient*> Citizen::SafeSample() {
                       blacklist_, latest_.height + 1, rng_)) {
     sample.push_back(politicians_[i].get());
   }
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.largest_sample = std::max<uint64_t>(stats_.largest_sample, sample.size());
   return sample;
 }
 

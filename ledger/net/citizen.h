@@ -126,6 +126,9 @@ struct CitizenStats {
   uint64_t txs_validated = 0;       // transactions re-executed in validated executions
   uint64_t signatures_checked = 0;  // ... of which this citizen verified the signatures
   uint64_t round_listings = 0;      // round listing calls made (round_listener.h)
+  // The most politicians in one safe sample this citizen drew (SafeSample): the genesis
+  // safe_sample k, or all politicians where k is larger.
+  uint64_t largest_sample = 0;
   // Evidence and blacklisting (blacklist.h): evidence this citizen refused (forged, or
   // malformed), and the politicians it has blacklisted at its next height.
   uint64_t evidence_refused = 0;

@@ -50,6 +50,7 @@ Status WriteStats(const std::filesystem::path& file, const std::filesystem::path
                    {"txs_validated", s.txs_validated},
                    {"signatures_checked", s.signatures_checked},
                    {"round_listings", s.round_listings},
+                   {"largest_sample", s.largest_sample},
                    {"evidence_refused", s.evidence_refused},
                    {"blacklisted", s.blacklisted},
                    {"storage_bytes", storage}});

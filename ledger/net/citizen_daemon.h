@@ -10,6 +10,7 @@
 //   {"citizens": [{"index", "height", "head", "committee_rounds", "blocks_followed",
 //                  "bytes_up", "bytes_down", "cpu_ns", "proposals", "rejected_proposals",
 //                  "bad_politician_answers", "txs_validated", "signatures_checked",
+//                  "round_listings", "largest_sample", "evidence_refused", "blacklisted",
 //                  "storage_bytes" (the three files above)}, ...]}
 #pragma once
 

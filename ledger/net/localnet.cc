@@ -611,17 +611,6 @@ void AddLoadFigures(const LoadGenerator& load, double load_seconds, ChainWatch& 
   report.latency_breakdown = BreakDownLatency(watch.committed(), timelines, system_minus_steady);
 }
 
-bool BalancesConserved(const ChainReplay& replay, uint64_t total) {
-  uint64_t sum = 0;
-  for (const Hash256& key : replay.accounts()) {
-    auto leaf = replay.tree().Get(key);
-    auto a = leaf ? DecodeAccount(*leaf) : Result<Account>(NotFoundError("missing account"));
-    if (!a.ok()) return false;
-    sum += a->balance;
-  }
-  return sum == total;
-}
-
 // Every honest politician (the restarted one included) must reach the replay's height with
 // the same blocks and serve proofs that verify against the certified root and match the
 // replay; honest citizens' heads must be on the audited chain.

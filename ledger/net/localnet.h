@@ -161,7 +161,7 @@ struct LocalnetReport {
   uint64_t honest_politicians = 0, malicious_politicians = 0;
   uint64_t honest_citizens = 0, malicious_citizens = 0;
   bool politicians_agree = false;
-  uint64_t forks = 0;           // heights where two honest politicians hold different blocks
+  uint64_t forks = 0;  // honest politicians holding a block the replay does not (each once)
   uint64_t invalid_blocks = 0;  // blocks failing certificate or state-root replay
   bool citizens_agree = false;
   bool balances_conserved = false;
@@ -175,6 +175,9 @@ struct LocalnetReport {
   uint64_t txs_validated = 0, signatures_checked = 0;
   // Round listing calls of the honest citizens (GetRound, long-polled: round_listener.h).
   uint64_t citizen_round_listings = 0;
+  // The most politicians in one safe sample any honest citizen drew (the genesis safe_sample
+  // k, or all politicians where k is larger; citizen.h CitizenStats::largest_sample).
+  uint64_t citizen_largest_sample = 0;
   // Curve work of the honest citizen daemons (processes, all their citizens): Ed25519 and VRF
   // verifications computed, VRF proofs made; with the per-op costs of ledger_bench they split
   // cpu_s_citizens by component (docs/ledger-engine.md, committee 64).

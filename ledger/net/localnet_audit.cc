@@ -6,9 +6,21 @@
 #include <thread>
 
 #include "core/file.h"
+#include "ledger/state/account.h"
 #include "ledger/state/state_proof.h"
 
 namespace tessera::ledger::net {
+
+bool BalancesConserved(const ChainReplay& replay, uint64_t total) {
+  uint64_t sum = 0;
+  for (const Hash256& key : replay.accounts()) {
+    auto leaf = replay.tree().Get(key);
+    auto a = leaf ? DecodeAccount(*leaf) : Result<Account>(NotFoundError("missing account"));
+    if (!a.ok()) return false;
+    sum += a->balance;
+  }
+  return sum == total;
+}
 
 void AuditPoliticians(const std::vector<AuditedPolitician>& politicians, const ChainReplay& replay,
                       const std::vector<Hash256>& probe, LocalnetReport* report,
@@ -97,6 +109,8 @@ Status AddCitizenStats(const std::vector<CitizenStatsFile>& files, const ChainRe
       report->txs_validated += c["txs_validated"].get<uint64_t>();
       report->signatures_checked += c["signatures_checked"].get<uint64_t>();
       report->citizen_round_listings += c.value("round_listings", uint64_t{0});
+      report->citizen_largest_sample =
+          std::max(report->citizen_largest_sample, c.value("largest_sample", uint64_t{0}));
       uint64_t h = c["height"].get<uint64_t>();
       if (h > H || ToHex(replay.hashes()[h]) != c["head"].get<std::string>()) {
         report->citizens_agree = false;

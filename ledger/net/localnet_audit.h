@@ -17,6 +17,9 @@
 
 namespace tessera::ledger::net {
 
+// The replayed accounts' balances sum to `total` (the genesis total): no money created or lost.
+bool BalancesConserved(const ChainReplay& replay, uint64_t total);
+
 struct AuditedPolitician {
   uint32_t id = 0;
   PoliticianClient* client = nullptr;

@@ -205,6 +205,7 @@ std::string LocalnetReport::ToJson() const {
                       {"txs_validated", txs_validated},
                       {"signatures_checked", signatures_checked},
                       {"citizen_round_listings", citizen_round_listings},
+                      {"citizen_largest_sample", citizen_largest_sample},
                       {"citizen_ed25519_verifications", citizen_ed25519_verifications},
                       {"citizen_vrf_verifications", citizen_vrf_verifications},
                       {"citizen_vrf_proofs", citizen_vrf_proofs},
