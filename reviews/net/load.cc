@@ -274,7 +274,6 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   report.sign_seconds = CpuSeconds() - cpu0;
   report.ring_size_mean = items.empty() ? 0 : ring_total / items.size();
   report.reviews_submitted = payloads.size();
-  report.first_height = c->height();
   progress << "height " << c->height() << ": submitting " << payloads.size()
            << " reviews (signed in " << report.sign_seconds << " s CPU)\n";
 
@@ -289,6 +288,12 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     TESSERA_ASSIGN_OR_RETURN(auto s, client::ReviewsClient::Open(o));
     submitters.push_back(std::move(s));
   }
+  // The height when the clock starts (blocks may commit while the submitters open): the
+  // first block that can carry a review is the one after the next (that pool is frozen).
+  (void)c->Refresh();  // a failed refresh leaves the last height known
+  report.first_height = c->height();
+  progress << "height " << c->height() << ": clock starts (" << submitters.size()
+           << " submitters open)\n";
   std::atomic<uint64_t> rejected{0}, busy{0}, busy_wait_ms{0};
   // A fanout-1 submission goes to one politician at random; when it is busy, others are tried
   // at once (a busy answer costs the politician a lookup, no verification) before the hint is
