@@ -45,7 +45,8 @@ print("load phases (wall time, height):")
 t0 = events[0][0] if events else 0
 for name, pattern in (("key requests sent", r"requesting"), ("keys registered", r"keys registered"),
                       ("items created", r"items created"), ("rings opened", r"rings opened"),
-                      ("reviews signed, submitting", r"submitting")):
+                      ("reviews signed, submitting", r"submitting"),
+                      ("submitters open, clock starts", r"clock starts")):
     e = first(pattern)
     if e:
         print(f"  {name:30s} +{e[0] - t0:7.1f} s   height {e[1]}")

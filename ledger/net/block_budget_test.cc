@@ -62,9 +62,11 @@ TEST(BlockBudgetTest, APoolOfMergedApplicationTransactionsCountsWhatItCarries) {
                                 {.height = h})
                       .ok());
     }
-    const std::vector<LedgerTx> pool = mempool.Freeze(budget, apps);
+    size_t weight = 0;
+    const std::vector<LedgerTx> pool = mempool.Freeze(budget, apps, &weight);
     ASSERT_EQ(pool.size(), 1u);                  // merged into one transaction ...
     EXPECT_EQ(BlockWeight(pool, apps), budget);  // ... that carries `budget` of them
+    EXPECT_EQ(weight, budget);                   // as the mempool's entries weighed it
     b.PoolFrozen(h, BlockWeight(pool, apps), t);
     t += milliseconds(1000);  // a quarter of the target
     b.BlockCommitted(h, BlockWeight(pool, apps), t);

@@ -51,6 +51,11 @@ Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn, int e
   return Status::Ok();
 }
 
+std::unique_ptr<PoliticianClient> PoliticianClient::ForSubmitting(const std::string& address,
+                                                                  int deadline_ms) {
+  return std::make_unique<PoliticianClient>(address, deadline_ms, ReplyCaps::Citizen());
+}
+
 Status PoliticianClient::SubmitTransaction(const LedgerTx& tx, Traffic* t,
                                            uint32_t* retry_after_ms) {
   TxRequest req;

@@ -86,6 +86,11 @@ class PoliticianClient {
   // at kChannelMaxReceive. With
   // caps, GetRound is capped as a hash listing: use ListenRound or GetRound(hashes_only).
   PoliticianClient(const std::string& address, int deadline_ms, const ReplyCaps& caps);
+  // A client for SubmitTransaction only (load generators: ledger/net/load_generator.cc,
+  // reviews/net/transfer_phase.cc): its reply is capped as a citizen's (reply_caps.h), as is
+  // every other reply, which such a client does not ask for.
+  static std::unique_ptr<PoliticianClient> ForSubmitting(const std::string& address,
+                                                         int deadline_ms);
   const std::string& address() const { return address_; }
 
   // FAILED_PRECONDITION when the politician rejects the transaction; RESOURCE_EXHAUSTED when

@@ -45,8 +45,7 @@ LoadGenerator::LoadGenerator(LoadOptions options, std::vector<std::string> polit
   for (uint32_t t = 0; t < options_.threads; ++t) {
     auto w = std::make_unique<Worker>();
     for (const std::string& a : addresses_) {
-      // Only SubmitTransaction: its reply is capped as a citizen's (reply_caps.h).
-      w->clients.push_back(std::make_unique<PoliticianClient>(a, 3000, ReplyCaps::Citizen()));
+      w->clients.push_back(PoliticianClient::ForSubmitting(a, 3000));
     }
     w->rng.seed(options_.seed + t);
     workers_.push_back(std::move(w));

@@ -18,8 +18,8 @@ Result<Account> SenderAccount(const PublicKey& key, const SparseMerkleTree& stat
 }  // namespace
 
 Status Mempool::Room() const {
-  if (size() >= capacity_) {
-    return ResourceExhaustedError("mempool full (" + std::to_string(size()) + " pending)");
+  if (weight() >= capacity_) {
+    return ResourceExhaustedError("mempool full (" + std::to_string(weight()) + " pending)");
   }
   if (waiting_capacity_ > 0 && waiting() >= waiting_capacity_) {
     return ResourceExhaustedError("next pool full (" + std::to_string(waiting()) +
@@ -55,6 +55,7 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
   TESSERA_RETURN_IF_ERROR(Room());
   pending_.emplace(key, std::make_pair(tx, next_arrival_));
   arrivals_.emplace(next_arrival_++, key);
+  ++weight_;
   return Status::Ok();
 }
 
@@ -73,32 +74,38 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
                          const AppRegistry& apps, const BlockContext& next) {
   Hash256 id = LedgerTxId(tx);
   if (pending_apps_.contains(id)) return AlreadyExistsError("transaction already pending");
+  // Its weight (Application::Weight: cheap, no signature), read once and kept with the entry.
+  const Application* app = apps.Find(tx.app);
+  const size_t weight = app != nullptr ? std::max<size_t>(1, app->Weight(AsBytes(tx.payload))) : 1;
   // The application's quota (Application::MempoolShare) first: cheap, before any signature.
-  if (const Application* app = apps.Find(tx.app)) {
+  if (app != nullptr) {
     const size_t quota = std::max<size_t>(
         1, static_cast<size_t>(app->MempoolShare() * static_cast<double>(capacity_)));
-    if (app_pending_[tx.app] >= quota) {
+    if (app_waiting_[tx.app] >= quota) {
       return ResourceExhaustedError("mempool quota of application '" + std::string(app->name()) +
-                                    "' reached (" + std::to_string(quota) + " pending)");
+                                    "' reached (" + std::to_string(quota) + " waiting for a pool)");
     }
   }
   TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
   TESSERA_RETURN_IF_ERROR(Room());
-  pending_apps_.emplace(id, tx);
+  pending_apps_.emplace(id, AppEntry{tx, weight});
   app_order_.push_back(id);
-  ++app_pending_[tx.app];
+  app_waiting_[tx.app] += weight;
+  weight_ += weight;
   return Status::Ok();
 }
 
 Mempool::Selection Mempool::Choose(size_t max) const {
   Selection s;
   for (const auto& [arrival, key] : arrivals_) {
-    if (s.transfers.size() >= max) break;
+    if (s.weight >= max) break;
     s.transfers.push_back(key);
+    ++s.weight;
   }
   for (const Hash256& id : app_order_) {
-    if (s.transfers.size() + s.apps.size() >= max) break;
+    if (s.weight >= max) break;
     s.apps.push_back(id);
+    s.weight += pending_apps_.at(id).weight;
   }
   return s;
 }
@@ -109,7 +116,7 @@ std::vector<LedgerTx> Mempool::Build(Selection chosen, const AppRegistry& apps) 
   for (const TransferKey& key : chosen.transfers) out.push_back(pending_.at(key).first);
   std::map<uint8_t, std::vector<std::string>> by_app;
   for (const Hash256& id : chosen.apps) {
-    const AppTransaction& tx = pending_apps_.at(id);
+    const AppTransaction& tx = pending_apps_.at(id).tx;
     by_app[tx.app].push_back(tx.payload);
   }
   for (auto& [app_id, payloads] : by_app) {
@@ -124,10 +131,18 @@ std::vector<LedgerTx> Mempool::Snapshot(size_t max, const AppRegistry& apps) con
   return Build(Choose(max), apps);
 }
 
-std::vector<LedgerTx> Mempool::Freeze(size_t max, const AppRegistry& apps) {
+std::vector<LedgerTx> Mempool::Freeze(size_t max, const AppRegistry& apps, size_t* weight) {
   Selection chosen = Choose(max);
-  frozen_.insert(chosen.transfers.begin(), chosen.transfers.end());
-  frozen_apps_.insert(chosen.apps.begin(), chosen.apps.end());
+  for (const TransferKey& key : chosen.transfers) {
+    if (frozen_.insert(key).second) ++frozen_weight_;
+  }
+  for (const Hash256& id : chosen.apps) {
+    if (!frozen_apps_.insert(id).second) continue;
+    const AppEntry& e = pending_apps_.at(id);
+    frozen_weight_ += e.weight;
+    app_waiting_[e.tx.app] -= e.weight;
+  }
+  if (weight != nullptr) *weight = chosen.weight;
   return Build(std::move(chosen), apps);
 }
 
@@ -139,12 +154,16 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
     if (used) arrivals_.erase(it->second.second);
     it = used ? pending_.erase(it) : std::next(it);
   }
+  // The frozen pool is settled: everything kept is waiting again.
   std::deque<Hash256> kept;
-  app_pending_.clear();
+  app_waiting_.clear();
+  weight_ = pending_.size();
   for (const Hash256& id : app_order_) {
-    if (AppRejection(pending_apps_.at(id), state, apps, next).ok()) {
+    const AppEntry& e = pending_apps_.at(id);
+    if (AppRejection(e.tx, state, apps, next).ok()) {
       kept.push_back(id);
-      ++app_pending_[pending_apps_.at(id).app];
+      app_waiting_[e.tx.app] += e.weight;
+      weight_ += e.weight;
     } else {
       pending_apps_.erase(id);
     }
@@ -152,6 +171,7 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
   app_order_ = std::move(kept);
   frozen_.clear();
   frozen_apps_.clear();
+  frozen_weight_ = 0;
 }
 
 }  // namespace tessera::ledger::net

@@ -7,6 +7,7 @@
 
 #include "ledger/crypto/hash.h"
 #include "ledger/state/account.h"
+#include "ledger/state/application.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -147,6 +148,82 @@ TEST(MempoolBoundTest, AdmitsOnlyWhatTheNextPoolCanCarry) {
   Status over = total.Admit(a.Transfer(5, 0), a.state);
   EXPECT_EQ(over.code(), StatusCode::kResourceExhausted) << over;
   EXPECT_NE(over.message().find("mempool full"), std::string::npos) << over;
+}
+
+// An application with a mempool quota of half the capacity whose transactions, as submitted,
+// end with ';' (a payload weighs its ';'s, as a client's batch of reviews weighs its reviews).
+class QuotaApp : public Application {
+ public:
+  uint8_t id() const override { return 202; }
+  std::string_view name() const override { return "quota"; }
+  Result<std::vector<Hash256>> ReadSet(ByteSpan, const BlockContext&) const override {
+    return std::vector<Hash256>{};
+  }
+  Result<AppVerdict> Apply(ByteSpan, const BlockContext&, const LeafReader&, bool) const override {
+    return AppVerdict::Accept({});
+  }
+  double MempoolShare() const override { return 0.5; }
+  size_t Weight(ByteSpan payload) const override {
+    return static_cast<size_t>(std::count(payload.begin(), payload.end(), ';'));
+  }
+};
+
+// Session 15 (docs/reviews.md): with a quota of one pool, a full pool of reviews frozen for
+// block h held the whole quota until h committed, so the pool for h + 1 carried none (blocks of
+// 150, 0, 150). The quota counts what waits for a pool, not the pool in flight.
+TEST(MempoolQuotaTest, AnApplicationsQuotaCountsWhatWaitsNotTheFrozenPool) {
+  AppRegistry apps;
+  ASSERT_TRUE(apps.Add(std::make_shared<QuotaApp>()).ok());
+  Mempool pool(8);  // quota: 4
+  int n = 0;
+  auto admit = [&] {
+    return pool.AdmitApp({202, "tx " + std::to_string(n++) + ";"}, SparseMerkleTree(), apps, {});
+  };
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(admit().ok()) << i;
+  Status over = admit();
+  EXPECT_EQ(over.code(), StatusCode::kResourceExhausted) << over;
+  EXPECT_NE(over.message().find("quota of application 'quota' reached (4"), std::string::npos);
+  size_t weight = 0;
+  ASSERT_EQ(pool.Freeze(4, apps, &weight).size(), 4u);
+  EXPECT_EQ(weight, 4u);
+  // The frozen four are the block being agreed: four more may wait for the next pool.
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(admit().ok()) << i;
+  EXPECT_EQ(admit().code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(pool.size(), 8u);
+  EXPECT_EQ(pool.waiting(), 4u);
+  // A block that left the frozen pool out: all eight wait again, over the quota, and nothing
+  // more is admitted until a pool takes them.
+  pool.Prune(SparseMerkleTree(), apps, {});
+  EXPECT_EQ(pool.waiting(), 8u);
+  EXPECT_EQ(admit().code(), StatusCode::kResourceExhausted);
+}
+
+// Weight is read once at admission and kept: a client's batch counts what it carries in the
+// pool size, the bounds and the quota, and Freeze reports the pool's weight.
+TEST(MempoolQuotaTest, EntriesCountByTheirWeight) {
+  AppRegistry apps;
+  ASSERT_TRUE(apps.Add(std::make_shared<QuotaApp>()).ok());
+  Mempool pool(100);
+  for (const char* p : {"a;b;", "c;d;", "e;f;", "g;h;i;j;k;l;m;"}) {
+    ASSERT_TRUE(pool.AdmitApp({202, p}, SparseMerkleTree(), apps, {}).ok()) << p;
+  }
+  EXPECT_EQ(pool.size(), 4u);
+  EXPECT_EQ(pool.weight(), 13u);
+  size_t weight = 0;
+  EXPECT_EQ(pool.Freeze(4, apps, &weight).size(), 2u);  // a;b; and c;d;: a pool of 4
+  EXPECT_EQ(weight, 4u);
+  EXPECT_EQ(pool.waiting(), 9u);
+  pool.Prune(SparseMerkleTree(), apps, {});
+  // A heavy last entry is taken whole rather than passed over.
+  std::vector<LedgerTx> all = pool.Freeze(7, apps, &weight);
+  EXPECT_EQ(all.size(), 4u);
+  EXPECT_EQ(weight, 13u);
+  EXPECT_EQ(pool.waiting(), 0u);
+  // The quota (50) is reached by weight: a batch of 50 fills it.
+  Mempool quota(100);
+  ASSERT_TRUE(quota.AdmitApp({202, std::string(50, ';')}, SparseMerkleTree(), apps, {}).ok());
+  EXPECT_EQ(quota.AdmitApp({202, "x;"}, SparseMerkleTree(), apps, {}).code(),
+            StatusCode::kResourceExhausted);
 }
 
 }  // namespace

@@ -261,10 +261,13 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     TESSERA_RETURN_IF_ERROR(state_->Prune(state_->version() - keep + 1));
   }
   {
+    // The block's weight: its pools are mostly other politicians', whose entries this mempool
+    // never held, so it is read from the payloads, before the lock.
+    const size_t block_weight = BlockWeight(txs, apps_);
     // Before latest_ moves: the pool frozen for the next height must not carry these.
     std::lock_guard<std::mutex> lock(mempool_mu_);
     mempool_.Prune(next, apps_, {.height = h + 1, .prev_seed = block.header.seed});
-    budget_.BlockCommitted(h, BlockWeight(txs, apps_));
+    budget_.BlockCommitted(h, block_weight);
     mempool_.set_capacity(budget_.mempool_capacity());  // the budget moves only here
     mempool_.set_waiting_capacity(budget_.waiting_capacity());
   }

@@ -72,7 +72,8 @@ void PoliticianNode::FreezePool(uint64_t h) {
   std::vector<std::vector<LedgerTx>> variants(1);
   {
     std::lock_guard<std::mutex> lock(mempool_mu_);
-    variants[0] = mempool_.Freeze(budget_.pool_txs(), apps_);
+    size_t weight = 0;  // kept with the mempool's entries: no payload is read again
+    variants[0] = mempool_.Freeze(budget_.pool_txs(), apps_, &weight);
     // At most kMaxPoolBytes (client.h) on the wire, with room for the commitment and a
     // transaction the forge fault adds: what is cut stays in the mempool and is waiting again
     // once this height commits (Mempool::Prune).
@@ -81,12 +82,13 @@ void PoliticianNode::FreezePool(uint64_t h) {
       bytes += EncodeLedgerTx(variants[0][k]).size() + 5;
       if (bytes > kMaxPoolBytes) {
         variants[0].resize(k);
+        weight = BlockWeight(variants[0], apps_);  // what is left of the pool
         break;
       }
     }
     // In transactions as submitted (a batch of merged reviews counts its reviews), the unit
     // Freeze chose them in: a full pool must read as full.
-    budget_.PoolFrozen(h, BlockWeight(variants[0], apps_));
+    budget_.PoolFrozen(h, weight);
   }
   if (options_.faults.forge && !options_.genesis.accounts.empty()) {
     const PublicKey& victim = options_.genesis.accounts[0].key;

@@ -95,10 +95,12 @@ class Application {
     return {};
   }
 
-  // The largest share of a politician's mempool that this application's pending transactions
-  // may take, in (0, 1]. Past it a new transaction of the application is refused before Apply
-  // runs, so a flood of one application's transactions (which may be expensive to verify)
-  // neither fills the pool for the others nor costs a signature check each. Default: no quota.
+  // The largest share of a politician's mempool capacity that this application's transactions
+  // waiting for a pool may take (by Weight; those in the pool frozen for the block being agreed
+  // do not count: ledger/net/mempool.h), in (0, 1]. Past it a new transaction of the
+  // application is refused before Apply runs, so a flood of one application's transactions
+  // (which may be expensive to verify) neither fills the mempool for the others nor costs a
+  // signature check each. Default: no quota.
   virtual double MempoolShare() const { return 1.0; }
 
   // A politician freezing a pool may merge pending payloads of this application into fewer,

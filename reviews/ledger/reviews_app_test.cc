@@ -247,6 +247,22 @@ class ReviewsAppTest : public ::testing::Test {
     return keys;
   }
 
+  // Four keys registered for epoch 2, the items "tea" and "coffee" created, the chain at the
+  // second block of epoch 2 and both items' rings for it opened (the same four keys).
+  struct TwoItems {
+    std::vector<urs::KeyPair> keys;
+    ItemId tea, coffee;
+    urs::Ring ring;
+  };
+  TwoItems TwoItemsScene() {
+    TwoItems s{RegisterKeys(4, 2), Id("tea"), Id("coffee"), {}};
+    EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
+    AdvanceTo(2 * kEpochBlocks + 1);
+    s.ring = OpenRing(s.tea, 2);
+    EXPECT_EQ(OpenRing(s.coffee, 2).members(), s.ring.members());
+    return s;
+  }
+
   std::optional<LeafValue> Leaf(const ledger::Hash256& key) const { return tree_.Get(key); }
 
   static blind::SecretKey* issuer_;
@@ -919,12 +935,7 @@ TEST_F(ReviewsAppTest, BeginBlockRecordsTheSeedAtEpochStartsOnly) {
 }
 
 TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
-  auto keys = RegisterKeys(4, 2);
-  EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
-  AdvanceTo(2 * kEpochBlocks + 1);
-  const ItemId tea = Id("tea"), coffee = Id("coffee");
-  urs::Ring ring = OpenRing(tea, 2);
-  EXPECT_EQ(OpenRing(coffee, 2).members(), ring.members());
+  const auto [keys, tea, coffee, ring] = TwoItemsScene();
   std::vector<std::string> pending = {
       ReviewTx(tea, 2, ring, {Sign(keys[0], ring, tea, 2, 5, "a")}),
       ReviewTx(coffee, 2, ring, {Sign(keys[0], ring, coffee, 2, 2, "b")}),
@@ -952,12 +963,7 @@ TEST_F(ReviewsAppTest, CoalescedBatchesApplyExactlyAsTheirInputs) {
 // block_budget.h, BlockWeight): the batches Coalesce makes must weigh the reviews they carry,
 // or a full pool of reviews reads as a few transactions and the budget never grows it.
 TEST_F(ReviewsAppTest, CoalescedBatchesWeighTheReviewsTheyCarry) {
-  auto keys = RegisterKeys(4, 2);
-  EXPECT_EQ(Block({CreateTx("tea"), CreateTx("coffee")}).applied, 2u);
-  AdvanceTo(2 * kEpochBlocks + 1);
-  const ItemId tea = Id("tea"), coffee = Id("coffee");
-  urs::Ring ring = OpenRing(tea, 2);
-  OpenRing(coffee, 2);
+  const auto [keys, tea, coffee, ring] = TwoItemsScene();
   std::vector<std::string> pending;
   for (int i = 0; i < 4; ++i) {
     pending.push_back(ReviewTx(tea, 2, ring, {Sign(keys[i], ring, tea, 2, 5, "t")}));

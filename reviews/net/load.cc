@@ -201,16 +201,15 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     std::vector<ledger::Hash256> leaves;
     for (const ItemId& id : items) leaves.push_back(leaf::Item(id));
     while (true) {
-      Status refreshed = c->Refresh();
-      Result<std::vector<std::optional<ledger::LeafValue>>> l =
-          refreshed.ok() ? c->ReadLeaves(leaves) : refreshed;
+      auto l = PollLeaves(*c, leaves);
       TESSERA_RETURN_IF_ERROR(poll_failures.Note(l.status()));
-      if (l.ok() &&
-          std::all_of(l->begin(), l->end(), [](const auto& v) { return v.has_value(); })) {
+      if (!l.ok()) {
+        progress << poll_failures.RetryLine(c->height(), l.status());
+      } else if (std::all_of(l->begin(), l->end(), [](const auto& v) { return v.has_value(); })) {
         break;
       }
       if (Clock::now() >= deadline) return DeadlineExceededError("items were not committed");
-      std::this_thread::sleep_for(l.ok() ? options.client.poll : kPollFailurePause);
+      std::this_thread::sleep_for(poll_failures.Pause(options.client.poll));
     }
   }
   progress << "height " << c->height() << ": " << items.size() << " items created\n";
@@ -275,7 +274,6 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   report.sign_seconds = CpuSeconds() - cpu0;
   report.ring_size_mean = items.empty() ? 0 : ring_total / items.size();
   report.reviews_submitted = payloads.size();
-  report.first_height = c->height();
   progress << "height " << c->height() << ": submitting " << payloads.size()
            << " reviews (signed in " << report.sign_seconds << " s CPU)\n";
 
@@ -290,6 +288,12 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
     TESSERA_ASSIGN_OR_RETURN(auto s, client::ReviewsClient::Open(o));
     submitters.push_back(std::move(s));
   }
+  // The height when the clock starts (blocks may commit while the submitters open): the
+  // first block that can carry a review is the one after the next (that pool is frozen).
+  (void)c->Refresh();  // a failed refresh leaves the last height known
+  report.first_height = c->height();
+  progress << "height " << c->height() << ": clock starts (" << submitters.size()
+           << " submitters open)\n";
   std::atomic<uint64_t> rejected{0}, busy{0}, busy_wait_ms{0};
   // A fanout-1 submission goes to one politician at random; when it is busy, others are tried
   // at once (a busy answer costs the politician a lookup, no verification) before the hint is
@@ -344,19 +348,16 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
   while (committed < payloads.size() - report.submit_rejected) {
     // A failed poll is retried after a pause, up to kMaxConsecutivePollFailures in a row; past
     // that the run reports what committed by then, with the error (poll_failures.h).
-    Status refreshed = c->Refresh();
-    Result<std::vector<std::optional<ledger::LeafValue>>> l =
-        refreshed.ok() ? c->ReadLeaves(tag_keys) : refreshed;
+    auto l = PollLeaves(*c, tag_keys);
     if (Status s = poll_failures.Note(l.status()); !s.ok()) {
       report.poll_gave_up = s.ToString();
       progress << "height " << c->height() << ": gave up polling for reviews: " << s << "\n";
       break;
     }
     if (!l.ok()) {
-      progress << "height " << c->height() << ": poll failed (" << poll_failures.streak()
-               << " in a row), retrying: " << l.status() << "\n";
+      progress << poll_failures.RetryLine(c->height(), l.status());
       if (Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(kPollFailurePause);
+      std::this_thread::sleep_for(poll_failures.Pause(options.client.poll));
       continue;
     }
     uint64_t now = 0;
@@ -369,7 +370,7 @@ Result<LoadReport> RunReviewLoad(const LoadOptions& options, std::ostream& progr
                << last_commit_s << " s\n";
     }
     if (c->height() >= window_end || Clock::now() >= deadline) break;
-    std::this_thread::sleep_for(options.client.poll);
+    std::this_thread::sleep_for(poll_failures.Pause(options.client.poll));
   }
   report.poll_failures = poll_failures.total();
   for (const auto& [why, n] : poll_failures.errors()) report.poll_errors.emplace_back(why, n);

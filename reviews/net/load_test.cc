@@ -49,5 +49,21 @@ TEST(PollFailures, RetriesAFailedPollCountsItAndGivesUpOnlyPastTheBoundInARow) {
   EXPECT_EQ(f.errors().at(unavailable.ToString()), 4u);
 }
 
+// Every wait writes the same line and pauses by the same rule (poll_failures.h).
+TEST(PollFailures, OneRetryLineAndOnePauseRuleForEveryWait) {
+  PollFailures f;
+  const std::chrono::milliseconds fast{100}, slow{800};
+  EXPECT_EQ(f.Pause(fast), fast);  // no failure: the wait's own poll interval
+  const Status timeout = DeadlineExceededError("politician 127.0.0.1:1: Deadline Exceeded");
+  ASSERT_TRUE(f.Note(timeout).ok());
+  ASSERT_TRUE(f.Note(timeout).ok());
+  EXPECT_EQ(f.RetryLine(42, timeout),
+            "height 42: poll failed (2 in a row), retrying: " + timeout.ToString() + "\n");
+  EXPECT_EQ(f.Pause(fast), kPollFailurePause);  // after a failure: at least the pause
+  EXPECT_EQ(f.Pause(slow), slow);               // and never shorter than the poll interval
+  ASSERT_TRUE(f.Note(Status::Ok()).ok());
+  EXPECT_EQ(f.Pause(fast), fast);
+}
+
 }  // namespace
 }  // namespace tessera::reviews::net

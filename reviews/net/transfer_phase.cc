@@ -21,10 +21,6 @@ double Since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Proved account leaves are read in parts of this many keys (a politician's state reply
-// stays small, and the reads stay within its anonymous read budget).
-constexpr size_t kReadPart = 512;
-
 }  // namespace
 
 ledger::KeyPair LocalnetAccountKey(uint32_t i) {
@@ -77,9 +73,7 @@ Result<TransferPhaseReport> RunTransferPhase(client::ReviewsClient& c,
       threads.emplace_back([&, t] {
         std::vector<std::unique_ptr<ledger::net::PoliticianClient>> politicians;
         for (const std::string& a : addresses) {
-          // Only SubmitTransaction: its reply is capped as a citizen's (reply_caps.h).
-          politicians.push_back(std::make_unique<ledger::net::PoliticianClient>(
-              a, 2000, ledger::net::ReplyCaps::Citizen()));
+          politicians.push_back(ledger::net::PoliticianClient::ForSubmitting(a, 2000));
         }
         std::mt19937 rng(1234 + t);
         for (size_t i = t; i < txs.size(); i += n) {
@@ -125,31 +119,24 @@ Result<TransferPhaseReport> RunTransferPhase(client::ReviewsClient& c,
   const uint64_t expected = txs.size() - report.rejected;
   PollFailures failures;
   while (committed < expected) {
-    // One poll: a refresh, then every pending sender's proved leaf. A failed poll is retried
-    // (poll_failures.h); what it read before failing is kept (a leaf with nonce >= 1 stays so).
-    Status polled = c.Refresh();
+    // One poll (PollLeaves: a refresh, then every pending sender's proved leaf); a failed poll
+    // is retried (poll_failures.h). A leaf with nonce >= 1 stays so: only pending ones are read.
     std::vector<size_t> pending;
+    std::vector<ledger::Hash256> keys;
     for (size_t i = 0; i < senders.size(); ++i) {
-      if (!seen[i]) pending.push_back(i);
+      if (seen[i]) continue;
+      pending.push_back(i);
+      keys.push_back(senders[i]);
     }
     uint64_t now = committed;
-    for (size_t begin = 0; polled.ok() && begin < pending.size(); begin += kReadPart) {
-      const size_t end = std::min(pending.size(), begin + kReadPart);
-      std::vector<ledger::Hash256> keys;
-      for (size_t j = begin; j < end; ++j) keys.push_back(senders[pending[j]]);
-      auto leaves = c.ReadLeaves(keys);
-      if (!leaves.ok()) {
-        polled = leaves.status();
-        break;
-      }
-      for (size_t j = begin; j < end; ++j) {
-        const auto& leaf = (*leaves)[j - begin];
-        if (!leaf) continue;
-        auto account = ledger::DecodeAccount(*leaf);
-        if (account.ok() && account->nonce >= 1) {
-          seen[pending[j]] = true;
-          ++now;
-        }
+    auto leaves = PollLeaves(c, keys);
+    for (size_t j = 0; leaves.ok() && j < pending.size(); ++j) {
+      const auto& leaf = (*leaves)[j];
+      if (!leaf) continue;
+      auto account = ledger::DecodeAccount(*leaf);
+      if (account.ok() && account->nonce >= 1) {
+        seen[pending[j]] = true;
+        ++now;
       }
     }
     if (now > committed) {
@@ -159,25 +146,20 @@ Result<TransferPhaseReport> RunTransferPhase(client::ReviewsClient& c,
       progress << "height " << c.height() << ": " << committed << " transfers committed after "
                << last_commit_s << " s\n";
     }
-    if (Status s = failures.Note(polled); !s.ok()) {
+    if (Status s = failures.Note(leaves.status()); !s.ok()) {
       report.poll_gave_up = s.ToString();
       report.cut_short = true;
       progress << "height " << c.height() << ": gave up polling for transfers: " << s << "\n";
       break;
     }
-    if (!polled.ok()) {
-      progress << "height " << c.height() << ": poll failed (" << failures.streak()
-               << " in a row), retrying: " << polled << "\n";
-    }
+    if (!leaves.ok()) progress << failures.RetryLine(c.height(), leaves.status());
     if (committed >= expected) break;
     if ((options.stop_height != 0 && c.height() >= options.stop_height) ||
         Clock::now() >= deadline) {
       report.cut_short = true;
       break;
     }
-    std::this_thread::sleep_for(
-        polled.ok() ? client_options.poll
-                    : std::max<std::chrono::milliseconds>(client_options.poll, kPollFailurePause));
+    std::this_thread::sleep_for(failures.Pause(client_options.poll));
   }
   report.poll_failures = failures.total();
   report.committed = committed;
