@@ -238,6 +238,10 @@ TEST(AdversaryTestRuns, EveryRunIsSelectableByItsOwnNameAt80Over25) {
     EXPECT_EQ(static_cast<uint32_t>(c.malicious_citizens * c.citizens + 1e-9), 2u);
     EXPECT_EQ(c.politician_behaviours, run.politicians);
     EXPECT_EQ(c.citizen_behaviours, run.citizens);
+    EXPECT_EQ(c.vote_committees, VoteCommittees::kPerHeight) << run.name;
+    LocalnetConfig per_step = Five();
+    per_step.vote_committees = VoteCommittees::kPerStep;
+    EXPECT_EQ(RunConfig(per_step, run).vote_committees, VoteCommittees::kPerStep) << run.name;
     for (const std::string& b : run.politicians) {
       PoliticianFaults f;
       EXPECT_TRUE(f.Add(b).ok()) << run.name << ": " << b;
