@@ -438,16 +438,23 @@ class PoliticianServerCapTest : public ::testing::Test {
     std::filesystem::remove_all(options_.dir);
   }
   // The server's peak RSS (VmHWM, MiB) before and after a flood.
+  // The server's peak RSS (VmHWM, MiB) before and after a flood, and whether an honest call
+  // right after the flood was served.
   struct Peaks {
     long long before = -1;
     long long after = -1;
+    bool honest_served = false;
   };
   // Runs `flood(port)` against a server with `limits` in a fresh process, so that its peak RSS
-  // is the server's alone: this test binary again, filtered to `test` and told by the
-  // environment to serve (a fork alone would inherit this process's gRPC state). In that
-  // process the call serves, reports and exits; it never returns there.
+  // is the server's alone, then an honest call: this test binary again, filtered to `test` and
+  // told by the environment to serve (a fork alone would inherit this process's gRPC state).
+  // In that process the call serves, reports and exits; it never returns there.
   Peaks FloodAServerInAFreshProcess(const char* test, const ServerLimits& limits,
                                     const std::function<void(int port)>& flood);
+  // A flood's verdict: the server grew by at most `bound_mib`, some of the flood's `calls`
+  // were served and some refused, and the honest call after it was served.
+  static void ExpectBoundedFlood(const char* calls, const Peaks& peaks, long long bound_mib, int ok,
+                                 int refused);
   PoliticianOptions options_;
   std::unique_ptr<PoliticianNode> node_;
   std::unique_ptr<PoliticianServer> server_;
@@ -465,6 +472,9 @@ long long PeakRssMiB() {
   std::fclose(f);
   return kib < 0 ? -1 : kib >> 10;
 }
+
+// An honest call, on a connection of its own, is served.
+bool AnHonestCallIsServed(int port);
 
 PoliticianServerCapTest::Peaks PoliticianServerCapTest::FloodAServerInAFreshProcess(
     const char* test, const ServerLimits& limits, const std::function<void(int port)>& flood) {
@@ -499,10 +509,12 @@ PoliticianServerCapTest::Peaks PoliticianServerCapTest::FloodAServerInAFreshProc
   int port = 0;
   if (server_pid > 0 && read(to_parent[0], &port, sizeof port) == sizeof port && port > 0) {
     flood(port);
+    peaks.honest_served = AnHonestCallIsServed(port);
   }
   long long rss[2] = {-1, -1};
   if (write(to_child[1], "x", 1) == 1 && read(to_parent[0], rss, sizeof rss) == sizeof rss) {
-    peaks = {rss[0], rss[1]};
+    peaks.before = rss[0];
+    peaks.after = rss[1];
   }
   close(to_parent[0]);
   close(to_child[1]);
@@ -510,9 +522,6 @@ PoliticianServerCapTest::Peaks PoliticianServerCapTest::FloodAServerInAFreshProc
   if (server_pid > 0) waitpid(server_pid, &wait_status, 0);
   return peaks;
 }
-
-// An honest call, on a connection of its own, is served.
-bool AnHonestCallIsServed(int port);
 
 // A request over the largest an honest caller sends (a PostPool of a kMaxPoolBytes pool) fails
 // RESOURCE_EXHAUSTED before it is parsed, and the politician carries on: the same caller's
@@ -616,16 +625,27 @@ bool AnHonestCallIsServed(int port) {
   return s.ok();
 }
 
+void PoliticianServerCapTest::ExpectBoundedFlood(const char* calls, const Peaks& peaks,
+                                                 long long bound_mib, int ok, int refused) {
+  std::printf("server peak RSS %lld -> %lld MiB (bound +%lld); %d %s ok, %d refused\n",
+              peaks.before, peaks.after, bound_mib, ok, calls, refused);
+  ASSERT_GT(peaks.before, 0);
+  EXPECT_LE(peaks.after - peaks.before, bound_mib);
+  EXPECT_GT(ok, 0);
+  EXPECT_GT(refused, 0);
+  EXPECT_TRUE(peaks.honest_served);
+}
+
 // A flood of large requests being received: 48 connections each post three 15 MiB pools at
-// once, against a server with a 128 MiB memory quota. What they cost the server stays under
-// 2 x quota + 64 MiB (politician_server.h: a message being parsed exists twice); calls over
-// the quota fail fast, some still succeed, and an honest call after the flood is served.
-// Without the quota (session 16) the server grew by 912-964 MiB in this test and it fails.
+// once, against a server with a 128 MiB memory quota and a 64 MiB held limit. What they cost
+// the server stays under 2 x quota + the held limit (politician_server.h: a message being
+// parsed exists twice) + 128 MiB of allocator slack; calls over the quota fail fast, some
+// still succeed, and an honest call after the flood is served. Without the quota (session 16)
+// the server grew by 912-964 MiB in this test and it fails.
 TEST_F(PoliticianServerCapTest, AFloodOfLargePostsCostsBoundedMemory) {
   const ServerLimits limits{.max_memory_bytes = size_t{128} << 20,
                             .max_held_request_bytes = size_t{64} << 20};
   std::atomic<int> ok{0}, refused{0};
-  bool honest_served = false;
   const Peaks peaks =
       FloodAServerInAFreshProcess("AFloodOfLargePostsCostsBoundedMemory", limits, [&](int port) {
         const std::string big(15 << 20, 'x');
@@ -644,28 +664,19 @@ TEST_F(PoliticianServerCapTest, AFloodOfLargePostsCostsBoundedMemory) {
           });
         }
         for (std::thread& t : callers) t.join();
-        honest_served = AnHonestCallIsServed(port);
       });
-  const long long bound_mib = 2 * 128 + 64 + 128;
-  std::printf("server peak RSS %lld -> %lld MiB (bound +%lld); %d posts ok, %d refused\n",
-              peaks.before, peaks.after, bound_mib, ok.load(), refused.load());
-  ASSERT_GT(peaks.before, 0);
-  EXPECT_LE(peaks.after - peaks.before, bound_mib);
-  EXPECT_GT(ok.load(), 0);
-  EXPECT_GT(refused.load(), 0);
-  EXPECT_TRUE(honest_served);
+  ExpectBoundedFlood("posts", peaks, 2 * 128 + 64 + 128, ok.load(), refused.load());
 }
 
-// Requests held by handlers: 24 connections each send one long-poll carrying 15 MiB (a
-// listener name that big), one after another, so few are being received at once but all would
-// wait together. With a 64 MiB limit on held requests at most four wait and the rest fail
-// RESOURCE_EXHAUSTED at once; the server's growth stays under 2 x quota + the held limit +
-// 64 MiB. Without the limit (session 16) all 24 waited, 360 MiB held, and the test fails.
+// Requests held by handlers: 32 connections each send one long-poll carrying 15 MiB (a
+// listener name that big), 80 ms apart, so few are being received at once but all would wait
+// together. With a 64 MiB limit on held requests at most four wait and the rest fail
+// RESOURCE_EXHAUSTED at once; the server's growth stays under the same bound as above. Without
+// the limit (session 16) all 32 waited, the server grew by 1,688-1,718 MiB, and the test fails.
 TEST_F(PoliticianServerCapTest, LongPollsHoldingLargeRequestsCostBoundedMemory) {
   const ServerLimits limits{.max_memory_bytes = size_t{128} << 20,
                             .max_held_request_bytes = size_t{64} << 20};
   std::atomic<int> ok{0}, refused{0};
-  bool honest_served = false;
   const Peaks peaks = FloodAServerInAFreshProcess(
       "LongPollsHoldingLargeRequestsCostBoundedMemory", limits, [&](int port) {
         const std::string big(15 << 20, 'x');
@@ -688,16 +699,8 @@ TEST_F(PoliticianServerCapTest, LongPollsHoldingLargeRequestsCostBoundedMemory) 
           });
         }
         for (std::thread& t : callers) t.join();
-        honest_served = AnHonestCallIsServed(port);
       });
-  const long long bound_mib = 2 * 128 + 64 + 128;
-  std::printf("server peak RSS %lld -> %lld MiB (bound +%lld); %d long-polls ok, %d refused\n",
-              peaks.before, peaks.after, bound_mib, ok.load(), refused.load());
-  ASSERT_GT(peaks.before, 0);
-  EXPECT_LE(peaks.after - peaks.before, bound_mib);
-  EXPECT_GT(ok.load(), 0);
-  EXPECT_GT(refused.load(), 0);
-  EXPECT_TRUE(honest_served);
+  ExpectBoundedFlood("long-polls", peaks, 2 * 128 + 64 + 128, ok.load(), refused.load());
 }
 
 // Start refuses a held-request limit under the largest honest request (it would refuse every
