@@ -219,6 +219,23 @@ void PrintNetwork(const LocalnetConfig& cfg, const Network& net, std::ostream& p
            << ", stall " << risk.stall_per_block << "\n";
 }
 
+// Why politician i, alive, has not answered GetStatus: its last answer and who listens on its
+// port (CI once lost two 80/25 runs to "politicians did not start" with nothing in any log).
+Status NotStartedError(const Network& net, uint32_t i, const Status& last) {
+  const std::string& address = net.g.politicians[i].address;
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  std::string listeners;
+  for (pid_t pid : PidsListeningOn(port)) {
+    listeners += (listeners.empty() ? "" : ", ") + std::to_string(pid) +
+                 (pid == net.pols[i].process->pid() ? " (the politician)" : " (another process)");
+  }
+  return DeadlineExceededError(
+      "politician " + std::to_string(i) + " (pid " + std::to_string(net.pols[i].process->pid()) +
+      ", " + address + ") did not answer GetStatus in time; its last answer: " + last.ToString() +
+      "; listening on port " + std::to_string(port) + ": " +
+      (listeners.empty() ? "nobody" : listeners) + "; see " + net.pols[i].log.string());
+}
+
 // Starts every politician and waits until each answers GetStatus.
 Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Network& net) {
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
@@ -234,12 +251,12 @@ Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Netw
                   std::chrono::microseconds(500) * static_cast<int64_t>(cfg.accounts);
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
     PoliticianProcess& p = net.pols[i];
-    while (!p.client->GetStatus().ok()) {
+    for (auto status = p.client->GetStatus(); !status.ok(); status = p.client->GetStatus()) {
       if (!p.process->running()) {
         return UnavailableError("politician " + std::to_string(i) + " exited; see " +
                                 p.log.string());
       }
-      if (Clock::now() > deadline) return DeadlineExceededError("politicians did not start");
+      if (Clock::now() > deadline) return NotStartedError(net, i, status.status());
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
   }
@@ -679,7 +696,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
       RunLoad(cfg, bin_dir, start, net.pols, load, watch, report, progress, stop);
   load.Stop();
   AddCpuByRole(net.pols, daemons, report);
-  for (CitizenProcess& d : daemons) d.process->Stop();
+  std::vector<ChildProcess*> citizens;
+  for (CitizenProcess& d : daemons) citizens.push_back(d.process.get());
+  StopAll(citizens);
   watch.StopThread();
   TESSERA_RETURN_IF_ERROR(load_seconds.status());
 
@@ -694,7 +713,9 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   }
   AddLoadFigures(load, *load_seconds, watch, net.pols, report);
   TESSERA_RETURN_IF_ERROR(Audit(cfg, net, daemons, watch.replay(), account_keys, report, progress));
-  for (PoliticianProcess& p : net.pols) p.process->Stop();
+  std::vector<ChildProcess*> politicians;
+  for (PoliticianProcess& p : net.pols) politicians.push_back(p.process.get());
+  StopAll(politicians);
   TESSERA_RETURN_IF_ERROR(WriteFileAtomically(out_dir / "report.json", report.ToJson() + "\n"));
   return report;
 }

@@ -4,23 +4,102 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <mutex>
+#include <streambuf>
+#include <thread>
 
 namespace tessera::ledger::net {
+
+namespace {
+
+// The localnet's progress, split by line: every line to a file, and to the console only the
+// lines that are not the per-second and per-block figures (those start with '['), of which the
+// last kTailLines are kept to print if the run fails. A test of nine 40 s runs printed ~600
+// lines, and CI's record of a failed test keeps only its first ~110: the verdicts at the end
+// were lost (session 17). Lines are gathered per thread: the chain watch prints from its own.
+class ProgressSplitter : public std::streambuf {
+ public:
+  static constexpr size_t kTailLines = 20;
+
+  ProgressSplitter(const std::filesystem::path& file, std::ostream& console)
+      : file_(file), console_(console) {}
+
+  // The last per-second/per-block lines, oldest first.
+  std::string Tail() {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string out;
+    for (const std::string& line : tail_) out += line;
+    return out;
+  }
+
+ protected:
+  int overflow(int c) override {
+    if (c == traits_type::eof()) return traits_type::not_eof(c);
+    const char ch = static_cast<char>(c);
+    xsputn(&ch, 1);
+    return c;
+  }
+
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::string& line = pending_[std::this_thread::get_id()];
+    for (std::streamsize i = 0; i < n; ++i) {
+      line += s[i];
+      if (s[i] == '\n') {
+        Dispatch(line);
+        line.clear();
+      }
+    }
+    return n;
+  }
+
+ private:
+  void Dispatch(const std::string& line) {
+    file_ << line;
+    file_.flush();
+    if (!line.starts_with("[")) {
+      console_ << line;
+      return;
+    }
+    tail_.push_back(line);
+    if (tail_.size() > kTailLines) tail_.pop_front();
+  }
+
+  std::mutex mu_;
+  std::ofstream file_;
+  std::ostream& console_;
+  std::map<std::thread::id, std::string> pending_;
+  std::deque<std::string> tail_;
+};
+
+}  // namespace
 
 Result<LocalnetReport> RunNetwork(const std::string& name, const LocalnetConfig& config) {
   const char* bin = std::getenv("TESSERA_BIN_DIR");
   if (bin == nullptr) return FailedPreconditionError("TESSERA_BIN_DIR not set (run through ctest)");
   const auto out = std::filesystem::temp_directory_path() /
                    ("ledger_localnet_" + name + "_" + std::to_string(::getpid()));
-  auto report = RunLocalnet(config, bin, out, std::cerr);
+  std::error_code ec;
+  std::filesystem::create_directories(kProgressDir, ec);
+  const std::filesystem::path progress_file =
+      std::filesystem::absolute(std::filesystem::path(kProgressDir) / (name + ".log"), ec);
+  ProgressSplitter splitter(progress_file, std::cerr);
+  std::ostream progress(&splitter);
+  std::cerr << "run " << name << ": progress in " << progress_file.string() << "\n";
+  auto report = RunLocalnet(config, bin, out, progress);
   if (report.ok()) {
     std::filesystem::remove_all(out);
     std::cerr << "RESULT " << name << ": " << report->blocks << " blocks, " << report->committed_txs
               << " txs, " << report->tx_per_s << " tx/s\n";
   } else {
-    std::cerr << "RESULT " << name << ": failed, logs kept in " << out << "\n";
+    std::cerr << "RESULT " << name << ": failed (" << report.status() << "), logs kept in " << out
+              << "; its last progress lines:\n"
+              << splitter.Tail();
   }
   return report;
 }

@@ -15,9 +15,15 @@
 
 namespace tessera::ledger::net {
 
+// Where RunNetwork writes each run's whole progress, relative to the working directory (under
+// ctest: the test's directory in the build tree), as <run name>.log.
+inline constexpr char kProgressDir[] = "localnet-progress";
+
 // Runs the network in a fresh temporary directory (kept, with the processes' logs, when the
-// run fails; removed otherwise) and prints a one-line summary to stderr. Needs TESSERA_BIN_DIR
-// (set by ctest) for the daemons.
+// run fails; removed otherwise). Its per-second and per-block progress goes to
+// kProgressDir/<name>.log; stderr gets the run's other lines (the network, faults, audit), a
+// one-line summary, and on failure the error and the last progress lines. Needs
+// TESSERA_BIN_DIR (set by ctest) for the daemons.
 Result<LocalnetReport> RunNetwork(const std::string& name, const LocalnetConfig& config);
 
 // The audit of localnet.h, as gtest expectations: no fork, no certified invalid or unappliable

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -60,15 +62,24 @@ bool ChildProcess::running() {
   return true;
 }
 
-void ChildProcess::Stop(int grace_ms) {
-  if (pid_ <= 0) return;
-  ::kill(pid_, SIGTERM);
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
-  while (std::chrono::steady_clock::now() < until) {
-    if (!running()) return;
+void ChildProcess::Stop(int grace_ms) { StopAll({this}, grace_ms); }
+
+void ChildProcess::Terminate() {
+  if (pid_ > 0) ::kill(pid_, SIGTERM);
+}
+
+void StopAll(const std::vector<ChildProcess*>& processes, int grace_ms) {
+  for (ChildProcess* p : processes) p->Terminate();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(grace_ms);
+  auto any_running = [&] {
+    bool any = false;
+    for (ChildProcess* p : processes) any = p->running() || any;  // reaps every exited one
+    return any;
+  };
+  while (any_running() && std::chrono::steady_clock::now() < until) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  Kill9();
+  for (ChildProcess* p : processes) p->Kill9();  // no-op for the reaped
 }
 
 void ChildProcess::Kill9() {
@@ -115,6 +126,55 @@ Result<int> FreeLoopbackPort() {
   int port = ntohs(addr.sin_port);
   ::close(s);
   return port;
+}
+
+namespace {
+
+// The inodes of sockets listening on `port` in one /proc/net/tcp{,6} table. A line reads
+// "sl local_address rem_address st ... inode": local_address is HEXADDR:HEXPORT and st 0A is
+// LISTEN.
+void ListeningInodes(const char* table, int port, std::set<std::string>& inodes) {
+  std::ifstream in(table);
+  std::string line;
+  std::getline(in, line);  // the header
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    std::string sl, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+    if (!(fields >> sl >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> inode)) {
+      continue;
+    }
+    const size_t colon = local.rfind(':');
+    if (colon == std::string::npos || state != "0A") continue;
+    if (std::strtol(local.c_str() + colon + 1, nullptr, 16) == port) inodes.insert(inode);
+  }
+}
+
+}  // namespace
+
+std::vector<pid_t> PidsListeningOn(int port) {
+  std::set<std::string> inodes;
+  ListeningInodes("/proc/net/tcp", port, inodes);
+  ListeningInodes("/proc/net/tcp6", port, inodes);
+  std::vector<pid_t> pids;
+  if (inodes.empty()) return pids;
+  std::error_code ec;
+  for (const auto& proc : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = proc.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code fd_ec;
+    for (const auto& fd : std::filesystem::directory_iterator(proc.path() / "fd", fd_ec)) {
+      std::error_code link_ec;
+      const std::string target = std::filesystem::read_symlink(fd.path(), link_ec).string();
+      // "socket:[12345]"
+      if (target.size() > 9 && target.starts_with("socket:[") &&
+          inodes.contains(target.substr(8, target.size() - 9))) {
+        pids.push_back(static_cast<pid_t>(std::stoi(name)));
+        break;
+      }
+    }
+  }
+  return pids;
 }
 
 }  // namespace tessera::ledger::net

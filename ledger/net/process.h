@@ -25,6 +25,8 @@ class ChildProcess {
   bool running();
   // SIGTERM, then SIGKILL after `grace_ms`; reaps the child.
   void Stop(int grace_ms = 3000);
+  // SIGTERM now, without waiting (StopAll waits for many at once).
+  void Terminate();
   void Kill9();  // SIGKILL now, and reap
   pid_t pid() const { return pid_; }
 
@@ -36,7 +38,17 @@ class ChildProcess {
 // /proc/<pid>/stat; 0 if it cannot be read.
 double ProcessCpuSeconds(pid_t pid);
 
+// Stops every process as Stop does, but all at once: SIGTERM to each, then SIGKILL to those
+// still running `grace_ms` later. A politician takes up to ~3 s to exit on SIGTERM, so
+// stopping five one after another cost a localnet run ~15 s of teardown.
+void StopAll(const std::vector<ChildProcess*>& processes, int grace_ms = 3000);
+
 // A TCP port on 127.0.0.1 that was free a moment ago.
 Result<int> FreeLoopbackPort();
+
+// The processes holding a TCP socket that listens on `port` (any local address), from
+// /proc/net/tcp, /proc/net/tcp6 and /proc/<pid>/fd; empty when none does or /proc cannot be
+// read. For error messages that say who answers on a port a daemon was given.
+std::vector<pid_t> PidsListeningOn(int port);
 
 }  // namespace tessera::ledger::net
