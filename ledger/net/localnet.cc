@@ -219,11 +219,17 @@ void PrintNetwork(const LocalnetConfig& cfg, const Network& net, std::ostream& p
            << ", stall " << risk.stall_per_block << "\n";
 }
 
+// "127.0.0.1:4321" -> 4321.
+int PortOf(const std::string& address) {
+  return std::atoi(address.c_str() + address.rfind(':') + 1);
+}
+
 // Why politician i, alive, has not answered GetStatus: its last answer and who listens on its
-// port (CI once lost two 80/25 runs to "politicians did not start" with nothing in any log).
+// port (a clean-clone CI run on the 2-core machine lost two 80/25 runs to "politicians did not
+// start", 30 s after launch, with nothing in any log).
 Status NotStartedError(const Network& net, uint32_t i, const Status& last) {
   const std::string& address = net.g.politicians[i].address;
-  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  const int port = PortOf(address);
   std::string listeners;
   for (pid_t pid : PidsListeningOn(port)) {
     listeners += (listeners.empty() ? "" : ", ") + std::to_string(pid) +
@@ -242,7 +248,6 @@ Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Netw
     PoliticianProcess& p = net.pols[i];
     p.process = std::make_unique<ChildProcess>();
     TESSERA_RETURN_IF_ERROR(p.process->Start(bin_dir / "ledger-politician", p.args, p.log));
-    p.client = std::make_unique<PoliticianClient>(net.g.politicians[i].address, 3000);
   }
   // A politician parses the genesis file and builds and stores the genesis tree before it
   // answers: five politicians with 1M accounts took ~3.8 min on the shared 2-core box at load
@@ -251,11 +256,22 @@ Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Netw
                   std::chrono::microseconds(500) * static_cast<int64_t>(cfg.accounts);
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
     PoliticianProcess& p = net.pols[i];
+    auto exited = [&] {
+      return UnavailableError("politician " + std::to_string(i) + " exited; see " + p.log.string());
+    };
+    // The client is made once the politician listens: a gRPC channel whose first connection
+    // is refused waits seconds before the next one (here every ~5 s, whatever the reconnect
+    // backoff says), so the launcher waited ~10 s for politicians that listened within 50 ms
+    // (strace, session 17), and under CI load it ran past the deadline.
+    while (!LoopbackPortAccepts(PortOf(net.g.politicians[i].address))) {
+      if (!p.process->running()) return exited();
+      if (Clock::now() > deadline)
+        return NotStartedError(net, i, UnavailableError("not listening"));
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    p.client = std::make_unique<PoliticianClient>(net.g.politicians[i].address, 3000);
     for (auto status = p.client->GetStatus(); !status.ok(); status = p.client->GetStatus()) {
-      if (!p.process->running()) {
-        return UnavailableError("politician " + std::to_string(i) + " exited; see " +
-                                p.log.string());
-      }
+      if (!p.process->running()) return exited();
       if (Clock::now() > deadline) return NotStartedError(net, i, status.status());
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -128,6 +128,18 @@ Result<int> FreeLoopbackPort() {
   return port;
 }
 
+bool LoopbackPortAccepts(int port) {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool accepted = ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(s);
+  return accepted;
+}
+
 namespace {
 
 // The inodes of sockets listening on `port` in one /proc/net/tcp{,6} table. A line reads

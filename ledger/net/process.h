@@ -46,6 +46,9 @@ void StopAll(const std::vector<ChildProcess*>& processes, int grace_ms = 3000);
 // A TCP port on 127.0.0.1 that was free a moment ago.
 Result<int> FreeLoopbackPort();
 
+// Whether a TCP connection to 127.0.0.1:<port> is accepted now (connected, then closed).
+bool LoopbackPortAccepts(int port);
+
 // The processes holding a TCP socket that listens on `port` (any local address), from
 // /proc/net/tcp, /proc/net/tcp6 and /proc/<pid>/fd; empty when none does or /proc cannot be
 // read. For error messages that say who answers on a port a daemon was given.
