@@ -6,7 +6,8 @@
 // serve a chain of real certified blocks: an honest one (the audit passes), one whose certified
 // block's state root does not match the replay, and two honest politicians holding different
 // blocks (a fork). Not covered here: ChainWatch's loop in localnet.cc, which counts a block
-// the replay refuses as invalid_blocks exactly as Replay below does.
+// the replay refuses as invalid_blocks exactly as Replay below does. Last, the liveness verdict
+// those tests share (ExpectThroughputVsHonest), on made-up reports.
 #include "ledger/net/localnet_audit.h"
 
 #include <grpcpp/grpcpp.h>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -207,18 +209,23 @@ LocalnetReport Audit(const AuditChain& genesis_of, PoliticianClient& source,
   return report;
 }
 
-// The failures ExpectSafe reports for `report`, caught (not failing this test).
-std::vector<std::string> ExpectSafeFailures(const LocalnetReport& report) {
+// The failures `check` reports through gtest, caught (not failing this test).
+std::vector<std::string> FailuresOf(const std::function<void()>& check) {
   ::testing::TestPartResultArray results;
   {
     ::testing::ScopedFakeTestPartResultReporter catcher(
         ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
-    ExpectSafe(report);
+    check();
   }
   std::vector<std::string> messages;
   for (int i = 0; i < results.size(); ++i)
     messages.push_back(results.GetTestPartResult(i).message());
   return messages;
+}
+
+// The failures ExpectSafe reports for `report`.
+std::vector<std::string> ExpectSafeFailures(const LocalnetReport& report) {
+  return FailuresOf([&] { ExpectSafe(report); });
 }
 
 bool Mentions(const std::vector<std::string>& messages, const std::string& what) {
@@ -297,6 +304,33 @@ TEST(LocalnetAuditTest, TwoHonestPoliticiansWithDifferentBlocksFailTheAudit) {
   EXPECT_TRUE(Mentions(failures, "forks"));
   EXPECT_TRUE(Mentions(failures, "politicians_agree"));
   EXPECT_TRUE(Mentions(failures, "citizens_agree"));
+}
+
+// Issue #12's liveness verdict, which every loopback test with an honest baseline ends with
+// (localnet_testing.h): a run at its fraction of the honest rate passes, one below it fails
+// naming the run, and the rate judged is the committed transactions over the whole load period,
+// not the report's tx_per_s (which ends at the last block).
+TEST(LocalnetVerdictTest, ARunIsHeldToItsFractionOfTheHonestCommittedRate) {
+  LocalnetConfig c;
+  c.duration_s = 10;
+  LocalnetReport r;
+  r.committed_txs = 50;  // 5 tx/s over the load period
+  r.tx_per_s = 50;       // as if all 50 came in the first second
+  double tx_per_s = 0;
+  EXPECT_TRUE(FailuresOf([&] {
+                tx_per_s = ExpectThroughputVsHonest("at_the_bar", r, c, 10, 0.5);
+              }).empty());
+  EXPECT_EQ(tx_per_s, 5);
+  r.committed_txs = 49;
+  std::vector<std::string> failures =
+      FailuresOf([&] { ExpectThroughputVsHonest("below_the_bar", r, c, 10, 0.5); });
+  EXPECT_EQ(failures.size(), 1u);
+  EXPECT_TRUE(Mentions(failures, "below_the_bar"));
+  // The 0.7 of the availability and evidence tests: 7.1 of 10 passes, 6.9 fails.
+  r.committed_txs = 71;
+  EXPECT_TRUE(FailuresOf([&] { ExpectThroughputVsHonest("above", r, c, 10, 0.7); }).empty());
+  r.committed_txs = 69;
+  EXPECT_EQ(FailuresOf([&] { ExpectThroughputVsHonest("below", r, c, 10, 0.7); }).size(), 1u);
 }
 
 }  // namespace
