@@ -13,7 +13,7 @@
 
 #include "ledger/crypto/hash.h"
 #include "ledger/net/identity.h"
-#include "ledger/net/registration.h"
+#include "ledger/net/testing/certified_blocks.h"
 
 namespace tessera::ledger::net {
 namespace {
@@ -33,46 +33,27 @@ struct TestChain {
     g.witness_threshold = 1;
     g.politicians.push_back({0, Key(1000).public_key(), "127.0.0.1:1"});
     g.accounts.push_back({Key(1001).public_key(), 1000});
-    for (int i = 0; i < n; ++i) citizens.push_back(Key(i));
-    std::sort(citizens.begin(), citizens.end(),
-              [](const KeyPair& a, const KeyPair& b) { return a.public_key() < b.public_key(); });
+    std::vector<KeyPair> keys;
+    for (int i = 0; i < n; ++i) keys.push_back(Key(i));
+    citizens = net::testing::SortedByPublicKey(std::move(keys));
     genesis = *g.GenesisHeader();
   }
-  Identity IdOf(const KeyPair& k) const {
-    Identity id{.citizen = k.public_key(), .registered_at = 0};
-    SignIdentity(id, registrar);
-    return id;
-  }
   const BlockHeader& Head() const { return blocks.empty() ? genesis : blocks.back().header; }
-  // Appends the next block, certified by `signers` citizens.
+  // Appends the next block, proposed by citizens[height % n], certified by the first `signers`
+  // citizens, with no pools and the genesis state root.
   void Extend(size_t signers) {
     const BlockHeader prev = Head();
-    const uint64_t h = prev.height + 1;
-    CertifiedBlockData b;
-    const KeyPair& proposer = citizens[h % citizens.size()];
-    auto ticket = *Draw(proposer, Role::kProposer, h, ProposerSeed(prev.seed, 0), g.sortition);
-    b.header.height = h;
-    b.header.prev_hash = BlockHash(prev);
-    SetRegistrations(g, prev, {}, &b.header);
-    b.header.seed = NextSeed(prev.seed, ticket.output);
-    b.header.proposer = proposer.public_key();
-    b.header.proposer_credential = ticket.proof;
-    b.header.state_root = prev.state_root;
-    b.certificate.height = h;
-    b.certificate.block_hash = BlockHash(b.header);
-    for (size_t i = 0; i < signers; ++i) {
-      auto t = *Draw(citizens[i], Role::kCommittee, h, prev.seed, g.sortition);
-      b.certificate.signers.push_back(
-          {citizens[i].public_key(), t.proof,
-           SignBlock(h, /*period=*/0, b.certificate.block_hash, citizens[i])});
-    }
-    for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
-    blocks.push_back(std::move(b));
+    blocks.push_back(
+        net::testing::CertifiedBlockAfter(g, prev, citizens, registrar,
+                                          {.proposer = (prev.height + 1) % citizens.size(),
+                                           .signers = signers,
+                                           .pool_hashes = {},
+                                           .state_root = prev.state_root}));
   }
 
   Genesis g;
   KeyPair registrar = Key(999);
-  std::vector<KeyPair> citizens;
+  std::vector<KeyPair> citizens;  // sorted by public key
   BlockHeader genesis;
   std::vector<CertifiedBlockData> blocks;  // blocks[h - 1] is block h
 };

@@ -6,7 +6,8 @@
 // serve a chain of real certified blocks: an honest one (the audit passes), one whose certified
 // block's state root does not match the replay, and two honest politicians holding different
 // blocks (a fork). Not covered here: ChainWatch's loop in localnet.cc, which counts a block
-// the replay refuses as invalid_blocks exactly as Replay below does.
+// the replay refuses as invalid_blocks exactly as Replay below does. Last, the liveness verdict
+// those tests share (ExpectThroughputVsHonest), on made-up reports.
 #include "ledger/net/localnet_audit.h"
 
 #include <grpcpp/grpcpp.h>
@@ -17,6 +18,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -24,10 +26,9 @@
 #include "ledger/net/chain.h"
 #include "ledger/net/identity.h"
 #include "ledger/net/localnet_testing.h"
-#include "ledger/net/registration.h"
+#include "ledger/net/testing/certified_blocks.h"
 #include "ledger/net/testing/pool_fixtures.h"
 #include "ledger/net/wire_bytes.h"
-#include "ledger/sortition.h"
 #include "ledger/state/account.h"
 #include "ledger/state/block_transition.h"
 
@@ -44,7 +45,7 @@ constexpr uint64_t kBalance = 1000;
 struct AuditChain {
   AuditChain() {
     g.vote_committees = VoteCommittees::kPerHeight;
-    g.registrar = Key(999).public_key();
+    g.registrar = registrar.public_key();
     g.sortition.population = g.sortition.committee_size = g.sortition.proposers = 4;
     g.sortition.seed_lookback = 1;
     g.cert_threshold = g.soft_threshold = 3;
@@ -53,16 +54,9 @@ struct AuditChain {
       g.politicians.push_back({i, Key(200 + i).public_key(), "127.0.0.1:" + std::to_string(1 + i)});
     }
     g.accounts.push_back({payer.public_key(), kBalance});
-    for (int i = 0; i < 4; ++i) citizens.push_back(Key(i));
-    std::sort(citizens.begin(), citizens.end(),
-              [](const KeyPair& a, const KeyPair& b) { return a.public_key() < b.public_key(); });
+    citizens = net::testing::SortedByPublicKey({Key(0), Key(1), Key(2), Key(3)});
     genesis = *g.GenesisHeader();
     states.push_back(*g.GenesisState());
-  }
-  Identity IdOf(const KeyPair& k) const {
-    Identity id{.citizen = k.public_key(), .registered_at = 0};
-    SignIdentity(id, Key(999));
-    return id;
   }
   const BlockHeader& Head() const { return blocks.empty() ? genesis : blocks.back().header; }
   uint64_t height() const { return blocks.size(); }
@@ -72,46 +66,31 @@ struct AuditChain {
   // certificate signs) claims a state root other than the transition's.
   void Extend(int transfers, const PublicKey& to, size_t proposer, bool wrong_root = false) {
     const BlockHeader prev = Head();
-    const uint64_t h = prev.height + 1;
     std::vector<LedgerTx> txs;
     for (int i = 0; i < transfers; ++i) {
       Transaction tx{.to = to, .amount = 1, .nonce = next_nonce++};
       SignTransaction(tx, payer);
       txs.push_back(tx);
     }
-    const BlockContext ctx{.height = h, .prev_seed = prev.seed};
+    const BlockContext ctx{.height = prev.height + 1, .prev_seed = prev.seed};
     BlockOutcome outcome = *ApplyBlock(TreeLookup(states.back()), txs, ctx, AppRegistry{});
     states.push_back(*states.back().Update(outcome.updates));
 
-    CertifiedBlockData b;
-    const KeyPair& p = citizens[proposer];
-    auto ticket = *Draw(p, Role::kProposer, h, ProposerSeed(prev.seed, 0), g.sortition);
-    b.header.height = h;
-    b.header.prev_hash = BlockHash(prev);
-    SetRegistrations(g, prev, {}, &b.header);
-    b.header.seed = NextSeed(prev.seed, ticket.output);
-    b.header.proposer = p.public_key();
-    b.header.proposer_credential = ticket.proof;
-    if (!txs.empty()) b.header.pool_hashes.push_back(PoolHash(txs));
-    b.header.state_root = states.back().root_hash();
-    if (wrong_root) b.header.state_root[0] ^= 1;
-    b.certificate.height = h;
-    b.certificate.block_hash = BlockHash(b.header);
-    for (size_t i = 0; i < 3; ++i) {
-      auto t = *Draw(citizens[i], Role::kCommittee, h, prev.seed, g.sortition);
-      b.certificate.signers.push_back(
-          {citizens[i].public_key(), t.proof,
-           SignBlock(h, /*period=*/0, b.certificate.block_hash, citizens[i])});
-    }
-    for (const KeyPair& k : citizens) b.identities.push_back(IdOf(k));
-    blocks.push_back(std::move(b));
+    std::vector<Hash256> pools;
+    if (!txs.empty()) pools.push_back(PoolHash(txs));
+    Hash256 root = states.back().root_hash();
+    if (wrong_root) root[0] ^= 1;
+    blocks.push_back(net::testing::CertifiedBlockAfter(
+        g, prev, citizens, registrar,
+        {.proposer = proposer, .signers = 3, .pool_hashes = std::move(pools), .state_root = root}));
     bodies.push_back(txs);
   }
 
   Genesis g;
+  KeyPair registrar = Key(999);
   KeyPair payer = Key(1000);
   uint64_t next_nonce = 0;
-  std::vector<KeyPair> citizens;
+  std::vector<KeyPair> citizens;  // sorted by public key
   BlockHeader genesis;
   std::vector<CertifiedBlockData> blocks;     // blocks[h - 1] is block h
   std::vector<std::vector<LedgerTx>> bodies;  // bodies[h - 1]: block h's one pool
@@ -230,18 +209,23 @@ LocalnetReport Audit(const AuditChain& genesis_of, PoliticianClient& source,
   return report;
 }
 
-// The failures ExpectSafe reports for `report`, caught (not failing this test).
-std::vector<std::string> ExpectSafeFailures(const LocalnetReport& report) {
+// The failures `check` reports through gtest, caught (not failing this test).
+std::vector<std::string> FailuresOf(const std::function<void()>& check) {
   ::testing::TestPartResultArray results;
   {
     ::testing::ScopedFakeTestPartResultReporter catcher(
         ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
-    ExpectSafe(report);
+    check();
   }
   std::vector<std::string> messages;
   for (int i = 0; i < results.size(); ++i)
     messages.push_back(results.GetTestPartResult(i).message());
   return messages;
+}
+
+// The failures ExpectSafe reports for `report`.
+std::vector<std::string> ExpectSafeFailures(const LocalnetReport& report) {
+  return FailuresOf([&] { ExpectSafe(report); });
 }
 
 bool Mentions(const std::vector<std::string>& messages, const std::string& what) {
@@ -320,6 +304,33 @@ TEST(LocalnetAuditTest, TwoHonestPoliticiansWithDifferentBlocksFailTheAudit) {
   EXPECT_TRUE(Mentions(failures, "forks"));
   EXPECT_TRUE(Mentions(failures, "politicians_agree"));
   EXPECT_TRUE(Mentions(failures, "citizens_agree"));
+}
+
+// Issue #12's liveness verdict, which every loopback test with an honest baseline ends with
+// (localnet_testing.h): a run at its fraction of the honest rate passes, one below it fails
+// naming the run, and the rate judged is the committed transactions over the whole load period,
+// not the report's tx_per_s (which ends at the last block).
+TEST(LocalnetVerdictTest, ARunIsHeldToItsFractionOfTheHonestCommittedRate) {
+  LocalnetConfig c;
+  c.duration_s = 10;
+  LocalnetReport r;
+  r.committed_txs = 50;  // 5 tx/s over the load period
+  r.tx_per_s = 50;       // as if all 50 came in the first second
+  double tx_per_s = 0;
+  EXPECT_TRUE(FailuresOf([&] {
+                tx_per_s = ExpectThroughputVsHonest("at_the_bar", r, c, 10, 0.5);
+              }).empty());
+  EXPECT_EQ(tx_per_s, 5);
+  r.committed_txs = 49;
+  std::vector<std::string> failures =
+      FailuresOf([&] { ExpectThroughputVsHonest("below_the_bar", r, c, 10, 0.5); });
+  EXPECT_EQ(failures.size(), 1u);
+  EXPECT_TRUE(Mentions(failures, "below_the_bar"));
+  // The 0.7 of the availability and evidence tests: 7.1 of 10 passes, 6.9 fails.
+  r.committed_txs = 71;
+  EXPECT_TRUE(FailuresOf([&] { ExpectThroughputVsHonest("above", r, c, 10, 0.7); }).empty());
+  r.committed_txs = 69;
+  EXPECT_EQ(FailuresOf([&] { ExpectThroughputVsHonest("below", r, c, 10, 0.7); }).size(), 1u);
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 #include <map>
 #include <mutex>
 #include <streambuf>
+#include <string>
 #include <thread>
+#include <utility>
 
 namespace tessera::ledger::net {
 
@@ -121,6 +123,30 @@ bool Safe(const LocalnetReport& r) {
 
 double CommittedPerSecond(const LocalnetReport& report, const LocalnetConfig& config) {
   return static_cast<double>(report.committed_txs) / config.duration_s;
+}
+
+Result<HonestBaseline> RunHonestBaseline(const std::string& name, const LocalnetConfig& config) {
+  auto r = RunNetwork(name, config);
+  if (!r.ok()) return r.status();
+  ExpectSafe(*r);
+  HonestBaseline baseline{.report = *std::move(r), .tx_per_s = 0};
+  baseline.tx_per_s = CommittedPerSecond(baseline.report, config);
+  if (!(baseline.tx_per_s > 0)) {
+    return UnavailableError("honest baseline " + name + " committed nothing (" +
+                            std::to_string(baseline.report.blocks) + " blocks)");
+  }
+  return baseline;
+}
+
+double ExpectThroughputVsHonest(const std::string& name, const LocalnetReport& report,
+                                const LocalnetConfig& config, double honest_tx_per_s,
+                                double fraction) {
+  const double tx_per_s = CommittedPerSecond(report, config);
+  std::cerr << name << ": " << tx_per_s << " tx/s vs honest " << honest_tx_per_s << " ("
+            << (honest_tx_per_s > 0 ? 100 * tx_per_s / honest_tx_per_s : 0.0) << "%)\n";
+  EXPECT_GE(tx_per_s, fraction * honest_tx_per_s)
+      << name << "; honest " << honest_tx_per_s << ", bar " << fraction << " of it";
+  return tx_per_s;
 }
 
 LocalnetConfig FivePoliticianNetwork() {

@@ -1,11 +1,17 @@
-// What the ledger's loopback tests share (localnet_test.cc, availability_localnet_test.cc,
-// adversary_localnet_test.cc): running a network of real politician and citizen processes
-// (localnet.h) from a test, the safety audit every run must pass, and the five-politician
-// network the adversarial runs are measured on.
+// What the ledger's loopback tests share (localnet_test.cc and the availability, committee,
+// evidence and adversary localnet tests): running a network of real politician and citizen
+// processes (localnet.h) from a test, the safety audit every run must pass, issue #12's
+// liveness bar (committed tx/s against an honest run of the same network, measured in the same
+// test), and the five-politician network the adversarial runs are measured on.
 //
-//   auto r = RunNetwork("withhold_data", config);  // TESSERA_BIN_DIR from ctest
+//   auto honest = RunHonestBaseline("honest", config);  // TESSERA_BIN_DIR from ctest
+//   ASSERT_TRUE(honest.ok()) << honest.status();
+//   LocalnetConfig a = config;
+//   a.malicious_politicians = 0.2;
+//   auto r = RunNetwork("withhold_data", a);
 //   ASSERT_TRUE(r.ok()) << r.status();
 //   ExpectSafe(*r);
+//   ExpectThroughputVsHonest("withhold_data", *r, a, honest->tx_per_s, 0.7);
 #pragma once
 
 #include <string>
@@ -36,6 +42,25 @@ bool Safe(const LocalnetReport& report);
 // Committed transactions per second over the whole load period (duration_s). The report's
 // tx_per_s ends at the last committed block, so a chain that stalls early would look fast.
 double CommittedPerSecond(const LocalnetReport& report, const LocalnetConfig& config);
+
+// An honest run that an adversarial run of the same network is measured against.
+struct HonestBaseline {
+  LocalnetReport report;
+  double tx_per_s = 0;  // CommittedPerSecond of the run
+};
+
+// Runs `config` as the honest baseline named `name` (RunNetwork) and checks it as every
+// liveness test does: the audit as gtest expectations (ExpectSafe, which fail the test but
+// return), then an error unless it committed something -- a baseline of 0 tx/s would let any
+// adversarial run pass the bar. Errors: RunNetwork's; UNAVAILABLE if it committed nothing.
+Result<HonestBaseline> RunHonestBaseline(const std::string& name, const LocalnetConfig& config);
+
+// Issue #12's liveness verdict: prints "<name>: X tx/s vs honest Y (Z%)" to stderr, X being
+// CommittedPerSecond(report, config), and expects X >= fraction * honest_tx_per_s (a gtest
+// expectation: the test goes on). Returns X, for the test's own lines and checks.
+double ExpectThroughputVsHonest(const std::string& name, const LocalnetReport& report,
+                                const LocalnetConfig& config, double honest_tx_per_s,
+                                double fraction);
 
 // Five politicians, eight citizens (committee = all: T_w 3, T_soft = T_cert 6, so a pool is
 // required at 5 witnesses), 120 accounts offering 40 transfers/s for 20 s, 10% double spends,
