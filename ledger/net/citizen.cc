@@ -40,6 +40,10 @@ constexpr milliseconds kExecuteHedge{600};  // ... an execution
 // What a hedge fired too early costs is one duplicate download, once per politician learned.
 constexpr milliseconds kFreshExecuteHedge{200};
 constexpr milliseconds kRetryPause{100};  // between two rounds of asking the sample
+// Every 4th execution asks first a politician of the sample this citizen never asked to
+// execute (MoveFirstUnaskedToFront, hedged_fetch.h), so that one that signs wrong executions is
+// caught even if no first call reached it; each costs at most one kFreshExecuteHedge, once.
+constexpr uint64_t kExploreEvery = 4;
 // A flooding politician lists thousands of its own commitments for the height being agreed
 // (politician_flood.cc), and a citizen downloaded and decoded every one: 8,000 items a round
 // from four flooders, about 0.6 s of a 2.4 s round in Poll. Items are downloaded at most
@@ -612,7 +616,11 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     auto it = r.pool_data.find(ph);
     if (it != r.pool_data.end()) held->push_back(it->second);
   }
-  const std::vector<PoliticianClient*> order = Ranked(r.sample, execute_costs_);
+  std::vector<PoliticianClient*> order = Ranked(r.sample, execute_costs_);
+  if (++execute_calls_ % kExploreEvery == 0) {
+    MoveFirstUnaskedToFront(order, execute_costs_,
+                            [&](PoliticianClient* p) { return !Blacklisted(p); });
+  }
   const milliseconds hedge =
       !order.empty() && !execute_costs_.Known(order.front()) ? kFreshExecuteHedge : kExecuteHedge;
   const uint64_t h = r.h;

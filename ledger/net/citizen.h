@@ -246,6 +246,7 @@ class Citizen {
   // downloads and for executions: a politician may serve pools in milliseconds and execute
   // in 15 s (`slow_execute`).
   LatencyRanking read_costs_, execute_costs_;
+  uint64_t execute_calls_ = 0;  // ExecuteHedged calls: every kExploreEvery-th explores
   Blacklist blacklist_{options_.genesis, kBlacklistBlocks, options_.apps.get()};
   std::vector<RoundItem> evidence_to_post_;  // NoteWrongExecution -> PostEvidence
   // Round items of evidence already read (held or refused): a round lists them again, and

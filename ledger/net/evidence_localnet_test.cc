@@ -27,7 +27,9 @@ LocalnetConfig Five() {
 void PrintBlacklisting(const LocalnetReport& r) {
   std::cerr << "blacklisted (citizen, politician) pairs: " << r.blacklisted_malicious
             << " malicious, " << r.blacklisted_honest << " honest; evidence refused "
-            << r.evidence_refused << "\n";
+            << r.evidence_refused << "; honest citizens blacklisting each politician:";
+  for (uint64_t n : r.blacklisted_by) std::cerr << " " << n;
+  std::cerr << "\n";
 }
 
 // 30 s of load for the throughput comparison: in 15 s (7 blocks honest) one block that took

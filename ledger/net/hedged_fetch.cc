@@ -96,6 +96,15 @@ void LatencyRanking::Rank(std::vector<PoliticianClient*>& order, Clock::time_poi
                    [&](PoliticianClient* a, PoliticianClient* b) { return cost[a] < cost[b]; });
 }
 
+bool MoveFirstUnaskedToFront(std::vector<PoliticianClient*>& order, const LatencyRanking& costs,
+                             const std::function<bool(PoliticianClient*)>& eligible) {
+  auto it = std::find_if(order.begin(), order.end(),
+                         [&](PoliticianClient* p) { return !costs.Known(p) && eligible(p); });
+  if (it == order.end()) return false;
+  std::rotate(order.begin(), it, it + 1);
+  return true;
+}
+
 void LatencyRanking::Learn(const std::vector<PoliticianClient*>& order, PoliticianClient* winner,
                            Clock::time_point since, std::chrono::milliseconds hedge,
                            Clock::time_point now, std::optional<Clock::time_point> winner_asked) {

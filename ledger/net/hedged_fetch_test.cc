@@ -243,6 +243,39 @@ TEST(LatencyRankingTest, ChargesEveryoneAskedWhenNobodyAnswersAndKeepsTiesInOrde
                                                    net.all[1]}));
 }
 
+// Exploration: the first never-asked eligible politician moves to the front, the others keep
+// their order; with none left (or none eligible) the order is unchanged.
+TEST(LatencyRankingTest, ExplorationPutsTheFirstNeverAskedEligiblePoliticianFirst) {
+  Network net;
+  using Clock = LatencyRanking::Clock;
+  LatencyRanking ranking(LatencyRanking::kDefaultHalfLife, /*unknown=*/milliseconds(600));
+  const Clock::time_point t = Clock::now();
+  // all[1] was asked and passed over, all[0] answered fast; all[2..4] were never asked.
+  ranking.Learn({net.all[1], net.all[0]}, net.all[0], t, milliseconds(200), t + milliseconds(220),
+                t + milliseconds(200));
+  std::vector<PoliticianClient*> order = net.all;
+  ranking.Rank(order, t + milliseconds(220));
+  // all[1]'s charge (the call's 220 ms plus the hedge) is still below the never-asked 600 ms.
+  ASSERT_EQ(order, net.all);
+  auto everyone = [](PoliticianClient*) { return true; };
+  std::vector<PoliticianClient*> explored = order;
+  ASSERT_TRUE(MoveFirstUnaskedToFront(explored, ranking, everyone));
+  EXPECT_EQ(explored, (std::vector<PoliticianClient*>{net.all[2], net.all[0], net.all[1],
+                                                      net.all[3], net.all[4]}));
+  // all[2] not eligible (blacklisted, say): the next never-asked one goes first.
+  explored = order;
+  ASSERT_TRUE(MoveFirstUnaskedToFront(explored, ranking,
+                                      [&](PoliticianClient* p) { return p != net.all[2]; }));
+  EXPECT_EQ(explored, (std::vector<PoliticianClient*>{net.all[3], net.all[0], net.all[1],
+                                                      net.all[2], net.all[4]}));
+  // Everyone asked (all[2..4] passed over before all[0] answered): nothing to explore.
+  ranking.Learn({net.all[2], net.all[3], net.all[4], net.all[0]}, net.all[0], t, milliseconds(200),
+                t + milliseconds(820), t + milliseconds(800));
+  explored = order;
+  EXPECT_FALSE(MoveFirstUnaskedToFront(explored, ranking, everyone));
+  EXPECT_EQ(explored, order);
+}
+
 // A fresh citizen asked a slow politician first, hedged after 600 ms to the honest one, which
 // answered in 20 ms; three were never asked. Its next call must go to the honest one first:
 // charged its own 20 ms (not the 620 ms the whole call took), it ranks before the never-asked,

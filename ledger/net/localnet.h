@@ -197,6 +197,8 @@ struct LocalnetReport {
   // (citizen, politician) pairs blacklisted with the politician malicious / honest (the
   // latter must stay 0), and evidence the citizens refused as forged or malformed.
   uint64_t blacklisted_malicious = 0, blacklisted_honest = 0, evidence_refused = 0;
+  // blacklisted_by[p]: how many honest citizens hold politician p blacklisted at the end.
+  std::vector<uint64_t> blacklisted_by;
 
   std::string ToJson() const;
 };

@@ -102,6 +102,10 @@ Status AddCitizenStats(const std::vector<CitizenStatsFile>& files, const ChainRe
       report->evidence_refused += c.value("evidence_refused", uint64_t{0});
       for (const auto& id : c.value("blacklisted", nlohmann::json::array())) {
         const uint32_t p = id.get<uint32_t>();
+        if (p < malicious_politicians.size()) {
+          report->blacklisted_by.resize(malicious_politicians.size());
+          ++report->blacklisted_by[p];
+        }
         (p < malicious_politicians.size() && malicious_politicians[p]
              ? report->blacklisted_malicious
              : report->blacklisted_honest) += 1;

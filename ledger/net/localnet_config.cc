@@ -219,6 +219,7 @@ std::string LocalnetReport::ToJson() const {
                       {"max_period", max_period},
                       {"blacklisted_malicious", blacklisted_malicious},
                       {"blacklisted_honest", blacklisted_honest},
+                      {"blacklisted_by", blacklisted_by},
                       {"evidence_refused", evidence_refused}};
   // The latency breakdown, flat: latency_<stage>_{p50,p99,tail}_s (tail: the mean over the
   // transfers at or above the p99 total, so a p99 reads as its stages).
