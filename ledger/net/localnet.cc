@@ -263,7 +263,8 @@ Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Netw
     // is refused waits seconds before the next one (here every ~5 s, whatever the reconnect
     // backoff says), so the launcher waited ~10 s for politicians that listened within 50 ms
     // (strace, session 17), and under CI load it ran past the deadline.
-    while (!LoopbackPortAccepts(PortOf(net.g.politicians[i].address))) {
+    const int port = PortOf(net.g.politicians[i].address);
+    while (!LoopbackPortAccepts(port)) {
       if (!p.process->running()) return exited();
       if (Clock::now() > deadline)
         return NotStartedError(net, i, UnavailableError("not listening"));

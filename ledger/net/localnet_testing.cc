@@ -129,8 +129,8 @@ Result<HonestBaseline> RunHonestBaseline(const std::string& name, const Localnet
   auto r = RunNetwork(name, config);
   if (!r.ok()) return r.status();
   ExpectSafe(*r);
-  HonestBaseline baseline{.report = *std::move(r), .tx_per_s = 0};
-  baseline.tx_per_s = CommittedPerSecond(baseline.report, config);
+  const double tx_per_s = CommittedPerSecond(*r, config);
+  HonestBaseline baseline{.report = *std::move(r), .tx_per_s = tx_per_s};
   if (!(baseline.tx_per_s > 0)) {
     return UnavailableError("honest baseline " + name + " committed nothing (" +
                             std::to_string(baseline.report.blocks) + " blocks)");

@@ -110,13 +110,23 @@ double ProcessCpuSeconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
-Result<int> FreeLoopbackPort() {
-  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (s < 0) return UnavailableError("socket failed");
+namespace {
+
+// 127.0.0.1:<port>, port 0 for "any".
+sockaddr_in LoopbackAddress(int port) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  return addr;
+}
+
+}  // namespace
+
+Result<int> FreeLoopbackPort() {
+  int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (s < 0) return UnavailableError("socket failed");
+  sockaddr_in addr = LoopbackAddress(0);
   socklen_t len = sizeof addr;
   if (::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::getsockname(s, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
@@ -131,10 +141,7 @@ Result<int> FreeLoopbackPort() {
 bool LoopbackPortAccepts(int port) {
   int s = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (s < 0) return false;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
+  sockaddr_in addr = LoopbackAddress(port);
   const bool accepted = ::connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
   ::close(s);
   return accepted;
