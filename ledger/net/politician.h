@@ -130,6 +130,9 @@ class PoliticianNode {
   void GetRound(const RoundRequest& req, RoundReply* rep, const std::string& peer = {},
                 const std::function<bool()>& cancelled = {});
   static constexpr uint32_t kMaxRoundWaitMs = 5000;
+  // A listener is a public key (32 bytes); the server refuses a longer one (INVALID_ARGUMENT)
+  // before the call is held, since a held call keys its per-peer count by it.
+  static constexpr size_t kMaxListenerBytes = 64;
   // How held round listings ended, and how many were answered at once over a bound.
   struct RoundWaitStats {
     uint64_t woken = 0;       // an item arrived or the block committed

@@ -82,6 +82,9 @@ class Service final : public Politician::Service {
     return held_.Hold(*q, [&] { return ToGrpc(node_->Execute(*q, r)); });
   }
   grpc::Status GetRound(grpc::ServerContext* c, const RoundRequest* q, RoundReply* r) override {
+    if (q->listener().size() > PoliticianNode::kMaxListenerBytes) {
+      return grpc::Status(grpc::INVALID_ARGUMENT, "round listener longer than a public key");
+    }
     return held_.Hold(*q, [&] {
       node_->GetRound(*q, r, c->peer(), [c] { return c->IsCancelled(); });
       return grpc::Status::OK;
