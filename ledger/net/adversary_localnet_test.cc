@@ -144,16 +144,15 @@ TEST(AdversaryTest, EightyPercentPoliticiansAndQuarterOfCitizensMaliciousStaySaf
   ASSERT_TRUE(committees.ok()) << committees.status();
   LocalnetConfig base = Five();
   base.vote_committees = *committees;
-  auto honest = RunNetwork("honest", base);
-  ASSERT_TRUE(honest.ok()) << honest.status();
-  ExpectSafe(*honest);
-  const double honest_tx_per_s = CommittedPerSecond(*honest, base);
-  ASSERT_GT(honest_tx_per_s, 0);
+  auto baseline = RunHonestBaseline("honest", base);
+  ASSERT_TRUE(baseline.ok()) << baseline.status();
+  const LocalnetReport& honest = baseline->report;
+  const double honest_tx_per_s = baseline->tx_per_s;
   std::vector<Row> rows = {{.name = "honest",
                             .ran = true,
-                            .report = *honest,
+                            .report = honest,
                             .tx_per_s = honest_tx_per_s,
-                            .verdict = Safe(*honest) ? "pass" : "FAIL: audit"}};
+                            .verdict = Safe(honest) ? "pass" : "FAIL: audit"}};
   // Every run is audited, and held to half the honest run's committed transactions per second
   // over the whole load period (issue #12), every adversary. Session 5 printed four of them
   // (unresponsive 0-46%, slow_execute 56-68%, equivocate 47-107%, flood 49-77%); session 6
@@ -181,26 +180,23 @@ TEST(AdversaryTest, EightyPercentPoliticiansAndQuarterOfCitizensMaliciousStaySaf
     EXPECT_EQ(r->malicious_politicians, 4u);
     EXPECT_EQ(r->malicious_citizens, 2u);
     ExpectSafe(*r);
-    const double tx_per_s = CommittedPerSecond(*r, c);
-    std::cerr << name << ": " << tx_per_s << " tx/s vs honest " << honest_tx_per_s << " ("
-              << 100 * tx_per_s / honest_tx_per_s << "%), " << r->blocks << " blocks\n";
-    EXPECT_GE(tx_per_s, 0.5 * honest_tx_per_s) << name << "; honest " << honest_tx_per_s;
+    const double tx_per_s = ExpectThroughputVsHonest(name, *r, c, honest_tx_per_s, 0.5);
     // What a flood costs a committee member in bytes: a member downloaded every commitment a
     // flooder listed (4 x 2,000 a round), 1.6-1.7 MB a block against the honest run's 61 KB
     // (26x); since it stops after a flooder's surplus (citizen.cc kMaxSurplusCommitments), 0.5
     // MB (8x, most of it the flooders' listings of hashes, which are not bounded).
     std::cerr << name << ": " << r->citizen_member_bytes_per_block
               << " bytes per block per committee member vs honest "
-              << honest->citizen_member_bytes_per_block << "\n";
+              << honest.citizen_member_bytes_per_block << "\n";
     if (name == "flood") {
-      EXPECT_LE(r->citizen_member_bytes_per_block, 12 * honest->citizen_member_bytes_per_block);
+      EXPECT_LE(r->citizen_member_bytes_per_block, 12 * honest.citizen_member_bytes_per_block);
     }
     std::string failed;
     if (!Safe(*r)) failed += " audit";
     if (r->malicious_politicians != 4 || r->malicious_citizens != 2) failed += " adversary-count";
     if (tx_per_s < 0.5 * honest_tx_per_s) failed += " below-50%-of-honest";
     if (name == "flood" &&
-        r->citizen_member_bytes_per_block > 12 * honest->citizen_member_bytes_per_block) {
+        r->citizen_member_bytes_per_block > 12 * honest.citizen_member_bytes_per_block) {
       failed += " member-bytes-over-12x";
     }
     rows.push_back({.name = name,
