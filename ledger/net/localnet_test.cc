@@ -28,6 +28,18 @@ LocalnetConfig Small(uint32_t politicians, uint32_t citizens, uint64_t blocks) {
   return c;
 }
 
+// Small, measured against an honest run in the same test (issue #12's liveness bar): four
+// expected proposers -- with Small's two, a height has no period-0 proposer among ten citizens
+// with probability about 0.8^10 = 11% and waits out its period, noise that swamps a 12 s run
+// (FivePoliticianNetwork); with four, 0.6^10 = 0.6% -- fixed keys, 12 s of load, no block limit.
+LocalnetConfig SmallForRatio(uint32_t politicians, uint32_t citizens) {
+  LocalnetConfig c = Small(politicians, citizens, 0);
+  c.proposers = 4;
+  c.key_seed = 7;
+  c.duration_s = 12;
+  return c;
+}
+
 TEST(LocalnetTest, HonestNetworkCommitsBlocksConservingBalancesWithoutDoubleSpends) {
   LocalnetConfig c = Small(3, 8, 5);  // genesis: 6 citizens, T 6 (2/3 of C = 8); block 4 on: 8
   c.late_citizens = 2;                // registered at block 2, eligible from block 4 (delay 2)
@@ -49,15 +61,9 @@ TEST(LocalnetTest, HonestNetworkCommitsBlocksConservingBalancesWithoutDoubleSpen
 }
 
 // Issue #12's liveness bar: committed tx/s at least half an honest run's of the same network,
-// measured in this test (as AQuarterOfCitizens... below), each run audited. Four expected
-// proposers: with Small's two, a height has no period-0 proposer among ten citizens with
-// probability about 0.8^10 = 11% and waits out its period, noise that swamps a 12 s run
-// (FivePoliticianNetwork); with four, 0.6^10 = 0.6%.
+// measured in this test (as AQuarterOfCitizens... below), each run audited.
 TEST(LocalnetTest, SafeAndLiveWithHalfThePoliticiansAndTenPercentOfCitizensMalicious) {
-  LocalnetConfig c = Small(4, 10, 0);
-  c.proposers = 4;
-  c.key_seed = 7;
-  c.duration_s = 12;
+  const LocalnetConfig c = SmallForRatio(4, 10);
   auto honest = RunHonestBaseline("50_10_honest", c);
   ASSERT_TRUE(honest.ok()) << honest.status();
   LocalnetConfig a = c;
@@ -77,11 +83,8 @@ TEST(LocalnetTest, SafeAndLiveWithHalfThePoliticiansAndTenPercentOfCitizensMalic
 // per round (citizen.h, safe_sample.h), so every sample holds an honest politician but none
 // need hold a given one. Against an honest run with the same k: >= half its committed tx/s.
 TEST(LocalnetTest, ASafeSampleSmallerThanThePoliticiansKeepsHalfTheHonestThroughput) {
-  LocalnetConfig c = Small(6, 8, 0);
+  LocalnetConfig c = SmallForRatio(6, 8);
   c.safe_sample = 4;
-  c.proposers = 4;
-  c.key_seed = 7;
-  c.duration_s = 12;
   auto honest = RunHonestBaseline("sample_honest", c);
   ASSERT_TRUE(honest.ok()) << honest.status();
   LocalnetConfig a = c;
@@ -106,10 +109,7 @@ TEST(LocalnetTest, ASafeSampleSmallerThanThePoliticiansKeepsHalfTheHonestThrough
 // state root in every Execute; `stale`: reads and executes on the state one block back), held
 // to the same bar.
 TEST(LocalnetTest, SafeWithEightyPercentOfPoliticiansAndQuarterOfCitizensMalicious) {
-  LocalnetConfig c = Small(5, 8, 0);
-  c.proposers = 4;
-  c.key_seed = 7;
-  c.duration_s = 12;
+  const LocalnetConfig c = SmallForRatio(5, 8);
   auto honest = RunHonestBaseline("80_25_honest", c);
   ASSERT_TRUE(honest.ok()) << honest.status();
   LocalnetConfig a = c;
