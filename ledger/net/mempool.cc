@@ -59,16 +59,26 @@ Status Mempool::Admit(const Transaction& tx, const SparseMerkleTree& state) {
   return Status::Ok();
 }
 
-namespace {
-// Why `state` would not apply `tx` in block `next` with every signature checked (OK: it would).
-Status AppRejection(const AppTransaction& tx, const SparseMerkleTree& state,
-                    const AppRegistry& apps, const BlockContext& next) {
+Status Mempool::CheckApp(const AppTransaction& tx, const SparseMerkleTree& state,
+                         const AppRegistry& apps, const BlockContext& next) {
   std::vector<LedgerTx> block{tx};
   TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome, ApplyBlock(TreeLookup(state), block, next, apps));
   if (outcome.rejected.empty()) return Status::Ok();
   return FailedPreconditionError(outcome.rejected[0].second);
 }
-}  // namespace
+
+Status Mempool::AppRoom(const AppTransaction& tx, const AppRegistry& apps) const {
+  const Application* app = apps.Find(tx.app);
+  if (app == nullptr) return Status::Ok();  // CheckApp refuses it
+  const size_t quota = std::max<size_t>(
+      1, static_cast<size_t>(app->MempoolShare() * static_cast<double>(capacity_)));
+  auto waiting = app_waiting_.find(tx.app);
+  if (waiting != app_waiting_.end() && waiting->second >= quota) {
+    return ResourceExhaustedError("mempool quota of application '" + std::string(app->name()) +
+                                  "' reached (" + std::to_string(quota) + " waiting for a pool)");
+  }
+  return Status::Ok();
+}
 
 Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state,
                          const AppRegistry& apps, const BlockContext& next) {
@@ -77,16 +87,9 @@ Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state
   // Its weight (Application::Weight: cheap, no signature), read once and kept with the entry.
   const Application* app = apps.Find(tx.app);
   const size_t weight = app != nullptr ? std::max<size_t>(1, app->Weight(AsBytes(tx.payload))) : 1;
-  // The application's quota (Application::MempoolShare) first: cheap, before any signature.
-  if (app != nullptr) {
-    const size_t quota = std::max<size_t>(
-        1, static_cast<size_t>(app->MempoolShare() * static_cast<double>(capacity_)));
-    if (app_waiting_[tx.app] >= quota) {
-      return ResourceExhaustedError("mempool quota of application '" + std::string(app->name()) +
-                                    "' reached (" + std::to_string(quota) + " waiting for a pool)");
-    }
-  }
-  TESSERA_RETURN_IF_ERROR(AppRejection(tx, state, apps, next));
+  // The application's quota first: cheap, before any signature.
+  TESSERA_RETURN_IF_ERROR(AppRoom(tx, apps));
+  TESSERA_RETURN_IF_ERROR(CheckApp(tx, state, apps, next));
   TESSERA_RETURN_IF_ERROR(Room());
   pending_apps_.emplace(id, AppEntry{tx, weight});
   app_order_.push_back(id);
@@ -160,7 +163,7 @@ void Mempool::Prune(const SparseMerkleTree& state, const AppRegistry& apps,
   weight_ = pending_.size();
   for (const Hash256& id : app_order_) {
     const AppEntry& e = pending_apps_.at(id);
-    if (AppRejection(e.tx, state, apps, next).ok()) {
+    if (CheckApp(e.tx, state, apps, next).ok()) {
       kept.push_back(id);
       app_waiting_[e.tx.app] += e.weight;
       weight_ += e.weight;

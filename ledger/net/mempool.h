@@ -51,9 +51,18 @@ class Mempool {
   explicit Mempool(size_t capacity) : capacity_(capacity) {}
 
   Status Admit(const Transaction& tx, const SparseMerkleTree& state);
-  // `next` is the context of the block after `state`.
+  // `next` is the context of the block after `state`. Runs CheckApp: a caller holding a lock
+  // others need calls CheckApp first, without it, so that the expensive check fills the
+  // application's verified cache (the reviews' ring signatures) and this one only hits it.
   Status AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state, const AppRegistry& apps,
                   const BlockContext& next);
+  // Why `state` would not apply `tx` in block `next` with every signature checked (OK: it
+  // would). Reads no mempool state: needs no lock.
+  static Status CheckApp(const AppTransaction& tx, const SparseMerkleTree& state,
+                         const AppRegistry& apps, const BlockContext& next);
+  // RESOURCE_EXHAUSTED when `tx`'s application has its quota (Application::MempoolShare) of
+  // the mempool waiting for a pool: cheap, checked before any signature.
+  Status AppRoom(const AppTransaction& tx, const AppRegistry& apps) const;
   // Pending transactions of weight up to `max`, the oldest first (first come, first served:
   // under sustained overload no sender starves; the last application transaction taken may
   // carry the pool past `max` by less than its own weight, so a heavy one is never passed over):

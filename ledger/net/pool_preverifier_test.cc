@@ -14,6 +14,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
+#include <future>
 #include <mutex>
 #include <set>
 #include <thread>
@@ -59,10 +60,14 @@ class CountingApp : public Application {
     std::lock_guard<std::mutex> lock(mu_);
     return verified_.count(payload) > 0;
   }
-  // Waits (at most 10 s) until a check is held at the closed gate.
-  bool WaitHeld() const {
+  uint64_t entered() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return entered_;
+  }
+  // Waits (at most 10 s) until `n` checks have entered (and, with the gate closed, are held).
+  bool WaitHeld(uint64_t n = 1) const {
     std::unique_lock<std::mutex> lock(mu_);
-    return gate_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return entered_ > 0; });
+    return gate_cv_.wait_for(lock, std::chrono::seconds(10), [&] { return entered_ >= n; });
   }
   void SetGate(bool open) {
     {
@@ -129,7 +134,7 @@ TEST(PoolPreverifierTest, KeepsAtMostMaxPendingPoolsDroppingTheOldest) {
   Fixture f;
   f.app->SetGate(false);
   PoolPreverifier pre(&f.apps, nullptr, [&] { return f.committed.load(); },
-                      {.max_pending = 1, .chunk_txs = 16});
+                      {.max_pending = 1, .chunk_txs = 16, .threads = 1});
   ASSERT_TRUE(pre.Offer(1, {AppTx("running")}, SparseMerkleTree{}, {.height = 1}));
   ASSERT_TRUE(f.app->WaitHeld());  // the thread is inside "running"'s check
   ASSERT_TRUE(pre.Offer(1, {AppTx("waiting 1")}, SparseMerkleTree{}, {.height = 1}));
@@ -140,6 +145,26 @@ TEST(PoolPreverifierTest, KeepsAtMostMaxPendingPoolsDroppingTheOldest) {
   EXPECT_FALSE(f.app->verified("waiting 1"));
   EXPECT_TRUE(f.app->verified("running"));
   EXPECT_TRUE(f.app->verified("waiting 2"));
+}
+
+// The chunks of one pool are checked in parallel: the pools of a height arrive together, and
+// the block's execution waits on what is still in flight. With one worker, or chunks not
+// handed out to other workers, the second check never starts while the first is held, and the
+// wait fails.
+TEST(PoolPreverifierTest, ChecksTheChunksOfAPoolInParallel) {
+  Fixture f;
+  f.app->SetGate(false);
+  PoolPreverifier pre(&f.apps, nullptr, [&] { return f.committed.load(); },
+                      {.max_pending = 8, .chunk_txs = 1, .threads = 2});
+  ASSERT_TRUE(pre.Offer(1, {AppTx("first"), AppTx("second")}, SparseMerkleTree{}, {.height = 1}));
+  const bool both_held = f.app->WaitHeld(2);
+  f.app->SetGate(true);
+  pre.Wait();
+  EXPECT_TRUE(both_held) << "the second chunk did not start while the first was running";
+  EXPECT_TRUE(f.app->verified("first"));
+  EXPECT_TRUE(f.app->verified("second"));
+  EXPECT_EQ(pre.stats().pools, 1u);
+  EXPECT_EQ(pre.stats().txs, 2u);
 }
 
 // ---- In a politician: a peer's pool is checked when it arrives --------------------------------
@@ -190,6 +215,54 @@ TEST(PoolPreverifierTest, APoliticianChecksAPeersPoolWhenItArrives) {
     EXPECT_EQ(RegisteredApp()->checks(), before + 2);
     EXPECT_TRUE(RegisteredApp()->verified("peer 1"));
     EXPECT_TRUE(RegisteredApp()->verified("peer 2"));
+  }
+  std::filesystem::remove_all(o.dir);
+}
+
+// ---- Admission: an application transaction's check holds no lock other requests need -------
+
+// A politician checks an application transaction it is sent (a review: a ring signature of
+// milliseconds) before admitting it. Run under the mempool's lock, the check held up the next
+// pool's freeze, which takes that lock with the round lock held, and so every request of the
+// politician: here GetStatus, which takes both. Breaking it (the check under mempool_mu_ again)
+// leaves GetStatus waiting until the held check's gate opens, and the test fails.
+TEST(PoliticianAdmissionTest, AnApplicationsCheckDoesNotHoldUpOtherRequests) {
+  ASSERT_TRUE(kRegistered);
+  PoliticianOptions o;
+  o.id = 0;
+  o.genesis = GenesisWithCountingApp();
+  o.keys = Key(200);
+  o.dir = std::filesystem::temp_directory_path() / ("admission_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(o.dir);
+  {
+    auto node = PoliticianNode::Open(o);
+    ASSERT_TRUE(node.ok()) << node.status();
+    PoliticianNode& politician = **node;
+    const uint64_t entered = RegisteredApp()->entered();
+    RegisteredApp()->SetGate(false);
+    TxReply submitted;
+    std::thread submit([&] {
+      TxRequest req;
+      req.set_tx(EncodeLedgerTx(AppTx("admitted while others ask")));
+      politician.SubmitTransaction(req, &submitted);
+    });
+    const bool held = RegisteredApp()->WaitHeld(entered + 1);
+    // GetStatus from another thread, while the check is held: it must answer.
+    std::promise<void> answered;
+    std::thread status([&] {
+      StatusReply rep;
+      politician.GetStatus(&rep);
+      answered.set_value();
+    });
+    const bool answered_while_held =
+        answered.get_future().wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+    RegisteredApp()->SetGate(true);
+    submit.join();
+    status.join();
+    EXPECT_TRUE(held) << "the submission's check never started";
+    EXPECT_TRUE(answered_while_held)
+        << "GetStatus waited for an application transaction's signature check";
+    EXPECT_TRUE(submitted.accepted()) << submitted.error();
   }
   std::filesystem::remove_all(o.dir);
 }
