@@ -770,7 +770,9 @@ Status Citizen::Validate(Round& r, const BlockHeader& proposal) {
 
 Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   const PoolTally tally = TallyWitnesses(r.witnesses, options_.genesis);
+  const auto fetch_start = Clock::now();
   FetchPools(r, tally.eligible);
+  const auto fetched = Clock::now();
   // Every eligible pool this citizen could download (so some politician can be fed it), and
   // every required one whatever happens: without those the proposal is invalid anyway.
   std::vector<Hash256> full, required;
@@ -795,6 +797,10 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
     if (!executed.ok()) continue;
     h.pool_hashes = body;
     h.state_root = executed->second;
+    spdlog::info("citizen: body of block {}: {} pools fetched in {} ms, executed in {} ms", r.h,
+                 body.size(),
+                 std::chrono::duration_cast<milliseconds>(fetched - fetch_start).count(),
+                 std::chrono::duration_cast<milliseconds>(Clock::now() - fetched).count());
     return h;
   }
   return UnavailableError("no politician could execute a body");

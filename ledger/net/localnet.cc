@@ -473,7 +473,10 @@ class ChainWatch {
 
 struct FaultState {
   bool killed = false, stopped = false;
-  std::optional<Clock::time_point> restart_at;
+  // A killed politician waiting to be restarted at restart_at. Not a std::optional: GCC 12
+  // warns (-Wmaybe-uninitialized, a false positive) on the optional's payload here.
+  bool restart_pending = false;
+  Clock::time_point restart_at{};
 };
 
 // One pass of the faults at the chain's `height`: kill -9, SIGSTOP, restart after kill.
@@ -484,6 +487,7 @@ Status ApplyFaults(const LocalnetConfig& cfg, const fs::path& bin_dir, uint64_t 
     pols[cfg.kill_politician].process->Kill9();
     f.killed = true;
     report.restarted = true;
+    f.restart_pending = true;
     f.restart_at = Clock::now() + std::chrono::milliseconds(cfg.restart_after_ms);
     progress << "kill -9 politician " << cfg.kill_politician << " at block " << height << "\n";
   }
@@ -492,15 +496,15 @@ Status ApplyFaults(const LocalnetConfig& cfg, const fs::path& bin_dir, uint64_t 
     f.stopped = true;
     progress << "SIGSTOP politician " << cfg.stop_politician << " at block " << height << "\n";
   }
-  if (f.restart_at && Clock::now() >= *f.restart_at) {
+  if (f.restart_pending && Clock::now() >= f.restart_at) {
     PoliticianProcess& p = pols[cfg.kill_politician];
     p.process = std::make_unique<ChildProcess>();
     TESSERA_RETURN_IF_ERROR(p.process->Start(bin_dir / "ledger-politician", p.args, p.log));
-    f.restart_at.reset();
+    f.restart_pending = false;
     progress << "restarted politician " << cfg.kill_politician << "\n";
   }
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
-    if (!f.restart_at && !pols[i].process->running() && (int)i != cfg.kill_politician) {
+    if (!f.restart_pending && !pols[i].process->running() && (int)i != cfg.kill_politician) {
       return UnavailableError("politician " + std::to_string(i) + " died; see " +
                               pols[i].log.string());
     }

@@ -1,7 +1,10 @@
 // State served to clients: ReadState (multi-proofs at a version in memory) and Execute (a block
 // body executed for committee members), each authenticated (request_auth.h) and rate-limited
 // (rate_limiter.h) before any proof work.
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
+#include <chrono>
 
 #include "ledger/net/execution_claim.h"
 #include "ledger/net/politician.h"
@@ -12,6 +15,9 @@
 namespace tessera::ledger::net {
 
 namespace {
+
+// An execution at least this long is logged (the review rounds' proposals waited on it).
+constexpr int64_t kSlowExecuteLogMs = 250;
 
 ByteSpan Span(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -186,10 +192,15 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     executing_.insert(cache_key);  // erased below on every path
   }
   // The heavy part runs outside the lock, on an immutable tree.
+  using SteadyClock = std::chrono::steady_clock;
+  const auto started = SteadyClock::now();
+  SteadyClock::time_point applied, updated;
   Status status = [&]() -> Status {
     TESSERA_ASSIGN_OR_RETURN(BlockOutcome outcome,
                              ledger::ApplyBlock(TreeLookup(tree), txs, ctx, apps_));
+    applied = SteadyClock::now();
     TESSERA_ASSIGN_OR_RETURN(SparseMerkleTree next, tree.Update(outcome.updates));
+    updated = SteadyClock::now();
     rep->set_proof(tree.Prove(BlockKeys(txs, ctx, apps_)).Encode());
     for (uint32_t i : outcome.crypto_rejected) rep->add_crypto_rejected(i);
     if (options_.faults.forge && !outcome.crypto_rejected.empty()) {
@@ -205,6 +216,17 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     rep->set_signature(std::string(AsChars(claim.signature)));
     return Status::Ok();
   }();
+  auto ms = [](SteadyClock::duration d) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
+  };
+  const auto ended = SteadyClock::now();
+  if (status.ok() && ms(ended - started) >= kSlowExecuteLogMs) {
+    spdlog::info(
+        "politician {}: executed block {} ({} pools, {} txs) in {} ms: apply {} ms, tree update "
+        "{} ms, proof and claim {} ms",
+        options_.id, req.height(), hashes.size(), txs.size(), ms(ended - started),
+        ms(applied - started), ms(updated - applied), ms(ended - updated));
+  }
   std::lock_guard<std::mutex> lock(mu_);
   executing_.erase(cache_key);
   executed_cv_.notify_all();
