@@ -189,16 +189,23 @@ Pool SignedPool(uint32_t politician, uint64_t height, const std::vector<LedgerTx
   return testing::SignedPool(politician, height, txs, Key(200 + static_cast<int>(politician)));
 }
 
-// Breaking the hook (PreverifyPool not called from AddPool) leaves the checks at 0 here: the
-// check would then happen only when the committee asks this politician to execute the block.
-TEST(PoolPreverifierTest, APoliticianChecksAPeersPoolWhenItArrives) {
-  ASSERT_TRUE(kRegistered);
+// Politician 0 of a chain with the counting application, in a fresh directory named after
+// `test` (the caller removes it).
+PoliticianOptions CountingAppPolitician(const std::string& test) {
   PoliticianOptions o;
   o.id = 0;
   o.genesis = GenesisWithCountingApp();
   o.keys = Key(200);
-  o.dir = std::filesystem::temp_directory_path() / ("preverify_test_" + std::to_string(::getpid()));
+  o.dir = std::filesystem::temp_directory_path() / (test + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(o.dir);
+  return o;
+}
+
+// Breaking the hook (PreverifyPool not called from AddPool) leaves the checks at 0 here: the
+// check would then happen only when the committee asks this politician to execute the block.
+TEST(PoolPreverifierTest, APoliticianChecksAPeersPoolWhenItArrives) {
+  ASSERT_TRUE(kRegistered);
+  const PoliticianOptions o = CountingAppPolitician("preverify_test");
   {
     auto node = PoliticianNode::Open(o);
     ASSERT_TRUE(node.ok()) << node.status();
@@ -228,12 +235,7 @@ TEST(PoolPreverifierTest, APoliticianChecksAPeersPoolWhenItArrives) {
 // leaves GetStatus waiting until the held check's gate opens, and the test fails.
 TEST(PoliticianAdmissionTest, AnApplicationsCheckDoesNotHoldUpOtherRequests) {
   ASSERT_TRUE(kRegistered);
-  PoliticianOptions o;
-  o.id = 0;
-  o.genesis = GenesisWithCountingApp();
-  o.keys = Key(200);
-  o.dir = std::filesystem::temp_directory_path() / ("admission_test_" + std::to_string(::getpid()));
-  std::filesystem::remove_all(o.dir);
+  const PoliticianOptions o = CountingAppPolitician("admission_test");
   {
     auto node = PoliticianNode::Open(o);
     ASSERT_TRUE(node.ok()) << node.status();
