@@ -82,15 +82,30 @@ Status Mempool::AppRoom(const AppTransaction& tx, const AppRegistry& apps) const
 
 Status Mempool::AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state,
                          const AppRegistry& apps, const BlockContext& next) {
-  Hash256 id = LedgerTxId(tx);
-  if (pending_apps_.contains(id)) return AlreadyExistsError("transaction already pending");
+  TESSERA_RETURN_IF_ERROR(AppAdmissible(tx, apps));
+  TESSERA_RETURN_IF_ERROR(CheckApp(tx, state, apps, next));
+  return InsertApp(tx, apps);
+}
+
+Status Mempool::AdmitCheckedApp(const AppTransaction& tx, const AppRegistry& apps) {
+  TESSERA_RETURN_IF_ERROR(AppAdmissible(tx, apps));
+  return InsertApp(tx, apps);
+}
+
+Status Mempool::AppAdmissible(const AppTransaction& tx, const AppRegistry& apps) const {
+  if (pending_apps_.contains(LedgerTxId(tx))) {
+    return AlreadyExistsError("transaction already pending");
+  }
+  // The application's quota first: cheap, before any signature.
+  return AppRoom(tx, apps);
+}
+
+Status Mempool::InsertApp(const AppTransaction& tx, const AppRegistry& apps) {
+  TESSERA_RETURN_IF_ERROR(Room());
   // Its weight (Application::Weight: cheap, no signature), read once and kept with the entry.
   const Application* app = apps.Find(tx.app);
   const size_t weight = app != nullptr ? std::max<size_t>(1, app->Weight(AsBytes(tx.payload))) : 1;
-  // The application's quota first: cheap, before any signature.
-  TESSERA_RETURN_IF_ERROR(AppRoom(tx, apps));
-  TESSERA_RETURN_IF_ERROR(CheckApp(tx, state, apps, next));
-  TESSERA_RETURN_IF_ERROR(Room());
+  const Hash256 id = LedgerTxId(tx);
   pending_apps_.emplace(id, AppEntry{tx, weight});
   app_order_.push_back(id);
   app_waiting_[tx.app] += weight;

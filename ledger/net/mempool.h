@@ -51,11 +51,14 @@ class Mempool {
   explicit Mempool(size_t capacity) : capacity_(capacity) {}
 
   Status Admit(const Transaction& tx, const SparseMerkleTree& state);
-  // `next` is the context of the block after `state`. Runs CheckApp: a caller holding a lock
-  // others need calls CheckApp first, without it, so that the expensive check fills the
-  // application's verified cache (the reviews' ring signatures) and this one only hits it.
+  // `next` is the context of the block after `state`. Runs CheckApp, the expensive part (the
+  // reviews' ring signatures): a caller holding a lock others need runs CheckApp first,
+  // without it, and then AdmitCheckedApp under it.
   Status AdmitApp(const AppTransaction& tx, const SparseMerkleTree& state, const AppRegistry& apps,
                   const BlockContext& next);
+  // AdmitApp for a transaction whose CheckApp passed (on the state and context the caller
+  // would pass AdmitApp): every check but CheckApp.
+  Status AdmitCheckedApp(const AppTransaction& tx, const AppRegistry& apps);
   // Why `state` would not apply `tx` in block `next` with every signature checked (OK: it
   // would). Reads no mempool state: needs no lock.
   static Status CheckApp(const AppTransaction& tx, const SparseMerkleTree& state,
@@ -102,6 +105,10 @@ class Mempool {
     AppTransaction tx;
     size_t weight;  // Application::Weight at admission, at least 1
   };
+  // Not pending already, and AppRoom.
+  Status AppAdmissible(const AppTransaction& tx, const AppRegistry& apps) const;
+  // Room(), then `tx` pending with its weight.
+  Status InsertApp(const AppTransaction& tx, const AppRegistry& apps);
   // The oldest transfers and then application transactions in arrival order, up to weight max.
   Selection Choose(size_t max) const;
   // The selection as a pool: transfers in (sender, nonce) order, then each application's

@@ -180,10 +180,10 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
     return;
   }
   // An application's check (a review's ring signature: milliseconds) runs here, under no lock,
-  // and fills the application's verified cache that AdmitApp's check then hits. Under
-  // mempool_mu_ it held up FreezePool, which takes mempool_mu_ with mu_ held, and so every
-  // request of this politician behind it (session 19: rounds with reviews arriving ran into
-  // BA* period 1; PoliticianAdmissionTest).
+  // once; admission under the lock then skips it (AdmitCheckedApp: same state, same context).
+  // Under mempool_mu_ it held up FreezePool, which takes mempool_mu_ with mu_ held, and so
+  // every request of this politician behind it (session 19: rounds with reviews arriving ran
+  // into BA* period 1; PoliticianAdmissionTest).
   if (app_tx != nullptr) {
     if (Status checked = Mempool::CheckApp(*app_tx, *state, apps_, next); !checked.ok()) {
       rep->set_error(checked.ToString());
@@ -192,7 +192,7 @@ void PoliticianNode::SubmitTransaction(const TxRequest& req, TxReply* rep) {
   }
   std::lock_guard<std::mutex> lock(mempool_mu_);
   answer(app_tx == nullptr ? mempool_.Admit(std::get<Transaction>(*tx), *state)
-                           : mempool_.AdmitApp(*app_tx, *state, apps_, next));
+                           : mempool_.AdmitCheckedApp(*app_tx, apps_));
 }
 
 Status PoliticianNode::GetPools(const PoolsRequest& req, PoolsReply* rep) {
