@@ -1,6 +1,6 @@
 #include "pipeline/profile.h"
 
-#include "pipeline/heap.h"
+#include "core/heap.h"
 
 namespace tessera::pipeline {
 
@@ -14,7 +14,7 @@ Result<std::vector<ProfiledMicroBatch>> ProfileMicroBatches(
   if (!(min_timed_s >= 0 && min_timed_s <= 600)) {
     return InvalidArgumentError("profile seconds must be in [0, 600]");
   }
-  // Measure with the heap the workers will have (pipeline/heap.h: no page faults per
+  // Measure with the heap the workers will have (core/heap.h: no page faults per
   // micro-batch), and give the peak back afterwards: the launcher lives on beside its workers.
   TESSERA_RETURN_IF_ERROR(KeepFreedHeap());
   struct Release {

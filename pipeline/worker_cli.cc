@@ -11,7 +11,7 @@
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
 #include "pipeline/gloo_collective.h"
-#include "pipeline/heap.h"
+#include "core/heap.h"
 #include "pipeline/job.h"
 #include "pipeline/link_rate.h"
 #include "pipeline/profile.h"
@@ -141,7 +141,7 @@ int WorkerMain(int argc, char** argv) {
       return tessera::cli::UsageError("--rank must be in [0, stages * replicas)");
     }
     // Freed activations stay mapped for the next micro-batch instead of being faulted in
-    // again (pipeline/heap.h), as they do while the profile measures.
+    // again (core/heap.h), as they do while the profile measures.
     TESSERA_RETURN_IF_ERROR(KeepFreedHeap());
     TESSERA_ASSIGN_OR_RETURN(WorkerReport report, RunWorker(job, rank));
     if (const size_t at = report_path.find("{rank}"); at != std::string::npos) {

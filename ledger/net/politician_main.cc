@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
       tessera::Status s = o.faults.Add(f);
       if (!s.ok()) return tessera::cli::UsageError(s.message());
     }
+    TESSERA_RETURN_IF_ERROR(UseMallocForLargeRequests());
     return RunPolitician(std::move(o), tessera::StopOnSignals());
   });
 }

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <thread>
 
+#include "core/heap.h"
 #include "ledger/net/reply_caps.h"
 
 namespace tessera::ledger::net {
@@ -151,6 +152,8 @@ Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode
 PoliticianServer::~PoliticianServer() {
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
 }
+
+Status UseMallocForLargeRequests() { return MapLargeBlocksAlone(size_t{1} << 20); }
 
 Status RunPolitician(PoliticianOptions options, const std::atomic<bool>& stop) {
   const PoliticianInfo* me = options.genesis.Politician(options.id);

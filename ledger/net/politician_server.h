@@ -41,7 +41,8 @@ namespace tessera::ledger::net {
 //     2 x max_memory_bytes + max_held_request_bytes. That is an estimate, not a bound the
 //     code enforces: gRPC acts on its quota asynchronously, and a call refused by the held
 //     limit was parsed first. PoliticianServerCapTest's flood tests measure it in a child
-//     process against the estimate + 128 MiB (politician_flood_test.cc has the figures).
+//     process set up as the daemon is (UseMallocForLargeRequests) against the estimate +
+//     128 MiB (politician_flood_test.cc has the figures).
 //     Replies are not counted: each is bounded by its own cap (reply_caps.h).
 //     The defaults leave room for honest peaks: every peer posting a full pool at once is
 //     N x 16 MiB (80 MiB at 5 politicians); above the quota, posts fail and pools are pulled.
@@ -70,6 +71,12 @@ class PoliticianServer {
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
 };
+
+// Sets this process's malloc so that a block of 1 MiB or more (a large request once it is
+// parsed and dropped) goes back to the system when freed, instead of staying in one of malloc's
+// per-thread arenas (core/heap.h, MapLargeBlocksAlone, has the measurements). Process-wide:
+// ledger-politician calls it before serving, and so does PoliticianServerCapTest's flood server.
+Status UseMallocForLargeRequests();
 
 // Opens the node, serves it on its genesis address until `stop` becomes true (polled), then
 // shuts down cleanly.

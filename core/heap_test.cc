@@ -1,4 +1,4 @@
-#include "pipeline/heap.h"
+#include "core/heap.h"
 
 #include <gtest/gtest.h>
 #include <malloc.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-namespace tessera::pipeline {
+namespace tessera {
 namespace {
 
 constexpr size_t kBlock = 100 * 1024;  // between malloc's default and dynamic mmap thresholds
@@ -80,5 +80,27 @@ TEST(Heap, ReleaseRestoresTheMmapThreshold) {
   for (void* p : blocks) std::free(p);
 }
 
+// A server's setting (ledger-politician): after a large block with its own mapping is freed, a
+// smaller one above the threshold still gets its own mapping (so it is returned when freed).
+// ctest runs each test in a fresh process, where glibc's dynamic threshold is on: seen failing
+// with MapLargeBlocksAlone doing nothing (freeing 16 MiB raised the threshold, the 4 MiB block
+// came from the heap).
+TEST(Heap, LargeBlocksKeepTheirOwnMappingAfterOneIsFreed) {
+  constexpr size_t kMiB = 1024 * 1024;
+  auto allocate = [](size_t bytes) {
+    void* p = std::malloc(bytes);
+    asm volatile("" : : "g"(p) : "memory");
+    return p;
+  };
+  ASSERT_TRUE(MapLargeBlocksAlone(kMiB).ok());
+  std::free(allocate(16 * kMiB));
+  const long before = MmappedChunks();
+  void* block = allocate(4 * kMiB);
+  EXPECT_EQ(MmappedChunks(), before + 1) << "4 MiB served from the heap";
+  std::free(block);
+  EXPECT_EQ(MmappedChunks(), before);
+  EXPECT_FALSE(MapLargeBlocksAlone(64 * kMiB).ok());  // above glibc's largest threshold
+}
+
 }  // namespace
-}  // namespace tessera::pipeline
+}  // namespace tessera

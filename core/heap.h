@@ -1,5 +1,9 @@
-// Keeping freed heap memory in the process while a model trains or is profiled, so that a
-// micro-batch does not page-fault its activations in again.
+// glibc malloc's thresholds, set for how a process uses memory: a trainer keeps what it frees
+// (KeepFreedHeap), a server that receives large, short-lived messages gives them back at once
+// (MapLargeBlocksAlone).
+//
+// KeepFreedHeap: keeping freed heap memory in the process while a model trains or is profiled,
+// so that a micro-batch does not page-fault its activations in again.
 //
 // Why (issue #14, 2026-12-03): a micro-batch's forward allocates its saved activations (about
 // 1.2 MB per block of the toy GPT at micro-batch 8), the backward frees them, and glibc's
@@ -17,11 +21,21 @@
 // the process simply does not shrink between micro-batches. ReleaseFreedHeap restores
 // both thresholds and gives back what is free now (the launcher, after profiling, so it does not
 // hold a profile's peak while its workers run). Torch-free (glibc's mallopt).
+//
+// MapLargeBlocksAlone: why (issue #12's long-poll memory test, 2026-12-05): a politician
+// receives requests of up to 16 MiB (pools), parses and drops them. glibc serves a block that
+// large with its own mmap, but freeing one raises the mmap threshold to its size (the
+// "dynamic" threshold, up to 32 MiB), so later ones come from the heaps of malloc's per-thread
+// arenas and stay there after they are freed, arena by arena. Under a flood of 15 MiB
+// long-polls on a CPU-loaded box the server's peak RSS varied from 208 to 454 MiB run to run
+// (the requests held at once cost ~64 MiB); with the threshold fixed at 1 MiB, 178-182 MiB.
 #pragma once
+
+#include <cstddef>
 
 #include "core/status.h"
 
-namespace tessera::pipeline {
+namespace tessera {
 
 // INTERNAL when malloc refuses a setting (a non-glibc allocator).
 Status KeepFreedHeap();
@@ -31,6 +45,12 @@ Status KeepFreedHeap();
 // of them turns it off for good, and glibc has no call that turns it back on.
 void ReleaseFreedHeap();
 
+// Blocks of at least `bytes` get a mapping of their own, returned to the system when freed,
+// and glibc's dynamic raising of the thresholds is off for good (the trim threshold stays at
+// what it is, 128 KB unless set). INTERNAL when malloc refuses (a non-glibc allocator, or
+// `bytes` above 32 MiB).
+Status MapLargeBlocksAlone(size_t bytes);
+
 // Chunks malloc serves with their own mmap right now (mallinfo2's hblks): what the tests read to
 // see the mmap threshold in force.
 long MmappedChunks();
@@ -38,4 +58,4 @@ long MmappedChunks();
 // Minor page faults of this process so far (getrusage): what the tests count.
 long MinorPageFaults();
 
-}  // namespace tessera::pipeline
+}  // namespace tessera

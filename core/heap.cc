@@ -1,13 +1,15 @@
-#include "pipeline/heap.h"
+#include "core/heap.h"
 
 #include <malloc.h>
 #include <sys/resource.h>
 
-namespace tessera::pipeline {
+#include <string>
+
+namespace tessera {
 namespace {
 
 // glibc's largest mmap threshold on 64-bit (DEFAULT_MMAP_THRESHOLD_MAX): mallopt refuses more.
-constexpr int kMmapThreshold = 32 * 1024 * 1024;
+constexpr int kLargestMmapThreshold = 32 * 1024 * 1024;
 // Far above a step's heap here (GPT-2-small at micro-batch 2 peaks near 2.5 GB), below INT_MAX.
 constexpr int kTrimThreshold = 2047 * 1024 * 1024;
 // glibc's defaults for both (DEFAULT_MMAP_THRESHOLD_MIN and DEFAULT_TRIM_THRESHOLD).
@@ -17,9 +19,18 @@ constexpr int kDefaultTrimThreshold = 128 * 1024;
 }  // namespace
 
 Status KeepFreedHeap() {
-  if (mallopt(M_MMAP_THRESHOLD, kMmapThreshold) != 1 ||
+  if (mallopt(M_MMAP_THRESHOLD, kLargestMmapThreshold) != 1 ||
       mallopt(M_TRIM_THRESHOLD, kTrimThreshold) != 1) {
     return InternalError("malloc refused the mmap or trim threshold (not glibc?)");
+  }
+  return Status::Ok();
+}
+
+Status MapLargeBlocksAlone(size_t bytes) {
+  if (bytes > static_cast<size_t>(kLargestMmapThreshold) ||
+      mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes)) != 1) {
+    return InternalError("malloc refused an mmap threshold of " + std::to_string(bytes) +
+                         " bytes (not glibc, or above 32 MiB?)");
   }
   return Status::Ok();
 }
@@ -41,4 +52,4 @@ long MinorPageFaults() {
   return usage.ru_minflt;
 }
 
-}  // namespace tessera::pipeline
+}  // namespace tessera
