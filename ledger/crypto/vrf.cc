@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "ledger/crypto/hash.h"
+#include "ledger/crypto/vrf_cache.h"
 
 namespace tessera::ledger {
 
@@ -195,7 +196,9 @@ Result<VrfProof> VrfProve(const KeyPair& keys, ByteSpan alpha) {
   return proof;
 }
 
-Result<VrfOutput> VrfVerify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof) {
+namespace {
+
+Result<VrfOutput> VerifyWithoutCache(const PublicKey& key, ByteSpan alpha, const VrfProof& proof) {
   vrf_verifications.fetch_add(1, std::memory_order_relaxed);
   EnsureSodium();
   if (crypto_core_ed25519_is_valid_point(key.data()) != 1) {
@@ -234,6 +237,14 @@ Result<VrfOutput> VrfVerify(const PublicKey& key, ByteSpan alpha, const VrfProof
     return InvalidArgumentError("VRF proof does not verify (challenge mismatch)");
   }
   return GammaToHash(gamma);
+}
+
+}  // namespace
+
+Result<VrfOutput> VrfVerify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof) {
+  VrfCache* cache = VrfCache::Active();
+  if (cache == nullptr) return VerifyWithoutCache(key, alpha, proof);
+  return cache->Verify(key, alpha, proof, [&] { return VerifyWithoutCache(key, alpha, proof); });
 }
 
 Result<VrfOutput> VrfProofToHash(const VrfProof& proof) {

@@ -31,7 +31,8 @@ using VrfOutput = std::array<uint8_t, 64>;  // beta
 Result<VrfProof> VrfProve(const KeyPair& keys, ByteSpan alpha);
 
 // The output beta if `proof` is valid for (key, alpha); INVALID_ARGUMENT otherwise, with the
-// reason (bad key, bad Gamma, s out of range, challenge mismatch).
+// reason (bad key, bad Gamma, s out of range, challenge mismatch). Through the thread's
+// VrfCache when a VrfCache::Scope is open (vrf_cache.h).
 Result<VrfOutput> VrfVerify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof);
 
 // VRF verifications and proofs this process has computed: what benchmarks use to see where a

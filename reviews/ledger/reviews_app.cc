@@ -7,9 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <deque>
 #include <map>
-#include <mutex>
 #include <set>
 #include <tuple>
 
@@ -61,43 +59,18 @@ Status CheckBlindSignature(const blind::PublicKey& issuer, const Bytes& blinded,
 
 Status VerifiedReviewCache::VerifyOnce(const ledger::Hash256& record,
                                        const std::function<Status()>& verify) {
-  std::promise<Status> promise;
-  std::unique_lock lock(mu_);
-  if (set_.count(record) > 0) {
-    ++stats_.cache_hits;
-    return Status::Ok();
-  }
-  if (auto running = in_flight_.find(record); running != in_flight_.end()) {
-    ++stats_.joined;
-    std::shared_future<Status> result = running->second;
-    lock.unlock();
-    return result.get();
-  }
-  in_flight_.emplace(record, promise.get_future().share());
-  lock.unlock();
-  Status st = verify();
-  {
-    std::lock_guard lock(mu_);
-    ++stats_.ring_verifications;
-    in_flight_.erase(record);
-    if (st.ok()) InsertLocked(record);
-  }
-  promise.set_value(st);
-  return st;
-}
-
-void VerifiedReviewCache::InsertLocked(const ledger::Hash256& record) {
-  if (!set_.insert(record).second) return;
-  order_.push_back(record);
-  if (order_.size() > capacity_) {
-    set_.erase(order_.front());
-    order_.pop_front();
-  }
+  return verified_
+      .GetOrCompute(record,
+                    [&]() -> Result<std::monostate> {
+                      TESSERA_RETURN_IF_ERROR(verify());
+                      return std::monostate{};
+                    })
+      .status();
 }
 
 ReviewsAppStats VerifiedReviewCache::stats() const {
-  std::lock_guard lock(mu_);
-  return stats_;
+  const OnceCacheStats s = verified_.stats();
+  return {.ring_verifications = s.computed, .cache_hits = s.hits, .joined = s.joined};
 }
 
 namespace {

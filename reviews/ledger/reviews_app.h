@@ -50,14 +50,11 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <future>
-#include <map>
 #include <memory>
-#include <mutex>
-#include <set>
+#include <variant>
 
+#include "core/once_cache.h"
 #include "core/status.h"
 #include "ledger/state/application.h"
 #include "reviews/blind/blind_rsa.h"
@@ -109,7 +106,7 @@ struct ReviewsAppStats {
 // that result (success or failure) instead of verifying it a second time.
 class VerifiedReviewCache {
  public:
-  explicit VerifiedReviewCache(size_t capacity = 1 << 16) : capacity_(capacity) {}
+  explicit VerifiedReviewCache(size_t capacity = 1 << 16) : verified_(capacity) {}
 
   // OK at once when `record` was verified before; else the result of the verification of it
   // in flight in another thread, if any; else runs `verify` (outside the lock), keeps `record`
@@ -118,14 +115,7 @@ class VerifiedReviewCache {
   ReviewsAppStats stats() const;
 
  private:
-  void InsertLocked(const ledger::Hash256& record);
-
-  mutable std::mutex mu_;
-  size_t capacity_;
-  std::set<ledger::Hash256> set_;
-  std::deque<ledger::Hash256> order_;
-  std::map<ledger::Hash256, std::shared_future<Status>> in_flight_;
-  ReviewsAppStats stats_;
+  OnceCache<ledger::Hash256, std::monostate> verified_;
 };
 
 // The stats of a reviews application (zeros for another application).

@@ -1,0 +1,28 @@
+#include "ledger/crypto/vrf_cache.h"
+
+#include "ledger/crypto/hash.h"
+
+namespace tessera::ledger {
+namespace {
+thread_local VrfCache* active_vrf_cache = nullptr;
+}  // namespace
+
+Result<VrfOutput> VrfCache::Verify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof,
+                                   const std::function<Result<VrfOutput>()>& verify) {
+  // Key and proof have fixed sizes, so the concatenation is unambiguous.
+  const Hash256 entry = Sha256Hasher()
+                            .Update("tessera/vrfcache")
+                            .Update(ByteSpan(key.data(), key.size()))
+                            .Update(ByteSpan(proof.data(), proof.size()))
+                            .Update(alpha)
+                            .Final();
+  return verified_.GetOrCompute(entry, verify);
+}
+
+VrfCache::Scope::Scope(VrfCache* cache) : previous_(active_vrf_cache) { active_vrf_cache = cache; }
+
+VrfCache::Scope::~Scope() { active_vrf_cache = previous_; }
+
+VrfCache* VrfCache::Active() { return active_vrf_cache; }
+
+}  // namespace tessera::ledger
