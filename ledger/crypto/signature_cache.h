@@ -14,8 +14,9 @@
 // signatures still in use survive while stale ones age out without per-entry bookkeeping.
 //
 // The cache is used through a Scope: while one lives, Verify() and VerifyRaw() (ed25519.h)
-// on that thread consult and fill the cache. Code that must verify independently (a citizen,
-// an auditor) simply opens no Scope. A cache is thread-safe; a Scope is per thread.
+// on that thread consult and fill the cache. Code that must verify independently (an auditor,
+// a citizen alone in its process) simply opens no Scope; the citizens of one daemon share one
+// (citizen_daemon.h, share_checks). A cache is thread-safe; a Scope is per thread.
 //
 //   SignatureCache cache(1 << 18);
 //   ...

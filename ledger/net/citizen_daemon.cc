@@ -7,6 +7,7 @@
 
 #include "core/file.h"
 #include "ledger/crypto/key_file.h"
+#include "ledger/crypto/signature_cache.h"
 #include "ledger/crypto/vrf.h"
 #include "ledger/crypto/vrf_cache.h"
 #include "ledger/net/execute_reply_cap.h"
@@ -111,14 +112,18 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
     o.rng_seed = 0x9e3779b97f4a7c15ull * (i + 1) ^ static_cast<uint64_t>(::getpid());
     citizens.push_back(std::make_unique<Citizen>(std::move(o), clients));
   }
-  // The citizens of this process check the same committee and proposer tickets: each ticket is
-  // verified once for all of them (vrf_cache.h). 16,384 entries are ~100 blocks of tickets at a
-  // committee of 64 with per-step committees, a few MB.
+  // The citizens of this process check the same committee and proposer tickets and the same
+  // witness lists, votes and sampled transfers: each VRF ticket and each Ed25519 signature is
+  // verified once for all of them (vrf_cache.h, signature_cache.h; only successes are kept).
+  // 16,384 tickets are ~100 blocks at a committee of 64 with per-step committees; 2^18
+  // signatures (~80 bytes each) a few blocks' votes, witness lists and samples. A few tens of MB.
   VrfCache shared_tickets(1 << 14);
+  SignatureCache shared_signatures(1 << 18);
   std::vector<std::thread> threads;
   for (auto& c : citizens) {
-    threads.emplace_back([&stop, &options, &shared_tickets, cp = c.get()] {
-      VrfCache::Scope scope(options.share_vrf_checks ? &shared_tickets : nullptr);
+    threads.emplace_back([&stop, &options, &shared_tickets, &shared_signatures, cp = c.get()] {
+      VrfCache::Scope tickets(options.share_checks ? &shared_tickets : nullptr);
+      SignatureCache::Scope signatures(options.share_checks ? &shared_signatures : nullptr);
       cp->Run(stop);
     });
   }
@@ -144,8 +149,11 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   }
   for (auto& t : threads) t.join();
   const OnceCacheStats tickets = shared_tickets.stats();
-  spdlog::info("shared VRF cache: {} verifications, {} cache hits, {} joined in flight",
-               tickets.computed, tickets.hits, tickets.joined);
+  const SignatureCache::Stats signatures = shared_signatures.stats();
+  spdlog::info(
+      "shared checks: VRF {} verified, {} cache hits, {} joined in flight; Ed25519 {} verified, "
+      "{} cache hits",
+      tickets.computed, tickets.hits, tickets.joined, signatures.misses, signatures.hits);
   if (!options.stats_file.empty()) {
     TESSERA_RETURN_IF_ERROR(
         WriteStats(options.stats_file, options.key_dir, options.first, citizens));

@@ -31,11 +31,11 @@ struct CitizenDaemonOptions {
   CitizenFault fault = CitizenFault::kNone;
   CitizenTiming timing;
   std::filesystem::path stats_file;  // optional
-  // The citizens of this process verify each VRF ticket once between them (vrf_cache.h): what
-  // a daemon of many citizens on one machine needs so that it does not pay each ticket once
-  // per citizen. Off: each citizen verifies every ticket itself, as a phone of its own does
-  // (for per-citizen CPU figures).
-  bool share_vrf_checks = true;
+  // The citizens of this process verify each VRF ticket and each Ed25519 signature once
+  // between them (vrf_cache.h, signature_cache.h): what a daemon of many citizens on one
+  // machine needs so that it does not pay each check once per citizen. Off: each citizen
+  // verifies everything itself, as a phone of its own does (for per-citizen CPU figures).
+  bool share_checks = true;
 };
 
 Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>& stop);

@@ -36,13 +36,14 @@ int main(int argc, char** argv) {
   program.app().add_flag(
       "--no-recovery", [&](int64_t) { timing.recovery = false; },
       "Test switch: BA* without next votes and periods");
-  bool separate_vrf_checks = false;
-  program.app().add_flag("--separate-vrf-checks", separate_vrf_checks,
-                         "Each citizen verifies every VRF ticket itself, as on a phone of its "
-                         "own (default: the citizens of this process verify each ticket once)");
+  bool separate_checks = false;
+  program.app().add_flag("--separate-checks", separate_checks,
+                         "Each citizen verifies every VRF ticket and signature itself, as on a "
+                         "phone of its own (default: the citizens of this process verify each "
+                         "one once between them)");
   return program.Run(argc, argv, [&]() -> tessera::Status {
     CitizenDaemonOptions o;
-    o.share_vrf_checks = !separate_vrf_checks;
+    o.share_checks = !separate_checks;
     // A citizen needs no account list (it re-executes through multi-proofs): only the stated
     // state root, when the file has one (genesis.h).
     TESSERA_ASSIGN_OR_RETURN(o.genesis, LoadGenesis(genesis_path, GenesisAccounts::kSkip));
