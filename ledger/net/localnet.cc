@@ -328,6 +328,7 @@ Result<CitizenProcess> StartCitizenDaemon(const LocalnetConfig& cfg, const fs::p
                                    std::to_string(cfg.timing.follow.certify_every)};
   if (cfg.timing.split_proposals) args.push_back("--split-proposals");
   if (!cfg.timing.recovery) args.push_back("--no-recovery");
+  if (!cfg.citizen_shared_checks) args.push_back("--separate-checks");
   TESSERA_RETURN_IF_ERROR(
       d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
   return d;

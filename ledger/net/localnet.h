@@ -13,7 +13,9 @@
 //               keep_versions (state versions each politician keeps; default 64),
 //               target_round_s (0 = BudgetTargetRoundS below), backlog_pools and
 //               waiting_pools (politicians' back-pressure, block_budget.h; waiting_pools 0:
-//               the total bound only)
+//               the total bound only), citizen_shared_checks (default true: the citizens of
+//               a daemon verify each ticket and signature once between them; false: each
+//               for itself, as phones would, citizen_daemon.h share_checks)
 //   [apps.<name>] copied into the genesis file: the applications the chain runs (e.g. reviews)
 //   [load]      rate (offered tx/s), duration_s, blocks (stop after this many blocks; 0 =
 //               duration), double_spend_fraction, fanout (politicians each transfer is sent
@@ -57,7 +59,8 @@ struct LocalnetConfig {
   uint32_t politicians = 5;
   uint32_t citizens = 8;
   uint32_t citizens_per_process = 16;
-  uint32_t committee_size = 0;  // 0 = every citizen
+  bool citizen_shared_checks = true;  // CitizenDaemonOptions::share_checks
+  uint32_t committee_size = 0;        // 0 = every citizen
   uint32_t proposers = 2;
   uint32_t witness_threshold = 0, soft_threshold = 0, cert_threshold = 0;
   uint32_t safe_sample = 0;

@@ -56,6 +56,8 @@ Result<LocalnetConfig> ParseLocalnetConfig(const Config& c) {
   } else {
     return InvalidArgumentError("network.vote_committees must be per-height or per-step");
   }
+  TESSERA_ASSIGN_OR_RETURN(l.citizen_shared_checks,
+                           c.GetBoolOr("network.citizen_shared_checks", l.citizen_shared_checks));
   TESSERA_ASSIGN_OR_RETURN(l.apps, ParseAppParams(c));
   TESSERA_RETURN_IF_ERROR(real("load.rate", l.rate, 0, 1e6));
   TESSERA_RETURN_IF_ERROR(real("load.duration_s", l.duration_s, 1, 86400));
