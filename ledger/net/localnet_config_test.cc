@@ -1,6 +1,11 @@
-// The localnet's default block-budget target against the citizens' BA* deadline (issue #13).
+// The localnet's config: the default block-budget target against the citizens' BA* deadline
+// (issue #13), and keys read from TOML.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
+#include "core/config.h"
 #include "ledger/net/localnet.h"
 
 namespace tessera::ledger::net {
@@ -34,6 +39,25 @@ TEST(BudgetTargetTest, ARoundHalfAgainAsSlowAsTheTargetEndsWithinPeriodZero) {
   LocalnetConfig chosen;
   chosen.target_round_s = 9;
   EXPECT_EQ(BudgetTargetRoundS(chosen), 9) << "an explicit target is kept";
+}
+
+// The citizen daemons share their checks unless the config says otherwise; a value that is
+// not a boolean is refused with the key's name.
+TEST(LocalnetConfigTest, CitizenSharedChecksDefaultsOnAndIsReadAsABoolean) {
+  auto parse = [](std::string_view toml) -> Result<LocalnetConfig> {
+    TESSERA_ASSIGN_OR_RETURN(Config config, Config::Parse(toml));
+    return ParseLocalnetConfig(config);
+  };
+  Result<LocalnetConfig> defaults = parse("[network]\ncitizens = 4\n");
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_TRUE(defaults->citizen_shared_checks);
+  Result<LocalnetConfig> separate = parse("[network]\ncitizen_shared_checks = false\n");
+  ASSERT_TRUE(separate.ok()) << separate.status();
+  EXPECT_FALSE(separate->citizen_shared_checks);
+  Result<LocalnetConfig> wrong = parse("[network]\ncitizen_shared_checks = 3\n");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("citizen_shared_checks"), std::string::npos)
+      << wrong.status();
 }
 
 }  // namespace
