@@ -6,10 +6,6 @@
 #include "ledger/crypto/hash.h"
 
 namespace tessera::ledger {
-namespace {
-thread_local SignatureCache* active_cache = nullptr;
-}  // namespace
-
 SignatureCache::SignatureCache(size_t capacity) : capacity_(std::max<size_t>(capacity, 2)) {
   young_.reserve(capacity_ / 2);
 }
@@ -72,13 +68,5 @@ SignatureCache::Stats SignatureCache::stats() const {
   s.size = young_.size() + old_.size();
   return s;
 }
-
-SignatureCache::Scope::Scope(SignatureCache* cache) : previous_(active_cache) {
-  active_cache = cache;
-}
-
-SignatureCache::Scope::~Scope() { active_cache = previous_; }
-
-SignatureCache* SignatureCache::Active() { return active_cache; }
 
 }  // namespace tessera::ledger

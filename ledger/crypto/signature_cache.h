@@ -29,6 +29,7 @@
 #include <mutex>
 #include <unordered_set>
 
+#include "core/thread_scope.h"
 #include "ledger/crypto/ed25519.h"
 
 namespace tessera::ledger {
@@ -56,20 +57,11 @@ class SignatureCache {
   size_t capacity() const { return capacity_; }
   Stats stats() const;
 
-  // Routes Verify()/VerifyRaw() on the calling thread through `cache` until destroyed (nested
+  // Routes Verify()/VerifyRaw() on the calling thread through `cache` while it lives (nested
   // scopes restore the outer one). `cache` may be nullptr: verify without a cache.
-  class Scope {
-   public:
-    explicit Scope(SignatureCache* cache);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    SignatureCache* previous_;
-  };
+  using Scope = ThreadScope<SignatureCache>;
   // The cache of the innermost live Scope on this thread, or nullptr.
-  static SignatureCache* Active();
+  static SignatureCache* Active() { return Scope::Current(); }
 
  private:
   struct EntryHash {

@@ -3,9 +3,6 @@
 #include "ledger/crypto/hash.h"
 
 namespace tessera::ledger {
-namespace {
-thread_local VrfCache* active_vrf_cache = nullptr;
-}  // namespace
 
 Result<VrfOutput> VrfCache::Verify(const PublicKey& key, ByteSpan alpha, const VrfProof& proof,
                                    const std::function<Result<VrfOutput>()>& verify) {
@@ -18,11 +15,5 @@ Result<VrfOutput> VrfCache::Verify(const PublicKey& key, ByteSpan alpha, const V
                             .Final();
   return verified_.GetOrCompute(entry, verify);
 }
-
-VrfCache::Scope::Scope(VrfCache* cache) : previous_(active_vrf_cache) { active_vrf_cache = cache; }
-
-VrfCache::Scope::~Scope() { active_vrf_cache = previous_; }
-
-VrfCache* VrfCache::Active() { return active_vrf_cache; }
 
 }  // namespace tessera::ledger

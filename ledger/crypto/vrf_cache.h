@@ -22,6 +22,7 @@
 #include <functional>
 
 #include "core/once_cache.h"
+#include "core/thread_scope.h"
 #include "ledger/crypto/vrf.h"
 
 namespace tessera::ledger {
@@ -35,20 +36,11 @@ class VrfCache {
                            const std::function<Result<VrfOutput>()>& verify);
   OnceCacheStats stats() const { return verified_.stats(); }
 
-  // Routes VrfVerify on the calling thread through `cache` until destroyed (nested scopes
+  // Routes VrfVerify on the calling thread through `cache` while it lives (nested scopes
   // restore the outer one; nullptr: verify without a cache).
-  class Scope {
-   public:
-    explicit Scope(VrfCache* cache);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    VrfCache* previous_;
-  };
+  using Scope = ThreadScope<VrfCache>;
   // The cache of the innermost live Scope on this thread, or nullptr.
-  static VrfCache* Active();
+  static VrfCache* Active() { return Scope::Current(); }
 
  private:
   OnceCache<Hash256, VrfOutput> verified_;
