@@ -8,10 +8,10 @@
 
 #include "core/cli.h"
 #include "core/file.h"
+#include "core/heap.h"
 #include "fmt/format.h"
 #include "pipeline/autoconfig.h"
 #include "pipeline/gloo_collective.h"
-#include "core/heap.h"
 #include "pipeline/job.h"
 #include "pipeline/link_rate.h"
 #include "pipeline/profile.h"

@@ -6,6 +6,7 @@
 #include "ledger/crypto/hash.h"
 
 namespace tessera::ledger {
+
 SignatureCache::SignatureCache(size_t capacity) : capacity_(std::max<size_t>(capacity, 2)) {
   young_.reserve(capacity_ / 2);
 }
