@@ -10,7 +10,7 @@
 # C64_REPEATS (default 2), C64_SECONDS (default 60), C64_RATE (default 600),
 # C64_TIMEOUT_MS (round timeout, default 20000; the budget's target is 0.3 x it since the sixth
 # session, 0.5 x before: add target_round_s=... to a variant for the old one),
-# C64_MAX_POOL (max_pool_txs, default 400: pools start at 50).
+# C64_MAX_POOL (max_pool_txs, default 4000 since session 21, 400 before: pools start at 50).
 set -euo pipefail
 build=${TESSERA_BUILD:?set TESSERA_BUILD to a build directory}
 out=${TESSERA_BENCH_OUT:?set TESSERA_BENCH_OUT to an output directory}
@@ -19,7 +19,7 @@ repeats=${C64_REPEATS:-2}
 seconds=${C64_SECONDS:-60}
 rate=${C64_RATE:-600}
 timeout_ms=${C64_TIMEOUT_MS:-20000}
-max_pool=${C64_MAX_POOL:-400}
+max_pool=${C64_MAX_POOL:-4000}
 localnet="$build/bin/ledger-localnet"
 [ -x "$localnet" ] || { echo "missing $localnet"; exit 1; }
 mkdir -p "$out"
