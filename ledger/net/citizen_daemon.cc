@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "core/file.h"
@@ -116,14 +117,21 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   // witness lists, votes and sampled transfers: each VRF ticket and each Ed25519 signature is
   // verified once for all of them (vrf_cache.h, signature_cache.h; only successes are kept).
   // 16,384 tickets are ~100 blocks at a committee of 64 with per-step committees; 2^18
-  // signatures (~80 bytes each) a few blocks' votes, witness lists and samples. A few tens of MB.
-  VrfCache shared_tickets(1 << 14);
-  SignatureCache shared_signatures(1 << 18);
+  // signatures (~80 bytes each) a few blocks' votes, witness lists and samples. A few tens of MB,
+  // not allocated with --separate-checks.
+  std::optional<VrfCache> shared_tickets;
+  std::optional<SignatureCache> shared_signatures;
+  if (options.share_checks) {
+    shared_tickets.emplace(1 << 14);
+    shared_signatures.emplace(1 << 18);
+  }
+  VrfCache* tickets_cache = shared_tickets ? &*shared_tickets : nullptr;
+  SignatureCache* signatures_cache = shared_signatures ? &*shared_signatures : nullptr;
   std::vector<std::thread> threads;
   for (auto& c : citizens) {
-    threads.emplace_back([&stop, &options, &shared_tickets, &shared_signatures, cp = c.get()] {
-      VrfCache::Scope tickets(options.share_checks ? &shared_tickets : nullptr);
-      SignatureCache::Scope signatures(options.share_checks ? &shared_signatures : nullptr);
+    threads.emplace_back([&stop, tickets_cache, signatures_cache, cp = c.get()] {
+      VrfCache::Scope tickets(tickets_cache);
+      SignatureCache::Scope signatures(signatures_cache);
       cp->Run(stop);
     });
   }
@@ -148,12 +156,14 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
     }
   }
   for (auto& t : threads) t.join();
-  const OnceCacheStats tickets = shared_tickets.stats();
-  const SignatureCache::Stats signatures = shared_signatures.stats();
-  spdlog::info(
-      "shared checks: VRF {} verified, {} cache hits, {} joined in flight; Ed25519 {} verified, "
-      "{} cache hits",
-      tickets.computed, tickets.hits, tickets.joined, signatures.misses, signatures.hits);
+  if (options.share_checks) {
+    const OnceCacheStats tickets = shared_tickets->stats();
+    const SignatureCache::Stats signatures = shared_signatures->stats();
+    spdlog::info(
+        "shared checks: VRF {} verified, {} cache hits, {} joined in flight; Ed25519 {} "
+        "verified, {} cache hits",
+        tickets.computed, tickets.hits, tickets.joined, signatures.misses, signatures.hits);
+  }
   if (!options.stats_file.empty()) {
     TESSERA_RETURN_IF_ERROR(
         WriteStats(options.stats_file, options.key_dir, options.first, citizens));
