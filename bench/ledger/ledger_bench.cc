@@ -8,6 +8,8 @@
 //   store:       the same size of block committed to RocksDB (synced batch), 200,000 accounts
 //   proofs:      multi-proof bytes for 1,000 random keys in 1,000,000 accounts vs 1,000 single
 //                proofs (reported as counters)
+//   a member's check of a block (a committee member re-executing a politician's Execute reply
+//                through its multi-proof) vs the politician's execution of the same block
 #define OPENSSL_SUPPRESS_DEPRECATED  // SHA256_*, as in ledger/crypto/hash.cc
 #include <benchmark/benchmark.h>
 #include <openssl/sha.h>
@@ -17,9 +19,13 @@
 #include <filesystem>
 #include <random>
 
+#include "core/hex.h"
 #include "ledger/codec/messages.h"
 #include "ledger/crypto/vrf.h"
+#include "ledger/state/account.h"
+#include "ledger/state/block_transition.h"
 #include "ledger/state/sparse_merkle_tree.h"
+#include "ledger/state/state_proof.h"
 #include "ledger/state/state_store.h"
 #include "ledger/state/synthetic.h"
 #include "ledger/state/transfer.h"
@@ -281,6 +287,100 @@ void BM_MultiProofVerify(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * keys.size());
 }
 BENCHMARK(BM_MultiProofVerify)->Unit(benchmark::kMillisecond);
+
+// --- a member's check of a block ---------------------------------------------------------
+//
+// Issue #13's "proofs" component at the committee-64 bench's sizes (40,000 funded accounts,
+// blocks of about 2,500 transfers): what every committee member does with a politician's
+// Execute reply -- decode the transactions, hash them as a pool, decode the multi-proof,
+// re-execute every transfer through it and recompute the new root (citizen.cc,
+// CheckExecution). Signatures are not checked here (the executor's claims taken): that cost is
+// BM_SigVerify_*, and in a citizen daemon sharing its checks a sampled signature is a cache
+// hit. Baseline in the same run: the politician's side of the same block (applied to its
+// tree, the proof built and encoded, the tree updated).
+
+constexpr size_t kMemberAccounts = 40'000;
+constexpr size_t kMemberBlockTransfers = 2'500;
+
+struct MemberBlock {
+  SparseMerkleTree tree;
+  std::vector<LedgerTx> txs;
+  std::vector<std::string> encoded;  // as the Execute reply carries them
+  std::string proof;                 // the multi-proof of every leaf the block reads
+};
+
+const MemberBlock& MemberBlockFixture() {
+  static const MemberBlock* block = [] {
+    std::vector<KeyPair> keys;
+    std::vector<LeafUpdate> funding;
+    for (size_t i = 0; i < kMemberAccounts; ++i) {
+      keys.push_back(KeyPair::FromSeed(Seed{static_cast<uint8_t>(i), static_cast<uint8_t>(i >> 8),
+                                            static_cast<uint8_t>(i >> 16), 9}));
+      funding.push_back({AccountKey(keys.back().public_key()), EncodeAccount({1'000'000, 0})});
+    }
+    auto* b = new MemberBlock{*SparseMerkleTree().Update(funding), {}, {}, {}};
+    std::mt19937_64 rng(5);
+    std::vector<uint64_t> nonces(keys.size(), 0);
+    for (size_t i = 0; i < kMemberBlockTransfers; ++i) {
+      size_t from = rng() % keys.size(), to = rng() % keys.size();
+      if (from == to) to = (to + 1) % keys.size();
+      Transaction tx{.from = keys[from].public_key(),
+                     .to = keys[to].public_key(),
+                     .amount = 1,
+                     .nonce = nonces[from]++};
+      SignTransaction(tx, keys[from]);
+      b->txs.push_back(tx);
+      b->encoded.push_back(EncodeLedgerTx(b->txs.back()));
+    }
+    const std::vector<Hash256> read = BlockKeys(b->txs, BlockContext{.height = 2}, AppRegistry());
+    b->proof = b->tree.Prove(read).Encode();
+    return b;
+  }();
+  return *block;
+}
+
+// Every claim taken, no signature checked: the state work of a block alone.
+CryptoPolicy TrustClaims(const std::vector<uint32_t>* none) {
+  return CryptoPolicy{.claimed_failures = none, .verify = [](size_t) { return false; }};
+}
+
+void BM_MemberBlockCheck(benchmark::State& state) {
+  const MemberBlock& b = MemberBlockFixture();
+  const AppRegistry apps;
+  const BlockContext ctx{.height = 2};
+  const std::vector<uint32_t> none;
+  const Hash256 old_root = b.tree.root_hash();
+  for (auto _ : state) {
+    std::vector<LedgerTx> txs;
+    txs.reserve(b.encoded.size());
+    for (const std::string& e : b.encoded) txs.push_back(*DecodeLedgerTx(AsBytes(e)));
+    benchmark::DoNotOptimize(PoolHash(txs));
+    auto proof = StateProof::Decode(AsBytes(b.proof));
+    auto outcome = ApplyBlock(ProofLookup(*proof, old_root), txs, ctx, apps, TrustClaims(&none));
+    auto root = proof->RootAfter(old_root, outcome->updates);
+    if (!root.ok() || outcome->applied != txs.size()) state.SkipWithError("block did not check");
+    benchmark::DoNotOptimize(root);
+  }
+  state.SetItemsProcessed(state.iterations() * b.encoded.size());
+  state.counters["proof_bytes_per_tx"] = static_cast<double>(b.proof.size()) / b.encoded.size();
+}
+BENCHMARK(BM_MemberBlockCheck)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+void BM_PoliticianBlockExecute(benchmark::State& state) {
+  const MemberBlock& b = MemberBlockFixture();
+  const AppRegistry apps;
+  const BlockContext ctx{.height = 2};
+  const std::vector<uint32_t> none;
+  for (auto _ : state) {
+    auto outcome = ApplyBlock(TreeLookup(b.tree), b.txs, ctx, apps, TrustClaims(&none));
+    std::string proof = b.tree.Prove(BlockKeys(b.txs, ctx, apps)).Encode();
+    auto next = b.tree.Update(outcome->updates);
+    benchmark::DoNotOptimize(proof);
+    benchmark::DoNotOptimize(next->root_hash());
+  }
+  state.SetItemsProcessed(state.iterations() * b.txs.size());
+}
+BENCHMARK(BM_PoliticianBlockExecute)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 }  // namespace tessera::ledger

@@ -48,6 +48,11 @@ row("multi-proof bytes, 1000 keys in 1M accounts", p["multi_proof_bytes"], "byte
     f"ratio {p['multi_proof_bytes'] / p['single_proofs_bytes']:.3f}; vs 32 B/level siblings "
     f"({p['bare_siblings_bytes']:,.0f} B): {p['multi_proof_bytes'] / p['bare_siblings_bytes']:.3f}")
 row("multi-proof decode+verify, keys/s", rate("BM_MultiProofVerify"), "/s", "(1000-key proof)", 0, "")
+row("a member's check of a 2,500-transfer block, tx/s", rate("BM_MemberBlockCheck"), "/s",
+    "the politician's execution of it", rate("BM_PoliticianBlockExecute"),
+    f"ratio {rate('BM_MemberBlockCheck') / rate('BM_PoliticianBlockExecute'):.2f}; "
+    f"{b['BM_MemberBlockCheck']['proof_bytes_per_tx']:.0f} proof bytes/tx; x64 members: "
+    f"{64e6 / rate('BM_MemberBlockCheck'):.0f} us per transfer")
 text = "\n".join(lines)
 open(os.path.join(out, "ledger_summary.txt"), "w").write(text + "\n")
 print("\nledger summary (figure | baseline | ratio)\n" + text)
