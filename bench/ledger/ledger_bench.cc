@@ -349,6 +349,7 @@ void BM_MemberBlockCheck(benchmark::State& state) {
   const AppRegistry apps;
   const BlockContext ctx{.height = 2};
   const std::vector<uint32_t> none;
+  const CryptoPolicy trust_claims = TrustClaims(&none);
   const Hash256 old_root = b.tree.root_hash();
   for (auto _ : state) {
     std::vector<LedgerTx> txs;
@@ -356,7 +357,7 @@ void BM_MemberBlockCheck(benchmark::State& state) {
     for (const std::string& e : b.encoded) txs.push_back(*DecodeLedgerTx(AsBytes(e)));
     benchmark::DoNotOptimize(PoolHash(txs));
     auto proof = StateProof::Decode(AsBytes(b.proof));
-    auto outcome = ApplyBlock(ProofLookup(*proof, old_root), txs, ctx, apps, TrustClaims(&none));
+    auto outcome = ApplyBlock(ProofLookup(*proof, old_root), txs, ctx, apps, trust_claims);
     auto root = proof->RootAfter(old_root, outcome->updates);
     if (!root.ok() || outcome->applied != txs.size()) state.SkipWithError("block did not check");
     benchmark::DoNotOptimize(root);
@@ -371,8 +372,9 @@ void BM_PoliticianBlockExecute(benchmark::State& state) {
   const AppRegistry apps;
   const BlockContext ctx{.height = 2};
   const std::vector<uint32_t> none;
+  const CryptoPolicy trust_claims = TrustClaims(&none);
   for (auto _ : state) {
-    auto outcome = ApplyBlock(TreeLookup(b.tree), b.txs, ctx, apps, TrustClaims(&none));
+    auto outcome = ApplyBlock(TreeLookup(b.tree), b.txs, ctx, apps, trust_claims);
     std::string proof = b.tree.Prove(BlockKeys(b.txs, ctx, apps)).Encode();
     auto next = b.tree.Update(outcome->updates);
     benchmark::DoNotOptimize(proof);

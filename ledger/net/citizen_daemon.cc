@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 #include <thread>
 
 #include "core/file.h"
@@ -119,19 +119,18 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
   // 16,384 tickets are ~100 blocks at a committee of 64 with per-step committees; 2^18
   // signatures (~80 bytes each) a few blocks' votes, witness lists and samples. A few tens of MB,
   // not allocated with --separate-checks.
-  std::optional<VrfCache> shared_tickets;
-  std::optional<SignatureCache> shared_signatures;
+  std::unique_ptr<VrfCache> shared_tickets;
+  std::unique_ptr<SignatureCache> shared_signatures;
   if (options.share_checks) {
-    shared_tickets.emplace(1 << 14);
-    shared_signatures.emplace(1 << 18);
+    shared_tickets = std::make_unique<VrfCache>(1 << 14);
+    shared_signatures = std::make_unique<SignatureCache>(1 << 18);
   }
-  VrfCache* tickets_cache = shared_tickets ? &*shared_tickets : nullptr;
-  SignatureCache* signatures_cache = shared_signatures ? &*shared_signatures : nullptr;
   std::vector<std::thread> threads;
   for (auto& c : citizens) {
-    threads.emplace_back([&stop, tickets_cache, signatures_cache, cp = c.get()] {
-      VrfCache::Scope tickets(tickets_cache);
-      SignatureCache::Scope signatures(signatures_cache);
+    threads.emplace_back([&stop, tickets = shared_tickets.get(),
+                          signatures = shared_signatures.get(), cp = c.get()] {
+      VrfCache::Scope tickets_scope(tickets);
+      SignatureCache::Scope signatures_scope(signatures);
       cp->Run(stop);
     });
   }
@@ -156,7 +155,7 @@ Status RunCitizens(const CitizenDaemonOptions& options, const std::atomic<bool>&
     }
   }
   for (auto& t : threads) t.join();
-  if (options.share_checks) {
+  if (shared_tickets) {
     const OnceCacheStats tickets = shared_tickets->stats();
     const SignatureCache::Stats signatures = shared_signatures->stats();
     spdlog::info(
