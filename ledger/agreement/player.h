@@ -151,6 +151,8 @@ class Player {
   uint64_t height() const { return height_; }
   uint32_t period() const { return period_; }
   bool decided() const { return decided_.has_value(); }
+  // Whether this player cast (or journaled, off the committee) its `step` vote of `period`.
+  bool Voted(uint32_t period, Step step) const { return Mine(period, step) != nullptr; }
   const std::optional<Commit>& decision() const { return decided_; }
   // The value an honest proposer of the current period proposes: st when the previous period
   // had a next quorum for it and no bottom quorum, else nullopt (propose a fresh block).

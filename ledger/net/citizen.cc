@@ -611,10 +611,18 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   // Pools of the body this citizen holds: a politician that does not know one (its owner
   // served it to witnesses but not to the other politicians) gets it uploaded and is asked
   // again.
+  // Their indices go with the request, so that the reply leaves them out: a member would
+  // otherwise download every pool twice, as a witness and with the execution (a third of its
+  // bytes at committee 64).
   auto held = std::make_shared<std::vector<Pool>>();
-  for (const Hash256& ph : body) {
-    auto it = r.pool_data.find(ph);
-    if (it != r.pool_data.end()) held->push_back(it->second);
+  std::vector<uint32_t> held_indices;
+  std::vector<const Pool*> held_by_index(body.size(), nullptr);
+  for (size_t i = 0; i < body.size(); ++i) {
+    auto it = r.pool_data.find(body[i]);
+    if (it == r.pool_data.end()) continue;
+    held->push_back(it->second);
+    held_indices.push_back(static_cast<uint32_t>(i));
+    held_by_index[i] = &it->second;
   }
   std::vector<PoliticianClient*> order = Ranked(r.sample, execute_costs_);
   if (++execute_calls_ % kExploreEvery == 0) {
@@ -630,12 +638,12 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   if (!may) return UnavailableError("not on a committee that may execute at this height now");
   auto signer = std::make_shared<RequestSigner>(*may);
   auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
-    return [h, body, held, traffic, signer](PoliticianClient& p) {
-      auto reply = p.Execute(h, body, traffic, signer.get());
+    return [h, body, held, held_indices, traffic, signer](PoliticianClient& p) {
+      auto reply = p.Execute(h, body, traffic, signer.get(), held_indices);
       if (!reply.ok() && !held->empty() &&
           reply.status().message().find("unknown") != std::string::npos) {
         for (const Pool& pool : *held) (void)p.PostPool(pool, traffic);
-        reply = p.Execute(h, body, traffic, signer.get());
+        reply = p.Execute(h, body, traffic, signer.get(), held_indices);
       }
       return reply;
     };
@@ -646,7 +654,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   bool mismatch = false;
   Hash256 root{};
   auto accept = [&](PoliticianClient* from, ExecuteReply& reply) {
-    auto checked = CheckExecution(reply, body, from);
+    auto checked = CheckExecution(reply, body, from, held_by_index);
     if (!checked.ok()) {
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.bad_politician_answers;
@@ -698,7 +706,8 @@ std::optional<RequestSigner> Citizen::ExecuteSigner(const Round& r) const {
 }
 
 Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
-                                        const std::vector<Hash256>& pools, PoliticianClient* from) {
+                                        const std::vector<Hash256>& pools, PoliticianClient* from,
+                                        const std::vector<const Pool*>& held) {
   const std::optional<ExecutionClaim> claim = SignedClaim(reply, pools, from);
   if (!claim) return InvalidArgumentError("execution's signature is not its politician's");
   if (static_cast<size_t>(reply.pools_size()) != pools.size()) {
@@ -706,8 +715,13 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
   }
   std::vector<LedgerTx> txs;
   for (size_t i = 0; i < pools.size(); ++i) {
+    // A pool the reply left out (no commitment) is the one this citizen holds; an empty
+    // placeholder for a pool it does not hold fails the hash check below.
+    const Pool& sent = reply.pools(static_cast<int>(i));
+    const bool left_out = sent.commitment().empty() && sent.txs_size() == 0;
+    const Pool& data = left_out && i < held.size() && held[i] != nullptr ? *held[i] : sent;
     std::vector<LedgerTx> pool;
-    for (const std::string& t : reply.pools(static_cast<int>(i)).txs()) {
+    for (const std::string& t : data.txs()) {
       TESSERA_ASSIGN_OR_RETURN(LedgerTx tx, DecodeLedgerTx(AsBytes(t)));
       pool.push_back(std::move(tx));
     }

@@ -188,8 +188,10 @@ class Citizen {
   // committees its soft or cert ticket of the player's current period; nullopt if neither.
   std::optional<RequestSigner> ExecuteSigner(const Round& r) const;
   // `from` answered `reply`: its signature over the claim must verify (execution_claim.h).
+  // `held`, if not empty, has one entry per pool of the body: the pool this citizen holds
+  // (checked against its hash when downloaded), which the reply may leave out, or nullptr.
   Result<Hash256> CheckExecution(const ExecuteReply& reply, const std::vector<Hash256>& pools,
-                                 PoliticianClient* from);
+                                 PoliticianClient* from, const std::vector<const Pool*>& held = {});
   // k politicians at random, blacklisted ones last (safe_sample.h: evidence never shrinks the
   // sample); Ranked() asks blacklisted ones last too.
   std::vector<PoliticianClient*> SafeSample();

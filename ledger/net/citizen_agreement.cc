@@ -170,9 +170,16 @@ void CitizenAgreement::FeedProposals(uint64_t now_ms) {
 std::vector<Hash256> CitizenAgreement::WantValidation() const {
   std::vector<Hash256> out;
   if (player_.decided()) return out;
-  // The current period's proposals in priority order, up to the first valid one.
+  // The current period's proposals in priority order, up to the first valid one, until this
+  // player soft-votes: they choose its soft vote and nothing else. A proposal that arrives
+  // after it (a late release, or one its proposer held back) would only cost an execution --
+  // up to the round timeout with slow politicians, during which the citizen misses the next
+  // height's votes (`slow_execute`: a member validated a late proposal for 8.6 s after its cert
+  // vote, and block 12 lacked its cert vote in period 0).
   std::vector<std::pair<Hash256, Hash256>> order;  // (priority, value)
+  const bool soft_voted = player_.Voted(player_.period(), agreement::Step::kSoft);
   for (const auto& [value, c] : candidates_) {
+    if (soft_voted) break;
     if (c.ticket_period == ticket_period()) order.push_back({Priority(c.beta), value});
   }
   std::sort(order.begin(), order.end());

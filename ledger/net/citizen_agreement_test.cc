@@ -93,6 +93,19 @@ TEST_F(CitizenAgreementTest, AProposalWithAnotherPeriodsTicketIsNeverACandidate)
   EXPECT_TRUE(VerifyVote(votes[0]));
 }
 
+// A proposal that arrives after this player's soft vote of the period cannot change that vote:
+// validating it would only hold the citizen in an execution (up to the round timeout with
+// slow politicians) while the other members move on.
+TEST_F(CitizenAgreementTest, AProposalArrivingAfterTheSoftVoteIsNotValidated) {
+  CitizenAgreement ba(Config(2, nullptr), 0);
+  ba.OnProposal(a_, /*ticket_period=*/0, Beta(200), 0);
+  ASSERT_EQ(ba.WantValidation(), std::vector<Hash256>{a_});
+  ba.SetVerdict(a_, true, 0);
+  ExpectSoftVoteFor(ba, 20, a_);
+  ba.OnProposal(b_, /*ticket_period=*/0, Beta(0), 30);  // a better ticket, released late
+  EXPECT_TRUE(ba.WantValidation().empty());
+}
+
 TEST_F(CitizenAgreementTest, VotesAreJournaledBeforeTheyAreHandedOutAndARestartKeepsThem) {
   const auto path = dir_ / "votes.journal";
   {

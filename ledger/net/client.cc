@@ -118,10 +118,12 @@ Result<StateReply> PoliticianClient::ReadState(uint64_t height, const std::vecto
 
 Result<ExecuteReply> PoliticianClient::Execute(uint64_t height,
                                                const std::vector<Hash256>& pool_hashes, Traffic* t,
-                                               const RequestSigner* signer) {
+                                               const RequestSigner* signer,
+                                               const std::vector<uint32_t>& held_pools) {
   ExecuteRequest req;
   req.set_height(height);
   for (const Hash256& h : pool_hashes) req.add_pool_hashes(std::string(AsChars(h)));
+  for (uint32_t i : held_pools) req.add_held_pools(i);
   if (signer != nullptr) SignExecuteRequest(req, *signer);
   ExecuteReply rep;
   TESSERA_RETURN_IF_ERROR(

@@ -107,8 +107,11 @@ class PoliticianClient {
   // committee credential, ReadState without one draws on the politician's anonymous budget.
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
                                Traffic* t = nullptr, const RequestSigner* signer = nullptr);
+  // `held_pools`: indices (ascending) into `pool_hashes` of the pools the caller holds, which
+  // the reply leaves out (an empty Pool in their place).
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
-                               Traffic* t = nullptr, const RequestSigner* signer = nullptr);
+                               Traffic* t = nullptr, const RequestSigner* signer = nullptr,
+                               const std::vector<uint32_t>& held_pools = {});
   Result<RoundReply> GetRound(uint64_t height, uint64_t offset, Traffic* t = nullptr,
                               bool hashes_only = false);
   // The item hashes of round `height` after `offset`, held by the politician up to

@@ -93,9 +93,23 @@ Result<LocalnetReport> RunNetwork(const std::string& name, const LocalnetConfig&
   ProgressSplitter splitter(progress_file, std::cerr);
   std::ostream progress(&splitter);
   std::cerr << "run " << name << ": progress in " << progress_file.string() << "\n";
-  auto report = RunLocalnet(config, bin, out, progress);
+  // TESSERA_LOG_LEVEL (e.g. info) overrides the processes' log level, for diagnosis with
+  // TESSERA_KEEP_LOGS.
+  LocalnetConfig run_config = config;
+  if (const char* level = std::getenv("TESSERA_LOG_LEVEL"); level != nullptr && *level != 0) {
+    run_config.log_level = level;
+  }
+  auto report = RunLocalnet(run_config, bin, out, progress);
+  // TESSERA_KEEP_LOGS=1 keeps a passing run's directory (every process's log) for diagnosis: the
+  // margin of a run over its bar cannot be read from the report alone.
+  const char* keep = std::getenv("TESSERA_KEEP_LOGS");
+  const bool keep_logs = keep != nullptr && std::string(keep) == "1";
   if (report.ok()) {
-    std::filesystem::remove_all(out);
+    if (keep_logs) {
+      std::cerr << "logs of " << name << " kept in " << out << "\n";
+    } else {
+      std::filesystem::remove_all(out);
+    }
     std::cerr << "RESULT " << name << ": " << report->blocks << " blocks, " << report->committed_txs
               << " txs, " << report->tx_per_s << " tx/s\n";
   } else {

@@ -599,6 +599,32 @@ TEST(PoliticianNodeTest, CommitsFromVotesVerifyingEachSignatureOnce) {
   // Two curve verifications: the request's signature and the caller's identity (outside the
   // cache's scope); the transfer's own signature is a cache hit.
   EXPECT_EQ(VerificationsComputed() - computed_before_execute, 2u);
+  ASSERT_EQ(erep.pools_size(), 1);
+  EXPECT_EQ(erep.pools(0).txs_size(), 1);
+  // A member that holds the pool (it witnessed it) names it: the reply leaves it out -- an
+  // empty Pool in its place -- and carries the same execution (from the politician's cache).
+  ExecuteRequest held_req = ereq;
+  held_req.add_held_pools(0);
+  SignExecuteRequest(held_req,
+                     {f.citizens[1], EncodeIdentity(f.IdOf(f.citizens[1])), ticket.proof});
+  ExecuteReply held_rep;
+  ASSERT_TRUE(p.Execute(held_req, &held_rep).ok());
+  ASSERT_EQ(held_rep.pools_size(), 1);
+  EXPECT_TRUE(held_rep.pools(0).commitment().empty());
+  EXPECT_EQ(held_rep.pools(0).txs_size(), 0);
+  EXPECT_EQ(held_rep.proof(), erep.proof());
+  EXPECT_EQ(held_rep.new_root(), erep.new_root());
+  EXPECT_EQ(held_rep.signature(), erep.signature());
+  // Indices past the body (or not ascending) are refused.
+  held_req.add_held_pools(0);
+  SignExecuteRequest(held_req,
+                     {f.citizens[1], EncodeIdentity(f.IdOf(f.citizens[1])), ticket.proof});
+  EXPECT_EQ(p.Execute(held_req, &held_rep).code(), StatusCode::kInvalidArgument);
+  held_req.clear_held_pools();
+  held_req.add_held_pools(1);
+  SignExecuteRequest(held_req,
+                     {f.citizens[1], EncodeIdentity(f.IdOf(f.citizens[1])), ticket.proof});
+  EXPECT_EQ(p.Execute(held_req, &held_rep).code(), StatusCode::kInvalidArgument);
   // The reply is signed (execution_claim.h): the claim a citizen rebuilds from its request and
   // its latest header verifies under politician 0's key, and under no other reading.
   const ExecutionClaim claim =

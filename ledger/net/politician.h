@@ -294,7 +294,9 @@ class PoliticianNode {
   std::map<uint64_t, std::pair<std::string, std::string>> recent_heads_;
   std::condition_variable head_cv_;
   size_t head_waiters_ = 0;
-  std::map<std::string, ExecuteReply> execute_cache_;
+  // Executions of this height's bodies, without their pools (each caller gets the pools it
+  // does not hold added to its copy); shared, so that a hit is copied outside mu_.
+  std::map<std::string, std::shared_ptr<const ExecuteReply>> execute_cache_;
   std::set<std::string> executing_;  // bodies being executed: later callers wait for them
   std::condition_variable executed_cv_;
   uint64_t round_requests_ = 0;

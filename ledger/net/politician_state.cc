@@ -166,30 +166,61 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
     hashes.push_back(ph);
     cache_key += b;
   }
+  std::vector<bool> held(hashes.size(), false);
+  for (int k = 0; k < req.held_pools_size(); ++k) {
+    const uint32_t i = req.held_pools(k);
+    if (i >= hashes.size() || (k > 0 && i <= req.held_pools(k - 1))) {
+      return InvalidArgumentError("held_pools must be strictly ascending indices into the body");
+    }
+    held[i] = true;
+  }
+  // The pools the caller does not hold, copied under mu_ (pools_ changes at commit).
+  auto add_pools = [&]() -> Status {
+    for (size_t i = 0; i < hashes.size(); ++i) {
+      Pool* pool = rep->add_pools();
+      if (held[i]) continue;
+      auto it = pools_.find(hashes[i]);
+      if (it == pools_.end()) return UnavailableError("a pool of the body is no longer held");
+      *pool = it->second.wire;
+    }
+    return Status::Ok();
+  };
   SparseMerkleTree tree;
   std::vector<LedgerTx> txs;
   BlockContext ctx;
   {
-    std::unique_lock<std::mutex> lock(mu_);
-    // Citizens of one committee ask for the same body at about the same time: execute it once.
-    executed_cv_.wait_for(lock, std::chrono::seconds(20),
-                          [&] { return !executing_.count(cache_key); });
-    if (req.height() != latest_.height + 1) {
-      return FailedPreconditionError("can only execute block " +
-                                     std::to_string(latest_.height + 1));
+    std::shared_ptr<const ExecuteReply> cached;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      // Citizens of one committee ask for the same body at about the same time: execute it
+      // once.
+      executed_cv_.wait_for(lock, std::chrono::seconds(20),
+                            [&] { return !executing_.count(cache_key); });
+      if (req.height() != latest_.height + 1) {
+        return FailedPreconditionError("can only execute block " +
+                                       std::to_string(latest_.height + 1));
+      }
+      auto hit = execute_cache_.find(cache_key);
+      if (hit == execute_cache_.end()) {
+        TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
+        ctx = NextContext();
+        uint64_t version = latest_.height + 1;  // a commit may have stored the next one already
+        if (options_.faults.stale_state && version > 1) --version;
+        TESSERA_ASSIGN_OR_RETURN(tree, state_->CachedTreeAt(version));
+        executing_.insert(cache_key);  // erased below on every path
+      } else {
+        cached = hit->second;
+        TESSERA_RETURN_IF_ERROR(add_pools());
+      }
     }
-    auto cached = execute_cache_.find(cache_key);
-    if (cached != execute_cache_.end()) {
-      *rep = cached->second;
+    if (cached) {
+      // The pools are in place; the rest (proof, root, claims, signature) copied outside mu_.
+      rep->set_proof(cached->proof());
+      rep->set_new_root(cached->new_root());
+      *rep->mutable_crypto_rejected() = cached->crypto_rejected();
+      rep->set_signature(cached->signature());
       return Status::Ok();
     }
-    TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(hashes, {}));
-    ctx = NextContext();
-    for (const Hash256& ph : hashes) *rep->add_pools() = pools_[ph].wire;
-    uint64_t version = latest_.height + 1;  // a commit may have stored the next one already
-    if (options_.faults.stale_state && version > 1) --version;
-    TESSERA_ASSIGN_OR_RETURN(tree, state_->CachedTreeAt(version));
-    executing_.insert(cache_key);  // erased below on every path
   }
   // The heavy part runs outside the lock, on an immutable tree.
   using SteadyClock = std::chrono::steady_clock;
@@ -230,7 +261,10 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   std::lock_guard<std::mutex> lock(mu_);
   executing_.erase(cache_key);
   executed_cv_.notify_all();
-  if (status.ok() && req.height() == latest_.height + 1) execute_cache_[cache_key] = *rep;
+  if (status.ok() && req.height() == latest_.height + 1) {
+    execute_cache_[cache_key] = std::make_shared<const ExecuteReply>(*rep);
+  }
+  if (status.ok()) status = add_pools();
   return status;
 }
 

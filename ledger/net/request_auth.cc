@@ -17,6 +17,8 @@ std::string ExecuteSigningBytes(const ExecuteRequest& req) {
   for (const std::string& h : req.pool_hashes()) w.Bytes(Span(h));
   w.Bytes(Span(req.identity())).Bytes(Span(req.credential()));
   w.U32(req.vote_period()).U32(req.vote_step());
+  w.U32(static_cast<uint32_t>(req.held_pools_size()));
+  for (uint32_t i : req.held_pools()) w.U32(i);
   return w.Take();
 }
 
