@@ -44,6 +44,9 @@ constexpr milliseconds kRetryPause{100};  // between two rounds of asking the sa
 // execute (MoveFirstUnaskedToFront, hedged_fetch.h), so that one that signs wrong executions is
 // caught even if no first call reached it; each costs at most one kFreshExecuteHedge, once.
 constexpr uint64_t kExploreEvery = 4;
+// An execution slower than this is logged with the order its politicians were asked in.
+constexpr int64_t kSlowExecuteLogMs = 1000;
+
 // A flooding politician lists thousands of its own commitments for the height being agreed
 // (politician_flood.cc), and a citizen downloaded and decoded every one: 8,000 items a round
 // from four flooders, about 0.6 s of a 2.4 s round in Poll. Items are downloaded at most
@@ -670,6 +673,19 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   // Politicians that have not committed block h - 1 yet refuse at once: with `retry_for`, the
   // sample is asked again until then.
   const auto retry_until = Clock::now() + retry_for;
+  const auto began = Clock::now();
+  // What the order looked like when asked, for the log line of a slow execution: each target's
+  // port, learned cost and whether its worker was busy with an earlier call.
+  auto describe_order = [&] {
+    std::string out;
+    for (PoliticianClient* p : order) {
+      const std::string& a = p->address();
+      out += fmt::format(" {}:{:.0f}ms{}", a.substr(a.rfind(':') + 1), execute_costs_.CostMs(p),
+                         calls_->Busy(p) ? ":busy" : "");
+    }
+    return out;
+  };
+  const std::string order_at_start = describe_order();
   for (;;) {
     const auto since = Clock::now();
     // A proposal whose root one checked execution contradicts gets one hedge delay for another
@@ -682,6 +698,13 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     execute_costs_.Learn(order, answer ? answer->first : nullptr, since, hedge, Clock::now(),
                          winner_asked);
     PostEvidence(r);  // against any politician whose execution was caught lying
+    const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - began).count();
+    if (took >= kSlowExecuteLogMs) {
+      const std::string& by = answer ? answer->first->address() : std::string("none");
+      spdlog::info("citizen: execution of block {} took {} ms, answered by {}; order then (port, "
+                   "cost):{}; now:{}",
+                   h, took, by.substr(by.rfind(':') + 1), order_at_start, describe_order());
+    }
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
     std::this_thread::sleep_for(kRetryPause);
