@@ -701,9 +701,10 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - began).count();
     if (took >= kSlowExecuteLogMs) {
       const std::string& by = answer ? answer->first->address() : std::string("none");
-      spdlog::info("citizen: execution of block {} took {} ms, answered by {}; order then (port, "
-                   "cost):{}; now:{}",
-                   h, took, by.substr(by.rfind(':') + 1), order_at_start, describe_order());
+      spdlog::info(
+          "citizen: execution of block {} took {} ms, answered by {}; order then (port, "
+          "cost):{}; now:{}",
+          h, took, by.substr(by.rfind(':') + 1), order_at_start, describe_order());
     }
     if (answer) return std::make_pair(std::move(answer->second), root);
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
