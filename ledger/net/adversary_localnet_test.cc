@@ -1,4 +1,4 @@
-// Issue #12's acceptance run (label `slow`; CI runs it too, alone: about 8 minutes on 2 cores): 80%
+// Issue #12's acceptance run (label `slow`; CI runs it too, alone: about 12 minutes on 2 cores): 80%
 // of the politicians (4 of 5) running each adversary in turn, and a mix of them, plus 25% malicious
 // citizens (one `inconsistent`, one `silent` of 8), then the politicians' mix with the 2
 // malicious citizens running citizen-side adversaries (three runs, two adversaries each: every
@@ -38,13 +38,19 @@ namespace {
 // blocks, so one block that waited 6 s (a member still learning which politicians execute
 // slowly) moved a run across the bar -- `slow_execute` at 49.1% and 56.9% of honest in two
 // clean-clone CI runs whose steady blocks came as fast as the honest run's (session 7).
+// 60 s since session 22: a `slow_execute` run's ratio is set by how many of its heights need
+// BA* period 1 (5.7-10 s each against about 1.9 s): with 40 s of load, none gave 76-93% of
+// honest, one 48-73%, two or three 59-66% over 18 runs (docs/ledger-network.md,
+// "slow_execute's margin, diagnosed from the members' logs"). A longer window does not move the
+// mean; it makes one such height cost 10-17 points instead of 15-25, so that the bar measures
+// the adversary's sustained cost rather than whether one height fell into period 1.
 // ctest runs this test alone (SERIAL in CMakeLists.txt): next to another test the honest run
 // and an adversary's run did not share a machine load, and the ratio measured that instead
 // (`flood` 44.8% at load average 35).
 LocalnetConfig Five() {
   LocalnetConfig c = FivePoliticianNetwork();
   c.fanout = 5;
-  c.duration_s = 40;
+  c.duration_s = 60;
   return c;
 }
 

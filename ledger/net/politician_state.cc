@@ -214,11 +214,12 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
       }
     }
     if (cached) {
-      // The pools are in place; the rest (proof, root, claims, signature) copied outside mu_.
-      rep->set_proof(cached->proof());
-      rep->set_new_root(cached->new_root());
-      *rep->mutable_crypto_rejected() = cached->crypto_rejected();
-      rep->set_signature(cached->signature());
+      // The pools are in place; the rest of the reply (the cached one has no pools) is copied
+      // outside mu_, whole, and the pools moved back in.
+      google::protobuf::RepeatedPtrField<Pool> pools;
+      pools.Swap(rep->mutable_pools());
+      *rep = *cached;
+      rep->mutable_pools()->Swap(&pools);
       return Status::Ok();
     }
   }
