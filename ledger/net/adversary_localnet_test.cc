@@ -1,6 +1,6 @@
-// Issue #12's acceptance run (label `slow`; CI runs it too, alone: about 12 minutes on 2 cores): 80%
-// of the politicians (4 of 5) running each adversary in turn, and a mix of them, plus 25% malicious
-// citizens (one `inconsistent`, one `silent` of 8), then the politicians' mix with the 2
+// Issue #12's acceptance run (label `slow`; CI runs it too, alone: about 12 minutes on 2 cores):
+// 80% of the politicians (4 of 5) running each adversary in turn, and a mix of them, plus 25%
+// malicious citizens (one `inconsistent`, one `silent` of 8), then the politicians' mix with the 2
 // malicious citizens running citizen-side adversaries (three runs, two adversaries each: every
 // one of the five); each run audited (no fork, no certified invalid or unappliable block at any
 // honest politician) and held to at least half the committed tx/s of an honest network
