@@ -739,8 +739,9 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
   }
   std::vector<LedgerTx> txs;
   for (size_t i = 0; i < pools.size(); ++i) {
-    // A pool the reply left out (no commitment) is the one this citizen holds; an empty
-    // placeholder for a pool it does not hold fails the hash check below.
+    // A pool the reply left out (an empty Pool: no commitment, no transactions) is the one
+    // this citizen holds; an empty Pool in place of one it does not hold fails the hash check
+    // below.
     const Pool& sent = reply.pools(static_cast<int>(i));
     const bool left_out = sent.commitment().empty() && sent.txs_size() == 0;
     const Pool& data = left_out && i < held.size() && held[i] != nullptr ? *held[i] : sent;

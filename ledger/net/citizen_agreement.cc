@@ -177,10 +177,10 @@ std::vector<Hash256> CitizenAgreement::WantValidation() const {
   // height's votes (`slow_execute`: a member validated a late proposal for 8.6 s after its cert
   // vote, and block 12 lacked its cert vote in period 0).
   std::vector<std::pair<Hash256, Hash256>> order;  // (priority, value)
-  const bool soft_voted = player_.Voted(player_.period(), agreement::Step::kSoft);
-  for (const auto& [value, c] : candidates_) {
-    if (soft_voted) break;
-    if (c.ticket_period == ticket_period()) order.push_back({Priority(c.beta), value});
+  if (!player_.Voted(player_.period(), agreement::Step::kSoft)) {
+    for (const auto& [value, c] : candidates_) {
+      if (c.ticket_period == ticket_period()) order.push_back({Priority(c.beta), value});
+    }
   }
   std::sort(order.begin(), order.end());
   for (const auto& [priority, value] : order) {

@@ -259,11 +259,14 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
         options_.id, req.height(), hashes.size(), txs.size(), ms(ended - started),
         ms(applied - started), ms(updated - applied), ms(ended - updated));
   }
+  // The cache's copy (the proof is most of it) is made before mu_ is taken.
+  std::shared_ptr<const ExecuteReply> to_cache;
+  if (status.ok()) to_cache = std::make_shared<const ExecuteReply>(*rep);
   std::lock_guard<std::mutex> lock(mu_);
   executing_.erase(cache_key);
   executed_cv_.notify_all();
   if (status.ok() && req.height() == latest_.height + 1) {
-    execute_cache_[cache_key] = std::make_shared<const ExecuteReply>(*rep);
+    execute_cache_[cache_key] = std::move(to_cache);
   }
   if (status.ok()) status = add_pools();
   return status;
