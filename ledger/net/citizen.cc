@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include "core/file.h"
 #include "ledger/crypto/hash.h"
@@ -409,19 +410,20 @@ void Citizen::Poll(Round& r) {
     for (PoliticianClient* p : reread) listener_->Reread(p);
   }
   for (const auto& [p, height] : listing.heights) {
-    if (height >= r.h && !r.committed_at && !r.unreliable.count(p)) {
-      // It says block h is certified: fetch and check it; a politician that cannot back the
-      // claim is ignored for the rest of the round.
-      ScopedSpend sync_spend(&r.timing.sync_ms);
-      if (SyncTo(r.h, *p).ok()) {
-        r.committed_at = p;
-      } else {
-        r.unreliable.insert(p);
-        std::lock_guard<std::mutex> lock(stats_mu_);
-        ++stats_.bad_politician_answers;
-      }
-    }
+    if (height >= r.h && !r.committed_at && !r.unreliable.count(p)) AcceptCommitClaim(r, p);
   }
+}
+
+bool Citizen::AcceptCommitClaim(Round& r, PoliticianClient* p) {
+  ScopedSpend sync_spend(&r.timing.sync_ms);
+  if (SyncTo(r.h, *p).ok()) {
+    r.committed_at = p;
+    return true;
+  }
+  r.unreliable.insert(p);
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  ++stats_.bad_politician_answers;
+  return false;
 }
 
 void Citizen::Process(Round& r, const RoundItem& item, PoliticianClient* from) {
@@ -640,7 +642,21 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   std::optional<RequestSigner> may = ExecuteSigner(r);
   if (!may) return UnavailableError("not on a committee that may execute at this height now");
   auto signer = std::make_shared<RequestSigner>(*may);
-  auto make_call = [&](PoliticianClient*) -> PoliticianCalls::Call<ExecuteReply> {
+  // When each politician was asked, and the first whose answer was heard but not accepted (an
+  // execution that contradicts the expected root, or "already committed"): it is charged its
+  // own latency, not the whole call's. Charged like the silent ones, the one honest politician
+  // of five lost its rank every time a member refuted the `inconsistent` citizen's wrong-root
+  // proposal, and the member's next validation waited hedges on slow politicians first.
+  std::map<PoliticianClient*, Clock::time_point> asked_at;
+  PoliticianClient* heard = nullptr;
+  Clock::time_point heard_at;
+  auto hear = [&](PoliticianClient* p, Clock::time_point at) {
+    if (heard != nullptr) return;
+    heard = p;
+    heard_at = at;
+  };
+  auto make_call = [&](PoliticianClient* target) -> PoliticianCalls::Call<ExecuteReply> {
+    asked_at[target] = Clock::now();
     return [h, body, held, held_indices, traffic, signer](PoliticianClient& p) {
       auto reply = p.Execute(h, body, traffic, signer.get(), held_indices);
       if (!reply.ok() && !held->empty() &&
@@ -657,6 +673,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   bool mismatch = false;
   Hash256 root{};
   auto accept = [&](PoliticianClient* from, ExecuteReply& reply) {
+    const Clock::time_point arrived = Clock::now();
     auto checked = CheckExecution(reply, body, from, held_by_index);
     if (!checked.ok()) {
       std::lock_guard<std::mutex> lock(stats_mu_);
@@ -665,6 +682,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     }
     if (expected_root && *checked != *expected_root) {
       mismatch = true;
+      hear(from, arrived);
       return false;
     }
     root = *checked;
@@ -686,17 +704,47 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     return out;
   };
   const std::string order_at_start = describe_order();
+  // A politician that says block h is already committed ends the execution at once, and the
+  // block is fetched from it and checked. Waiting out the others instead (four stopped
+  // politicians: the round timeout) made a member miss the next height's period 0
+  // (docs/ledger-network.md, "slow_execute's margin"). A politician whose claim does not check
+  // out is ignored for the rest of the round: a lie costs one block fetch.
+  PoliticianClient* claimed_by = nullptr;
+  auto ends_call = [&](PoliticianClient* p, const Status& s) {
+    if (s.code() != StatusCode::kOutOfRange || r.unreliable.count(p)) return false;
+    claimed_by = p;
+    hear(p, Clock::now());
+    return true;
+  };
   for (;;) {
     const auto since = Clock::now();
     // A proposal whose root one checked execution contradicts gets one hedge delay for another
     // politician to reproduce it, not the round: blocked here, a member misses its votes (a
     // lying proposer's block cost every honest member 8 s with 4 of 5 politicians stopped).
     Clock::time_point winner_asked = since;
+    heard = nullptr;
     auto answer = calls_->First<ExecuteReply>(
         order, make_call, accept, hedge, milliseconds(options_.timing.round_timeout_ms),
-        expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt, &winner_asked);
-    execute_costs_.Learn(order, answer ? answer->first : nullptr, since, hedge, Clock::now(),
-                         winner_asked);
+        expected_root ? std::optional<milliseconds>(kExecuteHedge) : std::nullopt, &winner_asked,
+        ends_call);
+    bool committed = false;
+    if (!answer && claimed_by != nullptr) {
+      PoliticianClient* claimer = std::exchange(claimed_by, nullptr);
+      committed = AcceptCommitClaim(r, claimer);
+      if (!committed) {
+        // A false claim: its maker is charged as failed (not ranked by how fast it lied), its
+        // claims are ignored for the rest of the round (r.unreliable), and the sample is asked
+        // again.
+        execute_costs_.Learn({claimer}, nullptr, since, hedge);
+        continue;
+      }
+    }
+    if (answer) {
+      execute_costs_.Learn(order, answer->first, since, hedge, Clock::now(), winner_asked);
+    } else {
+      execute_costs_.Learn(order, heard, since, hedge, heard ? heard_at : Clock::now(),
+                           heard ? asked_at[heard] : since);
+    }
     PostEvidence(r);  // against any politician whose execution was caught lying
     const auto took = std::chrono::duration_cast<milliseconds>(Clock::now() - began).count();
     if (took >= kSlowExecuteLogMs) {
@@ -707,6 +755,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
           h, took, by.substr(by.rfind(':') + 1), order_at_start, describe_order());
     }
     if (answer) return std::make_pair(std::move(answer->second), root);
+    if (committed) return AbortedError("block " + std::to_string(h) + " is committed");
     if (mismatch || Clock::now() + kRetryPause >= retry_until) break;
     std::this_thread::sleep_for(kRetryPause);
   }
@@ -833,6 +882,7 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   for (const std::vector<Hash256>& body : bodies) {
     auto executed =
         ExecuteHedged(r, body, std::nullopt, milliseconds(options_.timing.round_timeout_ms / 4));
+    if (executed.status().code() == StatusCode::kAborted) break;  // committed meanwhile
     if (!executed.ok()) continue;
     h.pool_hashes = body;
     h.state_root = executed->second;
@@ -1045,6 +1095,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
         if (!ExecuteSigner(r)) break;
         Status s = Validate(r, it->second.header);
         if (s.code() == StatusCode::kUnavailable) continue;  // ask again later
+        if (s.code() == StatusCode::kAborted) break;         // the height is committed
         it->second.verdict = s;
         if (!s.ok()) {
           std::lock_guard<std::mutex> lock(stats_mu_);
@@ -1053,6 +1104,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
       }
       ba.SetVerdict(value, it->second.verdict->ok(), now);
     }
+    if (r.committed_at) break;  // learned while validating (Validate: ABORTED)
     auto items = ba.Step(now);
     if (!items.ok()) {
       journal_failed_ = true;

@@ -164,6 +164,9 @@ class Citizen {
   bool CertifyHead();
   void PlayRound(uint64_t h, const Ticket& ticket, uint32_t period, const std::atomic<bool>& stop);
   void Poll(Round& r);
+  // `p` says block r.h is certified: fetches and checks it (r.committed_at = p), or ignores p's
+  // claims for the rest of the round (r.unreliable) if it cannot back this one.
+  bool AcceptCommitClaim(Round& r, PoliticianClient* p);
   // `item`, downloaded from `from` (which a flood of its own commitments is counted against).
   void Process(Round& r, const RoundItem& item, PoliticianClient* from);
   // The genesis index of the politician whose client `p` is; nullopt for a client not ours.
@@ -180,7 +183,8 @@ class Citizen {
   void FetchPools(Round& r, const std::vector<Hash256>& pools);
   // The body executed by the first politician of the sample whose execution checks out (and
   // reproduces `expected_root`, if given), hedged: the execution and the recomputed root.
-  // While every politician refuses, the sample is asked again for up to `retry_for`.
+  // While every politician refuses, the sample is asked again for up to `retry_for`. ABORTED:
+  // a politician said block r.h is already committed, and backed it (r.committed_at is set).
   Result<std::pair<ExecuteReply, Hash256>> ExecuteHedged(
       Round& r, const std::vector<Hash256>& body, const std::optional<Hash256>& expected_root,
       std::chrono::milliseconds retry_for);

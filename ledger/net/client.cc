@@ -44,8 +44,11 @@ Status PoliticianClient::Call(const Req& req, Rep* rep, Traffic* t, Fn fn, int e
   if (t) t->up += req.ByteSizeLong();
   grpc::Status s = fn(&ctx, req, rep);
   if (!s.ok()) {
-    return UnavailableError("politician " + address_ + ": " + s.error_message() + " (grpc code " +
-                            std::to_string(static_cast<int>(s.error_code())) + ")");
+    std::string message = "politician " + address_ + ": " + s.error_message() + " (grpc code " +
+                          std::to_string(static_cast<int>(s.error_code())) + ")";
+    // The one refusal a caller acts on: "that height is already committed" (Execute).
+    if (s.error_code() == grpc::StatusCode::OUT_OF_RANGE) return OutOfRangeError(message);
+    return UnavailableError(message);
   }
   if (t) t->down += rep->ByteSizeLong();
   return Status::Ok();

@@ -108,7 +108,9 @@ class PoliticianClient {
   Result<StateReply> ReadState(uint64_t height, const std::vector<Hash256>& keys,
                                Traffic* t = nullptr, const RequestSigner* signer = nullptr);
   // `held_pools`: indices (ascending) into `pool_hashes` of the pools the caller holds, which
-  // the reply leaves out (an empty Pool in their place).
+  // the reply leaves out (an empty Pool in their place). OUT_OF_RANGE: the politician says
+  // block `height` is already committed (an unchecked claim); any other failure is
+  // UNAVAILABLE, as for every call here.
   Result<ExecuteReply> Execute(uint64_t height, const std::vector<Hash256>& pool_hashes,
                                Traffic* t = nullptr, const RequestSigner* signer = nullptr,
                                const std::vector<uint32_t>& held_pools = {});

@@ -25,7 +25,8 @@ struct PoliticianFaults {
   bool forge = false;
   // Data availability attacks (docs/ledger-network.md, "Data availability"):
   // signs and serves (and gossips) its pool commitment but never the pool's data, and refuses
-  // every Execute -- witnesses cannot download the pool, so it never becomes eligible;
+  // every Execute, saying (falsely) that the height is already committed -- witnesses cannot
+  // download the pool, so it never becomes eligible;
   bool withhold_data = false;
   // answers Execute only after this long (a politician that stalls the proposal's execution);
   int slow_execute_ms = 0;

@@ -84,7 +84,11 @@ class PoliticianCalls {
   // `after_refusal` after the first answer `accept` refused (a second opinion is worth a
   // short wait, not the whole deadline: a validator blocked here misses its votes).
   // `winner_asked`, if set, receives when the accepted answer's call was started (its own
-  // latency, for LatencyRanking::Learn, without the hedges before it).
+  // latency, for LatencyRanking::Learn, without the hedges before it). A failure for which
+  // `ends_call(target, status)` (if set; run on the caller's thread) returns true ends the call
+  // at once with nullopt: an answer that makes the others moot ("that height is already
+  // committed": a member waiting out four stopped politicians' calls for a committed height
+  // missed the next height's votes).
   template <typename T>
   std::optional<std::pair<PoliticianClient*, T>> First(
       const std::vector<PoliticianClient*>& targets,
@@ -92,7 +96,8 @@ class PoliticianCalls {
       const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
       std::chrono::milliseconds deadline,
       std::optional<std::chrono::milliseconds> after_refusal = std::nullopt,
-      std::chrono::steady_clock::time_point* winner_asked = nullptr);
+      std::chrono::steady_clock::time_point* winner_asked = nullptr,
+      const std::function<bool(PoliticianClient*, const Status&)>& ends_call = {});
 
   // Whether p is still running an earlier call.
   bool Busy(PoliticianClient* p) const;
@@ -268,7 +273,8 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     const std::function<Call<T>(PoliticianClient*)>& make_call,
     const std::function<bool(PoliticianClient*, T&)>& accept, std::chrono::milliseconds hedge,
     std::chrono::milliseconds deadline, std::optional<std::chrono::milliseconds> after_refusal,
-    std::chrono::steady_clock::time_point* winner_asked) {
+    std::chrono::steady_clock::time_point* winner_asked,
+    const std::function<bool(PoliticianClient*, const Status&)>& ends_call) {
   using Clock = std::chrono::steady_clock;
   auto box = std::make_shared<Inbox<T>>(targets.size());
   std::vector<Clock::time_point> asked(targets.size());
@@ -319,6 +325,8 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
           return std::make_pair(targets[i], std::move(**answer));
         }
         if (after_refusal) give_up = std::min(give_up, Clock::now() + *after_refusal);
+      } else if (ends_call && ends_call(targets[i], answer->status())) {
+        return std::nullopt;
       }
       owed = true;  // failed or refused: ask another one now
     } else if (Clock::now() >= next_hedge) {

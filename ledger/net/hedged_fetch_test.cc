@@ -320,5 +320,44 @@ TEST(PoliticianCallsTest, FirstReportsWhenTheWinnersCallStarted) {
   EXPECT_GE(winner_asked - start, milliseconds(100));
 }
 
+// A failure that `ends_call` picks ("that height is already committed") ends First() at once;
+// any other failure moves on to the next politician. The stopped politicians are released
+// 300 ms in and then answer 7, which First() would accept had it kept waiting (the deadline
+// is 5 s).
+TEST(PoliticianCallsTest, FirstEndsAtAFailureThatMakesTheOthersMoot) {
+  for (const StatusCode code : {StatusCode::kOutOfRange, StatusCode::kUnavailable}) {
+    SCOPED_TRACE(StatusCodeName(code));
+    Network net;
+    PoliticianCalls calls(net.clients);
+    std::atomic<bool> stopped_open{false};
+    PoliticianClient* committed = net.all[1];
+    auto make_call = [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
+      const bool refuses = p == committed;
+      return [&stopped_open, refuses, code](PoliticianClient&) -> Result<int> {
+        if (refuses) return Status(code, "block 7 is already committed");
+        return Hang(stopped_open, 7);
+      };
+    };
+    std::thread release([&] {
+      std::this_thread::sleep_for(milliseconds(300));
+      stopped_open = true;
+    });
+    auto answer = calls.First<int>(
+        net.all, make_call, [](PoliticianClient*, int&) { return true; },
+        /*hedge=*/milliseconds(20), /*deadline=*/milliseconds(5000), std::nullopt, nullptr,
+        [&](PoliticianClient* p, const Status& s) {
+          EXPECT_EQ(p, committed);
+          return s.code() == StatusCode::kOutOfRange;
+        });
+    release.join();
+    if (code == StatusCode::kOutOfRange) {
+      EXPECT_FALSE(answer.has_value()) << "kept waiting for the stopped politicians";
+    } else {
+      ASSERT_TRUE(answer.has_value()) << "an ordinary failure ended the call";
+      EXPECT_EQ(answer->second, 7);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

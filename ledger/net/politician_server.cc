@@ -19,6 +19,7 @@ grpc::Status ToGrpc(const Status& s) {
               : s.code() == StatusCode::kFailedPrecondition ? grpc::FAILED_PRECONDITION
               : s.code() == StatusCode::kPermissionDenied   ? grpc::PERMISSION_DENIED
               : s.code() == StatusCode::kResourceExhausted  ? grpc::RESOURCE_EXHAUSTED
+              : s.code() == StatusCode::kOutOfRange         ? grpc::OUT_OF_RANGE
                                                             : grpc::INTERNAL;
   return grpc::Status(code, s.ToString());
 }

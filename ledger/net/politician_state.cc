@@ -28,6 +28,13 @@ Status BudgetExhausted(std::string_view what, RateLimiter& limiter, const std::s
                                 std::to_string(limiter.RetryAfterMs(key)) + " ms");
 }
 
+// OUT_OF_RANGE is what a citizen still validating `height` takes as "stop asking and look
+// for its certificate" (client.h, Citizen::ExecuteHedged).
+Status AlreadyCommitted(uint64_t height, uint64_t latest) {
+  return OutOfRangeError("block " + std::to_string(height) + " is already committed (latest " +
+                         std::to_string(latest) + ")");
+}
+
 }  // namespace
 
 Status PoliticianNode::AuthorizeRead(const StateRequest& req) {
@@ -88,6 +95,7 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
   bool member;
   {
     std::lock_guard<std::mutex> lock(mu_);  // tickets_ and rounds_ are under mu_
+    if (req.height() <= latest_.height) return AlreadyCommitted(req.height(), latest_.height);
     member = req.height() == latest_.height + 1;
     if (member && req.vote_step() == 0) {
       member = tickets_.Selected(SortitionAt(options_.genesis, latest_), id.citizen, req.height(),
@@ -152,8 +160,10 @@ Status PoliticianNode::ReadState(const StateRequest& req, StateReply* rep) {
 
 Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
   Delay();
-  // The withholding adversary refuses every caller, members included.
-  if (options_.faults.withhold_data) return UnavailableError("execution refused");
+  // The withholding adversary refuses every caller, members included, with the refusal that
+  // ends a member's execution if taken on trust: "already committed" (the member fetches the
+  // block from it first, Citizen::ExecuteHedged).
+  if (options_.faults.withhold_data) return AlreadyCommitted(req.height(), req.height());
   TESSERA_RETURN_IF_ERROR(AuthorizeExecute(req));
   if (options_.faults.slow_execute_ms > 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.faults.slow_execute_ms));
@@ -196,6 +206,8 @@ Status PoliticianNode::Execute(const ExecuteRequest& req, ExecuteReply* rep) {
       // once.
       executed_cv_.wait_for(lock, std::chrono::seconds(20),
                             [&] { return !executing_.count(cache_key); });
+      // Committed while this call waited for the lock or a concurrent execution.
+      if (req.height() <= latest_.height) return AlreadyCommitted(req.height(), latest_.height);
       if (req.height() != latest_.height + 1) {
         return FailedPreconditionError("can only execute block " +
                                        std::to_string(latest_.height + 1));
