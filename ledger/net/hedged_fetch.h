@@ -82,7 +82,10 @@ class PoliticianCalls {
   // target when it is asked (on the caller's thread). Returns the first accepted answer and
   // who gave it, or nullopt once every target has failed or `deadline` has passed -- or
   // `after_refusal` after the first answer `accept` refused (a second opinion is worth a
-  // short wait, not the whole deadline: a validator blocked here misses its votes).
+  // short wait, not the whole deadline: a validator blocked here misses its votes), or at
+  // once after a refusal when every target still to answer is slow lately (Slow()): no second
+  // opinion can come within that wait, and a member refuting a wrong-root proposal with four
+  // stopped politicians left spent it blocked, seeing no proposals or votes.
   // `winner_asked`, if set, receives when the accepted answer's call was started (its own
   // latency, for LatencyRanking::Learn, without the hedges before it). A failure for which
   // `ends_call(target, status)` (if set; run on the caller's thread) returns true ends the call
@@ -283,6 +286,16 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
   for (size_t i = 0; i < targets.size(); ++i) unasked.push_back(i);
   std::set<size_t> passed;  // unasked targets passed over while busy
   size_t pending = 0;
+  std::vector<bool> awaited(targets.size(), false);  // asked, not answered yet
+  bool refused = false;
+  // After a refusal: whether a target not slow lately may still answer (asked or not).
+  auto second_opinion_possible = [&] {
+    for (size_t j = 0; j < targets.size(); ++j) {
+      const bool open = awaited[j] || std::find(unasked.begin(), unasked.end(), j) != unasked.end();
+      if (open && !Slow(targets[j])) return true;
+    }
+    return false;
+  };
   bool owed = true;  // a call is owed (the first, a hedge passed, or an answer failed)
   // Asks every passed-over target whose worker is free now, and, if a call is owed, the first
   // free unasked target (passing over the busy ones before it).
@@ -297,6 +310,7 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
       }
       if (!passed.erase(i)) owed = false;
       asked[i] = Clock::now();
+      awaited[i] = true;
       it = unasked.erase(it);
       ++pending;
     }
@@ -319,12 +333,16 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     }
     if (answer) {
       --pending;
+      awaited[i] = false;
       if (answer->ok()) {
         if (accept(targets[i], **answer)) {
           if (winner_asked != nullptr) *winner_asked = asked[i];
           return std::make_pair(targets[i], std::move(**answer));
         }
-        if (after_refusal) give_up = std::min(give_up, Clock::now() + *after_refusal);
+        if (after_refusal) {
+          give_up = std::min(give_up, Clock::now() + *after_refusal);
+          refused = true;
+        }
       } else if (ends_call && ends_call(targets[i], answer->status())) {
         return std::nullopt;
       }
@@ -335,6 +353,7 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     }
     if (Clock::now() >= give_up) return std::nullopt;
     launch();
+    if (refused && !second_opinion_possible()) return std::nullopt;
   }
   return std::nullopt;
 }

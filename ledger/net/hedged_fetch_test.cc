@@ -359,5 +359,55 @@ TEST(PoliticianCallsTest, FirstEndsAtAFailureThatMakesTheOthersMoot) {
   }
 }
 
+// After a refusal, First() waits `after_refusal` for a second opinion only while some target
+// not slow lately may still give one. Four stopped politicians (slow: their earlier calls are
+// still in flight past `slow_call`) and one fast politician whose answer is refused: First()
+// returns at once. Released 300 ms in, the stopped ones would answer 7, which is accepted, had
+// it waited (after_refusal 5 s). With one of the four answering at once instead, it waits and
+// takes that answer.
+TEST(PoliticianCallsTest, FirstWaitsForASecondOpinionOnlyWhileOneCanCome) {
+  for (const bool one_fast_left : {false, true}) {
+    SCOPED_TRACE(one_fast_left ? "a fast politician left" : "only slow politicians left");
+    Network net;
+    PoliticianCalls calls(net.clients, /*slow_call=*/milliseconds(20));
+    std::atomic<bool> stopped_open{false};
+    PoliticianClient* refuted = net.all[0];
+    PoliticianClient* fast = one_fast_left ? net.all[4] : nullptr;
+    std::vector<PoliticianClient*> stopped;
+    for (PoliticianClient* p : net.all) {
+      if (p != refuted && p != fast) stopped.push_back(p);
+    }
+    calls.All<int>(
+        stopped, [&](PoliticianClient&) -> Result<int> { return Hang(stopped_open, 0); },
+        milliseconds(0));
+    std::this_thread::sleep_for(milliseconds(50));  // their calls in flight past slow_call
+    for (PoliticianClient* p : stopped) ASSERT_TRUE(calls.Slow(p));
+    std::thread release([&] {
+      std::this_thread::sleep_for(milliseconds(300));
+      stopped_open = true;
+    });
+    auto make_call = [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
+      const int answer = p == refuted ? 1 : p == fast ? 9 : 7;
+      return [&stopped_open, answer](PoliticianClient&) -> Result<int> {
+        if (answer != 7) return answer;
+        return Hang(stopped_open, 7);
+      };
+    };
+    auto answer = calls.First<int>(
+        net.all, make_call, [&](PoliticianClient* p, int&) { return p != refuted; },
+        /*hedge=*/milliseconds(20), /*deadline=*/milliseconds(10000),
+        /*after_refusal=*/milliseconds(5000));
+    const bool before_release = !stopped_open.load();
+    release.join();
+    if (one_fast_left) {
+      ASSERT_TRUE(answer.has_value());
+      EXPECT_EQ(answer->second, 9);
+    } else {
+      EXPECT_FALSE(answer.has_value()) << "waited for a second opinion only slow ones could give";
+      EXPECT_TRUE(before_release);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net
