@@ -175,9 +175,9 @@ TEST_P(GetPoolsTest, ServesHeldPoolsUnlessWithholding) {
   exec.set_height(1);
   ExecuteReply executed;
   // Unsigned: an honest politician refuses it as unauthenticated (request_auth.h), the
-  // withholding one refuses everyone.
+  // withholding one refuses everyone, claiming falsely that the height is already committed.
   EXPECT_EQ((*node)->Execute(exec, &executed).code(),
-            withhold ? StatusCode::kUnavailable : StatusCode::kPermissionDenied);
+            withhold ? StatusCode::kOutOfRange : StatusCode::kPermissionDenied);
   node->reset();
   std::filesystem::remove_all(o.dir);
 }
