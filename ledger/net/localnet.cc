@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <deque>
 #include <functional>
 #include <iomanip>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "core/file.h"
@@ -61,6 +63,7 @@ struct PoliticianProcess {
 struct CitizenProcess {
   std::unique_ptr<ChildProcess> process;
   fs::path stats;
+  fs::path log;
   bool malicious = false;
 };
 
@@ -329,9 +332,44 @@ Result<CitizenProcess> StartCitizenDaemon(const LocalnetConfig& cfg, const fs::p
   if (cfg.timing.split_proposals) args.push_back("--split-proposals");
   if (!cfg.timing.recovery) args.push_back("--no-recovery");
   if (!cfg.citizen_shared_checks) args.push_back("--separate-checks");
-  TESSERA_RETURN_IF_ERROR(
-      d.process->Start(bin_dir / "ledger-citizen", args, out_dir / "logs" / (name + ".log")));
+  d.log = out_dir / "logs" / (name + ".log");
+  TESSERA_RETURN_IF_ERROR(d.process->Start(bin_dir / "ledger-citizen", args, d.log));
   return d;
+}
+
+// LocalnetReport::log_digest: the honest daemons' warnings and errors, and one round summary
+// per height and outcome (every member writes one), the last kLogDigestLines of them, each
+// line after its file's name. A line reads "<time> <level letter> <logger>: <message>"
+// (core/log.cc).
+std::string HonestCitizensLogDigest(const std::vector<CitizenProcess>& daemons) {
+  constexpr size_t kLogDigestLines = 40;
+  constexpr std::string_view kRoundSummary = "citizen: round for block ";
+  std::deque<std::string> kept;
+  std::set<std::string> summarised;  // "<height> committed" or "<height> ended"
+  for (const CitizenProcess& d : daemons) {
+    if (d.malicious) continue;
+    auto text = ReadFile(d.log);
+    if (!text.ok()) continue;  // the digest is a diagnostic: a missing log leaves a gap
+    std::istringstream lines(*text);
+    for (std::string line; std::getline(lines, line);) {
+      const size_t level = line.find(' ') + 1;  // 0 without a space: then no level letter
+      const bool warning =
+          level > 0 && level < line.size() && (line[level] == 'W' || line[level] == 'E');
+      if (!warning) {
+        const size_t summary = line.find(kRoundSummary);
+        if (summary == std::string::npos) continue;
+        const size_t from = summary + kRoundSummary.size();
+        if (!summarised.insert(line.substr(from, line.find(" after ", from) - from)).second) {
+          continue;
+        }
+      }
+      kept.push_back(d.log.filename().string() + " " + line);
+      if (kept.size() > kLogDigestLines) kept.pop_front();
+    }
+  }
+  std::string out;
+  for (const std::string& line : kept) out += line + "\n";
+  return out;
 }
 
 // The malicious citizens first, one per process; the honest ones citizens_per_process each.
@@ -721,6 +759,7 @@ Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bi
   std::vector<ChildProcess*> citizens;
   for (CitizenProcess& d : daemons) citizens.push_back(d.process.get());
   StopAll(citizens);
+  report.log_digest = HonestCitizensLogDigest(daemons);
   watch.StopThread();
   TESSERA_RETURN_IF_ERROR(load_seconds.status());
 

@@ -202,6 +202,10 @@ struct LocalnetReport {
   uint64_t blacklisted_malicious = 0, blacklisted_honest = 0, evidence_refused = 0;
   // blacklisted_by[p]: how many honest citizens hold politician p blacklisted at the end.
   std::vector<uint64_t> blacklisted_by;
+  // The honest citizens' last warnings, errors and round summaries (at most 40 lines, each
+  // after its log file's name), for a failed check's message: a test removes the logs of a
+  // run that completed. Not part of ToJson.
+  std::string log_digest;
 
   std::string ToJson() const;
 };

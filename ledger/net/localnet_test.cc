@@ -97,6 +97,9 @@ void ExpectSafeSampleSmallerThanThePoliticiansKeepsHalfTheHonestThroughput(uint3
                                                                            uint32_t safe_sample) {
   LocalnetConfig c = SmallForRatio(politicians, 8);
   c.safe_sample = safe_sample;
+  // Round summaries in the log digest of a failure: the 4-of-6 network once committed 1 block
+  // in a clean-clone CI (session 24) and in none of 27 runs here, and its logs were gone.
+  c.log_level = "info";
   const std::string run =  // names the runs' directories and progress files
       "sample_" + std::to_string(safe_sample) + "_of_" + std::to_string(politicians);
   const std::string name =

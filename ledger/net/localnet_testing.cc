@@ -159,7 +159,9 @@ double ExpectThroughputVsHonest(const std::string& name, const LocalnetReport& r
   std::cerr << name << ": " << tx_per_s << " tx/s vs honest " << honest_tx_per_s << " ("
             << (honest_tx_per_s > 0 ? 100 * tx_per_s / honest_tx_per_s : 0.0) << "%)\n";
   EXPECT_GE(tx_per_s, fraction * honest_tx_per_s)
-      << name << "; honest " << honest_tx_per_s << ", bar " << fraction << " of it";
+      << name << "; honest " << honest_tx_per_s << ", bar " << fraction
+      << " of it; the honest citizens' last warnings and rounds:\n"
+      << report.log_digest;
   return tx_per_s;
 }
 

@@ -57,7 +57,8 @@ Result<HonestBaseline> RunHonestBaseline(const std::string& name, const Localnet
 
 // Issue #12's liveness verdict: prints "<name>: X tx/s vs honest Y (Z%)" to stderr, X being
 // CommittedPerSecond(report, config), and expects X >= fraction * honest_tx_per_s (a gtest
-// expectation: the test goes on). Returns X, for the test's own lines and checks.
+// expectation: the test goes on; its failure message ends with report.log_digest). Returns X, for
+// the test's own lines and checks.
 double ExpectThroughputVsHonest(const std::string& name, const LocalnetReport& report,
                                 const LocalnetConfig& config, double honest_tx_per_s,
                                 double fraction);
