@@ -257,6 +257,9 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
                                              std::move(policy), std::move(store), WallSeconds()));
   impl->service = std::make_unique<Service>(impl->mu, *impl->scheduler, impl->tokens);
   grpc::ServerBuilder builder;
+  // Not shared: with gRPC's default SO_REUSEPORT a second master on this port would start and
+  // take part of the agents' connections.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &impl->port);
   builder.RegisterService(impl->service.get());
   impl->server = builder.BuildAndStart();
@@ -280,6 +283,12 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
     }
     std::string host = options.metrics_listen.substr(0, colon);
     impl->http = std::make_unique<httplib::Server>();
+    // httplib's default options add SO_REUSEPORT: a second scheduler's metrics on this port
+    // would start and answer part of the scrapes. SO_REUSEADDR alone still allows a restart.
+    impl->http->set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
     impl->http->Get("/metrics", [raw](const httplib::Request&, httplib::Response& response) {
       std::lock_guard lock(raw->mu);
       response.set_content(RenderMetrics(*raw->scheduler, WallSeconds()),

@@ -58,6 +58,35 @@ TEST(SchedulerServerTest, ServesRpcsAndPrometheusMetrics) {
   std::filesystem::remove_all(root);
 }
 
+// A second scheduler (its own state) on a served gRPC or metrics port fails to start instead of
+// sharing the port: gRPC and httplib set SO_REUSEPORT by default, and the kernel would then hand
+// each server part of the connections.
+TEST(SchedulerServerTest, ASecondServerOnAServedPortFailsToStart) {
+  auto root =
+      std::filesystem::temp_directory_path() / ("server_test_port_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(root);
+  auto options_in = [&](const std::string& name) {
+    ServerOptions options;
+    options.state_dir = root / name / "db";
+    options.job_root = root / name / "jobs";
+    options.metrics_listen = "127.0.0.1:0";
+    return options;
+  };
+  auto first = SchedulerServer::Start(options_in("first"));
+  ASSERT_TRUE(first.ok()) << first.status();
+  ServerOptions same_rpc_port = options_in("second");
+  same_rpc_port.listen = "127.0.0.1:" + std::to_string((*first)->port());
+  EXPECT_FALSE(SchedulerServer::Start(same_rpc_port).ok());
+  ServerOptions same_metrics_port = options_in("third");
+  same_metrics_port.metrics_listen = "127.0.0.1:" + std::to_string((*first)->metrics_port());
+  auto third = SchedulerServer::Start(same_metrics_port);
+  EXPECT_FALSE(third.ok());
+  if (third.ok()) (*third)->Shutdown();
+  (*first)->Shutdown();
+  first->reset();
+  std::filesystem::remove_all(root);
+}
+
 TEST(SchedulerServerTest, BadOptionsAreErrors) {
   ServerOptions options;
   EXPECT_EQ(SchedulerServer::Start(options).status().code(), StatusCode::kInvalidArgument);

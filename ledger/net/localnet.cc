@@ -245,6 +245,21 @@ Status NotStartedError(const Network& net, uint32_t i, const Status& last) {
       (listeners.empty() ? "nobody" : listeners) + "; see " + net.pols[i].log.string());
 }
 
+// The politicians' ports are drawn free (FreeLoopbackPort) when the network's files are
+// written, and another process may bind one before its politician does (under ctest -j2,
+// another network's politician or any outgoing connection). Such a politician exits, unable
+// to listen (its server does not share ports: politician_server.cc), and the network is
+// written again with fresh ports, at most kStartAttempts times in all.
+constexpr int kStartAttempts = 3;
+
+bool APortWasTaken(const Network& net) {
+  for (const PoliticianProcess& p : net.pols) {
+    auto log = ReadFile(p.log);
+    if (log.ok() && log->find("cannot listen on") != std::string::npos) return true;
+  }
+  return false;
+}
+
 // Starts every politician and waits until each answers GetStatus.
 Status StartPoliticians(const LocalnetConfig& cfg, const fs::path& bin_dir, Network& net) {
   for (uint32_t i = 0; i < cfg.politicians; ++i) {
@@ -722,17 +737,29 @@ KeyPair LocalnetCitizenKey(uint32_t key_seed, uint32_t index) {
 Result<LocalnetReport> RunLocalnet(const LocalnetConfig& cfg, const fs::path& bin_dir,
                                    const fs::path& out_dir, std::ostream& progress,
                                    const std::atomic<bool>* stop) {
-  fs::remove_all(out_dir);
-  fs::create_directories(out_dir / "keys");
-  fs::create_directories(out_dir / "logs");
-  TESSERA_ASSIGN_OR_RETURN(Network net, WriteNetworkFiles(cfg, out_dir));
+  Network net;
+  for (int attempt = 1;; ++attempt) {
+    fs::remove_all(out_dir);
+    fs::create_directories(out_dir / "keys");
+    fs::create_directories(out_dir / "logs");
+    TESSERA_ASSIGN_OR_RETURN(net, WriteNetworkFiles(cfg, out_dir));
+    if (attempt == 1) PrintNetwork(cfg, net, progress);
+    Status started = StartPoliticians(cfg, bin_dir, net);
+    if (started.ok()) break;
+    std::vector<ChildProcess*> politicians;
+    for (PoliticianProcess& p : net.pols) {
+      if (p.process) politicians.push_back(p.process.get());
+    }
+    StopAll(politicians);
+    if (attempt == kStartAttempts || !APortWasTaken(net)) return started;
+    progress << "a politician's port was taken before it listened (" << started.ToString()
+             << "); drawing the ports again\n";
+  }
   LocalnetReport report;
   report.malicious_politicians = net.bad_pols;
   report.honest_politicians = cfg.politicians - net.bad_pols;
   TESSERA_ASSIGN_OR_RETURN(const int source, AuditSource(cfg, net.pols));
 
-  PrintNetwork(cfg, net, progress);
-  TESSERA_RETURN_IF_ERROR(StartPoliticians(cfg, bin_dir, net));
   TESSERA_RETURN_IF_ERROR(PostLateRegistrations(net));
   const uint32_t bad_citizens =
       static_cast<uint32_t>(std::floor(cfg.malicious_citizens * cfg.citizens + 1e-9));

@@ -750,6 +750,17 @@ TEST_F(PoliticianServerCapTest, AHeldLimitBelowTheLargestRequestIsRefused) {
   EXPECT_FALSE(server.ok());
 }
 
+// A second server on a port already served fails to start instead of sharing it: gRPC sets
+// SO_REUSEPORT by default, and the kernel would then hand part of the port's connections to
+// each (two loopback networks under ctest -j2 that drew one port would each reach the other's
+// politician).
+TEST_F(PoliticianServerCapTest, ASecondServerOnAServedPortFailsToStart) {
+  ASSERT_NO_FATAL_FAILURE(Serve("port_taken_test_"));
+  auto second =
+      PoliticianServer::Start(node_.get(), "127.0.0.1:" + std::to_string(server_->port()));
+  EXPECT_FALSE(second.ok());
+}
+
 // ---- A peer's surplus commitments, dropped before Post (surplus_filter.h) ---------------------
 
 RoundItem CommitmentItem(uint32_t politician, uint64_t height, int variant, const KeyPair& signer) {

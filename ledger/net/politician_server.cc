@@ -132,6 +132,10 @@ Result<std::unique_ptr<PoliticianServer>> PoliticianServer::Start(PoliticianNode
   }
   s->service_ = std::make_unique<Service>(node, limits.max_held_request_bytes);
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second server on a served port would start and take
+  // part of its connections (two loopback networks that drew one port each reached the other's
+  // politician). Without it the second fails to bind.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &s->port_);
   // The largest request an honest caller sends (a PostPool of a kMaxPoolBytes pool,
   // reply_caps.h): a larger one fails RESOURCE_EXHAUSTED before it is parsed.
