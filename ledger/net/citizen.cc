@@ -105,6 +105,7 @@ struct Citizen::Round {
   std::map<Hash256, Pool> pool_data;         // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
   std::set<PoliticianClient*> unreliable;    // claimed block h but could not serve it
+  bool told_unvalidated = false;             // logged a validation the sample could not execute
   std::vector<WitnessEntry> own_witnessed;   // this member's witness list entries
   std::vector<Identity> registrations;       // for this block (registration.h), checked later
   std::string my_identity;
@@ -603,9 +604,14 @@ void Citizen::FetchPools(Round& r, const std::vector<Hash256>& pools) {
   };
   const auto since = Clock::now();
   Clock::time_point winner_asked = since;
-  auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge,
-                                          milliseconds(options_.timing.witness_ms * 2),
-                                          std::nullopt, &winner_asked);
+  // A partial answer counts as a refusal, after which First stops as soon as only politicians
+  // slow lately are left to answer: a pool whose owner withholds it is in no one's hands, and
+  // waiting out an unresponsive politician of the sample for it cost every citizen the whole
+  // deadline (2 x witness_ms) each round (LocalnetTest.ASafeSample...: first proposals 600 ms
+  // later than in the honest run).
+  const milliseconds deadline(options_.timing.witness_ms * 2);
+  auto answer = calls_->First<PoolsReply>(order, make_call, accept, kPoolHedge, deadline, deadline,
+                                          &winner_asked);
   read_costs_.Learn(order, answer ? answer->first : nullptr, since, kPoolHedge, Clock::now(),
                     winner_asked);
 }
@@ -648,6 +654,9 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   // of five lost its rank every time a member refuted the `inconsistent` citizen's wrong-root
   // proposal, and the member's next validation waited hedges on slow politicians first.
   std::map<PoliticianClient*, Clock::time_point> asked_at;
+  // Why each politician gave no execution this time (its last failure or refused answer), for
+  // the error: a member that cannot validate says which politician failed how.
+  std::map<PoliticianClient*, std::string> why_not;
   PoliticianClient* heard = nullptr;
   Clock::time_point heard_at;
   auto hear = [&](PoliticianClient* p, Clock::time_point at) {
@@ -676,11 +685,13 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     const Clock::time_point arrived = Clock::now();
     auto checked = CheckExecution(reply, body, from, held_by_index);
     if (!checked.ok()) {
+      why_not[from] = checked.status().ToString();
       std::lock_guard<std::mutex> lock(stats_mu_);
       ++stats_.bad_politician_answers;
       return false;
     }
     if (expected_root && *checked != *expected_root) {
+      why_not[from] = "another state root";
       mismatch = true;
       hear(from, arrived);
       return false;
@@ -711,6 +722,7 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
   // out is ignored for the rest of the round: a lie costs one block fetch.
   PoliticianClient* claimed_by = nullptr;
   auto ends_call = [&](PoliticianClient* p, const Status& s) {
+    why_not[p] = s.ToString();
     if (s.code() != StatusCode::kOutOfRange || r.unreliable.count(p)) return false;
     claimed_by = p;
     hear(p, Clock::now());
@@ -760,7 +772,15 @@ Result<std::pair<ExecuteReply, Hash256>> Citizen::ExecuteHedged(
     std::this_thread::sleep_for(kRetryPause);
   }
   if (mismatch) return InvalidArgumentError("proposed state root is wrong");
-  return UnavailableError("no politician in the sample could execute the body");
+  std::string why;
+  for (PoliticianClient* p : r.sample) {
+    const auto it = why_not.find(p);
+    why += "; " + p->address() + ": " +
+           (it != why_not.end() ? it->second
+            : asked_at.count(p) ? "no answer in time"
+                                : "not asked");
+  }
+  return UnavailableError("no politician in the sample could execute the body" + why);
 }
 
 std::optional<RequestSigner> Citizen::ExecuteSigner(const Round& r) const {
@@ -879,11 +899,15 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
   // empty block when none is required).
   std::vector<std::vector<Hash256>> bodies{full};
   if (required != full) bodies.push_back(required);
+  Status last = UnavailableError("no body");
   for (const std::vector<Hash256>& body : bodies) {
     auto executed =
         ExecuteHedged(r, body, std::nullopt, milliseconds(options_.timing.round_timeout_ms / 4));
-    if (executed.status().code() == StatusCode::kAborted) break;  // committed meanwhile
-    if (!executed.ok()) continue;
+    if (executed.status().code() == StatusCode::kAborted) return executed.status();
+    if (!executed.ok()) {
+      last = executed.status();
+      continue;
+    }
     h.pool_hashes = body;
     h.state_root = executed->second;
     spdlog::info("citizen: body of block {}: {} pools fetched in {} ms, executed in {} ms", r.h,
@@ -892,7 +916,7 @@ Result<BlockHeader> Citizen::BuildProposal(Round& r, const Ticket& proposer) {
                  std::chrono::duration_cast<milliseconds>(Clock::now() - fetched).count());
     return h;
   }
-  return UnavailableError("no politician could execute a body");
+  return UnavailableError("no politician could execute a body; the last: " + last.ToString());
 }
 
 Result<BlockHeader> Citizen::BuildEmptyProposal(Round& r, const Ticket& proposer) {
@@ -1031,6 +1055,7 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     // proposer checked eligible, so that the body carries them rather than fewer or none.
     // Both up to a quarter of the round: the proposal must still reach the members before
     // their soft votes (citizen_agreement.h, "Soft-vote timing").
+    const auto wait_start = Clock::now();
     poll_until(Clock::now() + ms(std::max(3 * t.witness_ms, t.round_timeout_ms / 4)), [&] {
       if (r.witnesses.size() < ParamsAt(options_.genesis, latest_).soft_threshold) return false;
       return PoolsAwaitingEligibility(r.own_witnessed,
@@ -1042,9 +1067,13 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     if (fault != CitizenFault::kProposeEmpty) {
       const auto build_start = Clock::now();
       auto header = BuildProposal(r, *win);
-      spdlog::info("citizen: proposal for block {} period {} built in {} ms ({} witness lists)", h,
-                   tp, std::chrono::duration_cast<milliseconds>(Clock::now() - build_start).count(),
-                   r.witnesses.size());
+      spdlog::info(
+          "citizen: proposal for block {} period {} built in {} ms ({} witness lists, {} ms "
+          "waited for them {} ms into the round)",
+          h, tp, std::chrono::duration_cast<milliseconds>(Clock::now() - build_start).count(),
+          r.witnesses.size(),
+          std::chrono::duration_cast<milliseconds>(build_start - wait_start).count(),
+          std::chrono::duration_cast<milliseconds>(wait_start - start).count());
       if (header.ok()) {
         headers.push_back(*header);
       } else {
@@ -1094,8 +1123,14 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
         // votes go without a verdict (a cert member's on the soft quorum, player.h).
         if (!ExecuteSigner(r)) break;
         Status s = Validate(r, it->second.header);
-        if (s.code() == StatusCode::kUnavailable) continue;  // ask again later
-        if (s.code() == StatusCode::kAborted) break;         // the height is committed
+        if (s.code() == StatusCode::kUnavailable) {  // ask again later; said once a round
+          if (!std::exchange(r.told_unvalidated, true)) {
+            spdlog::warn("citizen: cannot validate a proposal for block {} yet: {}", h,
+                         s.ToString());
+          }
+          continue;
+        }
+        if (s.code() == StatusCode::kAborted) break;  // the height is committed
         it->second.verdict = s;
         if (!s.ok()) {
           std::lock_guard<std::mutex> lock(stats_mu_);

@@ -82,10 +82,13 @@ class PoliticianCalls {
   // target when it is asked (on the caller's thread). Returns the first accepted answer and
   // who gave it, or nullopt once every target has failed or `deadline` has passed -- or
   // `after_refusal` after the first answer `accept` refused (a second opinion is worth a
-  // short wait, not the whole deadline: a validator blocked here misses its votes), or at
-  // once after a refusal when every target still to answer is slow lately (Slow()): no second
-  // opinion can come within that wait, and a member refuting a wrong-root proposal with four
-  // stopped politicians left spent it blocked, seeing no proposals or votes.
+  // short wait, not the whole deadline: a validator blocked here misses its votes), or, once
+  // an answer has failed or been refused, as soon as every target still to answer is slow
+  // lately (Slow(); checked at every answer and hedge): none can answer soon, and the caller
+  // may ask again later. A member refuting a wrong-root proposal with four stopped
+  // politicians left spent the wait blocked, seeing no proposals or votes; a member whose one
+  // honest politician had not yet committed the previous block waited out the round (8 s)
+  // for an unresponsive one (LocalnetTest.ASafeSample..., session 24).
   // `winner_asked`, if set, receives when the accepted answer's call was started (its own
   // latency, for LatencyRanking::Learn, without the hedges before it). A failure for which
   // `ends_call(target, status)` (if set; run on the caller's thread) returns true ends the call
@@ -287,8 +290,9 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
   std::set<size_t> passed;  // unasked targets passed over while busy
   size_t pending = 0;
   std::vector<bool> awaited(targets.size(), false);  // asked, not answered yet
-  bool refused = false;
-  // After a refusal: whether a target not slow lately may still answer (asked or not).
+  bool disappointed = false;                         // an answer failed or was refused
+  // After a failure or refusal: whether a target not slow lately may still answer (asked or
+  // not).
   auto second_opinion_possible = [&] {
     for (size_t j = 0; j < targets.size(); ++j) {
       const bool open = awaited[j] || std::find(unasked.begin(), unasked.end(), j) != unasked.end();
@@ -341,11 +345,11 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
         }
         if (after_refusal) {
           give_up = std::min(give_up, Clock::now() + *after_refusal);
-          refused = true;
         }
       } else if (ends_call && ends_call(targets[i], answer->status())) {
         return std::nullopt;
       }
+      disappointed = true;
       owed = true;  // failed or refused: ask another one now
     } else if (Clock::now() >= next_hedge) {
       owed = true;  // slow: ask another one as well
@@ -353,7 +357,7 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     }
     if (Clock::now() >= give_up) return std::nullopt;
     launch();
-    if (refused && !second_opinion_possible()) return std::nullopt;
+    if (disappointed && !second_opinion_possible()) return std::nullopt;
   }
   return std::nullopt;
 }

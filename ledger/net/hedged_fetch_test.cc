@@ -409,5 +409,44 @@ TEST(PoliticianCallsTest, FirstWaitsForASecondOpinionOnlyWhileOneCanCome) {
   }
 }
 
+// After a failure, First() gives up as soon as only politicians slow lately are left to
+// answer, so that its caller may ask again: the one honest politician of a member's sample
+// had not yet committed the previous block and refused, and the member waited out the round's
+// 8 s for an unresponsive politician's call (LocalnetTest.ASafeSample..., session 24). Here one
+// politician fails at once and four hang (slow: past `slow_call`), released 300 ms in to
+// answer 7; with a fifth politician not slow lately still hanging, First() waits for it.
+TEST(PoliticianCallsTest, FirstGivesUpAfterAFailureOnceOnlySlowPoliticiansAreLeft) {
+  for (const bool one_fast_left : {false, true}) {
+    SCOPED_TRACE(one_fast_left ? "a fast politician left" : "only slow politicians left");
+    Network net;
+    PoliticianCalls calls(net.clients, /*slow_call=*/milliseconds(one_fast_left ? 5000 : 20));
+    std::atomic<bool> stopped_open{false};
+    PoliticianClient* failing = net.all[0];
+    std::thread release([&] {
+      std::this_thread::sleep_for(milliseconds(300));
+      stopped_open = true;
+    });
+    auto make_call = [&](PoliticianClient* p) -> PoliticianCalls::Call<int> {
+      const bool fails = p == failing;
+      return [&stopped_open, fails](PoliticianClient&) -> Result<int> {
+        if (fails) return UnavailableError("cannot execute block 8 yet");
+        return Hang(stopped_open, 7);
+      };
+    };
+    auto answer = calls.First<int>(
+        net.all, make_call, [](PoliticianClient*, int&) { return true; },
+        /*hedge=*/milliseconds(20), /*deadline=*/milliseconds(10000));
+    const bool before_release = !stopped_open.load();
+    release.join();
+    if (one_fast_left) {
+      ASSERT_TRUE(answer.has_value()) << "gave up on politicians not slow lately";
+      EXPECT_EQ(answer->second, 7);
+    } else {
+      EXPECT_FALSE(answer.has_value()) << "waited for politicians slow lately";
+      EXPECT_TRUE(before_release);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::ledger::net

@@ -535,6 +535,12 @@ TEST(PoliticianNodeTest,
   EXPECT_EQ(execute(vote_ticket(kExecutePeriodsAhead + 1, 1), kExecutePeriodsAhead + 1, 1).code(),
             StatusCode::kPermissionDenied);
   EXPECT_TRUE(execute(vote_ticket(kExecutePeriodsAhead, 1), kExecutePeriodsAhead, 1).ok());
+  // A height past the next: this politician is behind, not the caller off the committee.
+  ereq.set_height(2);
+  s = execute(height_ticket, 0, 0);
+  EXPECT_EQ(s.code(), StatusCode::kUnavailable) << s;
+  EXPECT_NE(s.message().find("block 1 is not committed here yet"), std::string::npos) << s;
+  ereq.set_height(1);
   // The signature covers (period, step): renaming them breaks it.
   SignExecuteRequest(ereq, {citizen, EncodeIdentity(id), vote_ticket(0, 1), 0, 1});
   ereq.set_vote_step(2);

@@ -96,11 +96,17 @@ Status PoliticianNode::AuthorizeExecute(const ExecuteRequest& req) {
   {
     std::lock_guard<std::mutex> lock(mu_);  // tickets_ and rounds_ are under mu_
     if (req.height() <= latest_.height) return AlreadyCommitted(req.height(), latest_.height);
-    member = req.height() == latest_.height + 1;
-    if (member && req.vote_step() == 0) {
+    // Behind the caller (another politician committed first): worth asking again shortly. Its
+    // ticket cannot be checked here yet (the seed is block h - 1's).
+    if (req.height() > latest_.height + 1) {
+      return UnavailableError("Execute: block " + std::to_string(req.height() - 1) +
+                              " is not committed here yet (latest " +
+                              std::to_string(latest_.height) + ")");
+    }
+    if (req.vote_step() == 0) {
       member = tickets_.Selected(SortitionAt(options_.genesis, latest_), id.citizen, req.height(),
                                  latest_.seed, credential);
-    } else if (member) {
+    } else {
       // A soft or cert member of a period not far past what this politician has seen.
       auto round = rounds_.find(req.height());
       const uint64_t floor = round == rounds_.end() ? 0 : round->second.votes.floor_period();
