@@ -21,6 +21,11 @@ Status SendAll(int fd, const void* data, size_t size) {
   return Status::Ok();
 }
 
+void ReuseAddressOnly(int fd) {
+  int yes = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+}
+
 Status RecvAll(int fd, void* data, size_t size) {
   char* p = static_cast<char*>(data);
   while (size > 0) {

@@ -20,4 +20,10 @@ inline constexpr std::string_view kPeerClosedMessage = "connection closed by the
 // kPeerClosedMessage, so a caller can word a clean close differently from a read error).
 Status RecvAll(int fd, void* data, size_t size);
 
+// Socket options for a listening socket that must not share its port: SO_REUSEADDR (a quick
+// restart) and not SO_REUSEPORT, with which a second server binds the same port and silently
+// takes part of the connections. For httplib::Server::set_socket_options, whose default sets
+// both.
+void ReuseAddressOnly(int fd);
+
 }  // namespace tessera

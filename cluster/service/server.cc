@@ -15,6 +15,7 @@
 #include "cluster/service/scheduler.h"
 #include "core/file.h"
 #include "core/metrics.h"
+#include "core/socket_io.h"
 
 namespace tessera::cluster {
 
@@ -283,12 +284,9 @@ Result<std::unique_ptr<SchedulerServer>> SchedulerServer::Start(const ServerOpti
     }
     std::string host = options.metrics_listen.substr(0, colon);
     impl->http = std::make_unique<httplib::Server>();
-    // httplib's default options add SO_REUSEPORT: a second scheduler's metrics on this port
-    // would start and answer part of the scrapes. SO_REUSEADDR alone still allows a restart.
-    impl->http->set_socket_options([](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
+    // Not shared either: a second scheduler's metrics on this port would answer part of the
+    // scrapes.
+    impl->http->set_socket_options(ReuseAddressOnly);
     impl->http->Get("/metrics", [raw](const httplib::Request&, httplib::Response& response) {
       std::lock_guard lock(raw->mu);
       response.set_content(RenderMetrics(*raw->scheduler, WallSeconds()),

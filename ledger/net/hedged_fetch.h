@@ -289,14 +289,13 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
   for (size_t i = 0; i < targets.size(); ++i) unasked.push_back(i);
   std::set<size_t> passed;  // unasked targets passed over while busy
   size_t pending = 0;
-  std::vector<bool> awaited(targets.size(), false);  // asked, not answered yet
-  bool disappointed = false;                         // an answer failed or was refused
+  std::vector<bool> answered(targets.size(), false);
+  bool disappointed = false;  // an answer failed or was refused
   // After a failure or refusal: whether a target not slow lately may still answer (asked or
   // not).
-  auto second_opinion_possible = [&] {
+  auto fast_answer_possible = [&] {
     for (size_t j = 0; j < targets.size(); ++j) {
-      const bool open = awaited[j] || std::find(unasked.begin(), unasked.end(), j) != unasked.end();
-      if (open && !Slow(targets[j])) return true;
+      if (!answered[j] && !Slow(targets[j])) return true;
     }
     return false;
   };
@@ -314,7 +313,6 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
       }
       if (!passed.erase(i)) owed = false;
       asked[i] = Clock::now();
-      awaited[i] = true;
       it = unasked.erase(it);
       ++pending;
     }
@@ -337,15 +335,13 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     }
     if (answer) {
       --pending;
-      awaited[i] = false;
+      answered[i] = true;
       if (answer->ok()) {
         if (accept(targets[i], **answer)) {
           if (winner_asked != nullptr) *winner_asked = asked[i];
           return std::make_pair(targets[i], std::move(**answer));
         }
-        if (after_refusal) {
-          give_up = std::min(give_up, Clock::now() + *after_refusal);
-        }
+        if (after_refusal) give_up = std::min(give_up, Clock::now() + *after_refusal);
       } else if (ends_call && ends_call(targets[i], answer->status())) {
         return std::nullopt;
       }
@@ -357,7 +353,7 @@ std::optional<std::pair<PoliticianClient*, T>> PoliticianCalls::First(
     }
     if (Clock::now() >= give_up) return std::nullopt;
     launch();
-    if (disappointed && !second_opinion_possible()) return std::nullopt;
+    if (disappointed && !fast_answer_possible()) return std::nullopt;
   }
   return std::nullopt;
 }

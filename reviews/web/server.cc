@@ -16,6 +16,7 @@
 
 #include "core/cli.h"
 #include "core/file.h"
+#include "core/socket_io.h"
 #include "reviews/web/api.h"
 #include "reviews/web/connection_guard.h"
 #include "reviews/web/form.h"
@@ -294,13 +295,7 @@ struct Server::Impl {
 };
 
 void Server::Impl::Install() {
-  // httplib's default socket options set SO_REUSEPORT, which lets a second server bind the same
-  // port and silently take part of the connections; SO_REUSEADDR alone still allows a quick
-  // restart.
-  http.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
+  http.set_socket_options(ReuseAddressOnly);  // not httplib's default, which shares the port
   http.set_payload_max_length(options.max_body_bytes);
   http.set_read_timeout(options.io_timeout_seconds, 0);
   http.set_write_timeout(options.io_timeout_seconds, 0);
