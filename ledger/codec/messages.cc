@@ -249,6 +249,28 @@ Result<Vote> DecodeVote(ByteSpan bytes) {
   return v;
 }
 
+std::string EncodeProposerTicket(const ProposerTicket& t) {
+  CanonicalWriter w;
+  w.U8(static_cast<uint8_t>(MessageType::kProposerTicket))
+      .U64(t.height)
+      .U32(t.period)
+      .Array(t.proposer)
+      .Array(t.credential);
+  return w.Take();
+}
+
+Result<ProposerTicket> DecodeProposerTicket(ByteSpan bytes) {
+  CanonicalReader r(bytes, "proposer ticket");
+  TESSERA_RETURN_IF_ERROR(ReadType(r, MessageType::kProposerTicket));
+  ProposerTicket t;
+  TESSERA_RETURN_IF_ERROR(r.U64(&t.height, "height"));
+  TESSERA_RETURN_IF_ERROR(r.U32(&t.period, "period"));
+  TESSERA_RETURN_IF_ERROR(r.Array(&t.proposer, "proposer"));
+  TESSERA_RETURN_IF_ERROR(r.Array(&t.credential, "credential"));
+  TESSERA_RETURN_IF_ERROR(r.Finish());
+  return t;
+}
+
 void SignVote(Vote& v, const KeyPair& citizen) {
   v.citizen = citizen.public_key();
   v.signature = Sign(citizen, "vote", AsBytes(VoteBody(v)));

@@ -36,6 +36,7 @@ enum class MessageType : uint8_t {
   kCommitteeCertificate = 6,
   kAppTransaction = 7,
   kEvidence = 8,  // ledger/net/evidence.h: signed proof that a politician lied
+  kProposerTicket = 9,
 };
 
 // List limits: generous for the protocol's sizes (research note §6: ~2000-member committees,
@@ -96,6 +97,19 @@ struct WitnessList {
   std::vector<WitnessEntry> entries;  // strictly increasing politician_id
   Signature signature{};
   friend bool operator==(const WitnessList&, const WitnessList&) = default;
+};
+
+// A proposer's winning ticket for one (height, period), posted before it builds its block so
+// that committee members know which proposals to wait for before soft-voting (BA*'s priority
+// message; ledger/net/citizen_agreement.h, "Soft-vote timing"). It carries no signature: the
+// VRF proof, which only the proposer's key can make, is the credential, and copying it only
+// repeats what the proposer announced.
+struct ProposerTicket {
+  uint64_t height = 0;
+  uint32_t period = 0;  // the proposer period the ticket wins (ledger/net/chain.h)
+  PublicKey proposer{};
+  VrfProof credential{};
+  friend bool operator==(const ProposerTicket&, const ProposerTicket&) = default;
 };
 
 // The steps of a BA* period (ledger/agreement/vote.h numbers them the same way): soft, cert,
@@ -209,6 +223,10 @@ std::string EncodeVote(const Vote& v);
 Result<Vote> DecodeVote(ByteSpan bytes);
 void SignVote(Vote& v, const KeyPair& citizen);  // sets v.citizen too
 bool VerifyVote(const Vote& v);
+
+// Encoding: type (9), u64 height, u32 period, proposer, credential (125 bytes), strict.
+std::string EncodeProposerTicket(const ProposerTicket& t);
+Result<ProposerTicket> DecodeProposerTicket(ByteSpan bytes);
 
 std::string EncodeBlockHeader(const BlockHeader& h);
 Result<BlockHeader> DecodeBlockHeader(ByteSpan bytes);

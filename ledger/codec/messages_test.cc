@@ -66,6 +66,11 @@ CommitteeCertificate SampleCertificate() {
   return c;
 }
 
+ProposerTicket SampleProposerTicket() {
+  return ProposerTicket{
+      .height = 10, .period = 2, .proposer = Fill<32>(31), .credential = Fill<80>(32)};
+}
+
 TxPoolCommitment SampleCommitment() {
   TxPoolCommitment c{
       .politician_id = 4, .height = 10, .tx_count = 1, .pool_hash = PoolHash({SampleTx()})};
@@ -90,13 +95,15 @@ std::vector<Case> Cases() {
                   return Status::Ok();
                 }};
   };
-  return {make("transaction", SampleTx(), EncodeTransaction, DecodeTransaction),
-          make("tx pool", SampleCommitment(), EncodeTxPoolCommitment, DecodeTxPoolCommitment),
-          make("witness", SampleWitness(), EncodeWitnessList, DecodeWitnessList),
-          make("vote", SampleVote(), EncodeVote, DecodeVote),
-          make("header", SampleHeader(), EncodeBlockHeader, DecodeBlockHeader),
-          make("certificate", SampleCertificate(), EncodeCommitteeCertificate,
-               DecodeCommitteeCertificate)};
+  return {
+      make("transaction", SampleTx(), EncodeTransaction, DecodeTransaction),
+      make("tx pool", SampleCommitment(), EncodeTxPoolCommitment, DecodeTxPoolCommitment),
+      make("witness", SampleWitness(), EncodeWitnessList, DecodeWitnessList),
+      make("vote", SampleVote(), EncodeVote, DecodeVote),
+      make("header", SampleHeader(), EncodeBlockHeader, DecodeBlockHeader),
+      make("proposer ticket", SampleProposerTicket(), EncodeProposerTicket, DecodeProposerTicket),
+      make("certificate", SampleCertificate(), EncodeCommitteeCertificate,
+           DecodeCommitteeCertificate)};
 }
 
 TEST(MessagesTest, RoundTripTruncationTrailingAndType) {
@@ -134,6 +141,7 @@ TEST(MessagesTest, TransactionSizeAndSignature) {
 TEST(MessagesTest, EncodedSizesAreFixedByTheLayout) {
   EXPECT_EQ(EncodeTxPoolCommitment(SampleCommitment()).size(), 113u);
   EXPECT_EQ(EncodeVote(SampleVote()).size(), 223u);
+  EXPECT_EQ(EncodeProposerTicket(SampleProposerTicket()).size(), 125u);
   WitnessList w = SampleWitness();
   EXPECT_EQ(EncodeWitnessList(w).size(), 189u + 36u * w.entries.size());
   BlockHeader h = SampleHeader();

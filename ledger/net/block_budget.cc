@@ -25,12 +25,17 @@ void BlockBudget::PoolFrozen(uint64_t height, size_t txs, Clock::time_point now)
   while (frozen_.size() > 16) frozen_.erase(frozen_.begin());  // heights never committed
 }
 
-void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, Clock::time_point now) {
+void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, bool measures_size,
+                                 Clock::time_point now) {
   if (!options_.timeline.empty()) {
     AppendRoundTimeline(options_.timeline, "commit", height, block_txs);
   }
   auto it = frozen_.find(height);
   if (it == frozen_.end()) return;
+  if (!measures_size) {
+    frozen_.erase(frozen_.begin(), std::next(it));
+    return;
+  }
   const double round_s = std::chrono::duration<double>(now - it->second.first).count();
   const size_t frozen_txs = it->second.second;
   const bool full = frozen_txs >= pool_txs_;

@@ -90,8 +90,12 @@ class BlockBudget {
   // This politician froze its pool for `height` with `txs` transactions at `now`.
   void PoolFrozen(uint64_t height, size_t txs, Clock::time_point now = Clock::now());
   // Block `height`, of `block_txs` transactions in all (every politician's pool), was
-  // committed at `now`. Heights this politician froze no pool for (catch-up) are not measured.
-  void BlockCommitted(uint64_t height, size_t block_txs, Clock::time_point now = Clock::now());
+  // committed at `now`. Heights this politician froze no pool for (catch-up) are not measured,
+  // nor rounds whose time says nothing of the block's size (`measures_size` false: the
+  // politician saw no proposer for the first BA* period, which the committee waited out; such
+  // a round shrank the pools to a quarter and took a dozen blocks to grow them back).
+  void BlockCommitted(uint64_t height, size_t block_txs, bool measures_size = true,
+                      Clock::time_point now = Clock::now());
 
   // The fit of round time against block size over the last kFitSamples measured rounds, if
   // usable (see above): seconds = fixed_s + per_tx_s x block transactions.

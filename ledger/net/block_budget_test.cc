@@ -69,7 +69,7 @@ TEST(BlockBudgetTest, APoolOfMergedApplicationTransactionsCountsWhatItCarries) {
     EXPECT_EQ(weight, budget);                   // as the mempool's entries weighed it
     b.PoolFrozen(h, BlockWeight(pool, apps), t);
     t += milliseconds(1000);  // a quarter of the target
-    b.BlockCommitted(h, BlockWeight(pool, apps), t);
+    b.BlockCommitted(h, BlockWeight(pool, apps), true, t);
     EXPECT_GT(b.pool_txs(), budget) << "height " << h;
     mempool.Prune(SparseMerkleTree(), apps, {.height = h + 1});
   }
@@ -85,7 +85,7 @@ TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBound
     const size_t txs = b.pool_txs();
     b.PoolFrozen(h, txs, t);
     t += std::chrono::seconds(10);
-    b.BlockCommitted(h, txs, t);
+    b.BlockCommitted(h, txs, true, t);
   }
   EXPECT_EQ(b.pool_txs(), 100u);
   // Fast rounds with a full pool: doubling back up to the maximum, never past it.
@@ -93,7 +93,7 @@ TEST(BlockBudgetTest, SlowRoundsShrinkThePoolFastFullRoundsGrowItBackWithinBound
     const size_t txs = b.pool_txs();
     b.PoolFrozen(h, txs, t);
     t += milliseconds(500);
-    b.BlockCommitted(h, txs, t);
+    b.BlockCommitted(h, txs, true, t);
   }
   EXPECT_EQ(b.pool_txs(), 1000u);
 }
@@ -103,10 +103,11 @@ TEST(BlockBudgetTest, FastRoundsWithRoomToSpareDoNotGrowThePool) {
       {.max_pool_txs = 1000, .min_pool_txs = 10, .initial_pool_txs = 1000, .target_round_s = 4});
   auto t = BlockBudget::Clock::time_point();
   b.PoolFrozen(1, 1000, t);
-  b.BlockCommitted(1, 1000, t + std::chrono::seconds(8));  // twice the target: 0.8 x 4 / 8 = x0.4
+  b.BlockCommitted(1, 1000, true,
+                   t + std::chrono::seconds(8));  // twice the target: 0.8 x 4 / 8 = x0.4
   ASSERT_EQ(b.pool_txs(), 400u);
   b.PoolFrozen(2, 20, t);  // a light load: fast because small, says nothing about capacity
-  b.BlockCommitted(2, 20, t + milliseconds(100));
+  b.BlockCommitted(2, 20, true, t + milliseconds(100));
   EXPECT_EQ(b.pool_txs(), 400u);
 }
 
@@ -125,7 +126,7 @@ TEST(BlockBudgetTest, WithoutAUsableFitAFullPoolGrowsAsFarAsTheTargetAllows) {
     const size_t txs = b.pool_txs();
     b.PoolFrozen(h, txs, t);
     t += milliseconds(11000 - 100 * static_cast<int64_t>(h));
-    b.BlockCommitted(h, 5 * txs, t);
+    b.BlockCommitted(h, 5 * txs, true, t);
     EXPECT_FALSE(b.fit().has_value()) << "round time does not grow with size: no slope";
     sizes.push_back(b.pool_txs());
   }
@@ -155,7 +156,7 @@ TEST(BlockBudgetTest, APlannedGrowthIsBoundedByTheRoundMeasuredAfterIt) {
   for (const Round& r : rounds) {
     b.PoolFrozen(++h, r.frozen, t);
     t += std::chrono::microseconds(static_cast<int64_t>(r.seconds * 1e6));
-    b.BlockCommitted(h, r.block, t);
+    b.BlockCommitted(h, r.block, true, t);
     if (h == 4) EXPECT_GT(b.pool_txs(), 431u) << "block 4 was full and fast: the pool grows";
   }
   // 431 x 10 / 8.54 = 505: a round proportional to the block takes at most the target.
@@ -164,7 +165,7 @@ TEST(BlockBudgetTest, APlannedGrowthIsBoundedByTheRoundMeasuredAfterIt) {
   // A light pool is no measurement of a full one: a fast round of 20 keeps the budget.
   BlockBudget light({.max_pool_txs = 2000, .min_pool_txs = 10, .target_round_s = 10});
   light.PoolFrozen(1, 20, t);
-  light.BlockCommitted(1, 100, t + std::chrono::seconds(6));
+  light.BlockCommitted(1, 100, true, t + std::chrono::seconds(6));
   EXPECT_EQ(light.pool_txs(), 250u);
 }
 
@@ -174,6 +175,32 @@ TEST(BlockBudgetTest, UnmeasuredHeightsChangeNothing) {
   b.BlockCommitted(5, 100);       // caught up: this politician froze no pool for it
   EXPECT_EQ(b.pool_txs(), 125u);
   EXPECT_DOUBLE_EQ(b.mean_round_s(), 2.0);
+}
+
+// A height whose first BA* period had no proposer waits out that period whatever its block
+// weighs: the politician says so (measures_size false) and the budget keeps its pool, its fit
+// and its retry hint; the same slow round measured would have cut the pool to a quarter.
+TEST(BlockBudgetTest, ARoundWithoutAFirstPeriodProposerIsNotMeasured) {
+  for (bool measured : {false, true}) {
+    BlockBudget b({.max_pool_txs = 2000, .initial_pool_txs = 1000, .target_round_s = 6});
+    auto t = BlockBudget::Clock::time_point();
+    for (uint64_t h = 1; h <= 4; ++h) {  // rounds on target: 5 pools of 1,000 in 6 s
+      b.PoolFrozen(h, 1000, t);
+      t += std::chrono::seconds(6);
+      b.BlockCommitted(h, 5000, true, t);
+    }
+    ASSERT_EQ(b.pool_txs(), 1000u);
+    const double mean_round_s = b.mean_round_s();
+    b.PoolFrozen(5, 1000, t);
+    t += std::chrono::seconds(16);  // the 10 s next-vote deadline, then period 1
+    b.BlockCommitted(5, 5000, measured, t);
+    if (measured) {
+      EXPECT_LE(b.pool_txs(), 301u);  // x 0.8 x 6 / 16 = x0.3
+    } else {
+      EXPECT_EQ(b.pool_txs(), 1000u);
+      EXPECT_DOUBLE_EQ(b.mean_round_s(), mean_round_s);
+    }
+  }
 }
 
 TEST(BlockBudgetTest, CapacityAndRetryHintFollowTheMeasurements) {
@@ -187,7 +214,7 @@ TEST(BlockBudgetTest, CapacityAndRetryHintFollowTheMeasurements) {
   for (uint64_t h = 1; h <= 30; ++h) {
     b.PoolFrozen(h, 400, t);
     t += std::chrono::seconds(3);
-    b.BlockCommitted(h, 400, t);
+    b.BlockCommitted(h, 400, true, t);
   }
   EXPECT_NEAR(b.mean_round_s(), 3.0, 1e-3);
   EXPECT_NEAR(b.retry_after().count(), 3000, 2);
@@ -208,7 +235,7 @@ TEST(BlockBudgetTest, TheWaitingBoundFollowsThePoolSize) {
   auto t = BlockBudget::Clock::time_point();
   b.PoolFrozen(1, 400, t);
   t += std::chrono::seconds(8);  // twice the target: the pool shrinks
-  b.BlockCommitted(1, 400, t);
+  b.BlockCommitted(1, 400, true, t);
   ASSERT_LT(b.pool_txs(), 400u);
   EXPECT_EQ(b.waiting_capacity(),
             static_cast<size_t>(std::ceil(1.5 * static_cast<double>(b.pool_txs()))));
@@ -274,7 +301,7 @@ SimResult SimulateSaturation(double offered_tx_per_s, double seconds,
     t += std::chrono::microseconds(static_cast<int64_t>(round_s * 1e6));
     for (int p = 0; p < kPoliticians; ++p) {
       pending[p] -= frozen[p];
-      budgets[p].BlockCommitted(h, static_cast<size_t>(block), t);
+      budgets[p].BlockCommitted(h, static_cast<size_t>(block), true, t);
     }
     committed += block;
     blocks += 1;
@@ -300,7 +327,7 @@ TEST(BlockBudgetTest, FitsTheFixedAndThePerTransferPartOfARound) {
     const double round_s = 8 + 0.004 * static_cast<double>(txs);
     EXPECT_LE(round_s, 20 + 1e-9) << "round " << h << " of " << txs << " transfers";
     t += std::chrono::microseconds(static_cast<int64_t>(round_s * 1e6));
-    b.BlockCommitted(h, txs, t);
+    b.BlockCommitted(h, txs, true, t);
     if (h == 8) fit = b.fit();  // later the last 8 blocks are all of about one size: no fit
   }
   ASSERT_TRUE(fit.has_value());

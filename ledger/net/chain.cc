@@ -50,6 +50,37 @@ SortitionParams ProposerParams(const SortitionParams& params, uint32_t period) {
   return p;
 }
 
+namespace {
+// The ticket `proof` of `key` if it verifies and wins proposer period `period` of block
+// prev.height + 1.
+std::optional<Ticket> WinningProposerTicket(const Genesis& genesis, const BlockHeader& prev,
+                                            const PublicKey& key, const VrfProof& proof,
+                                            uint32_t period) {
+  auto t = VerifyTicket(key, Role::kProposer, prev.height + 1, ProposerSeed(prev.seed, period),
+                        proof, ProposerParams(SortitionAt(genesis, prev), period));
+  if (!t.ok() || !t->selected) return std::nullopt;
+  return *t;
+}
+}  // namespace
+
+Result<VrfOutput> VerifyProposerTicket(const Genesis& genesis, const BlockHeader& prev,
+                                       const ProposerTicket& ticket, const Identity& proposer) {
+  const uint64_t h = prev.height + 1;
+  if (ticket.height != h) {
+    return InvalidArgumentError("proposer ticket for height " + std::to_string(ticket.height) +
+                                ", expected " + std::to_string(h));
+  }
+  if (ticket.period >= kMaxProposerPeriods) {
+    return InvalidArgumentError("proposer ticket for period " + std::to_string(ticket.period) +
+                                ", past the last " + std::to_string(kMaxProposerPeriods - 1));
+  }
+  TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, ticket.proposer, h));
+  auto won =
+      WinningProposerTicket(genesis, prev, ticket.proposer, ticket.credential, ticket.period);
+  if (!won) return PermissionDeniedError("proposer ticket is invalid or does not win");
+  return won->output;
+}
+
 Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev,
                                  const BlockHeader& proposal, const Identity& proposer,
                                  uint32_t* period_out) {
@@ -65,15 +96,11 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
   }
   TESSERA_RETURN_IF_ERROR(CheckRegistrations(genesis, prev, proposal));
   TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, proposal.proposer, h));
-  const SortitionParams params = SortitionAt(genesis, prev);
   std::optional<Ticket> won;
   for (uint32_t period = 0; period < kMaxProposerPeriods && !won; ++period) {
-    auto t = VerifyTicket(proposal.proposer, Role::kProposer, h, ProposerSeed(prev.seed, period),
-                          proposal.proposer_credential, ProposerParams(params, period));
-    if (t.ok() && t->selected) {
-      won = *t;
-      if (period_out) *period_out = period;
-    }
+    won = WinningProposerTicket(genesis, prev, proposal.proposer, proposal.proposer_credential,
+                                period);
+    if (won && period_out) *period_out = period;
   }
   if (!won) return PermissionDeniedError("proposer ticket is invalid or does not win");
   const Ticket& t = *won;

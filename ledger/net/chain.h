@@ -59,6 +59,12 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
                                  const BlockHeader& proposal, const Identity& proposer,
                                  uint32_t* period = nullptr);
 
+// Checks a proposer's early announcement of its ticket (codec/messages.h ProposerTicket) for
+// block prev.height + 1: the identity is the registrar's for the proposer, and the proof wins
+// the stated proposer period. Returns the proposer's VRF output (its proposal's rank).
+Result<VrfOutput> VerifyProposerTicket(const Genesis& genesis, const BlockHeader& prev,
+                                       const ProposerTicket& ticket, const Identity& proposer);
+
 // The order in which a committee member playing proposer period `period` considers proposals
 // for its soft vote: only tickets of periods up to its own, the earliest period first, then
 // the lowest VRF output. Tickets of later periods are far more plentiful (twice the expected

@@ -100,7 +100,9 @@ struct Citizen::Round {
   std::map<Hash256, std::vector<PoliticianClient*>> deferred;
   std::map<PublicKey, WitnessList> witnesses;
   std::map<Hash256, Proposal> proposals;
-  std::vector<Vote> votes;                   // checked votes not yet handed to the BA* player
+  std::vector<Vote> votes;  // checked votes not yet handed to the BA* player
+  // Checked proposer tickets (ticket period, VRF output) not yet handed to the BA* player.
+  std::vector<std::pair<uint32_t, VrfOutput>> proposer_tickets;
   std::set<Hash256> fed;                     // proposals handed to the BA* player
   std::map<Hash256, Pool> pool_data;         // pools downloaded and checked (CheckPoolData)
   PoliticianClient* committed_at = nullptr;  // the politician we got certified block h from
@@ -494,6 +496,15 @@ void Citizen::Process(Round& r, const RoundItem& item, PoliticianClient* from) {
         return;  // the forced-split network fault (CitizenTiming): the other half's block
       }
       r.proposals[BlockHash(*p)] = {*p, *beta, std::nullopt, period};
+      return;
+    }
+    case MessageType::kProposerTicket: {
+      auto t = DecodeProposerTicket(AsBytes(payload));
+      if (!t.ok()) return;
+      auto id = DecodeIdentity(AsBytes(item.identity()));
+      if (!id.ok()) return;
+      auto beta = VerifyProposerTicket(options_.genesis, latest_, *t, *id);
+      if (beta.ok()) r.proposer_tickets.push_back({t->period, *beta});
       return;
     }
     case MessageType::kVote: {
@@ -1020,7 +1031,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
               .identity = r.my_identity,
               .journal = journal_ ? &*journal_ : nullptr,
               .fault = options_.fault,
-              .proposal_grace_ms = std::max<uint64_t>(t.proposal_ms, params.next_ms / 4),
+              .proposal_grace_ms = static_cast<uint64_t>(t.proposal_ms),
+              .announced_proposal_wait_ms = std::max<uint64_t>(t.proposal_ms, params.next_ms / 4),
               .better_proposal_wait_ms = params.next_ms / 2},
           now);
       agreement_height_ = h;
@@ -1039,17 +1051,25 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     }
     // A replaying adversary proposes at once with its winning ticket of any period.
     std::optional<Ticket> win;
+    uint32_t win_period = tp;
     for (uint32_t q = 0; q < kMaxProposerPeriods; ++q) {
       if (fault != CitizenFault::kReplayTicket && q != tp) continue;
       auto d = Draw(options_.keys, Role::kProposer, h, ProposerSeed(latest_.seed, q),
                     ProposerParams(SortitionAt(options_.genesis, latest_), q));
       if (d.ok() && d->selected) {
         win = *d;
+        win_period = q;
         break;
       }
     }
     proposed_periods_.insert(tp);
     if (!win) return;
+    // Announce the ticket before building: members then wait for this proposal, and no
+    // longer, before they soft-vote (citizen_agreement.h, "Soft-vote timing").
+    PostAll(r, item_of(EncodeProposerTicket({.height = h,
+                                             .period = win_period,
+                                             .proposer = options_.keys.public_key(),
+                                             .credential = win->proof})));
     // T_soft witness lists before building: what makes an honest body cover every pool a
     // validator may find required (pool_availability.h); and every pool whose data this
     // proposer checked eligible, so that the body carries them rather than fewer or none.
@@ -1112,6 +1132,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
     const uint64_t now = NowMs();
     for (const Vote& v : r.votes) ba.OnVote(v, now);
     r.votes.clear();
+    for (const auto& [period, beta] : r.proposer_tickets) ba.OnProposerTicket(period, beta, now);
+    r.proposer_tickets.clear();
     for (const auto& [value, p] : r.proposals) {
       if (r.fed.insert(value).second) ba.OnProposal(value, p.period, p.beta, now);
     }

@@ -119,24 +119,45 @@ void CitizenAgreement::OnProposal(const Hash256& value, uint32_t ticket_period,
   FeedProposals(now_ms);
 }
 
+void CitizenAgreement::OnProposerTicket(uint32_t ticket_period, const VrfOutput& beta,
+                                        uint64_t now_ms) {
+  std::set<Hash256>& best = announced_[ticket_period];
+  if (!best.insert(Priority(beta)).second) return;
+  if (best.size() > kMaxAnnouncedTickets) best.erase(std::prev(best.end()));
+  FeedProposals(now_ms);
+}
+
 bool CitizenAgreement::HoldProposals(uint64_t now_ms) const {
   const uint32_t tp = ticket_period();
   auto first = first_proposal_ms_.find(tp);
   if (first == first_proposal_ms_.end()) return false;  // nothing to hold
+  const uint64_t burst_start = std::max(first->second, period_start_ms_);
   // (a) The rest of the burst: from the first proposal seen in this period.
-  if (now_ms < std::max(first->second, period_start_ms_) + config_.proposal_grace_ms) return true;
-  // (b) A better proposal without a verdict yet, up to better_proposal_wait_ms.
-  if (now_ms >= period_start_ms_ + config_.better_proposal_wait_ms) return false;
+  if (now_ms < burst_start + config_.proposal_grace_ms) return true;
   std::optional<Hash256> best_valid, best_pending;
+  std::set<Hash256> judged;  // priorities of proposals with a verdict
   for (const auto& [value, c] : candidates_) {
     if (c.ticket_period != tp) continue;
     const Hash256 priority = Priority(c.beta);
+    if (c.valid.has_value()) judged.insert(priority);
     if (!c.valid.has_value()) {
       if (!best_pending || priority < *best_pending) best_pending = priority;
     } else if (*c.valid) {
       if (!best_valid || priority < *best_valid) best_valid = priority;
     }
   }
+  // (a') An announced better proposal not yet arrived or judged, up to
+  // announced_proposal_wait_ms.
+  if (best_valid && now_ms < burst_start + config_.announced_proposal_wait_ms) {
+    if (auto it = announced_.find(tp); it != announced_.end()) {
+      for (const Hash256& priority : it->second) {
+        if (!(priority < *best_valid)) break;  // ordered: no better one is left
+        if (!judged.count(priority)) return true;
+      }
+    }
+  }
+  // (b) A better proposal without a verdict yet, up to better_proposal_wait_ms.
+  if (now_ms >= period_start_ms_ + config_.better_proposal_wait_ms) return false;
   return best_valid && best_pending && *best_pending < *best_valid;
 }
 

@@ -27,12 +27,18 @@
 // the proposals of a period arrive together in a burst, well after filter_ms; shown the
 // first valid one at once, members that saw the burst in different orders split their soft
 // votes, and with H = T (8 citizens, 2 malicious) a split costs the period (measured: the
-// 80/25 runs, docs/ledger-network.md). So valid proposals are handed to the player only
-// (a) proposal_grace_ms after the period's first proposal was seen, and (b) while a proposal
-// ranked above the best valid one still waits for its verdict, not before
-// better_proposal_wait_ms into the period: a member does not soft-vote the empty block in
-// place of a full one whose pools are not yet eligible for it (issue #13's committee-64
-// finding). Both only delay the vote; after them the best valid proposal is voted as before.
+// 80/25 runs, docs/ledger-network.md). As in Algorand, a proposer announces its ticket
+// (ProposerTicket, OnProposerTicket) when it starts to build, so members know which
+// proposals are coming. Valid proposals are handed to the player only (a) proposal_grace_ms
+// after the period's first proposal was seen (the rest of the burst), (a') while a proposal
+// announced above the best valid one has not arrived, up to announced_proposal_wait_ms after
+// the first proposal (a proposer that announces and never proposes costs that long), and
+// (b) while a proposal ranked above the best valid one still waits for its verdict, not
+// before better_proposal_wait_ms into the period: a member does not soft-vote the empty block
+// in place of a full one whose pools are not yet eligible for it (issue #13's committee-64
+// finding). All only delay the vote; after them the best valid proposal is voted as before.
+// Before the announcements (session 25) (a) alone waited a quarter of the next-vote deadline
+// (2.5 s at the benches' 20 s round timeout) on every round.
 //
 //   CitizenAgreement ba(config, now_ms);
 //   ba.OnVote(vote, item);  ba.OnProposal(value, ticket_period, beta);
@@ -83,9 +89,12 @@ struct CitizenAgreementConfig {
   std::string identity;                       // its encoded registrar-signed identity
   agreement::VoteJournal* journal = nullptr;  // null: votes are not persisted
   CitizenFault fault = CitizenFault::kNone;
-  // When the player may soft-vote (see "Soft-vote timing" below): not before this long after
+  // When the player may soft-vote (see "Soft-vote timing" above): not before this long after
   // the first proposal of the period was seen...
   uint64_t proposal_grace_ms = 0;
+  // ... nor, while a proposal announced with a better ticket than the best valid one has not
+  // arrived, before this long after it...
+  uint64_t announced_proposal_wait_ms = 0;
   // ... and, while a proposal ranked above the best valid one has no verdict yet (its pools
   // not yet eligible here, or its execution not yet answered), not before this long after the
   // period started.
@@ -103,6 +112,10 @@ class CitizenAgreement {
   // ticket is for (VerifyProposal).
   void OnProposal(const Hash256& value, uint32_t ticket_period, const VrfOutput& beta,
                   uint64_t now_ms);
+  // A proposer's announced ticket whose proof the caller checked (VerifyProposerTicket): its
+  // proposal is on the way. The best kMaxAnnouncedTickets of each period are kept.
+  void OnProposerTicket(uint32_t ticket_period, const VrfOutput& beta, uint64_t now_ms);
+  static constexpr size_t kMaxAnnouncedTickets = 16;
   // Values this player needs a verdict on: the best not-yet-judged proposal of the current
   // period (lowest VRF output first, until one is valid) and values with a soft quorum.
   std::vector<Hash256> WantValidation() const;
@@ -150,7 +163,8 @@ class CitizenAgreement {
   uint64_t period_start_ms_ = 0;                    // when this object saw it start
   std::map<uint32_t, uint64_t> first_proposal_ms_;  // ticket period -> first proposal seen
   std::map<Hash256, Candidate> candidates_;
-  std::set<std::pair<uint32_t, Hash256>> fed_;  // (player period, value) given to the player
+  std::map<uint32_t, std::set<Hash256>> announced_;  // ticket period -> announced priorities
+  std::set<std::pair<uint32_t, Hash256>> fed_;       // (player period, value) given to the player
   // Soft voters per (period, value), to know which values need a verdict for a cert vote.
   std::map<std::pair<uint32_t, Hash256>, std::set<PublicKey>> soft_;
   agreement::Actions pending_;

@@ -36,6 +36,15 @@ class CitizenAgreementTest : public ::testing::Test {
             .journal = journal,
             .fault = fault};
   }
+  // The announced-ticket tests' timing: a 400 ms burst grace, announced proposals waited for
+  // up to 2 s after the first proposal.
+  CitizenAgreementConfig AnnouncingConfig() {
+    CitizenAgreementConfig config = Config(3, nullptr);
+    config.params.next_ms = 8000;
+    config.proposal_grace_ms = 400;
+    config.announced_proposal_wait_ms = 2000;
+    return config;
+  }
   static VrfOutput Beta(uint8_t first) {
     VrfOutput b{};
     b[0] = first;
@@ -232,6 +241,53 @@ TEST_F(CitizenAgreementTest, TheSoftVoteWaitsForTheRestOfTheProposalBurst) {
   ba.OnProposal(a_, 0, Beta(1), 1300);  // better, 300 ms later
   ba.SetVerdict(a_, true, 1300);
   ExpectSoftVoteFor(ba, 1450, a_);
+}
+
+// A proposer announces its ticket before it builds (ProposerTicket): past the short burst
+// grace, a member waits for an announced better proposal that has not arrived...
+TEST_F(CitizenAgreementTest, AnAnnouncedBetterProposalIsAwaitedPastTheBurstGrace) {
+  const CitizenAgreementConfig config = AnnouncingConfig();
+  CitizenAgreement ba(config, 0);
+  ba.OnProposerTicket(0, Beta(1), 100);    // the best ticket, its block still being built
+  ba.OnProposerTicket(0, Beta(200), 100);  // the worse one's block arrives first
+  ba.OnProposal(b_, 0, Beta(200), 1000);
+  ba.SetVerdict(b_, true, 1000);
+  ExpectNoVoteBetween(ba, 1000, 1900);
+  ba.OnProposal(a_, 0, Beta(1), 1900);
+  ba.SetVerdict(a_, true, 1900);
+  ExpectSoftVoteFor(ba, 1950, a_);
+}
+
+// ... and for nothing else: with the best announced proposal in hand the vote follows the
+// burst grace (it waited a quarter of the next-vote deadline before the announcements), and a
+// proposer that announces and never proposes delays it by announced_proposal_wait_ms only.
+TEST_F(CitizenAgreementTest, WithTheBestAnnouncedProposalInHandTheVoteFollowsTheBurstGrace) {
+  const CitizenAgreementConfig config = AnnouncingConfig();
+  {
+    CitizenAgreement ba(config, 0);
+    ba.OnProposerTicket(0, Beta(1), 100);
+    ba.OnProposerTicket(0, Beta(200), 100);  // a worse ticket: not waited for
+    ba.OnProposal(a_, 0, Beta(1), 1000);
+    ba.SetVerdict(a_, true, 1000);
+    ExpectNoVoteBetween(ba, 1000, 1400);
+    ExpectSoftVoteFor(ba, 1400, a_);
+  }
+  CitizenAgreement ba(config, 0);
+  ba.OnProposerTicket(0, Beta(1), 100);  // announced, never proposed
+  ba.OnProposal(b_, 0, Beta(200), 1000);
+  ba.SetVerdict(b_, true, 1000);
+  ExpectNoVoteBetween(ba, 1000, 3000);
+  ExpectSoftVoteFor(ba, 3000, b_);
+}
+
+// An announcement of another period's ticket holds nothing in this one.
+TEST_F(CitizenAgreementTest, AnotherPeriodsAnnouncedTicketDoesNotDelayTheVote) {
+  const CitizenAgreementConfig config = AnnouncingConfig();
+  CitizenAgreement ba(config, 0);
+  ba.OnProposerTicket(1, Beta(1), 100);
+  ba.OnProposal(b_, 0, Beta(200), 1000);
+  ba.SetVerdict(b_, true, 1000);
+  ExpectSoftVoteFor(ba, 1400, b_);
 }
 
 TEST_F(CitizenAgreementTest, WireAndPlayerVotesConvertBothWays) {

@@ -296,7 +296,7 @@ TEST(ChainTest, PerStepCertificateSignersMustWinTheirDraw) {
   FAIL() << "no period with a split cert draw";
 }
 
-TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
+TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerifyInProposalsAndAnnouncements) {
   Fixture f;
   f.g.sortition.proposers = 1;
   int found = 0;
@@ -316,6 +316,30 @@ TEST(ChainTest, ProposerTicketsOfLaterPeriodsVerify) {
       ASSERT_TRUE(beta.ok()) << beta.status();
       EXPECT_EQ(*beta, t->output);
       ++found;
+      // Its early announcement (ProposerTicket) verifies for exactly its height, period, key
+      // and proof.
+      const ProposerTicket ticket{
+          .height = 1, .period = p, .proposer = k.public_key(), .credential = t->proof};
+      auto announced = VerifyProposerTicket(f.g, f.genesis, ticket, f.IdOf(k));
+      ASSERT_TRUE(announced.ok()) << announced.status();
+      EXPECT_EQ(*announced, t->output);
+      ProposerTicket other_height = ticket;
+      other_height.height = 2;
+      EXPECT_EQ(VerifyProposerTicket(f.g, f.genesis, other_height, f.IdOf(k)).status().code(),
+                StatusCode::kInvalidArgument);
+      ProposerTicket past_last = ticket;
+      past_last.period = kMaxProposerPeriods;
+      EXPECT_EQ(VerifyProposerTicket(f.g, f.genesis, past_last, f.IdOf(k)).status().code(),
+                StatusCode::kInvalidArgument);
+      ProposerTicket other_period = ticket;  // the proof is bound to its period's input
+      other_period.period = p + 3;
+      EXPECT_EQ(VerifyProposerTicket(f.g, f.genesis, other_period, f.IdOf(k)).status().code(),
+                StatusCode::kPermissionDenied);
+      ProposerTicket tampered = ticket;
+      tampered.credential[40] ^= 1;
+      EXPECT_FALSE(VerifyProposerTicket(f.g, f.genesis, tampered, f.IdOf(k)).ok());
+      const KeyPair& someone_else = &k == &f.citizens[0] ? f.citizens[1] : f.citizens[0];
+      EXPECT_FALSE(VerifyProposerTicket(f.g, f.genesis, ticket, f.IdOf(someone_else)).ok());
     }
   }
   EXPECT_GT(found, 0);  // period 2 expects 4 proposers out of 4: everyone wins
@@ -430,11 +454,25 @@ TEST(GenesisTest, ACitizenLoadsTheStatedRootWithoutTheAccounts) {
 }
 
 // A registered citizen that is not on the next block's committee cannot have its votes relayed.
-TEST(PoliticianNodeTest, RelaysVotesOnlyFromCommitteeMembersOfTheNextBlock) {
+// Posts a round item for block 1 with `id` as its identity.
+PostReply PostForBlock1(PoliticianNode& node, const std::string& payload, const Identity& id) {
+  PostRequest req;
+  req.set_height(1);
+  req.mutable_item()->set_payload(payload);
+  req.mutable_item()->set_identity(EncodeIdentity(id));
+  PostReply rep;
+  node.Post(req, &rep);
+  return rep;
+}
+
+// Votes and proposer tickets (ProposerTicket) of the next block: only from the winners of
+// their draw.
+TEST(PoliticianNodeTest, RelaysVotesAndProposerTicketsOnlyFromWinnersOfTheNextBlock) {
   for (bool everyone_selected : {true, false}) {
     Genesis g = TestGenesis(4, 1);
+    g.sortition.proposers = everyone_selected ? 4 : 1;
     if (!everyone_selected) {
-      g.sortition.population = 1000000;  // one expected member out of a million
+      g.sortition.population = 1000000;  // one expected member and proposer out of a million
       g.sortition.committee_size = 1;
       g.cert_threshold = g.soft_threshold = 1;
     }
@@ -455,15 +493,24 @@ TEST(PoliticianNodeTest, RelaysVotesOnlyFromCommitteeMembersOfTheNextBlock) {
            .value = Sha256("a block"),
            .credential = ticket->proof};
     SignVote(v, citizen);
-    PostRequest req;
-    req.set_height(1);
-    req.mutable_item()->set_payload(EncodeVote(v));
-    req.mutable_item()->set_identity(EncodeIdentity(id));
-    PostReply rep;
-    (*node)->Post(req, &rep);
+    const PostReply rep = PostForBlock1(**node, EncodeVote(v), id);
     EXPECT_EQ(rep.accepted(), everyone_selected) << rep.error();
     if (!everyone_selected) {
       EXPECT_NE(rep.error().find("not on the committee"), std::string::npos);
+    }
+    auto proposer_ticket = Draw(citizen, Role::kProposer, 1, seed, ProposerParams(g.sortition, 0));
+    ASSERT_TRUE(proposer_ticket.ok());
+    ASSERT_EQ(proposer_ticket->selected, everyone_selected);
+    const PostReply announced =
+        PostForBlock1(**node,
+                      EncodeProposerTicket({.height = 1,
+                                            .period = 0,
+                                            .proposer = citizen.public_key(),
+                                            .credential = proposer_ticket->proof}),
+                      id);
+    EXPECT_EQ(announced.accepted(), everyone_selected) << announced.error();
+    if (!everyone_selected) {
+      EXPECT_NE(announced.error().find("does not win"), std::string::npos);
     }
     node->reset();
     std::filesystem::remove_all(dir);

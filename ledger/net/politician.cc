@@ -218,6 +218,7 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
   BlockHeader parent;
   std::vector<LedgerTx> txs;
   BlockReply reply;
+  bool round_measures_size = true;  // BlockBudget::BlockCommitted
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (block.header.height != latest_.height + 1) {
@@ -231,6 +232,12 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
       TESSERA_RETURN_IF_ERROR(VerifyCertifiedBlock(options_.genesis, parent, block, &tickets_));
     }
     TESSERA_ASSIGN_OR_RETURN(txs, CollectTxs(block.header.pool_hashes, pools));
+    // Certified after its first BA* period with no proposer ticket announced for that period:
+    // the round waited out a period nobody proposed in, whatever the block's size.
+    if (block.certificate.period > 0) {
+      auto round = rounds_.find(block.header.height);
+      round_measures_size = round != rounds_.end() && round->second.first_period_ticket;
+    }
     reply.set_found(true);
     CertifiedBlock* cb = reply.mutable_block();
     cb->set_header(EncodeBlockHeader(block.header));
@@ -267,7 +274,7 @@ Status PoliticianNode::CommitBlock(const CertifiedBlockData& block, const std::v
     // Before latest_ moves: the pool frozen for the next height must not carry these.
     std::lock_guard<std::mutex> lock(mempool_mu_);
     mempool_.Prune(next, apps_, {.height = h + 1, .prev_seed = block.header.seed});
-    budget_.BlockCommitted(h, block_weight);
+    budget_.BlockCommitted(h, block_weight, round_measures_size);
     mempool_.set_capacity(budget_.mempool_capacity());  // the budget moves only here
     mempool_.set_waiting_capacity(budget_.waiting_capacity());
   }

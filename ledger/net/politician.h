@@ -192,6 +192,7 @@ class PoliticianNode {
     VoteRelay votes;  // BA* votes: bounds, dedupe, per-period cert signers
     std::map<uint32_t, std::set<Hash256>> commitments;  // politician id -> pools it signed
     size_t registrations = 0;  // registration items (registration.h), at most a block's worth
+    bool first_period_ticket = false;  // a proposer announced a ticket of proposer period 0
   };
   struct Peer {
     std::unique_ptr<PoliticianClient> client;

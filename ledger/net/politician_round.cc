@@ -114,6 +114,18 @@ Status PoliticianNode::AcceptItem(uint64_t h, const RoundItem& item) {
       log.proposals[BlockHash(p)] = {p, id};
       break;
     }
+    case MessageType::kProposerTicket: {
+      // Checked as a witness list's ticket is: in full once the seed of block h - 1 is known,
+      // on identity alone for the block after it.
+      TESSERA_ASSIGN_OR_RETURN(ProposerTicket t, DecodeProposerTicket(AsBytes(payload)));
+      if (t.height != h) return InvalidArgumentError("proposer ticket for another height");
+      TESSERA_ASSIGN_OR_RETURN(Identity id, identity(t.proposer));
+      if (h == latest_.height + 1) {
+        TESSERA_RETURN_IF_ERROR(VerifyProposerTicket(options_.genesis, latest_, t, id).status());
+      }
+      if (t.period == 0) log.first_period_ticket = true;
+      break;
+    }
     case MessageType::kVote: {
       TESSERA_ASSIGN_OR_RETURN(Vote v, DecodeVote(AsBytes(payload)));
       if (v.height != h || !VerifyVote(v)) return InvalidArgumentError("invalid vote");
