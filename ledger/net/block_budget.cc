@@ -32,14 +32,11 @@ void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, bool measure
   }
   auto it = frozen_.find(height);
   if (it == frozen_.end()) return;
-  if (!measures_size) {
-    frozen_.erase(frozen_.begin(), std::next(it));
-    return;
-  }
   const double round_s = std::chrono::duration<double>(now - it->second.first).count();
   const size_t frozen_txs = it->second.second;
   const bool full = frozen_txs >= pool_txs_;
   frozen_.erase(frozen_.begin(), std::next(it));
+  if (!measures_size) return;
   mean_round_s_ = 0.7 * mean_round_s_ + 0.3 * round_s;
   samples_.emplace_back(static_cast<double>(block_txs), round_s);
   while (samples_.size() > kFitSamples) samples_.pop_front();

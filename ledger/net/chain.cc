@@ -52,12 +52,12 @@ SortitionParams ProposerParams(const SortitionParams& params, uint32_t period) {
 
 namespace {
 // The ticket `proof` of `key` if it verifies and wins proposer period `period` of block
-// prev.height + 1.
-std::optional<Ticket> WinningProposerTicket(const Genesis& genesis, const BlockHeader& prev,
+// prev.height + 1, whose sortition is `params` (SortitionAt(genesis, prev)).
+std::optional<Ticket> WinningProposerTicket(const BlockHeader& prev, const SortitionParams& params,
                                             const PublicKey& key, const VrfProof& proof,
                                             uint32_t period) {
   auto t = VerifyTicket(key, Role::kProposer, prev.height + 1, ProposerSeed(prev.seed, period),
-                        proof, ProposerParams(SortitionAt(genesis, prev), period));
+                        proof, ProposerParams(params, period));
   if (!t.ok() || !t->selected) return std::nullopt;
   return *t;
 }
@@ -75,8 +75,8 @@ Result<VrfOutput> VerifyProposerTicket(const Genesis& genesis, const BlockHeader
                                 ", past the last " + std::to_string(kMaxProposerPeriods - 1));
   }
   TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, ticket.proposer, h));
-  auto won =
-      WinningProposerTicket(genesis, prev, ticket.proposer, ticket.credential, ticket.period);
+  auto won = WinningProposerTicket(prev, SortitionAt(genesis, prev), ticket.proposer,
+                                   ticket.credential, ticket.period);
   if (!won) return PermissionDeniedError("proposer ticket is invalid or does not win");
   return won->output;
 }
@@ -96,9 +96,10 @@ Result<VrfOutput> VerifyProposal(const Genesis& genesis, const BlockHeader& prev
   }
   TESSERA_RETURN_IF_ERROR(CheckRegistrations(genesis, prev, proposal));
   TESSERA_RETURN_IF_ERROR(CheckIdentity(genesis, proposer, proposal.proposer, h));
+  const SortitionParams params = SortitionAt(genesis, prev);
   std::optional<Ticket> won;
   for (uint32_t period = 0; period < kMaxProposerPeriods && !won; ++period) {
-    won = WinningProposerTicket(genesis, prev, proposal.proposer, proposal.proposer_credential,
+    won = WinningProposerTicket(prev, params, proposal.proposer, proposal.proposer_credential,
                                 period);
     if (won && period_out) *period_out = period;
   }

@@ -139,12 +139,12 @@ bool CitizenAgreement::HoldProposals(uint64_t now_ms) const {
   for (const auto& [value, c] : candidates_) {
     if (c.ticket_period != tp) continue;
     const Hash256 priority = Priority(c.beta);
-    if (c.valid.has_value()) judged.insert(priority);
     if (!c.valid.has_value()) {
       if (!best_pending || priority < *best_pending) best_pending = priority;
-    } else if (*c.valid) {
-      if (!best_valid || priority < *best_valid) best_valid = priority;
+      continue;
     }
+    judged.insert(priority);
+    if (*c.valid && (!best_valid || priority < *best_valid)) best_valid = priority;
   }
   // (a') An announced better proposal not yet arrived or judged, up to
   // announced_proposal_wait_ms.
