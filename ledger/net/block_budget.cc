@@ -21,6 +21,7 @@ BlockBudget::BlockBudget(BlockBudgetOptions options)
 
 void BlockBudget::PoolFrozen(uint64_t height, size_t txs, Clock::time_point now) {
   if (!options_.timeline.empty()) AppendRoundTimeline(options_.timeline, "freeze", height, txs);
+  carry_txs_ = 0;
   frozen_.emplace(height, std::make_pair(now, txs));
   while (frozen_.size() > 16) frozen_.erase(frozen_.begin());  // heights never committed
 }
@@ -30,6 +31,7 @@ void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, bool measure
   if (!options_.timeline.empty()) {
     AppendRoundTimeline(options_.timeline, "commit", height, block_txs);
   }
+  carry_txs_ = 0;
   auto it = frozen_.find(height);
   if (it == frozen_.end()) return;
   const double round_s = std::chrono::duration<double>(now - it->second.first).count();
@@ -75,13 +77,17 @@ void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, bool measure
   if (frozen > 0 && 4 * frozen >= static_cast<double>(pool_txs_)) {
     next = std::min(next, frozen * std::clamp(target / std::max(round_s, 1e-3), 1.0, 2.0));
   }
+  const size_t previous = pool_txs_;
   pool_txs_ = std::clamp(static_cast<size_t>(std::ceil(next)), options_.min_pool_txs,
                          options_.max_pool_txs);
-  spdlog::info("block budget: block {} of {} txs took {:.2f} s (pool {}); fit {}; pool now {}",
-               height, block_txs, round_s, full ? "full" : "not full",
-               f ? fmt::format("{:.2f} s + {:.2f} ms/tx", f->fixed_s, f->per_tx_s * 1e3)
-                 : std::string("none"),
-               pool_txs_);
+  if (pool_txs_ < previous && round_s <= target) carry_txs_ = previous;
+  spdlog::info(
+      "block budget: block {} of {} txs took {:.2f} s (pool {}); fit {}; pool now {} "
+      "(next {})",
+      height, block_txs, round_s, full ? "full" : "not full",
+      f ? fmt::format("{:.2f} s + {:.2f} ms/tx", f->fixed_s, f->per_tx_s * 1e3)
+        : std::string("none"),
+      pool_txs_, next_pool_txs());
 }
 
 std::optional<BlockBudget::RoundFit> BlockBudget::fit() const {

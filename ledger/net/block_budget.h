@@ -47,12 +47,21 @@
 //     generator to send it again (4 block intervals) -- inflating p99 and the work done.
 //     0 turns this bound off (the total bound only, as before; bench/ledger/sweep.sh's
 //     `total-bound` variant).
+//   - A shrink within the target reaches the pool one freeze later (next_pool_txs): what the
+//     previous bound admitted is carried by the next pool. The fit re-estimates the size every
+//     round and moves it by a few percent either way (committee 64: 1,371 -> 1,293, 1,526 ->
+//     1,466); each small shrink used to leave the surplus admitted under the previous bound
+//     for a whole round more, ~1% of the run's transfers and its p99 (mempool stage 8.4 s at
+//     6 s rounds). A round that ran within the target showed that the previous size fits, so
+//     carrying it once is safe; after a round over the target the shrink applies at once and
+//     the surplus waits (validation outlasting the BA* deadline costs more than one round).
 //   - Retry hint: the measured mean round time (EWMA), the time after which a pool's worth of
 //     room has typically been freed by a commit.
 //
 // Not thread-safe: the politician calls it under its mempool lock.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -107,6 +116,9 @@ class BlockBudget {
   static constexpr size_t kFitSamples = 8;
 
   size_t pool_txs() const { return pool_txs_; }
+  // What the pool frozen next may carry: pool_txs(), or the previous pool_txs() when the last
+  // commit shrank it after a round within the target (see above). PoolFrozen ends the carry.
+  size_t next_pool_txs() const { return std::max(pool_txs_, carry_txs_); }
   size_t mempool_capacity() const;
   // ceil(waiting_pools x pool_txs()), at least 1; 0 when waiting_pools is 0 (no bound).
   size_t waiting_capacity() const;
@@ -116,6 +128,7 @@ class BlockBudget {
  private:
   BlockBudgetOptions options_;
   size_t pool_txs_;
+  size_t carry_txs_ = 0;  // the pool size admission last promised (next_pool_txs), or 0
   double mean_round_s_;
   std::map<uint64_t, std::pair<Clock::time_point, size_t>> frozen_;  // height -> (when, txs)
   std::deque<std::pair<double, double>> samples_;  // (block txs, round s), newest last
@@ -123,7 +136,7 @@ class BlockBudget {
 
 // What `txs` (a pool, or a block's pools together) weigh in the budget's units: 1 per transfer,
 // Application::Weight for an application transaction (1 for an application not in `apps`). The
-// mempool chooses a pool by transactions as submitted (Mempool::Freeze: at most pool_txs() of
+// mempool chooses a pool by transactions as submitted (Mempool::Freeze: at most next_pool_txs() of
 // them) and then merges an application's payloads (Application::Coalesce: 50 reviews of 6 items
 // leave as 6 batches); counting the merged entries read a full pool as nearly empty, so a
 // politician carrying reviews never saw its pool full and the budget never grew it.

@@ -73,7 +73,7 @@ void PoliticianNode::FreezePool(uint64_t h) {
   {
     std::lock_guard<std::mutex> lock(mempool_mu_);
     size_t weight = 0;  // kept with the mempool's entries: no payload is read again
-    variants[0] = mempool_.Freeze(budget_.pool_txs(), apps_, &weight);
+    variants[0] = mempool_.Freeze(budget_.next_pool_txs(), apps_, &weight);
     // At most kMaxPoolBytes (client.h) on the wire, with room for the commitment and a
     // transaction the forge fault adds: what is cut stays in the mempool and is waiting again
     // once this height commits (Mempool::Prune).
