@@ -10,6 +10,7 @@ Player::Player(const Params& params, uint64_t height, const PublicKey& self,
       height_(height),
       self_(self),
       period_start_ms_(now_ms),
+      next_due_ms_(now_ms + params.next_ms),
       last_resend_ms_(now_ms) {
   for (const JournalRecord& r : journal) {
     if (r.vote.height != height_ || r.vote.voter != self_) continue;
@@ -146,6 +147,7 @@ void Player::CastVote(Step step, const Value& value, Actions& out) {
 void Player::EnterPeriod(uint32_t period, uint64_t now_ms) {
   period_ = period;
   period_start_ms_ = now_ms;
+  next_due_ms_ = now_ms + params_.next_ms;
   Prune();
 }
 
@@ -230,7 +232,7 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
 
     // Soft vote (filtering).
     if (!Mine(p, Step::kSoft) && elapsed >= params_.filter_ms &&
-        (elapsed < params_.next_ms || !params_.recovery)) {
+        (now_ms < next_due_ms_ || !params_.recovery)) {
       std::optional<Value> choice;
       if (p == 0 || previous_bottom_quorum_ || !params_.recovery) {
         const Proposal* leader = nullptr;
@@ -270,7 +272,7 @@ void Player::Evaluate(uint64_t now_ms, Actions& out) {
 
     if (params_.recovery) {
       // Next vote (period completing 1) at the period's deadline.
-      if (!Mine(p, Step::kNext) && elapsed >= params_.next_ms) {
+      if (!Mine(p, Step::kNext) && now_ms >= next_due_ms_) {
         Value choice;
         if (const Value* cert = Mine(p, Step::kCert)) {
           choice = *cert;
@@ -390,6 +392,15 @@ Actions Player::OnRefuted(const Value& value, uint64_t now_ms) {
   return out;
 }
 
+Actions Player::ExpediteNextVote(uint64_t now_ms) {
+  Actions out;
+  if (!decided_ && params_.recovery && !ReproposalValue()) {
+    next_due_ms_ = std::min(next_due_ms_, now_ms);
+  }
+  Evaluate(now_ms, out);
+  return out;
+}
+
 Actions Player::Tick(uint64_t now_ms) {
   Actions out;
   Evaluate(now_ms, out);
@@ -427,9 +438,12 @@ std::optional<Value> Player::ReproposalValue() const {
 uint64_t Player::NextDeadline() const {
   uint64_t next = last_resend_ms_ + params_.resend_ms;
   if (decided_) return next;
-  if (!Mine(period_, Step::kSoft)) next = std::min(next, period_start_ms_ + params_.filter_ms);
+  // The soft vote is due at filter_ms while its window is open: until the next vote.
+  if (!Mine(period_, Step::kSoft) && !(params_.recovery && Mine(period_, Step::kNext))) {
+    next = std::min(next, period_start_ms_ + params_.filter_ms);
+  }
   if (params_.recovery && !Mine(period_, Step::kNext)) {
-    next = std::min(next, period_start_ms_ + params_.next_ms);
+    next = std::min(next, next_due_ms_);
   } else if (params_.recovery && params_.next_repeat_ms > 0) {
     uint32_t last = 0;  // the latest round cast (rounds missed while late are skipped)
     for (uint32_t k = kMaxNextRounds; k > 0 && last == 0; --k) {

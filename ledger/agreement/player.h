@@ -18,7 +18,9 @@
 //            Params::cert_on_soft_quorum a cert member, too, needs only the soft quorum (and
 //            no own verdict against v).
 //   next     at next_ms (once): the value it cert-voted in p; else bottom if p > 0 and the
-//            previous period had a bottom quorum; else st (bottom when there is none).
+//            previous period had a bottom quorum; else st (bottom when there is none). Earlier
+//            when the caller knows that no proposal is coming in a period that wants fresh
+//            ones (ExpediteNextVote): the rules above hold whenever the vote is cast.
 //   late_next (once, after its next vote): v as soon as a soft quorum for v in p is seen.
 //   down_next (once, after its next vote): bottom if p > 0, the previous period had a bottom
 //            quorum and it did not cert-vote in p.
@@ -147,6 +149,16 @@ class Player {
   // cert vote for it even after a soft quorum.
   Actions OnRefuted(const Value& value, uint64_t now_ms);
   Actions Tick(uint64_t now_ms);
+  // The caller knows that no proposal is coming in the current period (the daemons: no
+  // proposer announced a ticket for it in time, citizen_agreement.h): if the period wants
+  // fresh proposals (period 0, or after a bottom quorum: ReproposalValue() is nullopt), the
+  // next vote is due now instead of at next_ms, and the soft-vote window closes with it.
+  // Safety does not depend on when a next vote is cast (the cert-before-next rule and the
+  // next-vote value hold at any time; a vote cast early only gives up this player's soft and
+  // cert votes in the period), so a wrong call costs at most the period. A proposer-less
+  // period then ends as soon as T members have concluded the same, not at next_ms (committee
+  // 64: a 10 s deadline on rounds of ~6 s).
+  Actions ExpediteNextVote(uint64_t now_ms);
 
   uint64_t height() const { return height_; }
   uint32_t period() const { return period_; }
@@ -205,6 +217,9 @@ class Player {
   PublicKey self_;
   uint32_t period_ = 0;
   uint64_t period_start_ms_ = 0;
+  // When the current period's next vote is due: period_start_ms_ + next_ms, or earlier
+  // (ExpediteNextVote).
+  uint64_t next_due_ms_ = 0;
   uint64_t last_resend_ms_ = 0;
   Value starting_value_;  // st of the current period (bottom if none)
   bool previous_bottom_quorum_ = false;

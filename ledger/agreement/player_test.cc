@@ -178,6 +178,49 @@ TEST_F(PlayerTest, BottomNextQuorumStartsAFreshPeriodWithItsOwnLeader) {
   EXPECT_TRUE(Find(a, Step::kDownNext)->value.bottom);
 }
 
+// A period nobody proposes in (the caller saw no announced proposer ticket): the next vote
+// is cast at once rather than at next_ms, for the value the rules give at any time, and the
+// cert-before-next rule still binds the player when a soft quorum turns up after all.
+TEST_F(PlayerTest, AnExpeditedNextVoteIsCastAtOnceAndStillBindsTheCertVote) {
+  params_.next_ms = 10000;
+  Player p = Make();
+  Actions a = p.ExpediteNextVote(2500);
+  const Vote* next = Find(a, Step::kNext);
+  ASSERT_NE(next, nullptr) << "due at once, not at " << params_.next_ms;
+  EXPECT_TRUE(next->value.bottom);  // period 0, nothing cert-voted: st = bottom
+  EXPECT_EQ(p.NextDeadline(), params_.resend_ms);
+  // A late proposal gets no soft vote: the window closed with the next vote.
+  p.OnProposal({0, V("late"), Priority(1), true}, 2600);
+  EXPECT_EQ(Find(p.Tick(2600 + params_.filter_ms), Step::kSoft), nullptr);
+  // A soft quorum that reaches it now gets a late-next vote, never a cert vote.
+  p.OnValidated(V("late"), 2700);
+  for (const Vote& v : Votes(0, Step::kSoft, V("late"), 3)) a = p.OnVote(v, 2700);
+  EXPECT_EQ(Find(a, Step::kCert), nullptr);
+  ASSERT_NE(Find(a, Step::kLateNext), nullptr);
+  // T members that concluded the same end the period: period 1 starts from bottom.
+  for (const Vote& v : Votes(0, Step::kNext, Value::Bottom(), 3)) p.OnVote(v, 2800);
+  EXPECT_EQ(p.period(), 1u);
+  EXPECT_EQ(p.ReproposalValue(), std::nullopt);
+  // Period 1 has its own deadline, and after a bottom quorum it wants fresh proposals too.
+  EXPECT_EQ(Find(p.Tick(2900), Step::kNext), nullptr);
+  ASSERT_NE(Find(p.ExpediteNextVote(2900), Step::kNext), nullptr);
+}
+
+// A period that re-proposes a starting value soft-votes it without any proposal: nothing to
+// wait for, nothing to give up early.
+TEST_F(PlayerTest, APeriodWithAStartingValueIsNotExpedited) {
+  params_.next_ms = 10000;
+  Player p = Make();
+  for (const Vote& v : Votes(0, Step::kLateNext, V("b"), 3)) p.OnVote(v, 100);
+  ASSERT_EQ(p.ReproposalValue(), V("b"));
+  Actions a = p.ExpediteNextVote(200);
+  EXPECT_EQ(Find(a, Step::kNext), nullptr);
+  a = p.Tick(100 + params_.filter_ms);
+  ASSERT_NE(Find(a, Step::kSoft), nullptr);
+  EXPECT_EQ(Find(p.Tick(100 + params_.next_ms - 1), Step::kNext), nullptr);
+  EXPECT_NE(Find(p.Tick(100 + params_.next_ms), Step::kNext), nullptr);
+}
+
 TEST_F(PlayerTest, CatchesUpByBundleAcrossManyPeriodsButNotBySingleFarVotes) {
   Player p = Make();
   // Single votes far ahead are dropped (bounded memory) ...

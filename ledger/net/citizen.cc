@@ -1033,7 +1033,8 @@ void Citizen::PlayRound(uint64_t h, const Ticket& ticket, uint32_t period,
               .fault = options_.fault,
               .proposal_grace_ms = static_cast<uint64_t>(t.proposal_ms),
               .announced_proposal_wait_ms = std::max<uint64_t>(t.proposal_ms, params.next_ms / 4),
-              .better_proposal_wait_ms = params.next_ms / 2},
+              .better_proposal_wait_ms = params.next_ms / 2,
+              .silent_period_ms = std::max<uint64_t>(2 * t.proposal_ms, params.next_ms / 4)},
           now);
       agreement_height_ = h;
       proposed_periods_.clear();

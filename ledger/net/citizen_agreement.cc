@@ -161,6 +161,13 @@ bool CitizenAgreement::HoldProposals(uint64_t now_ms) const {
   return best_valid && best_pending && *best_pending < *best_valid;
 }
 
+bool CitizenAgreement::PeriodIsSilent(uint64_t now_ms) const {
+  if (config_.silent_period_ms == 0 || player_.decided() || !FreshProposalsWanted()) return false;
+  if (now_ms < period_start_ms_ + config_.silent_period_ms) return false;
+  const uint32_t tp = ticket_period();
+  return !announced_.contains(tp) && !first_proposal_ms_.contains(tp);
+}
+
 void CitizenAgreement::FeedProposals(uint64_t now_ms) {
   const uint32_t p = player_.period();
   if (p != period_seen_) {
@@ -256,6 +263,7 @@ RoundItem CitizenAgreement::Sign(const agreement::Vote& v) const {
 
 Result<std::vector<RoundItem>> CitizenAgreement::Step(uint64_t now_ms) {
   FeedProposals(now_ms);
+  if (PeriodIsSilent(now_ms)) Absorb(player_.ExpediteNextVote(now_ms));
   Absorb(player_.Tick(now_ms));
   FeedProposals(now_ms);  // the tick may have moved to a new period
   std::vector<agreement::JournalRecord> votes = std::move(pending_.votes);

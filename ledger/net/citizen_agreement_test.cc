@@ -290,6 +290,46 @@ TEST_F(CitizenAgreementTest, AnotherPeriodsAnnouncedTicketDoesNotDelayTheVote) {
   ExpectSoftVoteFor(ba, 1400, b_);
 }
 
+// A period in which, silent_period_ms after it started, no proposer announced a ticket and
+// no proposal arrived is given up at once: the next vote (bottom in period 0) goes out then,
+// not at the next-vote deadline. A single announced ticket, of this period, keeps the wait.
+TEST_F(CitizenAgreementTest, APeriodWithoutAnnouncedProposersIsGivenUpEarly) {
+  CitizenAgreementConfig config = AnnouncingConfig();  // next-vote deadline 8 s
+  config.silent_period_ms = 2000;
+  auto next_votes = [](CitizenAgreement& ba, uint64_t t) {
+    auto items = ba.Step(t);
+    EXPECT_TRUE(items.ok());
+    std::vector<Vote> next;
+    for (const Vote& v : Votes(*items)) {
+      if (v.step == VoteStep::kNext) next.push_back(v);
+    }
+    return next;
+  };
+  {
+    CitizenAgreement silent(config, 0);
+    silent.OnProposerTicket(1, Beta(1), 100);  // another period's: says nothing of period 0
+    EXPECT_TRUE(next_votes(silent, 1950).empty());
+    const std::vector<Vote> next = next_votes(silent, 2000);
+    ASSERT_EQ(next.size(), 1u) << "given up at silent_period_ms, not at 8 s";
+    EXPECT_TRUE(next[0].bottom);
+    EXPECT_EQ(next[0].period, 0u);
+  }
+  {
+    CitizenAgreement announced(config, 0);
+    announced.OnProposerTicket(0, Beta(9), 1500);  // its block is on the way
+    for (uint64_t t = 2000; t < 8000; t += 500) {
+      EXPECT_TRUE(next_votes(announced, t).empty()) << t;
+    }
+    EXPECT_FALSE(next_votes(announced, 8000).empty());  // the deadline (and a re-send)
+  }
+  {
+    config.silent_period_ms = 0;  // off: the deadline, as before
+    CitizenAgreement off(config, 0);
+    EXPECT_TRUE(next_votes(off, 7950).empty());
+    EXPECT_FALSE(next_votes(off, 8000).empty());
+  }
+}
+
 TEST_F(CitizenAgreementTest, WireAndPlayerVotesConvertBothWays) {
   Vote wire{.height = 3, .period = 4, .step = VoteStep::kDownNext, .bottom = true};
   wire.citizen = keys_.public_key();
