@@ -1,5 +1,7 @@
 #include "ledger/net/citizen_agreement.h"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <memory>
 
@@ -263,7 +265,11 @@ RoundItem CitizenAgreement::Sign(const agreement::Vote& v) const {
 
 Result<std::vector<RoundItem>> CitizenAgreement::Step(uint64_t now_ms) {
   FeedProposals(now_ms);
-  if (PeriodIsSilent(now_ms)) Absorb(player_.ExpediteNextVote(now_ms));
+  if (PeriodIsSilent(now_ms) && !player_.Voted(player_.period(), agreement::Step::kNext)) {
+    spdlog::info("citizen: block {} period {}: no proposer announced in {} ms, next vote now",
+                 config_.height, player_.period(), now_ms - period_start_ms_);
+    Absorb(player_.ExpediteNextVote(now_ms));
+  }
   Absorb(player_.Tick(now_ms));
   FeedProposals(now_ms);  // the tick may have moved to a new period
   std::vector<agreement::JournalRecord> votes = std::move(pending_.votes);
