@@ -217,8 +217,8 @@ void Citizen::UpdateStats() {
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.height = latest_.height;
   stats_.head = BlockHash(latest_);
-  stats_.bytes_up = traffic_.up;
-  stats_.bytes_down = traffic_.down;
+  stats_.bytes_up = traffic_.up + follow_traffic_.up;
+  stats_.bytes_down = traffic_.down + follow_traffic_.down;
   stats_.cpu_ns = ThreadCpuNs() - cpu_start_ns_;
   stats_.round_listings = listener_->calls();
   stats_.blacklisted = blacklist_.BlockedAt(latest_.height + 1);
@@ -287,7 +287,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
   const uint64_t before = latest_.height, bad_before = follower_.bad_answers();
   // A long poll goes to the politician that answered fastest lately; the rest are asked at
   // once (chain_follower.h).
-  follower_.Advance(wait ? Ranked(sample, read_costs_) : sample, wait, &traffic_, &tickets_,
+  follower_.Advance(wait ? Ranked(sample, read_costs_) : sample, wait, &follow_traffic_, &tickets_,
                     *calls_);
   latest_ = follower_.tip();
   if (follower_.tip_verified() && latest_.height != before) SaveHead();
@@ -300,7 +300,7 @@ bool Citizen::TryAdvance(const std::vector<PoliticianClient*>& sample, bool wait
 bool Citizen::CertifyHead() {
   if (follower_.tip_verified()) return true;
   const uint64_t bad_before = follower_.bad_answers();
-  Status s = follower_.CertifyTip(SafeSample(), &traffic_, &tickets_, *calls_);
+  Status s = follower_.CertifyTip(SafeSample(), &follow_traffic_, &tickets_, *calls_);
   latest_ = follower_.tip();
   SaveHead();
   std::lock_guard<std::mutex> lock(stats_mu_);
@@ -312,7 +312,8 @@ bool Citizen::CertifyHead() {
 void Citizen::Run(const std::atomic<bool>& stop) {
   cpu_start_ns_ = ThreadCpuNs();
   while (!stop.load()) {
-    const uint64_t bytes_before = traffic_.up + traffic_.down, height_before = latest_.height;
+    const uint64_t bytes_before = follow_traffic_.up + follow_traffic_.down,
+                   height_before = latest_.height;
     TryAdvance(SafeSample());
     const uint64_t h = latest_.height + 1;
     auto ticket = Draw(options_.keys, Role::kCommittee, h, latest_.seed,
@@ -336,7 +337,7 @@ void Citizen::Run(const std::atomic<bool>& stop) {
         std::this_thread::sleep_for(std::chrono::milliseconds(options_.timing.poll_ms * 2));
       }
       std::lock_guard<std::mutex> lock(stats_mu_);
-      stats_.following_bytes += traffic_.up + traffic_.down - bytes_before;
+      stats_.following_bytes += follow_traffic_.up + follow_traffic_.down - bytes_before;
       stats_.following_blocks += latest_.height - height_before;
     }
     UpdateStats();
