@@ -164,7 +164,9 @@ bool CitizenAgreement::HoldProposals(uint64_t now_ms) const {
 }
 
 bool CitizenAgreement::PeriodIsSilent(uint64_t now_ms) const {
-  if (config_.silent_period_ms == 0 || player_.decided() || !FreshProposalsWanted()) return false;
+  // Period 0 only: its proposers start with the height, while in a later period a proposer
+  // may still be building for the period before (a slow Execute) and announce late.
+  if (config_.silent_period_ms == 0 || player_.decided() || player_.period() != 0) return false;
   if (now_ms < period_start_ms_ + config_.silent_period_ms) return false;
   const uint32_t tp = ticket_period();
   return !announced_.contains(tp) && !first_proposal_ms_.contains(tp);

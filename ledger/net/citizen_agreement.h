@@ -40,14 +40,18 @@
 // Before the announcements (session 25) (a) alone waited a quarter of the next-vote deadline
 // (2.5 s at the benches' 20 s round timeout) on every round.
 //
-// Proposer-less periods. A period that wants fresh proposals and in which, silent_period_ms
-// after it started, no proposer has announced a ticket and no proposal has arrived is given
-// up: the player next-votes at once (agreement::Player::ExpediteNextVote: safe at any time)
-// instead of at the next-vote deadline. Honest proposers announce as they start to build, so
-// with the expected 4 proposers about e^-4 = 1.8% of heights have none in period 0; each such
-// height waited the whole deadline (10 s at the benches' 20 s round timeout, on rounds of ~6
-// s), the p99 of every run long enough to contain one. A proposer slower to announce than
-// silent_period_ms costs its period, as a proposer that never proposes always did.
+// Proposer-less periods. Period 0 of a height, if silent_period_ms after it started no
+// proposer has announced a ticket and no proposal has arrived, is given up: the player
+// next-votes at once (agreement::Player::ExpediteNextVote: safe at any time) instead of at
+// the next-vote deadline. Honest proposers announce as they start to build, so with the
+// expected 4 proposers about e^-4 = 1.8% of heights have none in period 0; each such height
+// waited the whole deadline (10 s at the benches' 20 s round timeout, on rounds of ~6 s), the
+// p99 of every run long enough to contain one. A proposer slower to announce than
+// silent_period_ms costs the period, as a proposer that never proposes always did. Only
+// period 0: its proposers start with the height, while in a later period a proposer may still
+// be building for the period before (a slow Execute) and announce late; giving those up too
+// let periods cascade (the CI of 6efc929: one height of the slow_execute network took 24.5 s
+// and the run fell to 47.5% of honest, most likely so).
 //
 //   CitizenAgreement ba(config, now_ms);
 //   ba.OnVote(vote, item);  ba.OnProposal(value, ticket_period, beta);
@@ -108,7 +112,7 @@ struct CitizenAgreementConfig {
   // not yet eligible here, or its execution not yet answered), not before this long after the
   // period started.
   uint64_t better_proposal_wait_ms = 0;
-  // A period with no announced proposer and no proposal this long after it started is given
+  // Period 0 with no announced proposer and no proposal this long after it started is given
   // up ("Proposer-less periods" above). 0: never; the next vote waits for params.next_ms.
   uint64_t silent_period_ms = 0;
 };

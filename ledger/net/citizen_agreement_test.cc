@@ -290,9 +290,10 @@ TEST_F(CitizenAgreementTest, AnotherPeriodsAnnouncedTicketDoesNotDelayTheVote) {
   ExpectSoftVoteFor(ba, 1400, b_);
 }
 
-// A period in which, silent_period_ms after it started, no proposer announced a ticket and
-// no proposal arrived is given up at once: the next vote (bottom in period 0) goes out then,
-// not at the next-vote deadline. A single announced ticket, of this period, keeps the wait.
+// Period 0 in which, silent_period_ms after it started, no proposer announced a ticket and no
+// proposal arrived is given up at once: the next vote (bottom) goes out then, not at the
+// next-vote deadline. A single announced ticket, of this period, keeps the wait; so does
+// every later period.
 TEST_F(CitizenAgreementTest, APeriodWithoutAnnouncedProposersIsGivenUpEarly) {
   CitizenAgreementConfig config = AnnouncingConfig();  // next-vote deadline 8 s
   config.silent_period_ms = 2000;
@@ -307,12 +308,27 @@ TEST_F(CitizenAgreementTest, APeriodWithoutAnnouncedProposersIsGivenUpEarly) {
   };
   {
     CitizenAgreement silent(config, 0);
-    silent.OnProposerTicket(1, Beta(1), 100);  // another period's: says nothing of period 0
+    silent.OnProposerTicket(2, Beta(1), 100);  // another period's: says nothing of period 0
     EXPECT_TRUE(next_votes(silent, 1950).empty());
     const std::vector<Vote> next = next_votes(silent, 2000);
     ASSERT_EQ(next.size(), 1u) << "given up at silent_period_ms, not at 8 s";
     EXPECT_TRUE(next[0].bottom);
     EXPECT_EQ(next[0].period, 0u);
+    // Period 1 (after a bottom quorum) waits its whole deadline: a proposer may still be
+    // building for period 0 and announce late.
+    for (int i = 1; i <= 3; ++i) {
+      Vote v{.height = 7, .period = 0, .step = VoteStep::kNext, .bottom = true};
+      v.citizen = KeyPair::FromSeed(Sha256("other " + std::to_string(i))).public_key();
+      silent.OnVote(v, 2100);
+    }
+    ASSERT_EQ(silent.period(), 1u);
+    auto period1 = [&](uint64_t t) {  // its period-0 vote is re-sent meanwhile
+      size_t n = 0;
+      for (const Vote& v : next_votes(silent, t)) n += v.period == 1;
+      return n;
+    };
+    for (uint64_t t = 2200; t < 2100 + 8000; t += 500) EXPECT_EQ(period1(t), 0u) << t;
+    EXPECT_GE(period1(2100 + 8000), 1u);
   }
   {
     CitizenAgreement announced(config, 0);
