@@ -50,8 +50,8 @@
 // silent_period_ms costs the period, as a proposer that never proposes always did. Only
 // period 0: its proposers start with the height, while in a later period a proposer may still
 // be building for the period before (a slow Execute) and announce late; giving those up too
-// let periods cascade (the CI of 6efc929: one height of the slow_execute network took 24.5 s
-// and the run fell to 47.5% of honest, most likely so).
+// could let periods cascade (the CI of 6efc929 failed slow_execute at 47.5% of honest with one
+// height of 24.5 s; that this was the cause is not confirmed, see docs/ledger-network.md).
 //
 //   CitizenAgreement ba(config, now_ms);
 //   ba.OnVote(vote, item);  ba.OnProposal(value, ticket_period, beta);
