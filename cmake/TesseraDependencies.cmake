@@ -29,6 +29,18 @@ find_package(gRPC CONFIG REQUIRED)
 pkg_check_modules(TOMLPLUSPLUS REQUIRED IMPORTED_TARGET tomlplusplus)
 pkg_check_modules(SODIUM REQUIRED IMPORTED_TARGET libsodium)  # Debian ships no CMake config
 
+# The allocator of the long-running daemons (ledger-politician, ledger-citizen, ledger-localnet):
+# jemalloc. With glibc's malloc the cost of allocating grew with the heap's age (perf:
+# _int_malloc, malloc_consolidate, unlink_chunk, as Merkle-tree nodes and pools churn); on
+# jemalloc a 150 s committee-64 run committed 7-24% more (docs/ledger-engine.md, "Session 27").
+# Linked first, it replaces malloc for the whole process, shared libraries included. Sanitizer
+# and fuzz builds keep their own allocator.
+pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+add_library(tessera_daemon_allocator INTERFACE)
+if(NOT TESSERA_SANITIZE AND NOT TESSERA_FUZZ)
+  target_link_libraries(tessera_daemon_allocator INTERFACE PkgConfig::JEMALLOC)
+endif()
+
 # Generates C++ protobuf and gRPC code for `protos` (paths relative to the current source dir)
 # into a static library `name` that links protobuf and gRPC.
 function(tessera_grpc_library name)

@@ -2,7 +2,7 @@
 #
 # ledger_write_config FILE [KEY=VALUE ...]
 #   Writes a localnet TOML (ledger/net/localnet.h documents the keys) to FILE: the benches'
-#   base config -- 5 politicians, 4 proposers, 40 citizens per daemon process, 40,000
+#   base config -- 5 politicians, 8 expected proposers, 40 citizens per daemon process, 40,000
 #   accounts, key seed 11, warn logs; 1% double spends, fanout 1, 16 load threads; poll 150 ms,
 #   witness 400 ms, proposal 500 ms, round timeout 20 s -- with each KEY=VALUE applied.
 #   KEY is the localnet's own name, without its table: a key of the base config is replaced
@@ -12,6 +12,9 @@
 #   adversary=TEXT appends TEXT (e.g. an [adversary] table) after [timing].
 #   The run-specific keys have no default and must be given: citizens, committee_size,
 #   validation_sample, max_pool_txs, rate, duration_s.
+#   8 expected proposers since session 27 (4 before): with 4, about 2.7% of heights have no
+#   period-0 proposer at committee 64 and lose a period, which alone set its p99 latency
+#   (docs/ledger-engine.md, "Session 27: eight expected proposers").
 #
 # ledger_overrides_args "KEY=VALUE[,KEY=VALUE]"
 #   Prints the comma-separated overrides one per line, for `mapfile` and ledger_write_config.
@@ -25,7 +28,7 @@ ledger_write_config() {
   local file=$1
   shift
   local -A value=(
-    [politicians]=5 [citizens_per_process]=40 [proposers]=4 [accounts]=40000 [key_seed]=11
+    [politicians]=5 [citizens_per_process]=40 [proposers]=8 [accounts]=40000 [key_seed]=11
     [log_level]='"warn"' [double_spend_fraction]=0.01 [fanout]=1 [threads]=16 [poll_ms]=150
     [witness_ms]=400 [proposal_ms]=500 [round_timeout_ms]=20000)
   local network_extra="" load_extra="" timing_extra="" adversary="" kv key

@@ -73,7 +73,8 @@ mempool_percent=${REVIEWS_NET_MEMPOOL_PERCENT:-50}
 target_line=""
 [ -n "${REVIEWS_NET_TARGET_ROUND_S:-}" ] && target_line="target_round_s = $REVIEWS_NET_TARGET_ROUND_S"
 seconds=${REVIEWS_NET_SECONDS:-25}
-# Expected proposers per period, 4 as in the ledger's bench (bench/ledger/config.sh): with
+# Expected proposers per period, 4 as in the ledger's bench until its session 27 (it runs 8
+# since: bench/ledger/config.sh; this bench's figures were all taken with 4): with
 # the localnet's 2, about (1 - 2/50)^50 = 13 % of heights have no period-0 proposer and wait
 # for period 1 (~3 s more); in a window of a few review blocks one such height moves the rate
 # by a quarter (session 19's run: 2 of the 4 review heights). 4 leaves about 1.5 %.
