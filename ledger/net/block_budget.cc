@@ -80,7 +80,7 @@ void BlockBudget::BlockCommitted(uint64_t height, size_t block_txs, bool measure
   const size_t previous = pool_txs_;
   pool_txs_ = std::clamp(static_cast<size_t>(std::ceil(next)), options_.min_pool_txs,
                          options_.max_pool_txs);
-  if (pool_txs_ < previous && round_s <= target) carry_txs_ = previous;
+  if (pool_txs_ < previous && round_s <= kCarryWithinTarget * target) carry_txs_ = previous;
   spdlog::info(
       "block budget: block {} of {} txs took {:.2f} s (pool {}); fit {}; pool now {} "
       "(next {})",

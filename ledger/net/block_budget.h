@@ -47,14 +47,18 @@
 //     generator to send it again (4 block intervals) -- inflating p99 and the work done.
 //     0 turns this bound off (the total bound only, as before; bench/ledger/sweep.sh's
 //     `total-bound` variant).
-//   - A shrink within the target reaches the pool one freeze later (next_pool_txs): what the
+//   - A shrink within 1.25 x the target reaches the pool one freeze later (next_pool_txs;
+//     within the target until session 27): what the
 //     previous bound admitted is carried by the next pool. The fit re-estimates the size every
 //     round and moves it by a few percent either way (committee 64: 1,371 -> 1,293, 1,526 ->
 //     1,466); each small shrink used to leave the surplus admitted under the previous bound
 //     for a whole round more, ~1% of the run's transfers and its p99 (mempool stage 8.4 s at
-//     6 s rounds). A round that ran within the target showed that the previous size fits, so
-//     carrying it once is safe; after a round over the target the shrink applies at once and
-//     the surplus waits (validation outlasting the BA* deadline costs more than one round).
+//     6 s rounds). A round that ran within 1.25 x the target (0.75 of the BA* next-vote
+//     deadline) showed that the previous size ends well within period 0, so carrying it once
+//     is safe; it was the target itself until session 27, when rounds of 6.0-6.6 s at a 6 s
+//     target under 4x load shrank pools by up to 26% at once and set p99. After a longer round
+//     the shrink applies at once and the surplus waits (validation outlasting the BA* deadline
+//     costs more than one round).
 //   - Retry hint: the measured mean round time (EWMA), the time after which a pool's worth of
 //     room has typically been freed by a commit.
 //
@@ -114,10 +118,14 @@ class BlockBudget {
   };
   std::optional<RoundFit> fit() const;
   static constexpr size_t kFitSamples = 8;
+  // A shrink after a round of at most this times the target is carried one freeze (see above):
+  // 1.25 x the target is 0.75 of the BA* next-vote deadline at the default target (0.6 of it).
+  static constexpr double kCarryWithinTarget = 1.25;
 
   size_t pool_txs() const { return pool_txs_; }
   // What the pool frozen next may carry: pool_txs(), or the previous pool_txs() when the last
-  // commit shrank it after a round within the target (see above). PoolFrozen ends the carry.
+  // commit shrank it after a round within kCarryWithinTarget x the target (see above).
+  // PoolFrozen ends the carry.
   size_t next_pool_txs() const { return std::max(pool_txs_, carry_txs_); }
   size_t mempool_capacity() const;
   // ceil(waiting_pools x pool_txs()), at least 1; 0 when waiting_pools is 0 (no bound).

@@ -212,7 +212,9 @@ TEST(BlockBudgetTest, ARoundWithoutAFirstPeriodProposerIsNotMeasured) {
 TEST(BlockBudgetTest, WhatTheBoundAdmittedRidesTheNextPoolThroughAShrinkWithinTheTarget) {
   AppRegistry apps;
   ASSERT_TRUE(apps.Add(std::make_shared<MergingApp>()).ok());
-  for (double last_round_s : {5.9, 6.5}) {
+  // Within the target, within 1.25 x it (session 27: rounds just over a 6 s target under 4x
+  // load), and beyond it.
+  for (double last_round_s : {5.9, 7.0, 8.0}) {
     SCOPED_TRACE(last_round_s);
     BlockBudget b({.max_pool_txs = 4000, .initial_pool_txs = 1000, .target_round_s = 6});
     auto t = BlockBudget::Clock::time_point();
@@ -235,21 +237,22 @@ TEST(BlockBudgetTest, WhatTheBoundAdmittedRidesTheNextPoolThroughAShrinkWithinTh
                .ok()) {
     }
     ASSERT_EQ(mempool.waiting(), promised);
-    // The third sample gives the fit, which finds the last block a few percent too large.
+    // The third sample gives the fit, which finds the last block too large (by 7% at 5.9 s, by
+    // a quarter and more at 7 and 8 s).
     t += milliseconds(static_cast<int64_t>(last_round_s * 1000));
     b.BlockCommitted(3, 4000, true, t);
     ASSERT_LT(b.pool_txs(), promised);
-    ASSERT_GT(b.pool_txs(), promised * 8 / 10);
+    ASSERT_GT(b.pool_txs(), promised / 2);
     mempool.set_waiting_capacity(b.waiting_capacity());
     EXPECT_FALSE(mempool.Room().ok()) << "the new bound admits nothing more";
     size_t weight = 0;
     (void)mempool.Freeze(b.next_pool_txs(), apps, &weight);
     b.PoolFrozen(4, weight, t);
-    if (last_round_s <= 6) {
+    if (last_round_s <= 1.25 * 6) {
       EXPECT_EQ(weight, promised) << "everything admitted rides the next pool";
       EXPECT_EQ(mempool.waiting(), 0u);
     } else {
-      EXPECT_EQ(weight, b.pool_txs()) << "over the target the shrink applies at once";
+      EXPECT_EQ(weight, b.pool_txs()) << "past 1.25 x the target the shrink applies at once";
       EXPECT_EQ(mempool.waiting(), promised - b.pool_txs());
     }
     EXPECT_EQ(b.next_pool_txs(), b.pool_txs()) << "the carry is for one freeze";
