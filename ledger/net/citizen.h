@@ -211,12 +211,15 @@ class Citizen {
   void ConsiderEvidence(const RoundItem& item);
   // Wrong executions (evidence.h, kind 2). SignedClaim: the claim of `from`'s reply to an
   // execution of `pools` at the next height, if its signature verifies. NoteWrongExecution:
-  // a reply this citizen's check contradicted; if the full re-execution confirms the lie the
-  // politician is blacklisted and the evidence queued for PostEvidence (after the hedged call).
+  // a reply this citizen's check contradicted, with `pools` the transactions of every pool it
+  // executed (the reply leaves out those the citizen holds: they come from its own copies); if
+  // the full re-execution confirms the lie the politician is blacklisted and the evidence
+  // queued for PostEvidence (after the hedged call).
   std::optional<ExecutionClaim> SignedClaim(const ExecuteReply& reply,
                                             const std::vector<Hash256>& pools,
                                             PoliticianClient* from) const;
-  void NoteWrongExecution(const ExecutionClaim& claim, const ExecuteReply& reply);
+  void NoteWrongExecution(const ExecutionClaim& claim, std::vector<std::vector<std::string>> pools,
+                          const ExecuteReply& reply);
   void PostEvidence(Round& r);
   // The sample in the order hedged calls ask it: politicians not blacklisted first, then
   // those that answered this kind of call fast lately (`costs`; ties in random order), so that

@@ -50,9 +50,9 @@ std::optional<ExecutionClaim> Citizen::SignedClaim(const ExecuteReply& reply,
   return claim;
 }
 
-void Citizen::NoteWrongExecution(const ExecutionClaim& claim, const ExecuteReply& reply) {
-  std::vector<std::vector<std::string>> pools;
-  for (const Pool& pool : reply.pools()) pools.emplace_back(pool.txs().begin(), pool.txs().end());
+void Citizen::NoteWrongExecution(const ExecutionClaim& claim,
+                                 std::vector<std::vector<std::string>> pools,
+                                 const ExecuteReply& reply) {
   auto evidence = WrongExecutionEvidence(claim, std::move(pools), reply.proof());
   if (!evidence.ok()) {  // larger than kMaxEvidenceBytes: only counted (bad_politician_answers)
     spdlog::warn("citizen: politician {} executed block {} wrongly; no evidence: {}",
