@@ -819,10 +819,11 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
     return InvalidArgumentError("execution returned the wrong number of pools");
   }
   std::vector<LedgerTx> txs;
-  // What this citizen executed, pool by pool: the evidence of a wrong execution must carry the
-  // pools it left out of the reply too (until session 27 it carried the reply's empty ones,
-  // and every catch by a member holding the pools failed "does not carry the executed pools").
-  std::vector<std::vector<std::string>> executed;
+  // What this citizen executed, pool by pool (the reply's or its own copy): the evidence of a
+  // wrong execution must carry the pools left out of the reply too (until session 27 it
+  // carried the reply's empty ones, and every catch by a member holding the pools failed "does
+  // not carry the executed pools"). Pointers: copied only if there is evidence to build.
+  std::vector<const Pool*> executed;
   for (size_t i = 0; i < pools.size(); ++i) {
     // A pool the reply left out (an empty Pool: no commitment, no transactions) is the one
     // this citizen holds; an empty Pool in place of one it does not hold fails the hash check
@@ -837,7 +838,7 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
     }
     if (PoolHash(pool) != pools[i]) return InvalidArgumentError("pool does not match its hash");
     txs.insert(txs.end(), pool.begin(), pool.end());
-    executed.emplace_back(data.txs().begin(), data.txs().end());
+    executed.push_back(&data);
   }
   std::vector<uint32_t> claimed(reply.crypto_rejected().begin(), reply.crypto_rejected().end());
   if (!std::is_sorted(claimed.begin(), claimed.end()) ||
@@ -865,7 +866,7 @@ Result<Hash256> Citizen::CheckExecution(const ExecuteReply& reply,
   TESSERA_ASSIGN_OR_RETURN(Hash256 root, proof.RootAfter(latest_.state_root, outcome->updates));
   // Its claimed root is wrong (ours is from the proof): a signed lie too.
   const bool wrong_root = FromBytes(reply.new_root()) != root;
-  if (wrong_root) NoteWrongExecution(*claim, std::move(executed), reply);
+  if (wrong_root) NoteWrongExecution(*claim, executed, reply);
   std::lock_guard<std::mutex> lock(stats_mu_);
   stats_.txs_validated += txs.size();
   stats_.signatures_checked += outcome->crypto_checked;

@@ -218,7 +218,7 @@ class Citizen {
   std::optional<ExecutionClaim> SignedClaim(const ExecuteReply& reply,
                                             const std::vector<Hash256>& pools,
                                             PoliticianClient* from) const;
-  void NoteWrongExecution(const ExecutionClaim& claim, std::vector<std::vector<std::string>> pools,
+  void NoteWrongExecution(const ExecutionClaim& claim, const std::vector<const Pool*>& pools,
                           const ExecuteReply& reply);
   void PostEvidence(Round& r);
   // The sample in the order hedged calls ask it: politicians not blacklisted first, then

@@ -51,8 +51,10 @@ std::optional<ExecutionClaim> Citizen::SignedClaim(const ExecuteReply& reply,
 }
 
 void Citizen::NoteWrongExecution(const ExecutionClaim& claim,
-                                 std::vector<std::vector<std::string>> pools,
+                                 const std::vector<const Pool*>& executed,
                                  const ExecuteReply& reply) {
+  std::vector<std::vector<std::string>> pools;
+  for (const Pool* pool : executed) pools.emplace_back(pool->txs().begin(), pool->txs().end());
   auto evidence = WrongExecutionEvidence(claim, std::move(pools), reply.proof());
   if (!evidence.ok()) {  // larger than kMaxEvidenceBytes: only counted (bad_politician_answers)
     spdlog::warn("citizen: politician {} executed block {} wrongly; no evidence: {}",
